@@ -1,0 +1,304 @@
+"""Stored results: the versioned ``archbench-result`` JSON files and their store.
+
+A results file wraps one harness document (``harness/CONTRACT.md``, format
+``archbench-harness``) with what only the host knows: the target, whether it
+ran emulated, the QEMU version, the image. Files live at
+``<root>/<run-id>/<target>.json`` and are written atomically (temporary file
+in the same directory, then ``os.replace``), so a crash or Ctrl-C never
+leaves a half-written file and never touches another target's results.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from archbench.errors import HarnessError, ResultsError
+
+RESULT_FORMAT: Literal["archbench-result"] = "archbench-result"
+RESULT_VERSION: Literal[1] = 1
+HARNESS_FORMAT = "archbench-harness"
+HARNESS_VERSION = 1
+
+Operation = Literal[
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+]
+Scheme = Literal["CS", "RSA"]
+
+
+class _Frozen(BaseModel):
+    # Harness documents may gain fields without a version bump (CONTRACT.md),
+    # so unknown keys are ignored rather than rejected.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Row(_Frozen):
+    """One measured row: ``ops_per_block`` operations timed per sample.
+
+    ``samples_ns`` holds one wall-clock duration per repetition, in ns.
+    """
+
+    suite: str
+    scheme: Scheme
+    key_bits: int | None
+    operation: Operation
+    ops_per_block: int = Field(ge=1)
+    samples_ns: tuple[int, ...] = Field(min_length=1)
+    valid: bool
+    invalid_reason: str | None = None
+
+    @property
+    def label(self) -> str:
+        """Scheme as the thesis prints it: ``CS`` or ``RSA 2048 bit``."""
+        return "CS" if self.scheme == "CS" else f"RSA {self.key_bits} bit"
+
+
+class Parameters(_Frozen):
+    """What the harness was asked to run."""
+
+    iterations: int = Field(ge=1)
+    repetitions: int = Field(ge=1)
+    rsa_bits: tuple[int, ...]
+
+
+class Setup(_Frozen):
+    """The machine as seen from inside the container (the appendix's Setup box)."""
+
+    cpu_model: str
+    cores: int = Field(ge=1)
+    machine: str
+    kernel: str
+    os: str
+    packages: dict[str, str | None]
+    gnunet_version: str | None = None
+
+
+class HarnessDocument(_Frozen):
+    """The harness's JSON output, format ``archbench-harness`` version 1."""
+
+    format: Literal["archbench-harness"]
+    version: Literal[1]
+    harness_version: str
+    started_at: str
+    duration_s: float = Field(ge=0)
+    parameters: Parameters
+    setup: Setup
+    rows: tuple[Row, ...]
+
+
+class TargetInfo(_Frozen):
+    """The matrix target a result was measured for."""
+
+    name: str
+    arch: str
+    platform: str
+    base: str
+    profile: str
+
+
+class Execution(_Frozen):
+    """How the harness was executed: host facts the container cannot see."""
+
+    emulated: bool
+    host_arch: str
+    host_cpu: str
+    qemu_version: str | None = None
+    image_id: str
+    image_tag: str
+    docker_host: str = "local"
+
+
+class Result(_Frozen):
+    """One stored results file, format ``archbench-result`` version 1."""
+
+    format: Literal["archbench-result"] = RESULT_FORMAT
+    version: Literal[1] = RESULT_VERSION
+    run_id: str
+    target: TargetInfo
+    execution: Execution
+    harness: HarnessDocument
+
+
+def new_run_id(now: _dt.datetime | None = None) -> str:
+    """A sortable, unique run id: ``20261129T224000Z-1a2b3c``."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != fmt:
+        raise ValueError(f"{source}: 'format' is {data.get('format')!r}, expected {fmt!r}")
+    if data.get("version") != version:
+        raise ValueError(
+            f"{source}: {fmt} version {data.get('version')!r} is not supported "
+            f"(this archbench reads version {version}); {fix}"
+        )
+
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    path = ".".join(str(p) for p in first["loc"]) or "<document>"
+    return f"at '{path}': {first['msg']} ({err.error_count()} problem(s) in all)"
+
+
+def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
+    """Parse and validate the harness's one JSON document.
+
+    Raises:
+        HarnessError: not JSON, wrong format/version, or a field that breaks
+            the contract in ``harness/CONTRACT.md``.
+    """
+    try:
+        data = json.loads(stdout)
+        _check_header(
+            data,
+            HARNESS_FORMAT,
+            HARNESS_VERSION,
+            source,
+            "rebuild the image so the harness matches this archbench (invoke images)",
+        )
+        return HarnessDocument.model_validate(data)
+    except json.JSONDecodeError as exc:
+        tail = stdout.strip()[-300:]
+        raise HarnessError(
+            f"{source}: not a JSON document ({exc}); output ended: {tail!r}"
+        ) from exc
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            raise HarnessError(f"{source}: {_describe(exc)}") from exc
+        raise HarnessError(str(exc)) from exc
+
+
+def load(path: Path) -> Result:
+    """Read one results file.
+
+    Raises:
+        ResultsError: the file is unreadable, not JSON, of another format or
+            an unsupported version (the message says which version this
+            archbench reads and how to proceed), or fails validation; the
+            message names the file and the key.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    try:
+        _check_header(
+            data,
+            RESULT_FORMAT,
+            RESULT_VERSION,
+            str(path),
+            "use the archbench release that wrote it, or re-measure with 'invoke bench'",
+        )
+        return Result.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: {_describe(exc)}") from exc
+    except ValueError as exc:
+        raise ResultsError(str(exc)) from exc
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new, never half.
+
+    Raises:
+        OSError: the directory cannot be created or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A results file that could not be loaded, and why."""
+
+    path: Path
+    message: str
+
+
+class ResultStore:
+    """The results directory: ``<root>/<run-id>/<target>.json``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, run_id: str, target: str) -> Path:
+        """Where the result of ``target`` in ``run_id`` lives."""
+        return self.root / run_id / f"{target}.json"
+
+    def save(self, result: Result) -> Path:
+        """Store ``result`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        path = self.path_for(result.run_id, result.target.name)
+        try:
+            write_atomic(path, result.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot write results: {exc.strerror}") from exc
+        return path
+
+    def runs(self) -> list[str]:
+        """Run ids present, oldest first (run ids sort by time)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        )
+
+    def latest_run(self) -> str | None:
+        """The newest run id, or None when the store is empty."""
+        runs = self.runs()
+        return runs[-1] if runs else None
+
+    def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
+        """Result files of the given runs (all runs when None), sorted."""
+        for run_id in run_ids if run_ids is not None else self.runs():
+            yield from sorted((self.root / run_id).glob("[!.]*.json"))
+
+    def load_all(
+        self, run_ids: Sequence[str] | None = None
+    ) -> tuple[list[Result], list[LoadFailure]]:
+        """Load every results file of the given runs.
+
+        A bad file never hides the good ones: it is returned as a
+        :class:`LoadFailure` beside the loaded results.
+        """
+        loaded: list[Result] = []
+        failures: list[LoadFailure] = []
+        for path in self.files(run_ids):
+            try:
+                loaded.append(load(path))
+            except ResultsError as exc:
+                failures.append(LoadFailure(path, str(exc)))
+        return loaded, failures
