@@ -1,0 +1,144 @@
+"""The one place a Docker client is created, and facts about its engine.
+
+Every other stage takes the client as a parameter, so the same code drives
+the local engine and, later, remote ones.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import docker
+import docker.errors
+
+from archbench.errors import EngineError, ImageBuildError
+from archbench.platforms import Arch
+
+
+def connect(base_url: str | None = None, timeout: int = 900) -> docker.DockerClient:
+    """Open a client to the Docker engine and check that it answers.
+
+    ``base_url`` None means the environment's engine (``DOCKER_HOST`` or the
+    local socket). ``timeout`` is the per-request HTTP timeout in seconds;
+    image builds stream, so it bounds silence, not total build time.
+
+    Raises:
+        EngineError: the engine does not answer; the message says how to
+            start one.
+    """
+    try:
+        if base_url is None:
+            client = docker.from_env(timeout=timeout)
+        else:
+            client = docker.DockerClient(base_url=base_url, timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        where = base_url or "the local Docker engine"
+        raise EngineError(
+            f"cannot reach {where}: {exc}. Start it (as root: 'dockerd &', or "
+            "'systemctl start docker'); on a fresh Debian machine run scripts/setup-host.sh"
+        ) from exc
+    return client
+
+
+def engine_arch(client: docker.DockerClient) -> Arch:
+    """The CPU architecture the engine runs containers on natively.
+
+    Raises:
+        EngineError: the engine reports an architecture archbench does not know.
+    """
+    machine = str(client.info().get("Architecture", ""))
+    try:
+        return Arch.from_machine(machine)
+    except ValueError as exc:
+        raise EngineError(f"Docker engine architecture: {exc}") from exc
+
+
+def host_cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The local CPU's model name (first ``model name`` in /proc/cpuinfo).
+
+    Falls back to :func:`platform.processor` or ``"unknown"``.
+    """
+    try:
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "cpu", "Processor", "uarch") and value.strip():
+                return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def build_image(
+    client: docker.DockerClient,
+    context: BinaryIO,
+    *,
+    tag: str,
+    platform: str,
+    labels: dict[str, str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None = None,
+) -> str:
+    """Build an image from a tar build context through the API; return its id.
+
+    ``context`` is an uncompressed tar stream holding ``Dockerfile``; it goes
+    to the engine as is, so remote engines need nothing on their disk. Every
+    output line is appended to ``log_path`` (kept on failure) and passed to
+    ``on_line``.
+
+    Raises:
+        ImageBuildError: the engine reports a build error; the message has the
+            last lines of the log and its path.
+    """
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    tail: deque[str] = deque(maxlen=25)
+    with log_path.open("w", encoding="utf-8") as log:
+        try:
+            stream = client.api.build(
+                fileobj=context,
+                custom_context=True,
+                tag=tag,
+                platform=platform,
+                labels=labels,
+                rm=True,
+                forcerm=True,
+                decode=True,
+            )
+            for chunk in stream:
+                text = chunk.get("stream") or chunk.get("status") or ""
+                if "error" in chunk:
+                    text = f"ERROR: {chunk['error']}\n"
+                for line in text.splitlines():
+                    log.write(line + "\n")
+                    tail.append(line)
+                    if on_line is not None and line.strip():
+                        on_line(line)
+                if "error" in chunk:
+                    log.flush()
+                    raise ImageBuildError(_build_failure(tag, log_path, tail))
+        except docker.errors.APIError as exc:
+            log.write(f"ERROR: {exc}\n")
+            tail.append(str(exc))
+            raise ImageBuildError(_build_failure(tag, log_path, tail)) from exc
+    try:
+        return str(client.images.get(tag).id)
+    except docker.errors.ImageNotFound as exc:
+        raise ImageBuildError(_build_failure(tag, log_path, tail)) from exc
+
+
+def _build_failure(tag: str, log_path: Path, tail: deque[str]) -> str:
+    lines = "\n".join(f"    {line}" for line in tail)
+    return f"building {tag} failed; last lines of the log:\n{lines}\n  full log: {log_path}"
+
+
+def image_labels(client: docker.DockerClient, ref: str) -> dict[str, str] | None:
+    """Labels of the local image ``ref``, or None when it does not exist."""
+    try:
+        image = client.images.get(ref)
+    except docker.errors.ImageNotFound:
+        return None
+    return dict(image.labels or {})

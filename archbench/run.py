@@ -1,0 +1,189 @@
+"""Running things inside containers: the emulation smoke test and the harness.
+
+Containers are context managers that are always removed, also on Ctrl-C
+or a failure, and carry the label ``org.archbench=1`` (plus the run id) so
+leftovers can be found on any engine. Output comes back through the API
+(container logs), never through a host bind mount, so remote engines work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import docker
+import docker.errors
+from docker.models.containers import Container
+
+from archbench.errors import EmulationError, EngineError, HarnessError
+from archbench.matrix import BlindsigSuite
+from archbench.platforms import Arch
+from archbench.results import HarnessDocument, parse_harness_output
+
+LABEL = "org.archbench"
+LABEL_RUN = "org.archbench.run"
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A finished container command: exit status and decoded output streams."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
+    """One container of ``image`` for ``arch``, removed on exit whatever happens.
+
+    ``command`` is run as the container's main process; :meth:`wait`
+    collects it. ``cpuset`` pins the container to CPUs (``"0"``, ``"0-1"``).
+    """
+
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        image: str,
+        arch: Arch,
+        command: Sequence[str],
+        *,
+        entrypoint: Sequence[str] | None = None,
+        run_id: str = "",
+        cpuset: str | None = None,
+    ) -> None:
+        self.client = client
+        self.image = image
+        self.arch = arch
+        self.command = list(command)
+        self.entrypoint = list(entrypoint) if entrypoint is not None else None
+        self.labels = {LABEL: "1", LABEL_RUN: run_id}
+        self.cpuset = cpuset
+        self.container: Container | None = None
+
+    def __enter__(self) -> BenchContainer:
+        kwargs: dict[str, Any] = {
+            "command": self.command,
+            "labels": self.labels,
+            "platform": self.arch.platform,
+            "network_disabled": True,
+            "detach": True,
+        }
+        if self.entrypoint is not None:
+            kwargs["entrypoint"] = self.entrypoint
+        if self.cpuset:
+            kwargs["cpuset_cpus"] = self.cpuset
+        try:
+            self.container = self.client.containers.create(self.image, **kwargs)
+            self.container.start()
+        except docker.errors.APIError as exc:
+            self._remove()
+            raise EngineError(f"cannot start a container of {self.image}: {exc}") from exc
+        return self
+
+    def wait(self, timeout: float | None = None) -> Completed:
+        """Wait for the command to end (``timeout`` in seconds, None = forever).
+
+        Raises:
+            HarnessError: the command did not end within ``timeout``.
+        """
+        assert self.container is not None, "use BenchContainer as a context manager"
+        try:
+            status = self.container.wait(timeout=timeout)
+        except Exception as exc:  # requests' timeout types vary by version
+            raise HarnessError(
+                f"container of {self.image} did not finish within {timeout} s: {exc}"
+            ) from exc
+        out = self.container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+        err = self.container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+        return Completed(int(status.get("StatusCode", -1)), out, err)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._remove()
+
+    def _remove(self) -> None:
+        if self.container is not None:
+            with contextlib.suppress(docker.errors.NotFound):
+                self.container.remove(force=True)
+            self.container = None
+
+
+def smoke_test(client: docker.DockerClient, image: str, arch: Arch, run_id: str = "") -> str:
+    """Run ``uname -m`` in ``image`` for ``arch`` and check the machine it prints.
+
+    Returns what ``uname -m`` printed.
+
+    Raises:
+        EmulationError: the command fails or prints another machine (for
+            example the host's, when the platform metadata of the image is
+            wrong, or nothing, when binfmt_misc cannot run the binary).
+    """
+    with BenchContainer(client, image, arch, ["-m"], entrypoint=["uname"], run_id=run_id) as box:
+        done = box.wait(timeout=300)
+    machine = done.stdout.strip()
+    if done.exit_code != 0 or machine not in arch.uname_machines:
+        raise EmulationError(
+            f"smoke test in {image}: 'uname -m' gave {machine or 'nothing'!r} "
+            f"(exit {done.exit_code}, stderr {done.stderr.strip()[-200:]!r}); expected "
+            f"{' or '.join(sorted(arch.uname_machines))}. Check 'invoke doctor' and that "
+            f"the image was built for {arch.platform}"
+        )
+    return machine
+
+
+def harness_command(suite: BlindsigSuite) -> list[str]:
+    """Arguments for ``archbench_harness.py`` from the suite's parameters."""
+    scheme = "all" if set(suite.schemes) == {"cs", "rsa"} else suite.schemes[0]
+    cmd = [
+        "--iterations",
+        str(suite.iterations),
+        "--repetitions",
+        str(suite.repetitions),
+        "--scheme",
+        scheme,
+    ]
+    if suite.rsa_bits and "rsa" in suite.schemes:
+        cmd += ["--rsa-bits", ",".join(str(b) for b in suite.rsa_bits)]
+    return cmd
+
+
+def run_harness(
+    client: docker.DockerClient,
+    image: str,
+    arch: Arch,
+    suite: BlindsigSuite,
+    *,
+    run_id: str = "",
+    cpuset: str | None = None,
+    timeout: float | None = None,
+) -> tuple[HarnessDocument, str]:
+    """Run the blind-signature harness in a fresh container of ``image``.
+
+    Returns the validated harness document and the harness's stderr.
+
+    Raises:
+        HarnessError: non-zero exit, timeout, or output that breaks the
+            contract (``harness/CONTRACT.md``); the message has stderr's tail.
+    """
+    with BenchContainer(
+        client, image, arch, harness_command(suite), run_id=run_id, cpuset=cpuset
+    ) as box:
+        done = box.wait(timeout=timeout)
+    if done.exit_code != 0:
+        raise HarnessError(
+            f"harness in {image} exited with {done.exit_code}; stderr ended:\n"
+            + "\n".join(f"    {line}" for line in done.stderr.strip().splitlines()[-15:])
+        )
+    return parse_harness_output(done.stdout, f"harness output of {image}"), done.stderr
+
+
+def leftover_containers(client: docker.DockerClient) -> Iterator[Container]:
+    """Containers archbench started that still exist on this engine."""
+    yield from client.containers.list(all=True, filters={"label": LABEL})
