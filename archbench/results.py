@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
 from archbench.errors import HarnessError, ResultsError
 
@@ -60,9 +60,17 @@ class Row(_Frozen):
     key_bits: int | None
     operation: Operation
     ops_per_block: int = Field(ge=1)
-    samples_ns: tuple[int, ...] = Field(min_length=1)
+    samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Row:
+        if (self.scheme == "RSA") != (self.key_bits is not None):
+            raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
+        if self.valid == (self.invalid_reason is not None):
+            raise ValueError("invalid_reason is set exactly when valid is false")
+        return self
 
     @property
     def label(self) -> str:

@@ -435,17 +435,6 @@ def test_invalid_row_prints_no_number(invalid: Result) -> None:
     assert table.endswith("- [1] RSA 2048 bit: unblinded signature 3 of 10 failed to verify")
 
 
-def test_invalid_row_without_reason_gets_a_note() -> None:
-    broken = result(
-        "arm64-native",
-        "arm64",
-        "aarch64",
-        "Cortex-A72",
-        [row("RSA", "signing", [1_000_000], 4096, valid=False)],
-    )
-    assert "- [1] RSA 4096 bit: no reason recorded" in render_markdown_table(broken)
-
-
 def test_markdown_table(native: Result) -> None:
     table = render_markdown_table(native).splitlines()
     assert table[0] == (

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian 12/13 machine, as root, for archbench:
+#   system packages (Docker engine, QEMU user emulation, debootstrap, GNUnet headers
+#   for the native harness tests), a running dockerd, binfmt_misc with the qemu
+#   handlers, and a virtualenv in .venv with archbench installed.
+# Idempotent: a second run only checks. Mirrors and registries are the tools' defaults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "scripts/setup-host.sh must run as root (it installs packages and starts dockerd)" >&2
+  exit 1
+fi
+
+packages=(docker.io qemu-user-static debootstrap python3 python3-venv
+          gcc make pkgconf libgnunet-dev libsodium-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  if [ -d /run/systemd/system ]; then
+    say "starting docker with systemd"
+    systemctl start docker
+  else
+    say "starting dockerd (log: /var/log/archbench-dockerd.log)"
+    nohup dockerd >/var/log/archbench-dockerd.log 2>&1 &
+  fi
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || { echo "dockerd did not come up; see /var/log/archbench-dockerd.log" >&2; exit 1; }
+fi
+say "docker engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) is up"
+
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import archbench, pytest" 2>/dev/null; then
+  say "installing archbench into .venv"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e '.[dev]'
+fi
+
+# binfmt_misc and the qemu handlers, through archbench's own preflight.
+.venv/bin/invoke doctor --fix --arch arm64,armv7,riscv64,ppc64le
+say "ready"

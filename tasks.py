@@ -1,0 +1,262 @@
+"""invoke tasks: the command line of archbench. Only this file knows invoke.
+
+Each task parses its flags, calls the library, and turns an
+:class:`archbench.errors.ArchbenchError` into ``Exit(message, code)``.
+Run ``invoke --list`` for the tasks and ``invoke --help TASK`` for flags.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+
+from archbench import bases, emulation, engine, pipeline, reports, run
+from archbench import matrix as matrix_mod
+from archbench.errors import ArchbenchError, EmulationError, MatrixError, TargetsFailed
+from archbench.platforms import Arch
+from archbench.progress import RichReporter
+from archbench.results import ResultStore, load, new_run_id
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SELECT_HELP = {
+    "arch": "comma-separated architectures: " + ", ".join(Arch.keys()),
+    "target": "comma-separated target names from the matrix",
+    "matrix": "matrix file (default from invoke.yaml: matrix.yml)",
+}
+
+
+def _errors_to_exit(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArchbenchError as exc:
+            raise Exit(f"archbench: {exc}", code=exc.exit_code) from exc
+
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
+
+
+def _settings(c: Context) -> dict[str, str]:
+    cfg = c.config.get("archbench", {})
+    return {
+        "matrix": str(cfg.get("matrix", "matrix.yml")),
+        "results": str(cfg.get("results", "results")),
+        "reports": str(cfg.get("reports", "reports/out")),
+        "work": str(cfg.get("work", ".archbench/work")),
+    }
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _archs(value: str) -> list[Arch]:
+    try:
+        return [Arch.from_key(a) for a in _split(value)]
+    except ValueError as exc:
+        raise MatrixError(f"--arch: {exc}") from exc
+
+
+def _overrides(iterations: int | None, repetitions: int | None, rsa_bits: str) -> dict[str, object]:
+    out: dict[str, object] = {}
+    if iterations is not None:
+        out["iterations"] = int(iterations)
+    if repetitions is not None:
+        out["repetitions"] = int(repetitions)
+    if rsa_bits:
+        try:
+            out["rsa_bits"] = [int(b) for b in _split(rsa_bits)]
+        except ValueError as exc:
+            raise MatrixError(
+                f"--rsa-bits: {rsa_bits!r} is not a comma-separated list of ints"
+            ) from exc
+    return out
+
+
+def _pipeline(
+    c: Context,
+    arch: str,
+    target: str,
+    matrix: str,
+    *,
+    build_only: bool,
+    rebuild: bool,
+    overrides: dict[str, object] | None = None,
+) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
+    s = _settings(c)
+    m = matrix_mod.load(Path(matrix or s["matrix"]))
+    chosen = m.select(_split(target), _archs(arch))
+    client = engine.connect()
+    host = engine.engine_arch(client)
+    plans = pipeline.plan(m, chosen, host, overrides)
+    store = ResultStore(Path(s["results"]))
+    run_id = new_run_id()
+    ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
+    with RichReporter() as reporter:
+        for p in plans:
+            mode = "emulated (QEMU)" if p.emulated else "native"
+            reporter.console.print(f"{p.name}: {p.target.arch.platform}, {mode}, run {run_id}")
+        outcomes = pipeline.execute(
+            client, plans, ws, host, reporter=reporter, build_only=build_only, rebuild=rebuild
+        )
+    for o in outcomes:
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
+        print(f"{o.name}: {'ok' if o.ok else 'FAILED'} ({stages})")
+    return store, run_id, outcomes
+
+
+def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        lines = "\n".join(f"  {o.name}: {o.message}" for o in failed)
+        kept = len(outcomes) - len(failed)
+        raise TargetsFailed(f"{len(failed)} target(s) failed ({kept} kept their results):\n{lines}")
+
+
+@task(
+    help={
+        **_SELECT_HELP,
+        "iterations": "override operations per timed block (the thesis's 10x)",
+        "repetitions": "override timed blocks per row",
+        "rsa_bits": "override RSA key sizes, comma-separated (e.g. 1024,2048)",
+        "rebuild": "rebuild bases and images even when up to date",
+    }
+)
+@_errors_to_exit
+def bench(
+    c: Context,
+    arch: str = "",
+    target: str = "",
+    matrix: str = "",
+    iterations: int | None = None,
+    repetitions: int | None = None,
+    rsa_bits: str = "",
+    rebuild: bool = False,
+) -> None:
+    """Build (if needed) and run the benchmark for matrix targets; print their tables."""
+    store, run_id, outcomes = _pipeline(
+        c,
+        arch,
+        target,
+        matrix,
+        build_only=False,
+        rebuild=rebuild,
+        overrides=_overrides(iterations, repetitions, rsa_bits),
+    )
+    for o in outcomes:
+        if o.ok and o.result_path is not None:
+            print()
+            print(reports.render_markdown_table(load(o.result_path)))
+    print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
+    _raise_failures(outcomes)
+
+
+@task(help={**_SELECT_HELP, "rebuild": "rebuild bases and images even when up to date"})
+@_errors_to_exit
+def images(
+    c: Context, arch: str = "", target: str = "", matrix: str = "", rebuild: bool = False
+) -> None:
+    """Bootstrap bases and build benchmark images only (no measurement)."""
+    _, _, outcomes = _pipeline(c, arch, target, matrix, build_only=True, rebuild=rebuild)
+    _raise_failures(outcomes)
+
+
+@task(
+    help={
+        "run": "run id(s) to render, comma-separated (default: the latest run)",
+        "all_runs": "render every run in the results directory",
+        "results": "results directory (default from invoke.yaml: results)",
+        "out": "output directory (default from invoke.yaml: reports/out)",
+    }
+)
+@_errors_to_exit
+def report(
+    c: Context, run: str = "", all_runs: bool = False, results: str = "", out: str = ""
+) -> None:
+    """Render LaTeX and Markdown tables from stored results (no Docker needed)."""
+    s = _settings(c)
+    store = ResultStore(Path(results or s["results"]))
+    if all_runs:
+        runs = None
+    elif run:
+        runs = _split(run)
+    else:
+        latest = store.latest_run()
+        runs = [latest] if latest else []
+    loaded, failures = store.load_all(runs)
+    for f in failures:
+        print(f"warning: skipped {f.message}")
+    paths = reports.write_reports(loaded, failures, Path(out or s["reports"]))
+    for p in paths:
+        print(f"wrote {p}")
+
+
+@task(
+    help={
+        "arch": "architectures to check (default: every emulated one in the matrix)",
+        "fix": "as root on Debian: install qemu-user-static, mount binfmt_misc, register handlers",
+        "matrix": _SELECT_HELP["matrix"],
+    }
+)
+@_errors_to_exit
+def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> None:
+    """Check QEMU user emulation: binfmt_misc, handlers, static QEMU, uname -m smoke run."""
+    s = _settings(c)
+    native = Arch.native()
+    archs = _archs(arch)
+    if not archs:
+        m = matrix_mod.load(Path(matrix or s["matrix"]))
+        archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if fix:
+        for action in emulation.fix(archs):
+            print(f"fixed: {action}")
+    problems = []
+    client = None
+    try:
+        client = engine.connect()
+    except ArchbenchError as exc:
+        problems.append(str(exc))
+    for a in archs:
+        try:
+            st = emulation.check(a)
+        except EmulationError as exc:
+            problems.append(f"{a.key}: {exc}")
+            print(f"FAIL {a.key:8} {exc}")
+            continue
+        smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
+        if client is not None:
+            m = matrix_mod.load(Path(matrix or s["matrix"]))
+            for t in m.targets:
+                tag = bases.base_tag(t.base, a)
+                if t.arch is a and engine.image_labels(client, tag) is not None:
+                    try:
+                        smoke = "uname -m: " + run.smoke_test(client, tag, a)
+                    except EmulationError as exc:
+                        problems.append(f"{a.key}: {exc}")
+                        smoke = f"smoke test FAILED: {exc}"
+                    break
+        print(
+            f"ok   {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
+            f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
+        )
+    if problems:
+        raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
+
+
+@task
+@_errors_to_exit
+def clean(c: Context) -> None:
+    """Remove containers archbench left on the engine (labelled org.archbench)."""
+    client = engine.connect()
+    n = 0
+    for container in run.leftover_containers(client):
+        container.remove(force=True)
+        n += 1
+    print(f"removed {n} container(s)")

@@ -1,0 +1,236 @@
+"""The whole pipeline against a real Docker engine and real QEMU (``--run-docker``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from archbench import engine, images, pipeline
+from archbench.matrix import Matrix, load
+from archbench.platforms import Arch
+from archbench.reports import render_latex, render_markdown_table
+from archbench.results import Result, ResultStore
+from archbench.results import load as load_result
+from archbench.run import LABEL, smoke_test
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+MATRIX = HERE / "matrix-ci.yml"
+WORK = REPO / ".archbench" / "work"
+
+CS_OPS = [
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+]
+RSA_OPS = ["key_generation", "blinding", "signing", "unblinding", "verifying"]
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def client() -> docker.DockerClient:
+    return engine.connect()
+
+
+@pytest.fixture(scope="module")
+def matrix() -> Matrix:
+    return load(MATRIX)
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    client: docker.DockerClient, matrix: Matrix, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ResultStore, list[pipeline.TargetOutcome]]]:
+    """One run of the CI matrix: broken target first, so its failure precedes the others."""
+    store = ResultStore(tmp_path_factory.mktemp("results"))
+    host = engine.engine_arch(client)
+    order = ["ci-broken", "ci-amd64", "ci-riscv64"]
+    plans = pipeline.plan(matrix, matrix.select(order), host)
+    plans.sort(key=lambda p: order.index(p.name))
+    ws = pipeline.Workspace(store=store, run_id="20261129T000000Z-test00", work_dir=WORK)
+    yield store, pipeline.execute(client, plans, ws, host)
+
+
+def _result(outcomes: list[pipeline.TargetOutcome], name: str) -> Result:
+    (o,) = [o for o in outcomes if o.name == name]
+    assert o.ok, o.message
+    assert o.result_path is not None
+    return load_result(o.result_path)
+
+
+def _assert_every_thesis_row(result: Result) -> None:
+    got = {(r.scheme, r.key_bits, r.operation) for r in result.harness.rows}
+    want = {("CS", None, op) for op in CS_OPS} | {("RSA", 1024, op) for op in RSA_OPS}
+    assert got == want
+    for row in result.harness.rows:
+        assert row.valid, row.invalid_reason
+        assert row.ops_per_block == 2
+        assert len(row.samples_ns) == 3
+        assert all(s > 0 for s in row.samples_ns)
+    table = render_markdown_table(result)
+    assert table.count("10x") == 0 and table.count("2x ") == len(want)
+
+
+@pytest.mark.skipif(
+    Arch.native() is not Arch.AMD64, reason="the CI matrix's native target is amd64"
+)
+def test_native_amd64(outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]]) -> None:
+    result = _result(outcomes[1], "ci-amd64")
+    _assert_every_thesis_row(result)
+    assert result.harness.setup.machine == "x86_64"
+    assert result.execution.emulated is False and result.execution.qemu_version is None
+    assert result.harness.setup.gnunet_version is not None
+    assert result.harness.setup.packages.get("libsodium")
+
+
+@pytest.mark.emulated
+def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]]) -> None:
+    result = _result(outcomes[1], "ci-riscv64")
+    _assert_every_thesis_row(result)
+    assert result.harness.setup.machine == "riscv64"
+    assert result.execution.emulated is True
+    assert result.execution.qemu_version and result.execution.qemu_version != "unknown"
+    latex = render_latex([result])
+    assert "emulated on amd64" in latex
+
+
+def test_one_failing_target_keeps_the_others(
+    outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
+) -> None:
+    store, done = outcomes
+    broken = next(o for o in done if o.name == "ci-broken")
+    assert not broken.ok
+    assert "archbench-no-such-package" in broken.message
+    assert "ci-broken.build.log" in broken.message
+    assert [o.name for o in done if o.ok] == ["ci-amd64", "ci-riscv64"]
+    names = sorted(p.name for p in store.files())
+    assert names == ["ci-amd64.json", "ci-riscv64.json"]
+
+
+def test_unchanged_image_is_reused(
+    client: docker.DockerClient,
+    matrix: Matrix,
+    outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
+    tmp_path: Path,
+) -> None:
+    result = _result(outcomes[1], "ci-amd64")
+    base = client.images.get("archbench-base/debian-trixie:amd64")
+    spec = images.plan_image(
+        Arch.AMD64,
+        "slim",
+        matrix.profiles["slim"].packages,
+        "archbench-base/debian-trixie:amd64",
+        str(base.id),
+    )
+    assert spec.tag == result.execution.image_tag
+    image_id, reused = images.ensure_image(client, spec, log_path=tmp_path / "b.log")
+    assert reused and image_id == result.execution.image_id
+    assert not (tmp_path / "b.log").exists()
+
+
+@pytest.mark.emulated
+def test_smoke_test_sees_the_emulated_machine(
+    client: docker.DockerClient,
+    outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
+) -> None:
+    assert smoke_test(client, "archbench-base/debian-trixie:riscv64", Arch.RISCV64) == "riscv64"
+    with pytest.raises(Exception, match="expected aarch64 or arm64"):
+        # The riscv64 image claims another platform: the check must notice.
+        smoke_test(client, "archbench-base/debian-trixie:riscv64", Arch.ARM64)
+
+
+def _invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("invoke")), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def test_invoke_bench_and_report(
+    outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]], tmp_path: Path
+) -> None:
+    env = {"INVOKE_ARCHBENCH_RESULTS": str(tmp_path / "results")}
+    done = _invoke(
+        "bench", "--matrix", str(MATRIX), "--target", "ci-amd64", "--repetitions", "2", env=env
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "| CS                 | 2x signing" in done.stdout
+    (run_dir,) = (tmp_path / "results").iterdir()
+    assert (run_dir / "ci-amd64.json").is_file()
+    done = _invoke("report", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    tex = (tmp_path / "out" / "appendix.tex").read_text()
+    assert r"\begin{tabular}{llr}" in tex and "2x unblinding" in tex
+
+
+def test_invoke_bench_bad_arch_is_a_clear_error_and_builds_nothing() -> None:
+    done = _invoke("bench", "--arch", "riscv")
+    assert done.returncode == 2
+    assert (
+        "unknown architecture 'riscv'; allowed: amd64, arm64, riscv64, ppc64le, armv7"
+        in done.stderr
+    )
+
+
+def test_ctrl_c_keeps_finished_results_and_removes_containers(
+    client: docker.DockerClient,
+    outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
+    tmp_path: Path,
+) -> None:
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("invoke")),
+            "bench",
+            "--matrix",
+            str(MATRIX),
+            "--target",
+            "ci-amd64,ci-riscv64",
+            "--repetitions",
+            "50",
+            "--rsa-bits",
+            "2048",
+        ],
+        cwd=REPO,
+        env={**os.environ, "INVOKE_ARCHBENCH_RESULTS": str(results)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        # Wait until the amd64 result is stored and the riscv64 harness is running.
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            running = client.containers.list(filters={"label": LABEL})
+            if list(results.glob("*/ci-amd64.json")) and running:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the run never reached the riscv64 harness")
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert client.containers.list(all=True, filters={"label": LABEL}) == []
+    (run_dir,) = results.iterdir()
+    assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json"]
+    load_result(run_dir / "ci-amd64.json")

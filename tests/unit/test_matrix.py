@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archbench.errors import MatrixError
+from archbench.matrix import load, parse
+from archbench.platforms import Arch
+
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD = """
+version: 1
+defaults:
+  blindsig: {iterations: 10, repetitions: 3, rsa_bits: [2048, 1024]}
+bases:
+  deb: {source: bootstrap, suite: trixie}
+  ubu: {source: pull, image: "ubuntu:24.04"}
+profiles:
+  slim: {packages: [gcc]}
+targets:
+  - {name: a, arch: amd64, base: deb}
+  - name: r
+    arch: riscv64
+    base: ubu
+    emulate: true
+    suites: {blindsig: {repetitions: 5}}
+"""
+
+
+def _err(text: str) -> str:
+    with pytest.raises(MatrixError) as info:
+        parse(text, "m.yml")
+    return str(info.value)
+
+
+def test_shipped_matrix_has_all_five_architectures() -> None:
+    m = load(REPO / "matrix.yml")
+    assert {t.arch for t in m.targets} == set(Arch)
+    assert all(m.bases[t.base].source == "bootstrap" for t in m.targets)
+    assert m.bases["debian-trixie"].suite == "trixie"
+
+
+def test_defaults_merge_per_key() -> None:
+    m = parse(GOOD)
+    a, r = m.targets
+    assert a.suites.blindsig is not None and r.suites.blindsig is not None
+    assert a.suites.blindsig.rsa_bits == (1024, 2048)  # sorted
+    assert r.suites.blindsig.repetitions == 5
+    assert r.suites.blindsig.iterations == 10
+    assert r.emulate is True and a.emulate is None
+    assert r.arch is Arch.RISCV64
+
+
+def test_unknown_key_names_path_allowed_keys_and_suggestion() -> None:
+    msg = _err(GOOD.replace("emulate: true", "emualte: true"))
+    assert msg.startswith("m.yml: invalid matrix")
+    assert "targets[1] (r).emualte: unknown key 'emualte'" in msg
+    assert "did you mean 'emulate'?" in msg
+    assert "allowed: name, arch, base, profile, emulate, suites" in msg
+
+
+def test_unknown_key_in_defaults_is_reported_once() -> None:
+    msg = _err(GOOD.replace("iterations: 10", "iteratons: 10"))
+    assert msg.count("unknown key") == 1 and "(1 problem(s))" in msg
+    assert "defaults.blindsig.iteratons" in msg and "did you mean 'iterations'?" in msg
+
+
+def test_unknown_key_in_a_named_base() -> None:
+    msg = _err(GOOD.replace("suite: trixie", "suite: trixie, mirorr: x"))
+    assert "bases.deb.mirorr: unknown key 'mirorr'" in msg
+    assert "did you mean 'mirror'?" in msg
+
+
+def test_unknown_architecture_suggests_the_closest() -> None:
+    msg = _err(GOOD.replace("arch: riscv64", "arch: riscv"))
+    assert "targets[1] (r).arch: unknown architecture 'riscv'" in msg
+    assert "allowed: amd64, arm64, riscv64, ppc64le, armv7" in msg
+    assert "did you mean 'riscv64'?" in msg
+
+
+def test_wrong_type_names_the_value() -> None:
+    msg = _err(GOOD.replace("repetitions: 5", "repetitions: '5'"))
+    assert "targets[1] (r).suites.blindsig.repetitions: Input should be a valid integer" in msg
+    assert "got '5', a str" in msg
+
+
+def test_duplicate_target_name() -> None:
+    msg = _err(GOOD.replace("name: r", "name: a"))
+    assert "targets[1] (a).name: duplicate target name 'a'" in msg
+
+
+def test_duplicate_yaml_key_is_an_error_not_last_wins() -> None:
+    msg = _err(
+        GOOD.replace(
+            "  slim: {packages: [gcc]}", "  slim: {packages: [gcc]}\n  slim: {packages: [x]}"
+        )
+    )
+    assert "duplicate key 'slim'" in msg
+
+
+def test_unknown_base_and_profile_references() -> None:
+    msg = _err(GOOD.replace("base: ubu", "base: ubuu"))
+    assert "targets[1] (r).base: unknown base 'ubuu'" in msg and "did you mean 'ubu'?" in msg
+    msg = _err(
+        GOOD.replace(
+            "{name: a, arch: amd64, base: deb}", "{name: a, arch: amd64, base: deb, profile: slm}"
+        )
+    )
+    assert "unknown profile 'slm'" in msg and "did you mean 'slim'?" in msg
+
+
+def test_base_source_fields_are_checked() -> None:
+    msg = _err(GOOD.replace('{source: pull, image: "ubuntu:24.04"}', "{source: pull}"))
+    assert "a 'pull' base needs 'image'" in msg
+    msg = _err(GOOD.replace("{source: bootstrap, suite: trixie}", "{source: bootstrap}"))
+    assert "a 'bootstrap' base needs 'suite'" in msg
+
+
+def test_rsa_bits_range() -> None:
+    msg = _err(GOOD.replace("[2048, 1024]", "[2048, 100]"))
+    assert "RSA key size 100 is not allowed" in msg
+
+
+def test_bad_yaml_and_missing_file() -> None:
+    assert "not valid YAML" in _err("version: [1")
+    with pytest.raises(MatrixError, match=r"nope.yml: cannot read the matrix"):
+        load(Path("nope.yml"))
+
+
+def test_select_by_arch_and_name() -> None:
+    m = parse(GOOD)
+    assert [t.name for t in m.select(archs=[Arch.RISCV64])] == ["r"]
+    assert [t.name for t in m.select(names=["a"])] == ["a"]
+    with pytest.raises(MatrixError, match=r"no target named 'x'"):
+        m.select(names=["x"])
+    with pytest.raises(
+        MatrixError, match=r"no target for architecture ppc64le; the matrix has: amd64, riscv64"
+    ):
+        m.select(archs=[Arch.PPC64LE])

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from archbench.errors import MatrixError
+from archbench.matrix import load, parse
+from archbench.pipeline import plan
+from archbench.platforms import Arch
+from archbench.run import harness_command
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_plan_on_amd64_emulates_every_foreign_arch() -> None:
+    m = load(REPO / "matrix.yml")
+    plans = plan(m, m.targets, Arch.AMD64)
+    assert {p.name: p.emulated for p in plans} == {
+        "amd64-trixie": False,
+        "arm64-trixie": True,
+        "armv7-trixie": True,
+        "ppc64le-trixie": True,
+        "riscv64-trixie": True,
+    }
+    assert "libgnunet-dev" in plans[0].packages
+
+
+def test_plan_on_arm64_runs_arm64_natively() -> None:
+    m = load(REPO / "matrix.yml")
+    plans = plan(m, m.select(archs=[Arch.ARM64, Arch.AMD64]), Arch.ARM64)
+    assert {p.name: p.emulated for p in plans} == {"amd64-trixie": True, "arm64-trixie": False}
+
+
+def test_native_demand_on_a_foreign_host_is_refused() -> None:
+    text = (
+        (REPO / "matrix.yml")
+        .read_text()
+        .replace("    arch: riscv64\n", "    arch: riscv64\n    emulate: false\n")
+    )
+    m = parse(text)
+    with pytest.raises(
+        MatrixError, match=r"riscv64-trixie: target architecture riscv64 cannot run natively"
+    ):
+        plan(m, m.select(archs=[Arch.RISCV64]), Arch.AMD64)
+
+
+def test_overrides_and_harness_command() -> None:
+    m = load(REPO / "matrix.yml")
+    (p,) = plan(
+        m,
+        m.select(archs=[Arch.RISCV64]),
+        Arch.AMD64,
+        {"iterations": 2, "repetitions": 3, "rsa_bits": [1024]},
+    )
+    assert harness_command(p.suite) == [
+        "--iterations",
+        "2",
+        "--repetitions",
+        "3",
+        "--scheme",
+        "all",
+        "--rsa-bits",
+        "1024",
+    ]
+    with pytest.raises(MatrixError, match=r"command-line override"):
+        plan(m, m.select(archs=[Arch.RISCV64]), Arch.AMD64, {"iterations": 0})

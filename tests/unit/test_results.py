@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from archbench.errors import HarnessError, ResultsError
+from archbench.results import (
+    Result,
+    ResultStore,
+    load,
+    new_run_id,
+    parse_harness_output,
+    write_atomic,
+)
+
+
+def harness_doc() -> dict[str, Any]:
+    return {
+        "format": "archbench-harness",
+        "version": 1,
+        "harness_version": "0.1.0",
+        "started_at": "2026-11-29T22:00:00Z",
+        "duration_s": 1.5,
+        "parameters": {"iterations": 2, "repetitions": 3, "rsa_bits": [1024]},
+        "setup": {
+            "cpu_model": "Test CPU",
+            "cores": 2,
+            "machine": "x86_64",
+            "kernel": "Linux 6.1.0 #1 SMP",
+            "os": "Debian GNU/Linux 13 (trixie)",
+            "packages": {"libsodium": "1.0.18-1", "libgcrypt": None},
+            "future_field": "ignored",
+        },
+        "rows": [
+            {
+                "suite": "blindsig",
+                "scheme": "CS",
+                "key_bits": None,
+                "operation": "signing",
+                "ops_per_block": 2,
+                "samples_ns": [100, 120, 110],
+                "valid": True,
+                "invalid_reason": None,
+            }
+        ],
+    }
+
+
+def stored(run_id: str = "20261129T220000Z-abcdef", name: str = "t1") -> dict[str, Any]:
+    return {
+        "format": "archbench-result",
+        "version": 1,
+        "run_id": run_id,
+        "target": {
+            "name": name,
+            "arch": "amd64",
+            "platform": "linux/amd64",
+            "base": "debian-trixie",
+            "profile": "slim",
+        },
+        "execution": {
+            "emulated": False,
+            "host_arch": "amd64",
+            "host_cpu": "Test CPU",
+            "image_id": "sha256:00",
+            "image_tag": "archbench/bench:amd64-00",
+        },
+        "harness": harness_doc(),
+    }
+
+
+def test_harness_output_parses_and_ignores_new_fields() -> None:
+    doc = parse_harness_output(json.dumps(harness_doc()))
+    assert doc.rows[0].samples_ns == (100, 120, 110)
+    assert doc.rows[0].label == "CS"
+    assert doc.setup.packages["libgcrypt"] is None
+
+
+def test_harness_output_of_another_version_is_refused_with_a_fix() -> None:
+    bad = {**harness_doc(), "version": 2}
+    with pytest.raises(HarnessError, match=r"version 2 is not supported .* \(invoke images\)"):
+        parse_harness_output(json.dumps(bad))
+
+
+def test_harness_output_that_is_not_json_shows_its_tail() -> None:
+    with pytest.raises(HarnessError, match=r"not a JSON document.*Segmentation fault"):
+        parse_harness_output("partial {\nSegmentation fault")
+
+
+def test_harness_contract_violation_names_the_key() -> None:
+    bad = harness_doc()
+    bad["rows"][0]["operation"] = "teleport"
+    with pytest.raises(HarnessError, match=r"at 'rows.0.operation'"):
+        parse_harness_output(json.dumps(bad))
+
+
+def test_round_trip_through_the_store(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    result = Result.model_validate(stored())
+    path = store.save(result)
+    assert path == tmp_path / "20261129T220000Z-abcdef" / "t1.json"
+    assert load(path) == result
+    assert store.runs() == ["20261129T220000Z-abcdef"]
+    assert [p.name for p in path.parent.iterdir()] == ["t1.json"]  # no temp file left
+
+
+def test_unknown_result_version_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "r" / "t.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**stored(), "version": 7}))
+    with pytest.raises(ResultsError) as info:
+        load(path)
+    msg = str(info.value)
+    assert str(path) in msg and "version 7 is not supported" in msg
+    assert "reads version 1" in msg and "re-measure" in msg
+
+
+def test_bad_files_do_not_hide_good_ones(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.save(Result.model_validate(stored(name="good")))
+    run = tmp_path / "20261129T220000Z-abcdef"
+    (run / "broken.json").write_text("{not json")
+    (run / "wrongkey.json").write_text(json.dumps({**stored(), "target": {"name": "x"}}))
+    loaded, failures = store.load_all()
+    assert [r.target.name for r in loaded] == ["good"]
+    assert sorted(f.path.name for f in failures) == ["broken.json", "wrongkey.json"]
+    assert any("at 'target.arch'" in f.message for f in failures)
+
+
+def test_atomic_write_keeps_the_old_file_when_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "r.json"
+    write_atomic(path, "old")
+
+    def boom(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("os.replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, "new")
+    assert path.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_run_ids_sort_by_time() -> None:
+    import datetime as dt
+
+    a = new_run_id(dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC))
+    b = new_run_id(dt.datetime(2026, 1, 2, 3, 4, 6, tzinfo=dt.UTC))
+    assert a.startswith("20260102T030405Z-") and len(a) == len("20260102T030405Z-") + 6
+    assert sorted([b, a]) == [a, b]
