@@ -167,21 +167,64 @@ def _bootstrap(
                 for child in target.iterdir():
                     if child.is_file():
                         child.unlink()
-        context = Path(tmp) / "context.tar"
-        _write_scratch_context(rootfs, context, labels)
+        rootfs_tar = Path(tmp) / "rootfs.tar"
+        with tarfile.open(rootfs_tar, "w", format=tarfile.PAX_FORMAT) as tar:
+            for entry in sorted(rootfs.iterdir()):
+                tar.add(entry, arcname=entry.name, recursive=True)
+        shutil.rmtree(rootfs)
+        return build_scratch_image(
+            client,
+            rootfs_tar,
+            tag=tag,
+            platform=arch.platform,
+            labels=labels,
+            log_path=log_path.with_suffix(".build.log"),
+            on_line=on_line,
+        )
+
+
+def build_scratch_image(
+    client: docker.DockerClient,
+    rootfs_tar: Path,
+    *,
+    tag: str,
+    platform: str,
+    labels: dict[str, str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None = None,
+) -> str:
+    """Build an image ``FROM scratch`` holding ``rootfs_tar``, declared as ``platform``.
+
+    ``ADD`` of a local tar keeps numeric owners and modes, which ``COPY`` of a
+    directory would reset to root. The platform is whatever the caller says:
+    the ``uname -m`` smoke test is what checks it against the contents.
+    Returns the image id.
+
+    Raises:
+        BaseImageError: the engine refused the build; the log is kept.
+    """
+    dockerfile = b'FROM scratch\nADD rootfs.tar /\nCMD ["/bin/bash"]\n'
+    context = rootfs_tar.with_name(rootfs_tar.name + ".context")
+    try:
+        with tarfile.open(context, "w") as outer:
+            info = tarfile.TarInfo("Dockerfile")
+            info.size = len(dockerfile)
+            outer.addfile(info, io.BytesIO(dockerfile))
+            outer.add(rootfs_tar, arcname="rootfs.tar")
         with context.open("rb") as fh:
-            try:
-                return build_image(
-                    client,
-                    fh,
-                    tag=tag,
-                    platform=arch.platform,
-                    labels=labels,
-                    log_path=log_path.with_suffix(".build.log"),
-                    on_line=on_line,
-                )
-            except ImageBuildError as exc:
-                raise BaseImageError(str(exc)) from exc
+            return build_image(
+                client,
+                fh,
+                tag=tag,
+                platform=platform,
+                labels=labels,
+                log_path=log_path,
+                on_line=on_line,
+            )
+    except ImageBuildError as exc:
+        raise BaseImageError(str(exc)) from exc
+    finally:
+        context.unlink(missing_ok=True)
 
 
 def _run_logged(cmd: list[str], log_path: Path, on_line: Callable[[str], None] | None) -> None:
@@ -206,26 +249,6 @@ def _run_logged(cmd: list[str], log_path: Path, on_line: Callable[[str], None] |
             f"{cmd[0]} failed with exit code {code}; last lines:\n{lines}\n  full log: {log_path}\n"
             "  If the mirror was syncing, retry; to use another mirror set 'mirror:' on the base."
         )
-
-
-def _write_scratch_context(rootfs: Path, context: Path, labels: dict[str, str]) -> None:
-    """Write a build context: the root file system as rootfs.tar plus a Dockerfile.
-
-    ``ADD`` of a local tar keeps numeric owners and modes, which ``COPY`` of
-    a directory would reset to root.
-    """
-    inner = context.with_name("rootfs.tar")
-    with tarfile.open(inner, "w", format=tarfile.PAX_FORMAT) as tar:
-        for entry in sorted(rootfs.iterdir()):
-            tar.add(entry, arcname=entry.name, recursive=True)
-    dockerfile = 'FROM scratch\nADD rootfs.tar /\nCMD ["/bin/bash"]\n'
-    with tarfile.open(context, "w") as outer:
-        info = tarfile.TarInfo("Dockerfile")
-        data = dockerfile.encode()
-        info.size = len(data)
-        outer.addfile(info, io.BytesIO(data))
-        outer.add(inner, arcname="rootfs.tar")
-    inner.unlink()
 
 
 def _pull(

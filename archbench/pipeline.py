@@ -209,7 +209,9 @@ def _execute_one(
         outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
         return
     with timed("run"):
-        doc, stderr = run.run_harness(client, spec.tag, arch, p.suite, run_id=ws.run_id)
+        doc, stderr = run.run_harness(
+            client, spec.tag, arch, p.suite, run_id=ws.run_id, on_line=on_line
+        )
     ws.log_dir.mkdir(parents=True, exist_ok=True)
     (ws.log_dir / f"{name}.harness.log").write_text(stderr, encoding="utf-8")
     result = Result(

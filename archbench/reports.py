@@ -373,8 +373,15 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
         )
     else:
         how = "native"
+    if execution.emulated:
+        # Under QEMU user emulation /proc/cpuinfo is the host's: there is no
+        # target CPU to name, only the host that emulated it.
+        host = f"{setup.cores}-core {setup.cpu_model}"
+        cpu = f"none ({result.target.arch} emulated on the host's {host})"
+    else:
+        cpu = f"{setup.cores}-core {setup.cpu_model}"
     return (
-        ("CPU", f"{setup.cores}-core {setup.cpu_model}"),
+        ("CPU", cpu),
         ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
         ("OS", f"{setup.os} {setup.kernel}"),
         (f"libsodium:{pkg_arch} version", version("libsodium")),
@@ -447,7 +454,11 @@ def _section(result: Result, frame: pd.DataFrame) -> _Section:
     return _Section(
         name=result.target.name,
         slug=_slug(result.target.name),
-        cpu_model=result.harness.setup.cpu_model,
+        cpu_model=(
+            f"{result.target.arch} on QEMU {result.execution.qemu_version or ''}".strip()
+            if result.execution.emulated
+            else result.harness.setup.cpu_model
+        ),
         emulated=result.execution.emulated,
         host_arch=result.execution.host_arch,
         qemu_version=result.execution.qemu_version or "unknown version",

@@ -9,7 +9,7 @@ leftovers can be found on any engine. Output comes back through the API
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -83,13 +83,26 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
             raise EngineError(f"cannot start a container of {self.image}: {exc}") from exc
         return self
 
-    def wait(self, timeout: float | None = None) -> Completed:
+    def wait(
+        self, timeout: float | None = None, on_stderr: Callable[[str], None] | None = None
+    ) -> Completed:
         """Wait for the command to end (``timeout`` in seconds, None = forever).
+
+        With ``on_stderr``, each line the command writes to stderr is passed
+        on as it comes (through the logs API, so remote engines work too);
+        ``timeout`` then applies after the stream ends.
 
         Raises:
             HarnessError: the command did not end within ``timeout``.
         """
         assert self.container is not None, "use BenchContainer as a context manager"
+        if on_stderr is not None:
+            pending = ""
+            for chunk in self.container.logs(stdout=False, stderr=True, stream=True, follow=True):
+                pending += chunk.decode("utf-8", "replace")
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    on_stderr(line)
         try:
             status = self.container.wait(timeout=timeout)
         except Exception as exc:  # requests' timeout types vary by version
@@ -148,6 +161,7 @@ def harness_command(suite: BlindsigSuite) -> list[str]:
         str(suite.repetitions),
         "--scheme",
         scheme,
+        "--progress",
     ]
     if suite.rsa_bits and "rsa" in suite.schemes:
         cmd += ["--rsa-bits", ",".join(str(b) for b in suite.rsa_bits)]
@@ -163,10 +177,12 @@ def run_harness(
     run_id: str = "",
     cpuset: str | None = None,
     timeout: float | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> tuple[HarnessDocument, str]:
     """Run the blind-signature harness in a fresh container of ``image``.
 
-    Returns the validated harness document and the harness's stderr.
+    Returns the validated harness document and the harness's stderr;
+    ``on_line`` gets the harness's progress lines (one per repetition) live.
 
     Raises:
         HarnessError: non-zero exit, timeout, or output that breaks the
@@ -175,7 +191,7 @@ def run_harness(
     with BenchContainer(
         client, image, arch, harness_command(suite), run_id=run_id, cpuset=cpuset
     ) as box:
-        done = box.wait(timeout=timeout)
+        done = box.wait(timeout=timeout, on_stderr=on_line)
     if done.exit_code != 0:
         raise HarnessError(
             f"harness in {image} exited with {done.exit_code}; stderr ended:\n"

@@ -14,7 +14,9 @@ import docker
 import pytest
 
 from archbench import engine, images, pipeline
-from archbench.matrix import Matrix, load
+from archbench.bases import build_scratch_image, ensure_base
+from archbench.errors import BaseImageError, EmulationError
+from archbench.matrix import Base, Matrix, load
 from archbench.platforms import Arch
 from archbench.reports import render_latex, render_markdown_table
 from archbench.results import Result, ResultStore
@@ -142,14 +144,32 @@ def test_unchanged_image_is_reused(
 
 
 @pytest.mark.emulated
-def test_smoke_test_sees_the_emulated_machine(
+def test_smoke_test_catches_wrong_platform_metadata(
     client: docker.DockerClient,
     outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
+    tmp_path: Path,
 ) -> None:
-    assert smoke_test(client, "archbench-base/debian-trixie:riscv64", Arch.RISCV64) == "riscv64"
-    with pytest.raises(Exception, match="expected aarch64 or arm64"):
-        # The riscv64 image claims another platform: the check must notice.
-        smoke_test(client, "archbench-base/debian-trixie:riscv64", Arch.ARM64)
+    riscv = "archbench-base/debian-trixie:riscv64"
+    assert smoke_test(client, riscv, Arch.RISCV64) == "riscv64"
+    # A riscv64 root file system declared linux/arm64 (what an ignored
+    # 'docker import --platform' produces): only running it can tell.
+    box = client.containers.create(riscv, command=["true"], platform="linux/riscv64")
+    try:
+        rootfs = tmp_path / "rootfs.tar"
+        with rootfs.open("wb") as fh:
+            for chunk in box.export():
+                fh.write(chunk)
+    finally:
+        box.remove(force=True)
+    tag = "archbench-test/mislabelled:arm64"
+    build_scratch_image(
+        client, rootfs, tag=tag, platform="linux/arm64", labels={}, log_path=tmp_path / "build.log"
+    )
+    try:
+        with pytest.raises(EmulationError, match=r"'uname -m' gave 'riscv64'.*expected aarch64"):
+            smoke_test(client, tag, Arch.ARM64)
+    finally:
+        client.images.remove(tag, force=True)
 
 
 def _invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -234,3 +254,15 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
     (run_dir,) = results.iterdir()
     assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json"]
     load_result(run_dir / "ci-amd64.json")
+
+
+def test_failed_pull_names_the_bootstrap_alternative(
+    client: docker.DockerClient, tmp_path: Path
+) -> None:
+    # A name no registry serves: the pull fails with or without a registry.
+    base = Base(source="pull", image="archbench-test/no-such-image:0")
+    with pytest.raises(BaseImageError) as info:
+        ensure_base(client, "nope", base, Arch.RISCV64, work_dir=tmp_path, log_dir=tmp_path)
+    msg = str(info.value)
+    assert "pulling archbench-test/no-such-image:0 for linux/riscv64 failed" in msg
+    assert "'source: bootstrap'" in msg

@@ -60,6 +60,7 @@ def test_overrides_and_harness_command() -> None:
         "3",
         "--scheme",
         "all",
+        "--progress",
         "--rsa-bits",
         "1024",
     ]

@@ -378,11 +378,12 @@ def test_only_present_rows_and_groups_are_printed(emulated: Result) -> None:
 
 def test_setup_box_is_generated_and_escaped(emulated: Result) -> None:
     latex = render_latex([emulated])
-    assert r"\section{SiFive U74 R\&D\_rev2 (riscv64-emu)}" in latex
+    # Emulated: /proc/cpuinfo is the host's, so the title names the emulation.
+    assert r"\section{riscv64 on QEMU 8.2.2 (riscv64-emu)}" in latex
     box = latex.split(r"\begin{bfhBox}[BFH-MediumBlue]{Setup}" + "\n", 1)[1]
     box = box.split(r"\end{bfhBox}", 1)[0]
     assert box.splitlines() == [
-        r"CPU: 4-core SiFive U74 R\&D\_rev2 \\",
+        r"CPU: none (riscv64 emulated on the host's 4-core SiFive U74 R\&D\_rev2) \\",
         r"Architecture: riscv64 (uname -m: riscv64) \\",
         r"OS: Debian GNU/Linux 13 (trixie) Linux 6.1.0-28-amd64 \#1 SMP PREEMPT\_DYNAMIC "
         r"Debian 6.1.119-1 (2024-11-22) \\",
@@ -400,12 +401,12 @@ def test_package_arch_is_debians_name() -> None:
 
 def test_emulated_says_so_in_caption_and_heading(native: Result, emulated: Result) -> None:
     latex = render_latex([native, emulated])
-    assert r"\caption{Comparison on SiFive U74 R\&D\_rev2 (emulated on amd64)}" in latex
+    assert r"\caption{Comparison on riscv64 on QEMU 8.2.2 (emulated on amd64)}" in latex
     assert r"\caption{Comparison on AMD Ryzen 7 PRO 5850U}" in latex
     assert r"\label{tab:comp-sign-riscv64-emu}" in latex
     assert r"\label{tab:comp-sign-amd64-native}" in latex
     markdown = render_markdown([native, emulated])
-    assert "## SiFive U74 R&D_rev2 — riscv64-emu (emulated on amd64, QEMU 8.2.2)\n" in markdown
+    assert "## riscv64 on QEMU 8.2.2 — riscv64-emu (emulated on amd64, QEMU 8.2.2)\n" in markdown
     assert "## AMD Ryzen 7 PRO 5850U — amd64-native\n" in markdown
     assert "- Execution: native\n" in markdown
 
