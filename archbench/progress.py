@@ -77,7 +77,9 @@ class RichReporter:
         )
         elapsed = time.monotonic() - self.started[target]
         mark = "ok" if ok else "FAILED"
-        self.console.print(f"[{elapsed:7.1f}s] {target}: {mark}: {message}", markup=False)
+        self.console.print(
+            f"[{elapsed:7.1f}s] {target}: {mark}: {message}", markup=False, soft_wrap=True
+        )
 
 
 class SilentReporter:

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from archbench.stats import slowdown, summarize
+
+
+def test_odd_sample_count_by_hand() -> None:
+    # samples 10, 20, 30, 40, 100 ns; blocks of 2 operations
+    s = summarize([40, 10, 100, 30, 20], 2)
+    assert s.n == 5
+    assert s.median_ns == 30
+    assert (s.min_ns, s.max_ns) == (10, 100)
+    assert s.mean_ns == 40
+    # sample variance: (900 + 400 + 100 + 0 + 3600) / 4 = 1250
+    assert s.stdev_ns == pytest.approx(math.sqrt(1250))
+    # type 7: positions 1 + 0.25 * 4 = 2 -> 20; 1 + 0.75 * 4 = 4 -> 40
+    assert (s.q1_ns, s.q3_ns, s.iqr_ns) == (20, 40, 20)
+    assert s.cv == pytest.approx(math.sqrt(1250) / 40)
+    assert s.per_op_ns == 15
+    assert s.ops_per_s == pytest.approx(1e9 / 15)
+    assert s.thesis_ms == pytest.approx(15 * 10 / 1e6)
+    assert s.flags == ("noisy",)
+
+
+def test_even_sample_count_by_hand() -> None:
+    s = summarize([1_000_000, 1_010_000, 1_020_000, 1_030_000], 10)
+    assert s.median_ns == 1_015_000
+    # type 7 on 4 values: q1 at position 1.75 -> 1_007_500, q3 at 3.25 -> 1_022_500
+    assert s.q1_ns == pytest.approx(1_007_500)
+    assert s.q3_ns == pytest.approx(1_022_500)
+    assert s.per_op_ns == 101_500
+    assert s.thesis_ms == pytest.approx(1.015)
+    assert s.flags == ()  # CV ~1.3 % is below 5 %
+
+
+def test_flags_for_too_fast_and_single_rows() -> None:
+    s = summarize([900], 1, clock_resolution_ns=10)
+    assert s.stdev_ns == 0 and s.cv == 0 and s.iqr_ns == 0
+    assert set(s.flags) == {"single_sample", "near_resolution"}
+    assert "near_resolution" not in summarize([1000, 1000], 1, clock_resolution_ns=10).flags
+
+
+@pytest.mark.parametrize("bad", [[], [0], [-5], [float("nan")], [float("inf")]])
+def test_bad_samples_are_refused(bad: list[float]) -> None:
+    with pytest.raises(ValueError):
+        summarize(bad, 1)
+
+
+def test_slowdown() -> None:
+    assert slowdown(300.0, 10.0) == 30.0
+    with pytest.raises(ValueError):
+        slowdown(1.0, 0.0)
