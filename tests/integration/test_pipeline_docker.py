@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import docker
 import pytest
@@ -158,7 +159,8 @@ def test_smoke_test_catches_wrong_platform_metadata(
         rootfs = tmp_path / "rootfs.tar"
         with rootfs.open("wb") as fh:
             for chunk in box.export():
-                fh.write(chunk)
+                # types-docker declares str; the API streams bytes.
+                fh.write(cast(bytes, chunk))
     finally:
         box.remove(force=True)
     tag = "archbench-test/mislabelled:arm64"
