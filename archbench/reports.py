@@ -366,14 +366,16 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     if gnunet == "not installed" and setup.gnunet_version:
         # Built from source: dpkg does not know it, pkg-config does.
         gnunet = f"{setup.gnunet_version} (pkg-config)"
-    if execution.emulated:
+    if execution is None:
+        how = "reference data" + (f" ({result.reference.source})" if result.reference else "")
+    elif execution.emulated:
         how = (
             f"emulated (QEMU {execution.qemu_version or 'unknown version'}) "
             f"on {execution.host_arch} host {execution.host_cpu}"
         )
     else:
         how = "native"
-    if execution.emulated:
+    if result.emulated:
         # Under QEMU user emulation /proc/cpuinfo is the host's: there is no
         # target CPU to name, only the host that emulated it.
         host = f"{setup.cores}-core {setup.cpu_model}"
@@ -451,17 +453,19 @@ def _markdown_table(groups: Sequence[Sequence[_Line]], notes: Sequence[_Note]) -
 def _section(result: Result, frame: pd.DataFrame) -> _Section:
     groups, notes = _lines(result, frame)
     kept = tuple(tuple(group) for group in groups if group)
+    execution = result.execution
+    qemu = (execution.qemu_version if execution else None) or "unknown version"
     return _Section(
         name=result.target.name,
         slug=_slug(result.target.name),
         cpu_model=(
-            f"{result.target.arch} on QEMU {result.execution.qemu_version or ''}".strip()
-            if result.execution.emulated
+            f"{result.target.arch} on QEMU {qemu}"
+            if result.emulated
             else result.harness.setup.cpu_model
         ),
-        emulated=result.execution.emulated,
-        host_arch=result.execution.host_arch,
-        qemu_version=result.execution.qemu_version or "unknown version",
+        emulated=result.emulated,
+        host_arch=execution.host_arch if execution else "",
+        qemu_version=qemu,
         setup=_setup_items(result),
         groups=kept,
         notes=tuple(notes),

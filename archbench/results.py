@@ -39,6 +39,10 @@ Operation = Literal[
     "signing",
     "unblinding",
     "verifying",
+    # Taler's security module (crypto helper) timings, imported or reference only:
+    # N signatures through the helper, one after another or N at once.
+    "helper_sequential_signing",
+    "helper_parallel_signing",
 ]
 Scheme = Literal["CS", "RSA"]
 
@@ -63,6 +67,8 @@ class Row(_Frozen):
     samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
+    printed: str | None = None
+    """For reference data: the value exactly as the source printed it (``10 000 ms``)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -133,15 +139,46 @@ class Execution(_Frozen):
     docker_host: str = "local"
 
 
+class Reference(_Frozen):
+    """Where published figures come from, for results that were not measured by us.
+
+    Reference results carry one sample per row: the printed value converted
+    to ns, with ``Row.printed`` keeping the text as printed.
+    """
+
+    source: str
+    """File and table, e.g. ``thesis-appendix-performance.tex, tab:comp-sign-amd-ryzen-7``."""
+    citation: str
+    """Who published it, e.g. the thesis's title, authors and year."""
+    notes: str = ""
+    """Caveats, e.g. that printed values are truncated toward zero."""
+
+
 class Result(_Frozen):
-    """One stored results file, format ``archbench-result`` version 1."""
+    """One stored results file, format ``archbench-result`` version 1.
+
+    Exactly one of ``execution`` (we measured it) and ``reference`` (published
+    figures carried over) is set.
+    """
 
     format: Literal["archbench-result"] = RESULT_FORMAT
     version: Literal[1] = RESULT_VERSION
     run_id: str
     target: TargetInfo
-    execution: Execution
+    execution: Execution | None = None
+    reference: Reference | None = None
     harness: HarnessDocument
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Result:
+        if (self.execution is None) == (self.reference is None):
+            raise ValueError("exactly one of 'execution' and 'reference' must be set")
+        return self
+
+    @property
+    def emulated(self) -> bool:
+        """True when measured under QEMU user emulation (never for reference data)."""
+        return self.execution is not None and self.execution.emulated
 
 
 def new_run_id(now: _dt.datetime | None = None) -> str:

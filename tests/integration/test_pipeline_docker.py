@@ -20,7 +20,7 @@ from archbench.errors import BaseImageError, EmulationError
 from archbench.matrix import Base, Matrix, load
 from archbench.platforms import Arch
 from archbench.reports import render_latex, render_markdown_table
-from archbench.results import Result, ResultStore
+from archbench.results import Execution, Result, ResultStore
 from archbench.results import load as load_result
 from archbench.run import LABEL, smoke_test
 
@@ -71,7 +71,14 @@ def _result(outcomes: list[pipeline.TargetOutcome], name: str) -> Result:
     (o,) = [o for o in outcomes if o.name == name]
     assert o.ok, o.message
     assert o.result_path is not None
-    return load_result(o.result_path)
+    result = load_result(o.result_path)
+    assert result.execution is not None and result.reference is None
+    return result
+
+
+def _execution(result: Result) -> Execution:
+    assert result.execution is not None
+    return result.execution
 
 
 def _assert_every_thesis_row(result: Result) -> None:
@@ -94,7 +101,7 @@ def test_native_amd64(outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]]
     result = _result(outcomes[1], "ci-amd64")
     _assert_every_thesis_row(result)
     assert result.harness.setup.machine == "x86_64"
-    assert result.execution.emulated is False and result.execution.qemu_version is None
+    assert _execution(result).emulated is False and _execution(result).qemu_version is None
     assert result.harness.setup.gnunet_version is not None
     assert result.harness.setup.packages.get("libsodium")
 
@@ -104,8 +111,8 @@ def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutco
     result = _result(outcomes[1], "ci-riscv64")
     _assert_every_thesis_row(result)
     assert result.harness.setup.machine == "riscv64"
-    assert result.execution.emulated is True
-    assert result.execution.qemu_version and result.execution.qemu_version != "unknown"
+    assert _execution(result).emulated is True
+    assert _execution(result).qemu_version and _execution(result).qemu_version != "unknown"
     latex = render_latex([result])
     assert "emulated on amd64" in latex
 
@@ -138,9 +145,9 @@ def test_unchanged_image_is_reused(
         "archbench-base/debian-trixie:amd64",
         str(base.id),
     )
-    assert spec.tag == result.execution.image_tag
+    assert spec.tag == _execution(result).image_tag
     image_id, reused = images.ensure_image(client, spec, log_path=tmp_path / "b.log")
-    assert reused and image_id == result.execution.image_id
+    assert reused and image_id == _execution(result).image_id
     assert not (tmp_path / "b.log").exists()
 
 

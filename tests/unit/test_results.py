@@ -153,3 +153,13 @@ def test_run_ids_sort_by_time() -> None:
     b = new_run_id(dt.datetime(2026, 1, 2, 3, 4, 6, tzinfo=dt.UTC))
     assert a.startswith("20260102T030405Z-") and len(a) == len("20260102T030405Z-") + 6
     assert sorted([b, a]) == [a, b]
+
+
+def test_a_result_is_either_measured_or_reference() -> None:
+    ref = {"source": "thesis-appendix-performance.tex, tab:comp-sign-POWER9", "citation": "thesis"}
+    both = {**stored(), "reference": ref}
+    with pytest.raises(ValueError, match="exactly one of 'execution' and 'reference'"):
+        Result.model_validate(both)
+    only_ref = {k: v for k, v in both.items() if k != "execution"}
+    r = Result.model_validate(only_ref)
+    assert r.reference is not None and r.execution is None and r.emulated is False
