@@ -10,20 +10,29 @@ Standard library only, Python >= 3.11 (Debian 12 and later, the releases that
 package GNUnet >= 0.19): this runs under the distribution's ``python3`` inside
 the benchmark image and must never import the host package.
 
+Measurement method (details in CONTRACT.md): the driver probes the clock,
+then per scheme and key size grows each operation's block from
+``--iterations`` until one block takes ``--min-block-ns`` (calibration, rule
+in next_block_size()), runs ``--warmup`` discarded repetitions and then up to
+``--repetitions`` timed ones, fewer when ``--max-time`` is spent
+(should_stop_repetitions()). The harness re-checks every calibration and
+budget decision of the driver against the Python rules below.
+
 Exit status: 0 with a document on stdout; 2 (and nothing on stdout) when the
 driver is missing, fails, crashes or prints output that cannot be trusted;
 argparse's 2 on usage errors.
 
 Example::
 
-    python3 archbench_harness.py --iterations 10 --repetitions 3 \\
-        --rsa-bits 1024,2048,3072,4096 --scheme all
+    python3 archbench_harness.py --iterations 10 --repetitions 3 --warmup 1 \\
+        --max-time 60 --rsa-bits 1024,2048,3072,4096 --scheme all
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import subprocess
@@ -33,16 +42,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict
 
-HARNESS_VERSION = "0.1.0"
+HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"
 DOCUMENT_VERSION = 1
 SUITE = "blindsig"
 
 DRIVER_NAME = "blindsig"
 DRIVER_FORMAT = "archbench-blindsig"
-DRIVER_FORMAT_VERSION = 1
+DRIVER_FORMAT_VERSION = 2
 BUILD_INFO_NAME = "build-info.txt"
 
 EXIT_FAILURE = 2
@@ -72,6 +81,18 @@ MAX_RSA_BITS = 16384
 MAX_RSA_SIZES = 16
 MAX_ITERATIONS = 1_000_000
 MAX_REPETITIONS = 100_000
+MAX_WARMUP = 1000
+MAX_MIN_BLOCK_NS = 60_000_000_000
+MAX_TIME_S = 1e6
+
+# The calibration constants of blindsig.c (see next_block_size() and
+# default_min_block_ns() there and here).
+CALIBRATION_MAX_OPS = 100_000
+MIN_BLOCK_TICKS = 100
+MIN_BLOCK_FLOOR_NS = 1_000_000
+
+DiscardKind = Literal["calibration", "warmup"]
+DISCARD_KINDS: tuple[DiscardKind, ...] = ("calibration", "warmup")
 
 # /proc/cpuinfo keys naming the CPU, best first. Case matters: x86 and
 # riscv64 use lower-case "processor" for the CPU index, old ARM kernels use
@@ -86,7 +107,19 @@ PACKAGE_LIBRARY_GLOBS: dict[str, str] = {
     "libgnunetutil": "*/libgnunetutil.so.*",
     "libsodium": "*/libsodium.so.*",
     "libgcrypt": "*/libgcrypt.so.*",
+    "openssl": "*/libssl.so.*",
 }
+# Packages whose name is stable: key -> dpkg package name.
+PACKAGE_NAMES: dict[str, str] = {"gcc": "gcc"}
+
+# /proc/cpuinfo keys listing CPU features, by architecture: x86 "flags",
+# ARM "Features", riscv64 "isa" (one string: base ISA and "_"-separated
+# extensions). ppc64le lists none (its "cpu" line names the model).
+CPU_FLAG_KEYS: tuple[str, ...] = ("flags", "Features", "isa")
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_SELF_CGROUP = Path("/proc/self/cgroup")
+PROC_LOADAVG = Path("/proc/loadavg")
 
 OS_RELEASE_PATHS: tuple[Path, ...] = (Path("/etc/os-release"), Path("/usr/lib/os-release"))
 
@@ -102,6 +135,109 @@ class DriverOutputError(HarnessError):
     """The driver's stdout is malformed, truncated or inconsistent with the request."""
 
 
+# --------------------------------------------------------------------------
+# Calibration and budget rules (blindsig.c implements the same functions)
+
+
+def round_up_125(n: int) -> int:
+    """Smallest number of the series 1, 2, 5, 10, 20, 50, ... that is >= ``n``.
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    decade = 1
+    while True:
+        for step in (1, 2, 5):
+            if n <= step * decade:
+                return step * decade
+        decade *= 10
+
+
+def next_block_size(ops: int, block_ns: int, min_block_ns: int, max_ops: int) -> int:
+    """The calibration rule: the next number of operations per timed block.
+
+    A block of ``ops`` operations took ``block_ns`` ns. If that is shorter
+    than ``min_block_ns``, the next size is the one that would take
+    ``min_block_ns`` at the measured rate plus 25 % headroom (so noise does
+    not leave the next block just short again), or ``10 * ops`` when the
+    block read 0 ns (no rate known), rounded up to the 1-2-5 series (block
+    sizes then agree between runs whose measurements differ by a few
+    percent) and capped at ``max_ops``. Otherwise, and when
+    ``min_block_ns`` is 0 (calibration off) or ``ops`` is at the cap, the
+    size stays: it never shrinks.
+
+    A clock with tick T reads a block of true length t as k ticks with
+    t < (k + 1) T, so for k >= 1 the rate is overestimated by at most
+    (k + 1) / k and the next block is at most twice as large as needed; a
+    block that reads too long only costs another round.
+
+    Same integer arithmetic as ``next_block_size()`` in blindsig.c; the
+    harness checks every calibration step of the driver against this.
+
+    Args:
+        ops: operations in the measured block (>= 1).
+        block_ns: its wall time in ns (>= 0).
+        min_block_ns: calibration target in ns; 0 turns calibration off.
+        max_ops: largest block calibration may choose.
+
+    Returns:
+        The next block size, >= ``ops``.
+    """
+    if min_block_ns == 0 or block_ns >= min_block_ns or ops >= max_ops:
+        return ops
+    if block_ns == 0:
+        want = ops * 10
+    else:
+        want = (ops * min_block_ns * 5 + 4 * block_ns - 1) // (4 * block_ns)
+    return min(round_up_125(min(want, max_ops)), max_ops)
+
+
+def default_min_block_ns(resolution_ns: int | None, observed_tick_ns: int | None) -> int:
+    """Default calibration target: 100 clock ticks, at least 1 ms, at most 60 s.
+
+    The tick is the coarser of ``clock_getres()`` and the smallest step seen
+    between consecutive reads (a clock may report 1 ns and still move in
+    coarser steps). 100 ticks keep quantisation under 1 % of a block; 1 ms
+    keeps scheduler noise of a few µs small against it.
+
+    Args:
+        resolution_ns: clock_getres(CLOCK_MONOTONIC) in ns, None if unknown.
+        observed_tick_ns: smallest observed non-zero step in ns, None if none seen.
+
+    Returns:
+        The minimum block time in ns.
+    """
+    tick = max(resolution_ns or 0, observed_tick_ns or 0)
+    return min(max(MIN_BLOCK_TICKS * tick, MIN_BLOCK_FLOOR_NS), MAX_MIN_BLOCK_NS)
+
+
+def should_stop_repetitions(
+    taken: int, requested: int, elapsed_ns: int, max_time_ns: int | None
+) -> bool:
+    """The budget rule, applied after each timed repetition of one scheme and size.
+
+    Stop when ``requested`` repetitions are taken, or when the pair's
+    elapsed time (calibration and warmups included) has reached
+    ``max_time_ns`` and at least one repetition was taken, like
+    ``openssl speed -seconds``.
+
+    Args:
+        taken: timed repetitions taken so far.
+        requested: ``--repetitions``.
+        elapsed_ns: wall time since the pair started, ns.
+        max_time_ns: ``--max-time`` in ns; None means no budget.
+    """
+    if taken >= requested:
+        return True
+    return max_time_ns is not None and taken >= 1 and elapsed_ns >= max_time_ns
+
+
+# --------------------------------------------------------------------------
+# Driver output
+
+
 @dataclass(frozen=True)
 class Sample:
     """One timed block as reported by the driver.
@@ -111,7 +247,7 @@ class Sample:
         key_bits: RSA modulus size in bits; None for CS.
         operation: operation id from CONTRACT.md.
         ops_per_block: operations inside the timed block.
-        repetition: 0-based index of the block among the repetitions.
+        repetition: 0-based index of the block among the timed repetitions.
         ns: wall time of the block in nanoseconds (CLOCK_MONOTONIC); may be 0
             when the block was below clock resolution (the driver then marks
             the scheme invalid).
@@ -125,6 +261,40 @@ class Sample:
     ns: int
 
 
+@dataclass(frozen=True)
+class Discard:
+    """A block that was run and thrown away (calibration round or warmup).
+
+    Attributes:
+        scheme, key_bits, operation, ops_per_block, ns: as in Sample.
+        kind: "calibration" or "warmup".
+        index: 0-based index among the pair's blocks of that kind.
+    """
+
+    scheme: str
+    key_bits: int | None
+    operation: str
+    kind: DiscardKind
+    ops_per_block: int
+    index: int
+    ns: int
+
+
+@dataclass(frozen=True)
+class PairDone:
+    """The driver's closing line for one (scheme, bits) pair.
+
+    Attributes:
+        taken: timed repetitions taken.
+        budget_exhausted: the --max-time budget stopped it before --repetitions.
+        elapsed_ns: the pair's wall time in ns, calibration and warmups included.
+    """
+
+    taken: int
+    budget_exhausted: bool
+    elapsed_ns: int
+
+
 @dataclass
 class DriverOutput:
     """Parsed driver stdout.
@@ -132,16 +302,31 @@ class DriverOutput:
     Attributes:
         meta: ``meta`` lines as key -> value (strings, possibly empty).
         samples: every ``sample`` line in output order.
+        discards: every ``discard`` line in output order.
+        done: (scheme, bits) -> its ``done`` line.
         invalid: (scheme, bits) -> reason for every ``invalid`` line.
     """
 
     meta: dict[str, str] = field(default_factory=dict)
     samples: list[Sample] = field(default_factory=list)
+    discards: list[Discard] = field(default_factory=list)
+    done: dict[SchemeKey, PairDone] = field(default_factory=dict)
     invalid: dict[SchemeKey, str] = field(default_factory=dict)
 
 
+class CalibrationBlockDict(TypedDict):
+    """One discarded calibration block of a row."""
+
+    ops_per_block: int
+    ns: int
+
+
 class RowDict(TypedDict):
-    """One ``rows[]`` entry of the document (see CONTRACT.md)."""
+    """One ``rows[]`` entry of the document (see CONTRACT.md).
+
+    The fields after ``invalid_reason`` are additions to the version 1
+    contract (allowed without a version bump).
+    """
 
     suite: str
     scheme: str
@@ -151,23 +336,42 @@ class RowDict(TypedDict):
     samples_ns: list[int]
     valid: bool
     invalid_reason: str | None
+    iterations_requested: int
+    calibrated: bool
+    repetitions_requested: int
+    budget_exhausted: bool
+    warmup_samples_ns: list[int]
+    calibration_blocks: list[CalibrationBlockDict]
 
 
 class ParametersDict(TypedDict):
-    """``parameters`` of the document; ``schemes`` and ``message_bytes`` are additions."""
+    """``parameters`` of the document; all but the first three are additions."""
 
     iterations: int
     repetitions: int
     rsa_bits: list[int]
     schemes: list[str]
     message_bytes: int | None
+    warmup: int
+    max_time_s: float | None
+    min_block_ns: int | None
+
+
+class CpuLimitsDict(TypedDict):
+    """``setup.cpu_limits``: the container's cgroup CPU controls."""
+
+    cgroup: Literal["v1", "v2"]
+    quota_us: int | None
+    period_us: int | None
+    cpus: float | None
+    cpuset: str | None
 
 
 class SetupDict(TypedDict):
     """``setup`` of the document.
 
-    ``package_names``, ``clock_resolution_ns`` and ``build`` are additions to
-    the version 1 contract (allowed without a version bump).
+    Everything after ``packages`` is an addition to the version 1 contract
+    (allowed without a version bump).
     """
 
     cpu_model: str
@@ -178,8 +382,25 @@ class SetupDict(TypedDict):
     packages: dict[str, str | None]
     package_names: dict[str, str | None]
     gnunet_version: str | None
+    gcc_version: str | None
     clock_resolution_ns: int | None
     build: dict[str, str]
+    cpu_flags: list[str]
+    cpu_affinity: list[int] | None
+    cpu_limits: CpuLimitsDict | None
+    load_average: list[float] | None
+
+
+class CalibrationDict(TypedDict):
+    """``calibration`` of the document (an addition to version 1)."""
+
+    clock: str
+    resolution_ns: int | None
+    observed_tick_ns: int | None
+    pair_overhead_ns: float | None
+    probe_reads: int | None
+    min_block_ns: int
+    max_block_ops: int
 
 
 class DocumentDict(TypedDict):
@@ -191,12 +412,9 @@ class DocumentDict(TypedDict):
     started_at: str
     duration_s: float
     parameters: ParametersDict
+    calibration: CalibrationDict
     setup: SetupDict
     rows: list[RowDict]
-
-
-# --------------------------------------------------------------------------
-# Driver output
 
 
 def _parse_int(text: str, what: str, lineno: int, minimum: int) -> int:
@@ -237,6 +455,14 @@ def _parse_scheme_bits(scheme: str, bits_text: str, lineno: int) -> SchemeKey:
     return (scheme, _parse_int(bits_text, "key bits", lineno, 1))
 
 
+def _parse_operation(scheme: str, operation: str, lineno: int) -> str:
+    if operation not in OPERATIONS[scheme]:
+        raise DriverOutputError(
+            f"driver output line {lineno}: {scheme} has no operation {operation!r}"
+        )
+    return operation
+
+
 def parse_driver_output(text: str) -> DriverOutput:
     """Parse the blindsig driver's stdout (format described in blindsig.c).
 
@@ -244,7 +470,8 @@ def parse_driver_output(text: str) -> DriverOutput:
         text: the complete stdout of one driver run.
 
     Returns:
-        The parsed meta, samples and invalid verdicts.
+        The parsed meta, samples, discarded blocks, pair summaries and
+        invalid verdicts.
 
     Raises:
         DriverOutputError: wrong header or format version, a missing ``end``
@@ -259,7 +486,7 @@ def parse_driver_output(text: str) -> DriverOutput:
             f"driver output does not start with {expected_header!r} (got {first[:80]!r})"
         )
     out = DriverOutput()
-    seen: set[tuple[str, int | None, str, int]] = set()
+    seen: set[tuple[str, int | None, str, str, int]] = set()
     ended = False
     for lineno, line in enumerate(lines[1:], start=2):
         if ended:
@@ -270,24 +497,53 @@ def parse_driver_output(text: str) -> DriverOutput:
             out.meta[fields[1]] = fields[2]
         elif kind == "sample" and len(fields) == 7:
             scheme, bits = _parse_scheme_bits(fields[1], fields[2], lineno)
-            operation = fields[3]
-            if operation not in OPERATIONS[scheme]:
-                raise DriverOutputError(
-                    f"driver output line {lineno}: {scheme} has no operation {operation!r}"
-                )
             sample = Sample(
                 scheme=scheme,
                 key_bits=bits,
-                operation=operation,
+                operation=_parse_operation(scheme, fields[3], lineno),
                 ops_per_block=_parse_int(fields[4], "ops per block", lineno, 1),
                 repetition=_parse_int(fields[5], "repetition", lineno, 0),
                 ns=_parse_int(fields[6], "nanoseconds", lineno, 0),
             )
-            ident = (scheme, bits, operation, sample.repetition)
+            ident = (scheme, bits, sample.operation, "sample", sample.repetition)
             if ident in seen:
                 raise DriverOutputError(f"driver output line {lineno}: duplicate sample")
             seen.add(ident)
             out.samples.append(sample)
+        elif kind == "discard" and len(fields) == 8:
+            scheme, bits = _parse_scheme_bits(fields[1], fields[2], lineno)
+            discard_kind = fields[4]
+            if discard_kind not in DISCARD_KINDS:
+                raise DriverOutputError(
+                    f"driver output line {lineno}: unknown discard kind {discard_kind!r}"
+                )
+            discard = Discard(
+                scheme=scheme,
+                key_bits=bits,
+                operation=_parse_operation(scheme, fields[3], lineno),
+                kind="calibration" if discard_kind == "calibration" else "warmup",
+                ops_per_block=_parse_int(fields[5], "ops per block", lineno, 1),
+                index=_parse_int(fields[6], "index", lineno, 0),
+                ns=_parse_int(fields[7], "nanoseconds", lineno, 0),
+            )
+            ident = (scheme, bits, discard.operation, discard.kind, discard.index)
+            if ident in seen:
+                raise DriverOutputError(f"driver output line {lineno}: duplicate {discard_kind}")
+            seen.add(ident)
+            out.discards.append(discard)
+        elif kind == "done" and len(fields) == 6:
+            key = _parse_scheme_bits(fields[1], fields[2], lineno)
+            if key in out.done:
+                raise DriverOutputError(f"driver output line {lineno}: second 'done' for {key}")
+            if fields[4] not in ("0", "1"):
+                raise DriverOutputError(
+                    f"driver output line {lineno}: budget flag {fields[4]!r} is not 0 or 1"
+                )
+            out.done[key] = PairDone(
+                taken=_parse_int(fields[3], "repetitions taken", lineno, 0),
+                budget_exhausted=fields[4] == "1",
+                elapsed_ns=_parse_int(fields[5], "elapsed ns", lineno, 0),
+            )
         elif kind == "invalid" and len(fields) == 4:
             key = _parse_scheme_bits(fields[1], fields[2], lineno)
             if key in out.invalid:
@@ -320,45 +576,108 @@ def expected_scheme_keys(schemes: Sequence[str], rsa_bits: Sequence[int]) -> lis
     return keys
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """What the driver was asked for, as far as checking its output needs it.
+
+    Attributes:
+        iterations: starting (and smallest) operations per block.
+        repetitions: timed repetitions wanted per pair.
+        min_block_ns: calibration target the driver used, ns; 0 = no calibration.
+        max_block_ops: calibration cap the driver used.
+        max_time_ns: budget per pair in ns; None = no budget.
+    """
+
+    iterations: int
+    repetitions: int
+    min_block_ns: int = 0
+    max_block_ops: int = CALIBRATION_MAX_OPS
+    max_time_ns: int | None = None
+
+
+def _check_calibration(
+    label: str,
+    calibration: Sequence[Discard],
+    first_after: Discard | Sample | None,
+    final: int,
+    request: RunRequest,
+) -> None:
+    """Hold a row's calibration steps against next_block_size().
+
+    Raises:
+        DriverOutputError: a step the rule would not have taken, or
+            calibration that ended while the rule still wanted to grow.
+    """
+    sizes = [d.ops_per_block for d in calibration] + [final]
+    if sizes[0] != request.iterations:
+        raise DriverOutputError(
+            f"{label}: first block has {sizes[0]} ops, expected --iterations {request.iterations}"
+        )
+    for step, block in enumerate(calibration):
+        want = next_block_size(
+            block.ops_per_block, block.ns, request.min_block_ns, request.max_block_ops
+        )
+        if want != sizes[step + 1]:
+            raise DriverOutputError(
+                f"{label}: calibration went from {block.ops_per_block} ops ({block.ns} ns) to"
+                f" {sizes[step + 1]}, the rule says {want}"
+            )
+    if first_after is not None:
+        want = next_block_size(final, first_after.ns, request.min_block_ns, request.max_block_ops)
+        if want != final:
+            raise DriverOutputError(
+                f"{label}: calibration stopped at {final} ops although a block of"
+                f" {first_after.ns} ns calls for {want}"
+            )
+
+
 def build_rows(
     output: DriverOutput,
     expected: Sequence[SchemeKey],
-    iterations: int,
-    repetitions: int,
+    request: RunRequest,
     warn: Callable[[str], None],
 ) -> list[RowDict]:
-    """Turn parsed driver output into the document's rows.
+    """Turn parsed driver output into the document's rows, checking it on the way.
 
     Every operation of every expected (scheme, bits) pair yields one row, in
     ``expected`` order and then CONTRACT.md operation order. A valid row must
-    have exactly one sample > 0 ns per repetition. Rows of a pair the driver
-    declared invalid carry its reason; their zero-ns samples are dropped
-    (the schema requires > 0), and a row left without samples is omitted
-    with a warning, since the schema cannot express it.
+    have one sample > 0 ns per timed repetition, all of one block size that
+    calibration (checked step by step against next_block_size()) arrived
+    at, and as many repetitions as requested unless the driver reports the
+    budget spent (checked against should_stop_repetitions()). Rows of a pair
+    the driver declared invalid carry its reason; their zero-ns samples are
+    dropped (the schema requires > 0). An invalid row without timed samples
+    (the failure came during calibration or warmup) keeps its last
+    discarded block so the failure stays visible; a row left with nothing
+    is omitted with a warning, since the schema cannot express it.
 
     Args:
         output: parsed driver output.
         expected: pairs that were requested, see expected_scheme_keys().
-        iterations: requested operations per block.
-        repetitions: requested blocks per row.
+        request: what was asked of the driver.
         warn: called with a one-line message for each omitted row.
 
     Returns:
         The rows, JSON-ready.
 
     Raises:
-        DriverOutputError: samples or verdicts for pairs that were not
-            requested, a block size other than ``iterations``, or a valid
-            row with missing, extra or zero samples.
+        DriverOutputError: blocks or verdicts for pairs that were not
+            requested, a pair without its ``done`` line, block sizes that
+            break the calibration rule, or a valid row with missing, extra
+            or zero samples.
     """
     by_row: dict[tuple[str, int | None, str], list[Sample]] = {}
     for sample in output.samples:
         by_row.setdefault((sample.scheme, sample.key_bits, sample.operation), []).append(sample)
+    discards_by_row: dict[tuple[str, int | None, str], list[Discard]] = {}
+    for discard in output.discards:
+        key3 = (discard.scheme, discard.key_bits, discard.operation)
+        discards_by_row.setdefault(key3, []).append(discard)
     expected_set = set(expected)
-    for scheme, bits, _ in by_row:
+    for scheme, bits, _ in [*by_row, *discards_by_row]:
         if (scheme, bits) not in expected_set:
             raise DriverOutputError(f"driver measured {scheme} {bits}, which was not requested")
-    for key in output.invalid:
+    for key in [*output.invalid, *output.done]:
         if key not in expected_set:
             raise DriverOutputError(f"driver judged {key}, which was not requested")
 
@@ -366,46 +685,106 @@ def build_rows(
     for scheme, bits in expected:
         reason = output.invalid.get((scheme, bits))
         label = scheme if bits is None else f"{scheme}-{bits}"
+        done = output.done.get((scheme, bits))
+        if done is None:
+            raise DriverOutputError(f"{label}: driver output has no 'done' line")
+        if reason is None:
+            _check_pair_done(label, done, request)
         for operation in OPERATIONS[scheme]:
+            where = f"{label} {operation}"
             samples = sorted(by_row.get((scheme, bits, operation), []), key=lambda s: s.repetition)
-            for sample in samples:
-                if sample.ops_per_block != iterations:
-                    raise DriverOutputError(
-                        f"{label} {operation}: block of {sample.ops_per_block} ops,"
-                        f" expected {iterations}"
-                    )
+            discarded = discards_by_row.get((scheme, bits, operation), [])
+            calibration = sorted(
+                (d for d in discarded if d.kind == "calibration"), key=lambda d: d.index
+            )
+            warmups = sorted((d for d in discarded if d.kind == "warmup"), key=lambda d: d.index)
+            sizes = {s.ops_per_block for s in samples} | {d.ops_per_block for d in warmups}
+            if len(sizes) > 1:
+                raise DriverOutputError(f"{where}: blocks of different sizes {sorted(sizes)}")
             if reason is None:
                 reps = [s.repetition for s in samples]
-                if reps != list(range(repetitions)):
+                if reps != list(range(done.taken)):
                     raise DriverOutputError(
-                        f"{label} {operation}: valid but repetitions {reps},"
-                        f" expected 0..{repetitions - 1}"
+                        f"{where}: valid but repetitions {reps}, expected 0..{done.taken - 1}"
                     )
                 if any(s.ns <= 0 for s in samples):
-                    raise DriverOutputError(f"{label} {operation}: valid but a sample is 0 ns")
+                    raise DriverOutputError(f"{where}: valid but a sample is 0 ns")
+                ops = samples[0].ops_per_block
+                if request.min_block_ns == 0 and ops != request.iterations:
+                    raise DriverOutputError(
+                        f"{where}: block of {ops} ops, expected {request.iterations}"
+                    )
+                first_after = warmups[0] if warmups else samples[0]
+                _check_calibration(where, calibration, first_after, ops, request)
                 samples_ns = [s.ns for s in samples]
             else:
                 samples_ns = [s.ns for s in samples if s.ns > 0]
+                ops = samples[0].ops_per_block if samples else request.iterations
                 if not samples_ns:
-                    warn(f"{label} {operation}: no samples before the failure; row omitted")
-                    continue
+                    fallback = [d for d in [*calibration, *warmups] if d.ns > 0]
+                    if not fallback:
+                        warn(f"{where}: no samples before the failure; row omitted")
+                        continue
+                    samples_ns, ops = [fallback[-1].ns], fallback[-1].ops_per_block
             rows.append(
                 {
                     "suite": SUITE,
                     "scheme": scheme,
                     "key_bits": bits,
                     "operation": operation,
-                    "ops_per_block": iterations,
+                    "ops_per_block": ops,
                     "samples_ns": samples_ns,
                     "valid": reason is None,
                     "invalid_reason": reason,
+                    "iterations_requested": request.iterations,
+                    "calibrated": ops > request.iterations,
+                    "repetitions_requested": request.repetitions,
+                    "budget_exhausted": done.budget_exhausted,
+                    "warmup_samples_ns": [d.ns for d in warmups],
+                    "calibration_blocks": [
+                        {"ops_per_block": d.ops_per_block, "ns": d.ns} for d in calibration
+                    ],
                 }
             )
     return rows
 
 
+def _check_pair_done(label: str, done: PairDone, request: RunRequest) -> None:
+    """Check a valid pair's ``done`` line against the budget rule.
+
+    Raises:
+        DriverOutputError: too few or too many repetitions for what the
+            driver reports, or a budget cut the rule would not have made.
+    """
+    if done.budget_exhausted:
+        if not 1 <= done.taken < request.repetitions or not should_stop_repetitions(
+            done.taken, request.repetitions, done.elapsed_ns, request.max_time_ns
+        ):
+            raise DriverOutputError(
+                f"{label}: budget cut after {done.taken} of {request.repetitions} repetitions"
+                f" at {done.elapsed_ns} ns, which the budget rule does not allow"
+            )
+    elif done.taken != request.repetitions:
+        raise DriverOutputError(
+            f"{label}: {done.taken} of {request.repetitions} repetitions taken without a budget cut"
+        )
+
+
 # --------------------------------------------------------------------------
 # Setup
+
+
+def _cpuinfo_values(text: str) -> dict[str, str]:
+    """First non-empty value of each /proc/cpuinfo key (keys stripped, case kept)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if value and key not in values:
+            values[key] = value
+    return values
 
 
 def parse_cpuinfo(text: str) -> str:
@@ -423,14 +802,7 @@ def parse_cpuinfo(text: str) -> str:
     Returns:
         The model string, e.g. "POWER9, altivec supported", or "unknown".
     """
-    values: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        key, value = key.strip(), value.strip()
-        if value and key not in values:
-            values[key] = value
+    values = _cpuinfo_values(text)
     for key in CPU_MODEL_KEYS:
         if key in values:
             return values[key]
@@ -447,6 +819,189 @@ def read_cpu_model(path: Path = Path("/proc/cpuinfo")) -> str:
         return parse_cpuinfo(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return "unknown"
+
+
+def parse_cpu_flags(text: str) -> list[str]:
+    """List the first CPU's feature flags from /proc/cpuinfo text.
+
+    Uses the first of CPU_FLAG_KEYS present: x86 ``flags`` and ARM
+    ``Features`` are blank-separated; riscv64's ``isa`` is one string, split
+    at ``_`` into the base ISA and its extensions
+    (``rv64imafdc_zicsr`` -> ``["rv64imafdc", "zicsr"]``). ppc64le kernels
+    list no flags. Under QEMU user emulation these are the host's flags.
+
+    Args:
+        text: contents of /proc/cpuinfo (may be empty).
+
+    Returns:
+        The flags in kernel order; empty when none are listed.
+    """
+    values = _cpuinfo_values(text)
+    for key in CPU_FLAG_KEYS:
+        if key in values:
+            separator = "_" if key == "isa" else None
+            return [flag for flag in values[key].split(separator) if flag]
+    return []
+
+
+def read_cpu_flags(path: Path = Path("/proc/cpuinfo")) -> list[str]:
+    """Return parse_cpu_flags() of ``path``, or [] if it cannot be read."""
+    try:
+        return parse_cpu_flags(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+def _read_stripped(path: Path) -> str | None:
+    """A small kernel file's stripped text, or None if it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+def parse_self_cgroup(text: str) -> dict[str, str]:
+    """Map each controller to this process's cgroup path, from /proc/self/cgroup.
+
+    Lines are ``<id>:<controllers>:<path>``; cgroup v2's single entry
+    (``0::/path``) is returned under the key ``""``, v1 entries under each
+    comma-separated controller name (``cpu``, ``cpuacct``, ``cpuset``, ...).
+
+    Args:
+        text: contents of /proc/self/cgroup.
+    """
+    paths: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        controllers, path = parts[1], parts[2]
+        if not controllers:
+            paths[""] = path
+        for controller in controllers.split(","):
+            if controller:
+                paths[controller] = path
+    return paths
+
+
+def _parse_quota_value(text: str | None) -> int | None:
+    """A cgroup CPU quota or period in µs; None for "max", -1, absent or garbage."""
+    if text is None or text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def parse_cpu_max(text: str) -> tuple[int | None, int | None]:
+    """Parse cgroup v2 ``cpu.max``: ``"<quota> <period>"`` in µs, quota ``max`` = no limit.
+
+    Returns:
+        (quota_us, period_us); None for no limit or an unreadable field.
+    """
+    fields = text.split()
+    quota = _parse_quota_value(fields[0]) if fields else None
+    period = _parse_quota_value(fields[1]) if len(fields) > 1 else None
+    return quota, period
+
+
+def cpu_limits(
+    cgroup: Literal["v1", "v2"], quota_us: int | None, period_us: int | None, cpuset: str | None
+) -> CpuLimitsDict:
+    """Assemble ``setup.cpu_limits``; ``cpus`` = quota / period (3 decimals) when both are set."""
+    cpus = round(quota_us / period_us, 3) if quota_us and period_us else None
+    return {
+        "cgroup": cgroup,
+        "quota_us": quota_us,
+        "period_us": period_us,
+        "cpus": cpus,
+        "cpuset": cpuset or None,
+    }
+
+
+def read_cpu_limits(
+    root: Path = CGROUP_ROOT, self_cgroup: Path = PROC_SELF_CGROUP
+) -> CpuLimitsDict | None:
+    """Read the CPU limits of this process's cgroup (inside a container: the container's).
+
+    cgroup v2: ``cpu.max`` and ``cpuset.cpus.effective``. v1: ``cpu.cfs_quota_us``
+    and ``cpu.cfs_period_us`` under ``cpu/`` (or ``cpu,cpuacct/``), and
+    ``cpuset.effective_cpus`` or ``cpuset.cpus`` under ``cpuset/``. Each is
+    looked for in the process's own cgroup directory (from
+    ``/proc/self/cgroup``), then at the hierarchy's root, which is where a
+    container with its own cgroup namespace or a v1 bind mount sees it.
+
+    Args:
+        root: the cgroup mount point.
+        self_cgroup: /proc/self/cgroup.
+
+    Returns:
+        The limits, with None for whatever is not limited or not readable;
+        None when no cgroup CPU file can be read at all.
+    """
+    own = parse_self_cgroup(_read_stripped(self_cgroup) or "")
+
+    def candidates(base: Path, relative: str | None) -> list[Path]:
+        dirs = [base / relative.lstrip("/")] if relative and relative != "/" else []
+        return [d for d in [*dirs, base] if d.is_dir()]
+
+    for directory in candidates(root, own.get("")):
+        cpu_max = _read_stripped(directory / "cpu.max")
+        cpuset = _read_stripped(directory / "cpuset.cpus.effective")
+        if cpu_max is not None or cpuset is not None:
+            quota, period = parse_cpu_max(cpu_max or "")
+            return cpu_limits("v2", quota, period, cpuset)
+
+    found = False
+    quota_us = period_us = None
+    for name in ("cpu", "cpu,cpuacct"):
+        for directory in candidates(root / name, own.get("cpu")):
+            quota_text = _read_stripped(directory / "cpu.cfs_quota_us")
+            period_text = _read_stripped(directory / "cpu.cfs_period_us")
+            if quota_text is not None or period_text is not None:
+                quota_us, period_us = (
+                    _parse_quota_value(quota_text),
+                    _parse_quota_value(period_text),
+                )
+                found = True
+                break
+        if found:
+            break
+    cpuset_v1 = None
+    for directory in candidates(root / "cpuset", own.get("cpuset")):
+        cpuset_v1 = _read_stripped(directory / "cpuset.effective_cpus")
+        if cpuset_v1 is None:
+            cpuset_v1 = _read_stripped(directory / "cpuset.cpus")
+        if cpuset_v1 is not None:
+            found = True
+            break
+    return cpu_limits("v1", quota_us, period_us, cpuset_v1) if found else None
+
+
+def read_cpu_affinity() -> list[int] | None:
+    """CPUs this process may run on (``sched_getaffinity(0)``), ascending; None if unknown."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def parse_loadavg(text: str) -> list[float] | None:
+    """The 1, 5 and 15 minute load averages from /proc/loadavg text; None if malformed."""
+    fields = text.split()
+    try:
+        values = [float(f) for f in fields[:3]]
+    except ValueError:
+        return None
+    return values if len(values) == 3 and all(math.isfinite(v) for v in values) else None
+
+
+def read_load_average(path: Path = PROC_LOADAVG) -> list[float] | None:
+    """Return parse_loadavg() of ``path``, or None if it cannot be read."""
+    text = _read_stripped(path)
+    return parse_loadavg(text) if text is not None else None
 
 
 def parse_os_release(text: str) -> dict[str, str]:
@@ -572,8 +1127,9 @@ def package_versions() -> tuple[dict[str, str | None], dict[str, str | None]]:
     """Find the dpkg packages and versions of the libraries behind the driver.
 
     Returns:
-        (versions, names): both keyed by PACKAGE_LIBRARY_GLOBS keys; values
-        are None when dpkg is missing or nothing owns the library.
+        (versions, names): both keyed by PACKAGE_LIBRARY_GLOBS and
+        PACKAGE_NAMES keys; values are None when dpkg is missing, nothing
+        owns the library or the package is not installed.
     """
     native_arch = _run_quiet(["dpkg", "--print-architecture"])
     versions: dict[str, str | None] = {}
@@ -586,6 +1142,10 @@ def package_versions() -> tuple[dict[str, str | None], dict[str, str | None]]:
         if package is not None:
             version = _run_quiet(["dpkg-query", "-W", "-f", "${Version}", package]) or None
         versions[key] = version
+    for key, name in PACKAGE_NAMES.items():
+        version = _run_quiet(["dpkg-query", "-W", "-f", "${Version}", name]) or None
+        versions[key] = version
+        names[key] = name if version else None
     return versions, names
 
 
@@ -603,12 +1163,15 @@ def parse_build_info(text: str) -> dict[str, str]:
     return info
 
 
-def collect_setup(driver_meta: dict[str, str], build_info_path: Path) -> SetupDict:
+def collect_setup(
+    driver_meta: dict[str, str], build_info_path: Path, load_average: list[float] | None
+) -> SetupDict:
     """Describe the machine, OS, libraries and driver build of this run.
 
     Args:
         driver_meta: ``meta`` lines of the driver run.
         build_info_path: build-info.txt next to the driver (may be missing).
+        load_average: read_load_average() from before the driver started.
 
     Returns:
         The document's ``setup`` object.
@@ -623,7 +1186,7 @@ def collect_setup(driver_meta: dict[str, str], build_info_path: Path) -> SetupDi
         build = parse_build_info(build_info_path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         build = {}
-    resolution = driver_meta.get("clock_resolution_ns", "")
+    gcc = _run_quiet(["gcc", "--version"])
     return {
         "cpu_model": read_cpu_model(),
         "cores": os.cpu_count() or 1,
@@ -633,8 +1196,47 @@ def collect_setup(driver_meta: dict[str, str], build_info_path: Path) -> SetupDi
         "packages": versions,
         "package_names": names,
         "gnunet_version": gnunet_version,
-        "clock_resolution_ns": int(resolution) if resolution.isdigit() else None,
+        "gcc_version": gcc.splitlines()[0] if gcc else None,
+        "clock_resolution_ns": _meta_int(driver_meta, "clock_resolution_ns"),
         "build": build,
+        "cpu_flags": read_cpu_flags(),
+        "cpu_affinity": read_cpu_affinity(),
+        "cpu_limits": read_cpu_limits(),
+        "load_average": load_average,
+    }
+
+
+def _meta_int(meta: dict[str, str], key: str) -> int | None:
+    """A non-negative integer meta value, or None when absent or malformed."""
+    value = meta.get(key, "")
+    return int(value) if value.isdigit() else None
+
+
+def build_calibration(meta: dict[str, str]) -> CalibrationDict:
+    """The document's ``calibration`` object from the driver's clock probe and settings.
+
+    Raises:
+        DriverOutputError: the driver did not report ``min_block_ns`` or
+            ``max_block_ops`` (without them its blocks cannot be checked).
+    """
+    min_block_ns = _meta_int(meta, "min_block_ns")
+    max_block_ops = _meta_int(meta, "max_block_ops")
+    if min_block_ns is None or max_block_ops is None:
+        raise DriverOutputError("driver output lacks meta min_block_ns or max_block_ops")
+    try:
+        overhead: float | None = float(meta.get("clock_pair_overhead_ns", ""))
+    except ValueError:
+        overhead = None
+    if overhead is not None and not math.isfinite(overhead):
+        overhead = None
+    return {
+        "clock": meta.get("clock", "CLOCK_MONOTONIC"),
+        "resolution_ns": _meta_int(meta, "clock_resolution_ns"),
+        "observed_tick_ns": _meta_int(meta, "clock_observed_tick_ns"),
+        "pair_overhead_ns": overhead,
+        "probe_reads": _meta_int(meta, "clock_probe_reads"),
+        "min_block_ns": min_block_ns,
+        "max_block_ops": max_block_ops,
     }
 
 
@@ -689,6 +1291,7 @@ def build_document(
     started_at: datetime,
     duration_s: float,
     parameters: ParametersDict,
+    calibration: CalibrationDict,
     setup: SetupDict,
     rows: list[RowDict],
 ) -> DocumentDict:
@@ -698,6 +1301,7 @@ def build_document(
         started_at: aware datetime at which the run started.
         duration_s: wall time of the whole run in seconds (>= 0).
         parameters: the run parameters.
+        calibration: see build_calibration().
         setup: see collect_setup().
         rows: see build_rows().
     """
@@ -708,6 +1312,7 @@ def build_document(
         "started_at": utc_timestamp(started_at),
         "duration_s": round(max(duration_s, 0.0), 3),
         "parameters": parameters,
+        "calibration": calibration,
         "setup": setup,
         "rows": rows,
     }
@@ -726,6 +1331,21 @@ def _bounded_int(low: int, high: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def parse_seconds(text: str) -> float:
+    """argparse type for --max-time: seconds, a finite number in (0, MAX_TIME_S].
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, not finite, <= 0 or too large.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIME_S):
+        raise argparse.ArgumentTypeError(f"{text!r} is not in (0, {MAX_TIME_S:g}] seconds")
+    return value
 
 
 def parse_rsa_bits(text: str) -> list[int]:
@@ -754,13 +1374,35 @@ def make_parser() -> argparse.ArgumentParser:
         "--iterations",
         type=_bounded_int(1, MAX_ITERATIONS),
         default=10,
-        help="operations per timed block (default 10, the thesis' '10x')",
+        help="operations per timed block to start calibration from, never shrunk"
+        " (default 10, the thesis' '10x')",
     )
     parser.add_argument(
         "--repetitions",
         type=_bounded_int(1, MAX_REPETITIONS),
         default=3,
-        help="timed blocks per row (default 3)",
+        help="timed blocks per row (default 3; fewer when --max-time is spent)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=_bounded_int(0, MAX_WARMUP),
+        default=1,
+        help="repetitions run and discarded before the timed ones (default 1)",
+    )
+    parser.add_argument(
+        "--min-block-ns",
+        type=_bounded_int(0, MAX_MIN_BLOCK_NS),
+        default=None,
+        help="grow each block until it takes this many ns; 0 keeps --iterations"
+        f" (default: max({MIN_BLOCK_TICKS} clock ticks, 1 ms))",
+    )
+    parser.add_argument(
+        "--max-time",
+        type=parse_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="budget per scheme and key size: no further repetition once spent,"
+        " at least one is always taken (default: none)",
     )
     parser.add_argument(
         "--rsa-bits",
@@ -779,6 +1421,32 @@ def make_parser() -> argparse.ArgumentParser:
         "--progress", action="store_true", help="driver reports each repetition on stderr"
     )
     return parser
+
+
+def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[str]:
+    """The blindsig command line for parsed harness arguments.
+
+    ``--max-time`` is passed as repr() of the float, which strtod() reads back exactly.
+    """
+    driver_args = [
+        "--iterations",
+        str(args.iterations),
+        "--repetitions",
+        str(args.repetitions),
+        "--warmup",
+        str(args.warmup),
+        "--scheme",
+        args.scheme,
+    ]
+    if args.min_block_ns is not None:
+        driver_args += ["--min-block-ns", str(args.min_block_ns)]
+    if args.max_time is not None:
+        driver_args += ["--max-time", repr(args.max_time)]
+    if rsa_bits:
+        driver_args += ["--rsa-bits", ",".join(str(b) for b in rsa_bits)]
+    if args.progress:
+        driver_args.append("--progress")
+    return driver_args
 
 
 def _warn(message: str) -> None:
@@ -801,43 +1469,46 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started_at = datetime.now(UTC)
     t0 = time.monotonic()
-    driver_args = [
-        "--iterations",
-        str(args.iterations),
-        "--repetitions",
-        str(args.repetitions),
-        "--scheme",
-        args.scheme,
-    ]
-    if rsa_bits:
-        driver_args += ["--rsa-bits", ",".join(str(b) for b in rsa_bits)]
-    if args.progress:
-        driver_args.append("--progress")
+    # Before the driver loads the machine itself.
+    load_average = read_load_average()
     try:
-        output = parse_driver_output(run_driver(driver, driver_args))
-        rows = build_rows(
-            output,
-            expected_scheme_keys(schemes, rsa_bits),
-            args.iterations,
-            args.repetitions,
-            _warn,
+        output = parse_driver_output(run_driver(driver, driver_arguments(args, rsa_bits)))
+        calibration = build_calibration(output.meta)
+        request = RunRequest(
+            iterations=args.iterations,
+            repetitions=args.repetitions,
+            min_block_ns=calibration["min_block_ns"],
+            max_block_ops=calibration["max_block_ops"],
+            max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
         )
+        rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
         for (scheme, bits), reason in output.invalid.items():
             label = scheme if bits is None else f"{scheme}-{bits}"
             _warn(f"{label} is invalid: {reason}")
-        setup = collect_setup(output.meta, driver.parent / BUILD_INFO_NAME)
+        for (scheme, bits), done in output.done.items():
+            if done.budget_exhausted:
+                label = scheme if bits is None else f"{scheme}-{bits}"
+                _warn(
+                    f"{label}: --max-time spent after {done.taken} of {args.repetitions}"
+                    " repetitions"
+                )
+        setup = collect_setup(output.meta, driver.parent / BUILD_INFO_NAME, load_average)
     except HarnessError as exc:
         print(f"archbench-harness: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
-    message_bytes = output.meta.get("message_bytes", "")
     parameters: ParametersDict = {
         "iterations": args.iterations,
         "repetitions": args.repetitions,
         "rsa_bits": rsa_bits,
         "schemes": schemes,
-        "message_bytes": int(message_bytes) if message_bytes.isdigit() else None,
+        "message_bytes": _meta_int(output.meta, "message_bytes"),
+        "warmup": args.warmup,
+        "max_time_s": args.max_time,
+        "min_block_ns": args.min_block_ns,
     }
-    document = build_document(started_at, time.monotonic() - t0, parameters, setup, rows)
+    document = build_document(
+        started_at, time.monotonic() - t0, parameters, calibration, setup, rows
+    )
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
     sys.stdout.flush()
     return 0

@@ -10,13 +10,29 @@
  *
  *   archbench-blindsig  <format version>                 first line
  *   meta      <key>  <value>                             build/run facts
+ *   discard   <scheme> <bits> <operation> <kind> <ops> <index> <ns>
  *   sample    <scheme> <bits> <operation> <ops> <rep> <ns>
+ *   done      <scheme> <bits> <taken> <budget_exhausted> <elapsed_ns>
  *   invalid   <scheme> <bits> <reason>                   at most one per pair
  *   end       ok                                         last line
  *
  * <scheme> is CS or RSA, <bits> is the RSA modulus size (0 for CS), <ns> is
- * the CLOCK_MONOTONIC wall time of one block of <ops> operations.  A missing
- * "end" line means the output is truncated (crash) and must be discarded.
+ * the CLOCK_MONOTONIC wall time of one block of <ops> operations.  "discard"
+ * blocks (<kind> calibration or warmup, <index> counting from 0 within the
+ * kind) were run and thrown away; "sample" blocks are the measurement.
+ * "done" closes every (scheme, bits) pair: <taken> timed repetitions,
+ * <budget_exhausted> 1 when --max-time stopped it early, <elapsed_ns> the
+ * pair's wall time including calibration and warmups.  A missing "end" line
+ * means the output is truncated (crash) and must be discarded.
+ *
+ * Calibration, warmups and the time budget, per (scheme, bits) pair:
+ *   every repetition runs the whole chain (key generation .. verifying) with
+ *   its own block size per operation.  While calibrating, each operation's
+ *   size follows next_block_size() after each repetition; the first
+ *   repetition in which no size grows ends calibration (sizes are then
+ *   fixed), and it and the following ones are the --warmup repetitions
+ *   (discarded), then the timed ones.  archbench_harness.py implements the
+ *   same rule and checks every calibration step against it.
  *
  * Exit status: 0 when the run completed (even if some scheme is invalid),
  * 64 on usage errors, 70 on internal errors (no usable clock).
@@ -52,7 +68,7 @@
 #endif
 
 #define BLINDSIG_FORMAT "archbench-blindsig"
-#define BLINDSIG_FORMAT_VERSION 1
+#define BLINDSIG_FORMAT_VERSION 2
 
 #define EXIT_USAGE 64
 #define EXIT_INTERNAL 70
@@ -68,9 +84,45 @@
 #define MAX_RSA_BITS 16384
 #define MAX_ITERATIONS 1000000UL
 #define MAX_REPETITIONS 100000UL
+#define MAX_WARMUP 1000UL
+/* An hour-long minimum block is a typo, not a measurement plan. */
+#define MAX_MIN_BLOCK_NS UINT64_C (60000000000)
+#define MAX_TIME_S 1e6
+
+/* Calibration never grows a block beyond this many operations (unless
+ * --iterations asks for more): every operation of the largest block needs
+ * its own prepared item (~1 KB for CS), and 100000 sub-microsecond CS
+ * unblindings already take several clock-resolution-proof milliseconds. */
+#define CALIBRATION_MAX_OPS 100000U
+/* Default minimum block: this many clock ticks, and at least 1 ms, so that
+ * a block is never within 1 % of one tick and scheduler noise of a few
+ * microseconds stays small against it. */
+#define MIN_BLOCK_TICKS 100
+#define MIN_BLOCK_FLOOR_NS UINT64_C (1000000)
+
+/* Clock probe: enough back-to-back reads for a stable mean read cost and
+ * for a coarse clock to show some ticks, bounded so that an emulated clock
+ * (a syscall per read under QEMU) still takes well under a second. */
+#define CLOCK_PROBE_WARM_READS 1000UL
+#define CLOCK_PROBE_MIN_READS 20000UL
+#define CLOCK_PROBE_MAX_READS 2000000UL
+#define CLOCK_PROBE_MIN_CHANGES 1000UL
+
+#define CS_OPS 7
+#define RSA_OPS 5
+#define MAX_OPS 7
 
 /* The exchange derives r with "rw" for withdrawals; any fixed seed works. */
 static const char cs_r_seed[] = "rw";
+
+/* Operation ids in chain order; the index is the stage index below. */
+static const char *const cs_op_names[CS_OPS] = {
+  "key_generation", "r_derivation", "blinding_secret_derivation",
+  "blinding", "signing", "unblinding", "verifying"
+};
+static const char *const rsa_op_names[RSA_OPS] = {
+  "key_generation", "blinding", "signing", "unblinding", "verifying"
+};
 
 /**
  * First failure seen for one scheme/size; later failures only add noise.
@@ -79,6 +131,30 @@ struct Verdict
 {
   bool failed;
   char reason[REASON_LEN];
+};
+
+/**
+ * What the clock probe found out about CLOCK_MONOTONIC.
+ */
+struct ClockInfo
+{
+  uint64_t resolution_ns;      /* clock_getres; 0 if it failed */
+  uint64_t observed_tick_ns;   /* smallest non-zero step; 0 if none seen */
+  double pair_overhead_ns;     /* mean t1 - t0 of two back-to-back reads */
+  unsigned long reads;
+};
+
+/**
+ * Everything the command line decided.
+ */
+struct Config
+{
+  unsigned int iterations;     /* starting (and smallest) block size */
+  unsigned int repetitions;    /* timed repetitions wanted per pair */
+  unsigned int warmup;         /* discarded repetitions before them */
+  uint64_t min_block_ns;       /* calibration target; 0: no calibration */
+  unsigned int max_block_ops;  /* calibration never grows beyond this */
+  uint64_t max_time_ns;        /* budget per pair; 0: none */
 };
 
 static bool show_progress;
@@ -128,23 +204,185 @@ now_ns (void)
 }
 
 
-static void
-emit_sample (const char *scheme,
-             unsigned int bits,
-             const char *operation,
-             unsigned int ops,
-             unsigned int rep,
-             uint64_t elapsed_ns,
-             struct Verdict *v)
+/* ------------------------------------------------------- calibration */
+
+/**
+ * Smallest number of the 1, 2, 5, 10, 20, 50, ... series that is >= @a n
+ * (n >= 1).  Block sizes from a short series come out the same in runs
+ * whose measurements differ by a few percent, so runs stay comparable.
+ */
+static uint64_t
+round_up_125 (uint64_t n)
 {
-  printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
-          scheme, bits, operation, ops, rep, elapsed_ns);
-  /* A zero reading is "faster than the clock can tell", not a time. */
-  if (0 == elapsed_ns)
-    verdict_fail (v,
-                  "%s block of %u ops measured 0 ns (below clock resolution);"
-                  " raise --iterations",
-                  operation, ops);
+  uint64_t decade = 1;
+
+  for (;;)
+  {
+    if (n <= decade)
+      return decade;
+    if (n <= 2 * decade)
+      return 2 * decade;
+    if (n <= 5 * decade)
+      return 5 * decade;
+    decade *= 10;
+  }
+}
+
+
+/**
+ * The calibration rule; next_block_size() in archbench_harness.py is the
+ * same function and the harness checks every step against it.
+ *
+ * A block of @a ops operations took @a block_ns.  If that is shorter than
+ * @a min_block_ns, return the next size to try: the size that would take
+ * min_block_ns at the measured rate plus 25 % headroom (so that noise does
+ * not leave the next block just short again), or ten times the size when
+ * the block read 0 ns (no rate known), rounded up to the 1-2-5 series and
+ * capped at @a max_ops.  Otherwise, or with calibration off (min_block_ns
+ * 0) or at the cap, return @a ops: a size never shrinks.
+ *
+ * Quantised reads can only make a block look shorter than it was by under
+ * one tick, so a block of k >= 1 ticks overestimates the size needed by at
+ * most (k + 1) / k; a block that reads too long just costs another round.
+ */
+static unsigned int
+next_block_size (unsigned int ops, uint64_t block_ns, uint64_t min_block_ns,
+                 unsigned int max_ops)
+{
+  uint64_t want;
+
+  if ((0 == min_block_ns) || (block_ns >= min_block_ns) || (ops >= max_ops))
+    return ops;
+  if (0 == block_ns)
+    want = (uint64_t) ops * 10;
+  else
+    /* ops <= 1e6 and min_block_ns <= 6e10: no overflow before dividing. */
+    want = ((uint64_t) ops * min_block_ns * 5 + 4 * block_ns - 1)
+           / (4 * block_ns);
+  if (want > max_ops)
+    want = max_ops;
+  want = round_up_125 (want);
+  return (want > max_ops) ? max_ops : (unsigned int) want;
+}
+
+
+/**
+ * The budget rule (should_stop_repetitions() in archbench_harness.py): stop
+ * taking timed repetitions once @a requested are taken, or once the pair has
+ * used its budget and at least one was taken.
+ */
+static bool
+should_stop_repetitions (unsigned int taken, unsigned int requested,
+                         uint64_t elapsed_ns, uint64_t max_time_ns)
+{
+  if (taken >= requested)
+    return true;
+  return (0 != max_time_ns) && (taken >= 1) && (elapsed_ns >= max_time_ns);
+}
+
+
+/**
+ * Default minimum block: MIN_BLOCK_TICKS of the coarser of the reported
+ * and the observed clock step, and at least MIN_BLOCK_FLOOR_NS
+ * (default_min_block_ns() in archbench_harness.py).
+ */
+static uint64_t
+default_min_block_ns (const struct ClockInfo *ci)
+{
+  uint64_t tick = ci->resolution_ns;
+  uint64_t min_block;
+
+  if (ci->observed_tick_ns > tick)
+    tick = ci->observed_tick_ns;
+  if (tick > MAX_MIN_BLOCK_NS / MIN_BLOCK_TICKS)
+    return MAX_MIN_BLOCK_NS;
+  min_block = tick * MIN_BLOCK_TICKS;
+  return (min_block < MIN_BLOCK_FLOOR_NS) ? MIN_BLOCK_FLOOR_NS : min_block;
+}
+
+
+/**
+ * Measure CLOCK_MONOTONIC the way the blocks use it: through now_ns().
+ */
+static void
+probe_clock (struct ClockInfo *ci)
+{
+  struct timespec res;
+  uint64_t first;
+  uint64_t prev;
+  uint64_t min_step = UINT64_MAX;
+  unsigned long changes = 0;
+  unsigned long reads = 1;
+
+  ci->resolution_ns = 0;
+  if (0 == clock_getres (CLOCK_MONOTONIC, &res))
+    ci->resolution_ns = (uint64_t) res.tv_sec * UINT64_C (1000000000)
+                        + (uint64_t) res.tv_nsec;
+  /* The first reads fault in the vDSO page and fill caches. */
+  for (unsigned long i = 0; i < CLOCK_PROBE_WARM_READS; i++)
+    (void) now_ns ();
+  first = prev = now_ns ();
+  while ((reads < CLOCK_PROBE_MAX_READS)
+         && ((reads < CLOCK_PROBE_MIN_READS)
+             || (changes < CLOCK_PROBE_MIN_CHANGES)))
+  {
+    uint64_t t = now_ns ();
+
+    reads++;
+    if (t != prev)
+    {
+      changes++;
+      if (t - prev < min_step)
+        min_step = t - prev;
+    }
+    prev = t;
+  }
+  ci->observed_tick_ns = (0 == changes) ? 0 : min_step;
+  ci->pair_overhead_ns = (double) (prev - first) / (double) (reads - 1);
+  ci->reads = reads;
+}
+
+
+/* ------------------------------------------------------------ stages */
+
+/**
+ * One step of the chain over items [lo, hi) of a repetition's context.
+ */
+typedef void (*StageFn) (void *ctx, unsigned int lo, unsigned int hi);
+
+
+/**
+ * Run @a timed over the first @a n of @a m items inside one timed block,
+ * then bring the remaining items through the same step untimed (with
+ * @a tail, or @a timed when NULL) so that later steps, whose blocks may be
+ * larger, find their inputs.
+ *
+ * @return the block's wall time in ns
+ */
+static uint64_t
+run_stage (StageFn timed, StageFn tail, void *ctx, unsigned int n,
+           unsigned int m)
+{
+  uint64_t t0 = now_ns ();
+  uint64_t elapsed;
+
+  timed (ctx, 0, n);
+  elapsed = now_ns () - t0;
+  if (n < m)
+    ((NULL != tail) ? tail : timed)(ctx, n, m);
+  return elapsed;
+}
+
+
+static unsigned int
+max_of (const unsigned int *ops, unsigned int count)
+{
+  unsigned int m = 0;
+
+  for (unsigned int i = 0; i < count; i++)
+    if (ops[i] > m)
+      m = ops[i];
+  return m;
 }
 
 
@@ -155,21 +393,6 @@ flip_one_bit (unsigned char *buf, size_t len)
                                            (uint32_t) (len * 8));
 
   buf[bit / 8] ^= (unsigned char) (1u << (bit % 8));
-}
-
-
-static void
-progress (const char *scheme, unsigned int bits, unsigned int rep,
-          unsigned int reps)
-{
-  if (! show_progress)
-    return;
-  if (0 == bits)
-    fprintf (stderr, "blindsig: %s repetition %u/%u done\n", scheme, rep + 1,
-             reps);
-  else
-    fprintf (stderr, "blindsig: %s-%u repetition %u/%u done\n", scheme, bits,
-             rep + 1, reps);
 }
 
 
@@ -194,23 +417,191 @@ struct CsItem
   struct GNUNET_CRYPTO_CsSignature sig;
   unsigned int b;
   enum GNUNET_GenericReturnValue verified;
+  unsigned int src;                            /* item whose chain this copies */
   bool dead;                                   /* an earlier step failed */
   unsigned char msg[MSG_LEN];
 };
 
+struct CsRep
+{
+  struct CsItem *it;
+  unsigned int n_keys;                         /* keys generated */
+  unsigned int n;                              /* block of the current step */
+};
+
 
 static void
-cs_repetition (unsigned int n, unsigned int rep, struct Verdict *v)
+cs_keygen (void *ctx, unsigned int lo, unsigned int hi)
 {
-  struct CsItem *it = calloc (n, sizeof (*it));
-  uint64_t t0;
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
 
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    GNUNET_CRYPTO_cs_private_key_generate (&it[i].priv);
+    GNUNET_CRYPTO_cs_private_key_get_public (&it[i].priv, &it[i].pub);
+  }
+}
+
+
+/* Items beyond the key generation block sign with its keys, as an exchange
+ * signs many coins with one denomination key. */
+static void
+cs_keys_share (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsRep *rep = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    rep->it[i].priv = rep->it[i % rep->n_keys].priv;
+    rep->it[i].pub = rep->it[i % rep->n_keys].pub;
+  }
+}
+
+
+/* Tail of every later CS step: an item beyond the step's block becomes a
+ * copy of item i mod n, whose chain is complete up to this step.  Computing
+ * the tail instead would cost ~0.2 ms of blinding per sub-microsecond
+ * unblinding (seconds per repetition); copying keeps every item's chain
+ * consistent, and every later step is deterministic, so a copy's signature
+ * must equal its original's byte for byte (checked in cs_verify_tail()). */
+static void
+cs_copy_tail (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsRep *rep = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+    rep->it[i] = rep->it[i % rep->n];
+}
+
+
+static void
+cs_r_derive (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    GNUNET_CRYPTO_cs_r_derive (&it[i].nonce, cs_r_seed, &it[i].priv, it[i].r);
+    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[0], &it[i].r_pub[0]);
+    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[1], &it[i].r_pub[1]);
+  }
+}
+
+
+static void
+cs_bs_derive (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_blinding_secrets_derive (&it[i].blind_seed, it[i].bs);
+}
+
+
+static void
+cs_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_calc_blinded_c (it[i].bs, it[i].r_pub, &it[i].pub,
+                                     it[i].msg, sizeof (it[i].msg), it[i].c,
+                                     it[i].blinded_r_pub);
+}
+
+
+static void
+cs_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    it[i].b = GNUNET_CRYPTO_cs_sign_derive (&it[i].priv, it[i].r, it[i].c,
+                                            &it[i].nonce, &it[i].blinded_s);
+}
+
+
+static void
+cs_unblind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    GNUNET_CRYPTO_cs_unblind (&it[i].blinded_s, &it[i].bs[it[i].b],
+                              &it[i].sig.s_scalar);
+  }
+}
+
+
+static void
+cs_verify (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].verified = GNUNET_CRYPTO_cs_verify (&it[i].sig, &it[i].pub,
+                                              it[i].msg, sizeof (it[i].msg));
+  }
+}
+
+
+/* Tail of the verification step.  An item that copies another item's
+ * chain and has the same key, message and signature bytes is verified by
+ * that item (checked earlier: src < i); anything else is verified here. */
+static void
+cs_verify_tail (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    const struct CsItem *o = &it[it[i].src];
+
+    if (it[i].dead)
+      continue;
+    if ((it[i].src != i) && (! o->dead)
+        && (0 == memcmp (&it[i].sig, &o->sig, sizeof (it[i].sig)))
+        && (0 == memcmp (&it[i].pub, &o->pub, sizeof (it[i].pub)))
+        && (0 == memcmp (it[i].msg, o->msg, sizeof (it[i].msg))))
+      it[i].verified = o->verified;
+    else
+      cs_verify (ctx, i, i + 1);
+  }
+}
+
+
+/**
+ * One CS repetition: block i of the chain times ops[i] operations.  Every
+ * item of the largest block is brought through every step (by computation
+ * inside a block, by copying outside: see cs_copy_tail()) and every
+ * signature is verified.
+ *
+ * @param ops block size per operation, in cs_op_names order
+ * @param[out] ns block wall time per operation
+ * @param rep repetition number of this pair (0-based, all kinds), for messages
+ */
+static void
+cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
+               struct Verdict *v)
+{
+  const unsigned int m = max_of (ops, CS_OPS);
+  struct CsRep ctx = { .it = calloc (m, sizeof (struct CsItem)),
+                       .n_keys = ops[0] };
+  struct CsItem *it = ctx.it;
+
+  memset (ns, 0, CS_OPS * sizeof (*ns));
   if (NULL == it)
   {
-    verdict_fail (v, "out of memory allocating %u CS items", n);
+    verdict_fail (v, "out of memory allocating %u CS items", m);
     return;
   }
-  for (unsigned int i = 0; i < n; i++)
+  for (unsigned int i = 0; i < m; i++)
   {
     GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
                                 sizeof (it[i].msg));
@@ -219,44 +610,19 @@ cs_repetition (unsigned int n, unsigned int rep, struct Verdict *v)
     GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG,
                                 &it[i].blind_seed,
                                 sizeof (it[i].blind_seed));
+    it[i].src = i;
   }
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    GNUNET_CRYPTO_cs_private_key_generate (&it[i].priv);
-    GNUNET_CRYPTO_cs_private_key_get_public (&it[i].priv, &it[i].pub);
-  }
-  emit_sample ("CS", 0, "key_generation", n, rep, now_ns () - t0, v);
-
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    GNUNET_CRYPTO_cs_r_derive (&it[i].nonce, cs_r_seed, &it[i].priv, it[i].r);
-    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[0], &it[i].r_pub[0]);
-    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[1], &it[i].r_pub[1]);
-  }
-  emit_sample ("CS", 0, "r_derivation", n, rep, now_ns () - t0, v);
-
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-    GNUNET_CRYPTO_cs_blinding_secrets_derive (&it[i].blind_seed, it[i].bs);
-  emit_sample ("CS", 0, "blinding_secret_derivation", n, rep, now_ns () - t0,
-               v);
-
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-    GNUNET_CRYPTO_cs_calc_blinded_c (it[i].bs, it[i].r_pub, &it[i].pub,
-                                     it[i].msg, sizeof (it[i].msg), it[i].c,
-                                     it[i].blinded_r_pub);
-  emit_sample ("CS", 0, "blinding", n, rep, now_ns () - t0, v);
-
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-    it[i].b = GNUNET_CRYPTO_cs_sign_derive (&it[i].priv, it[i].r, it[i].c,
-                                            &it[i].nonce, &it[i].blinded_s);
-  emit_sample ("CS", 0, "signing", n, rep, now_ns () - t0, v);
-  for (unsigned int i = 0; i < n; i++)
+  ns[0] = run_stage (&cs_keygen, &cs_keys_share, &ctx, ops[0], m);
+  ctx.n = ops[1];
+  ns[1] = run_stage (&cs_r_derive, &cs_copy_tail, &ctx, ops[1], m);
+  ctx.n = ops[2];
+  ns[2] = run_stage (&cs_bs_derive, &cs_copy_tail, &ctx, ops[2], m);
+  ctx.n = ops[3];
+  ns[3] = run_stage (&cs_blind, &cs_copy_tail, &ctx, ops[3], m);
+  ctx.n = ops[4];
+  ns[4] = run_stage (&cs_sign, &cs_copy_tail, &ctx, ops[4], m);
+  for (unsigned int i = 0; i < m; i++)
     if (it[i].b > 1)
     {
       /* b indexes two-element arrays below. */
@@ -264,36 +630,19 @@ cs_repetition (unsigned int n, unsigned int rep, struct Verdict *v)
                     it[i].b);
       it[i].dead = true;
     }
-
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    GNUNET_CRYPTO_cs_unblind (&it[i].blinded_s, &it[i].bs[it[i].b],
-                              &it[i].sig.s_scalar);
-  }
-  emit_sample ("CS", 0, "unblinding", n, rep, now_ns () - t0, v);
+  ctx.n = ops[5];
+  ns[5] = run_stage (&cs_unblind, &cs_copy_tail, &ctx, ops[5], m);
   /* The signature's point is the blinded R the signer picked; copying it
    * is bookkeeping, not part of the unblinding cost. */
-  for (unsigned int i = 0; i < n; i++)
+  for (unsigned int i = 0; i < m; i++)
     if (! it[i].dead)
       it[i].sig.r_point = it[i].blinded_r_pub[it[i].b];
   if ((NULL != inject_fault) && (0 == strcmp (inject_fault, "CS"))
       && (0 == rep))
     flip_one_bit (it[0].msg, sizeof (it[0].msg));
+  ns[6] = run_stage (&cs_verify, &cs_verify_tail, &ctx, ops[6], m);
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    it[i].verified = GNUNET_CRYPTO_cs_verify (&it[i].sig, &it[i].pub,
-                                              it[i].msg, sizeof (it[i].msg));
-  }
-  emit_sample ("CS", 0, "verifying", n, rep, now_ns () - t0, v);
-
-  for (unsigned int i = 0; i < n; i++)
+  for (unsigned int i = 0; i < m; i++)
   {
     if (it[i].dead)
       continue;
@@ -303,6 +652,9 @@ cs_repetition (unsigned int n, unsigned int rep, struct Verdict *v)
                     rep);
       continue;
     }
+    /* A copy's key and signature are its original's: one rejection each. */
+    if (it[i].src != i)
+      continue;
     flip_one_bit (it[i].msg, sizeof (it[i].msg));
     if (GNUNET_YES == GNUNET_CRYPTO_cs_verify (&it[i].sig, &it[i].pub,
                                                it[i].msg, sizeof (it[i].msg)))
@@ -311,7 +663,7 @@ cs_repetition (unsigned int n, unsigned int rep, struct Verdict *v)
                     " one bit flipped", i, rep);
   }
   /* Key material should not linger in freed heap memory. */
-  GNUNET_CRYPTO_zero_keys (it, n * sizeof (*it));
+  GNUNET_CRYPTO_zero_keys (it, m * sizeof (*it));
   free (it);
 }
 
@@ -330,8 +682,16 @@ struct RsaItem
   struct GNUNET_CRYPTO_RsaSignature *sig;
   int blind_rc;
   enum GNUNET_GenericReturnValue verified;
+  bool owns_key;                               /* priv/pub are not shared */
   bool dead;                                   /* an earlier step failed */
   unsigned char msg[MSG_LEN];
+};
+
+struct RsaRep
+{
+  struct RsaItem *it;
+  unsigned int n_keys;                         /* keys generated */
+  unsigned int bits;
 };
 
 
@@ -346,6 +706,8 @@ rsa_free_items (struct RsaItem *it, unsigned int n)
       GNUNET_CRYPTO_rsa_signature_free (it[i].blinded_sig);
     if (NULL != it[i].blinded)
       GNUNET_free (it[i].blinded);
+    if (! it[i].owns_key)
+      continue;
     if (NULL != it[i].pub)
       GNUNET_CRYPTO_rsa_public_key_free (it[i].pub);
     if (NULL != it[i].priv)
@@ -357,18 +719,118 @@ rsa_free_items (struct RsaItem *it, unsigned int n)
 
 
 static void
-rsa_repetition (unsigned int bits, unsigned int n, unsigned int rep,
-                struct Verdict *v)
+rsa_keygen (void *ctx, unsigned int lo, unsigned int hi)
 {
-  struct RsaItem *it = calloc (n, sizeof (*it));
-  uint64_t t0;
+  struct RsaRep *rep = ctx;
+  struct RsaItem *it = rep->it;
 
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    it[i].owns_key = true;
+    it[i].priv = GNUNET_CRYPTO_rsa_private_key_create (rep->bits);
+    if (NULL != it[i].priv)
+      it[i].pub = GNUNET_CRYPTO_rsa_private_key_get_public (it[i].priv);
+  }
+}
+
+
+/* See cs_keys_share(); for RSA this is also what keeps emulated RSA-4096
+ * from generating a key per calibrated verification. */
+static void
+rsa_keys_share (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaRep *rep = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    rep->it[i].priv = rep->it[i % rep->n_keys].priv;
+    rep->it[i].pub = rep->it[i % rep->n_keys].pub;
+  }
+}
+
+
+static void
+rsa_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].blind_rc = GNUNET_CRYPTO_rsa_blind (&it[i].hash, &it[i].bks,
+                                              it[i].pub, &it[i].blinded,
+                                              &it[i].blinded_len);
+  }
+}
+
+
+static void
+rsa_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].blinded_sig = GNUNET_CRYPTO_rsa_sign_blinded (it[i].priv,
+                                                        it[i].blinded,
+                                                        it[i].blinded_len);
+  }
+}
+
+
+static void
+rsa_unblind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].sig = GNUNET_CRYPTO_rsa_unblind (it[i].blinded_sig, &it[i].bks,
+                                           it[i].pub);
+  }
+}
+
+
+static void
+rsa_verify (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].verified = GNUNET_CRYPTO_rsa_verify (&it[i].hash, it[i].sig,
+                                               it[i].pub);
+  }
+}
+
+
+/**
+ * One RSA repetition; see cs_repetition().
+ */
+static void
+rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
+                unsigned int rep, struct Verdict *v)
+{
+  const unsigned int m = max_of (ops, RSA_OPS);
+  struct RsaRep ctx = { .it = calloc (m, sizeof (struct RsaItem)),
+                        .n_keys = ops[0],
+                        .bits = bits };
+  struct RsaItem *it = ctx.it;
+
+  memset (ns, 0, RSA_OPS * sizeof (*ns));
   if (NULL == it)
   {
-    verdict_fail (v, "out of memory allocating %u RSA items", n);
+    verdict_fail (v, "out of memory allocating %u RSA items", m);
     return;
   }
-  for (unsigned int i = 0; i < n; i++)
+  for (unsigned int i = 0; i < m; i++)
   {
     GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
                                 sizeof (it[i].msg));
@@ -377,32 +839,17 @@ rsa_repetition (unsigned int bits, unsigned int n, unsigned int rep,
                                 sizeof (it[i].bks));
   }
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    it[i].priv = GNUNET_CRYPTO_rsa_private_key_create (bits);
-    if (NULL != it[i].priv)
-      it[i].pub = GNUNET_CRYPTO_rsa_private_key_get_public (it[i].priv);
-  }
-  emit_sample ("RSA", bits, "key_generation", n, rep, now_ns () - t0, v);
-  for (unsigned int i = 0; i < n; i++)
+  ns[0] = run_stage (&rsa_keygen, &rsa_keys_share, &ctx, ops[0], m);
+  for (unsigned int i = 0; i < m; i++)
     if ((NULL == it[i].priv) || (NULL == it[i].pub))
     {
-      verdict_fail (v, "RSA-%u key generation %u failed", bits, i);
+      verdict_fail (v, "RSA-%u key generation %u failed", bits,
+                    i % ctx.n_keys);
       it[i].dead = true;
     }
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    it[i].blind_rc = GNUNET_CRYPTO_rsa_blind (&it[i].hash, &it[i].bks,
-                                              it[i].pub, &it[i].blinded,
-                                              &it[i].blinded_len);
-  }
-  emit_sample ("RSA", bits, "blinding", n, rep, now_ns () - t0, v);
-  for (unsigned int i = 0; i < n; i++)
+  ns[1] = run_stage (&rsa_blind, NULL, &ctx, ops[1], m);
+  for (unsigned int i = 0; i < m; i++)
     if ((! it[i].dead)
         && ((GNUNET_YES != it[i].blind_rc) || (NULL == it[i].blinded)))
     {
@@ -411,33 +858,16 @@ rsa_repetition (unsigned int bits, unsigned int n, unsigned int rep,
       it[i].dead = true;
     }
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    it[i].blinded_sig = GNUNET_CRYPTO_rsa_sign_blinded (it[i].priv,
-                                                        it[i].blinded,
-                                                        it[i].blinded_len);
-  }
-  emit_sample ("RSA", bits, "signing", n, rep, now_ns () - t0, v);
-  for (unsigned int i = 0; i < n; i++)
+  ns[2] = run_stage (&rsa_sign, NULL, &ctx, ops[2], m);
+  for (unsigned int i = 0; i < m; i++)
     if ((! it[i].dead) && (NULL == it[i].blinded_sig))
     {
       verdict_fail (v, "rsa_sign_blinded of message %u failed", i);
       it[i].dead = true;
     }
 
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    it[i].sig = GNUNET_CRYPTO_rsa_unblind (it[i].blinded_sig, &it[i].bks,
-                                           it[i].pub);
-  }
-  emit_sample ("RSA", bits, "unblinding", n, rep, now_ns () - t0, v);
-  for (unsigned int i = 0; i < n; i++)
+  ns[3] = run_stage (&rsa_unblind, NULL, &ctx, ops[3], m);
+  for (unsigned int i = 0; i < m; i++)
     if ((! it[i].dead) && (NULL == it[i].sig))
     {
       verdict_fail (v, "rsa_unblind of signature %u failed", i);
@@ -447,17 +877,9 @@ rsa_repetition (unsigned int bits, unsigned int n, unsigned int rep,
   if ((NULL != inject_fault) && (0 == strcmp (inject_fault, "RSA"))
       && (0 == rep))
     flip_one_bit ((unsigned char *) &it[0].hash, sizeof (it[0].hash));
-  t0 = now_ns ();
-  for (unsigned int i = 0; i < n; i++)
-  {
-    if (it[i].dead)
-      continue;
-    it[i].verified = GNUNET_CRYPTO_rsa_verify (&it[i].hash, it[i].sig,
-                                               it[i].pub);
-  }
-  emit_sample ("RSA", bits, "verifying", n, rep, now_ns () - t0, v);
+  ns[4] = run_stage (&rsa_verify, NULL, &ctx, ops[4], m);
 
-  for (unsigned int i = 0; i < n; i++)
+  for (unsigned int i = 0; i < m; i++)
   {
     struct GNUNET_HashCode flipped;
 
@@ -476,36 +898,126 @@ rsa_repetition (unsigned int bits, unsigned int n, unsigned int rep,
                     "RSA-%u signature %u of repetition %u verified a message"
                     " with one bit flipped", bits, i, rep);
   }
-  rsa_free_items (it, n);
+  rsa_free_items (it, m);
 }
 
 
 /* ---------------------------------------------------------------- main */
 
 static void
-run_scheme (const char *scheme, unsigned int bits, unsigned int iterations,
-            unsigned int repetitions)
+progress (const char *label, const char *what, unsigned int index,
+          unsigned int total, unsigned int largest_block)
 {
-  struct Verdict v = { .failed = false };
+  if (! show_progress)
+    return;
+  if (0 == total)
+    fprintf (stderr, "blindsig: %s %s %u done (largest block %u ops)\n",
+             label, what, index + 1, largest_block);
+  else
+    fprintf (stderr, "blindsig: %s %s %u/%u done\n", label, what, index + 1,
+             total);
+}
 
-  for (unsigned int rep = 0; rep < repetitions; rep++)
+
+/**
+ * Measure one (scheme, bits) pair: calibrate, warm up, then take timed
+ * repetitions until cfg->repetitions or the budget is reached, or a check
+ * fails.  Prints its discard/sample lines, "done" and any "invalid".
+ */
+static void
+run_pair (const char *scheme, unsigned int bits, const struct Config *cfg)
+{
+  const unsigned int n_ops = (0 == bits) ? CS_OPS : RSA_OPS;
+  const char *const *names = (0 == bits) ? cs_op_names : rsa_op_names;
+  unsigned int ops[MAX_OPS];
+  uint64_t ns[MAX_OPS];
+  struct Verdict v = { .failed = false };
+  bool calibrating = (0 != cfg->min_block_ns);
+  bool budget_spent = false;
+  unsigned int calibration_rounds = 0;
+  unsigned int warmups = 0;
+  unsigned int taken = 0;
+  uint64_t t_start = now_ns ();
+  uint64_t elapsed = 0;
+  char label[32];
+
+  if (0 == bits)
+    snprintf (label, sizeof (label), "%s", scheme);
+  else
+    snprintf (label, sizeof (label), "%s-%u", scheme, bits);
+  for (unsigned int i = 0; i < n_ops; i++)
+    ops[i] = cfg->iterations;
+  /* Once invalid, further blocks cannot make the rows printable, and
+   * RSA-4096 key generation is too slow to repeat for nothing: a failed
+   * check ends the pair after the repetition it happened in. */
+  for (unsigned int rep = 0; ! v.failed; rep++)
   {
+    unsigned int next[MAX_OPS];
+    bool grew = false;
+
     if (0 == bits)
-      cs_repetition (iterations, rep, &v);
+      cs_repetition (ops, ns, rep, &v);
     else
-      rsa_repetition (bits, iterations, rep, &v);
+      rsa_repetition (bits, ops, ns, rep, &v);
+    if (calibrating)
+      for (unsigned int i = 0; i < n_ops; i++)
+      {
+        next[i] = next_block_size (ops[i], ns[i], cfg->min_block_ns,
+                                   cfg->max_block_ops);
+        grew = grew || (next[i] != ops[i]);
+      }
+    if (grew)
+    {
+      for (unsigned int i = 0; i < n_ops; i++)
+        printf ("discard\t%s\t%u\t%s\tcalibration\t%u\t%u\t%" PRIu64 "\n",
+                scheme, bits, names[i], ops[i], calibration_rounds, ns[i]);
+      memcpy (ops, next, n_ops * sizeof (*ops));
+      progress (label, "calibration round", calibration_rounds++, 0,
+                max_of (ops, n_ops));
+    }
+    else if ((warmups < cfg->warmup) && (! budget_spent))
+    {
+      /* Sizes are final from the first repetition in which none grew. */
+      calibrating = false;
+      for (unsigned int i = 0; i < n_ops; i++)
+        printf ("discard\t%s\t%u\t%s\twarmup\t%u\t%u\t%" PRIu64 "\n",
+                scheme, bits, names[i], ops[i], warmups, ns[i]);
+      progress (label, "warmup repetition", warmups++, cfg->warmup, 0);
+    }
+    else
+    {
+      calibrating = false;
+      for (unsigned int i = 0; i < n_ops; i++)
+      {
+        printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
+                scheme, bits, names[i], ops[i], taken, ns[i]);
+        /* A zero reading is "faster than the clock can tell", not a time. */
+        if (0 == ns[i])
+          verdict_fail (&v,
+                        "%s block of %u ops measured 0 ns (below clock"
+                        " resolution); raise --iterations or --min-block-ns",
+                        names[i], ops[i]);
+      }
+      progress (label, "repetition", taken++, cfg->repetitions, 0);
+    }
     fflush (stdout);
-    progress (scheme, bits, rep, repetitions);
-    /* Once invalid, further blocks cannot make the row printable, and
-     * RSA-4096 key generation is too slow to repeat for nothing. */
-    if (v.failed)
+    elapsed = now_ns () - t_start;
+    budget_spent = (0 != cfg->max_time_ns) && (elapsed >= cfg->max_time_ns);
+    /* Calibration always completes: timed blocks need their final size. */
+    if ((! calibrating)
+        && should_stop_repetitions (taken, cfg->repetitions, elapsed,
+                                    cfg->max_time_ns))
       break;
   }
+  if (show_progress && (taken < cfg->repetitions) && (! v.failed))
+    fprintf (stderr, "blindsig: %s: budget of %.3f s spent after %u of %u"
+             " repetitions\n", label, (double) cfg->max_time_ns / 1e9, taken,
+             cfg->repetitions);
+  printf ("done\t%s\t%u\t%u\t%d\t%" PRIu64 "\n", scheme, bits, taken,
+          ((taken < cfg->repetitions) && (! v.failed)) ? 1 : 0, elapsed);
   if (v.failed)
-  {
     printf ("invalid\t%s\t%u\t%s\n", scheme, bits, v.reason);
-    fflush (stdout);
-  }
+  fflush (stdout);
 }
 
 
@@ -513,36 +1025,79 @@ static void
 usage (FILE *out)
 {
   fprintf (out,
-           "usage: blindsig --iterations N --repetitions R"
+           "usage: blindsig --iterations N --repetitions R [--warmup K]\n"
+           "                [--min-block-ns NS] [--max-time S]"
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
            "       blindsig --build-info\n"
            "\n"
-           "  --iterations N    operations per timed block (1..%lu)\n"
+           "  --iterations N    smallest operations per timed block"
+           " (1..%lu)\n"
            "  --repetitions R   timed blocks per operation (1..%lu)\n"
+           "  --warmup K        repetitions run and discarded first"
+           " (0..%lu, default 1)\n"
+           "  --min-block-ns NS grow blocks until one takes NS ns; 0 = keep"
+           " N (default: max(%d clock ticks, 1 ms))\n"
+           "  --max-time S      per scheme/size budget in seconds: no new"
+           " repetition once spent (>= 1 taken)\n"
            "  --scheme S        cs, rsa or all (default all)\n"
            "  --rsa-bits LIST   RSA modulus sizes in bits, %d..%d"
            " (default 1024,2048,3072,4096)\n"
            "  --progress        report finished repetitions on stderr\n"
            "  --build-info      print the meta lines and exit\n"
            "  --inject-fault S  testing only: corrupt one cs|rsa message"
-           " before verification\n",
-           MAX_ITERATIONS, MAX_REPETITIONS, MIN_RSA_BITS, MAX_RSA_BITS);
+           " before verification\n"
+           "  --next-block-size OPS,NS,MIN,MAX  testing only: print the"
+           " calibration rule's answer\n",
+           MAX_ITERATIONS, MAX_REPETITIONS, MAX_WARMUP, MIN_BLOCK_TICKS,
+           MIN_RSA_BITS, MAX_RSA_BITS);
+}
+
+
+static bool
+parse_u64 (const char *text, uint64_t max, uint64_t *out)
+{
+  char *end;
+  unsigned long long value;
+
+  if ((NULL == text) || ('\0' == *text) || ('-' == *text) || ('+' == *text))
+    return false;
+  errno = 0;
+  value = strtoull (text, &end, 10);
+  if ((0 != errno) || ('\0' != *end) || (value > max))
+    return false;
+  *out = (uint64_t) value;
+  return true;
 }
 
 
 static bool
 parse_count (const char *text, unsigned long max, unsigned int *out)
 {
-  char *end;
-  unsigned long value;
+  uint64_t value;
 
-  if ((NULL == text) || ('\0' == *text) || ('-' == *text) || ('+' == *text))
-    return false;
-  errno = 0;
-  value = strtoul (text, &end, 10);
-  if ((0 != errno) || ('\0' != *end) || (0 == value) || (value > max))
+  if ((! parse_u64 (text, max, &value)) || (0 == value))
     return false;
   *out = (unsigned int) value;
+  return true;
+}
+
+
+static bool
+parse_seconds (const char *text, uint64_t *out_ns)
+{
+  char *end;
+  double value;
+
+  if ((NULL == text) || ('\0' == *text))
+    return false;
+  errno = 0;
+  value = strtod (text, &end);
+  /* "! (value > 0)" also rejects NaN. */
+  if ((0 != errno) || ('\0' != *end) || (! (value > 0)) || (value > MAX_TIME_S))
+    return false;
+  *out_ns = (uint64_t) (value * 1e9 + 0.5);
+  if (0 == *out_ns)
+    *out_ns = 1;
   return true;
 }
 
@@ -575,22 +1130,63 @@ parse_rsa_bits (const char *text, unsigned int *sizes, unsigned int *count)
 }
 
 
+/**
+ * Testing aid: "OPS,NS,MIN,MAX" -> next_block_size() on stdout, so the
+ * harness's tests can hold the C rule against the Python one.
+ */
+static int
+print_next_block_size (const char *text)
+{
+  uint64_t v[4];
+  char buf[128];
+  char *save = NULL;
+  unsigned int k = 0;
+
+  if (strlen (text) >= sizeof (buf))
+    return EXIT_USAGE;
+  strcpy (buf, text);
+  for (char *tok = strtok_r (buf, ",", &save); NULL != tok;
+       tok = strtok_r (NULL, ",", &save))
+    if ((k >= 4) || (! parse_u64 (tok, UINT64_MAX, &v[k++])))
+      return EXIT_USAGE;
+  if ((4 != k) || (v[0] < 1) || (v[0] > MAX_ITERATIONS)
+      || (v[2] > MAX_MIN_BLOCK_NS) || (v[3] < 1) || (v[3] > MAX_ITERATIONS))
+    return EXIT_USAGE;
+  printf ("%u\n", next_block_size ((unsigned int) v[0], v[1], v[2],
+                                   (unsigned int) v[3]));
+  return 0;
+}
+
+
 static void
-print_meta (unsigned int iterations, unsigned int repetitions)
+print_meta (const struct Config *cfg, const struct ClockInfo *ci)
 {
   struct timespec res;
 
   printf ("meta\tgnunet_build_version\t%s\n", ABH_GNUNET_VERSION);
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
-  if (0 == clock_getres (CLOCK_MONOTONIC, &res))
-    printf ("meta\tclock_resolution_ns\t%" PRIu64 "\n",
-            (uint64_t) res.tv_sec * UINT64_C (1000000000)
-            + (uint64_t) res.tv_nsec);
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
-  if (iterations > 0)
-    printf ("meta\titerations\t%u\n", iterations);
-  if (repetitions > 0)
-    printf ("meta\trepetitions\t%u\n", repetitions);
+  if (NULL == ci)
+  {
+    if (0 == clock_getres (CLOCK_MONOTONIC, &res))
+      printf ("meta\tclock_resolution_ns\t%" PRIu64 "\n",
+              (uint64_t) res.tv_sec * UINT64_C (1000000000)
+              + (uint64_t) res.tv_nsec);
+    return;
+  }
+  if (0 != ci->resolution_ns)
+    printf ("meta\tclock_resolution_ns\t%" PRIu64 "\n", ci->resolution_ns);
+  if (0 != ci->observed_tick_ns)
+    printf ("meta\tclock_observed_tick_ns\t%" PRIu64 "\n",
+            ci->observed_tick_ns);
+  printf ("meta\tclock_pair_overhead_ns\t%.2f\n", ci->pair_overhead_ns);
+  printf ("meta\tclock_probe_reads\t%lu\n", ci->reads);
+  printf ("meta\titerations\t%u\n", cfg->iterations);
+  printf ("meta\trepetitions\t%u\n", cfg->repetitions);
+  printf ("meta\twarmup\t%u\n", cfg->warmup);
+  printf ("meta\tmin_block_ns\t%" PRIu64 "\n", cfg->min_block_ns);
+  printf ("meta\tmax_block_ops\t%u\n", cfg->max_block_ops);
+  printf ("meta\tmax_time_ns\t%" PRIu64 "\n", cfg->max_time_ns);
 }
 
 
@@ -600,21 +1196,27 @@ main (int argc, char **argv)
   static const struct option options[] = {
     { "iterations", required_argument, NULL, 'n' },
     { "repetitions", required_argument, NULL, 'r' },
+    { "warmup", required_argument, NULL, 'w' },
+    { "min-block-ns", required_argument, NULL, 'm' },
+    { "max-time", required_argument, NULL, 't' },
     { "scheme", required_argument, NULL, 's' },
     { "rsa-bits", required_argument, NULL, 'b' },
     { "progress", no_argument, NULL, 'p' },
     { "build-info", no_argument, NULL, 'i' },
     { "inject-fault", required_argument, NULL, 'f' },
+    { "next-block-size", required_argument, NULL, 'x' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
-  unsigned int iterations = 0;
-  unsigned int repetitions = 0;
+  struct Config cfg = { .warmup = 1 };
+  struct ClockInfo ci;
+  bool min_block_given = false;
   unsigned int rsa_sizes[MAX_RSA_SIZES] = { 1024, 2048, 3072, 4096 };
   unsigned int rsa_count = 4;
   bool run_cs = true;
   bool run_rsa = true;
   bool build_info = false;
+  uint64_t value;
   int opt;
 
   while (-1 != (opt = getopt_long (argc, argv, "", options, NULL)))
@@ -622,16 +1224,42 @@ main (int argc, char **argv)
     switch (opt)
     {
     case 'n':
-      if (! parse_count (optarg, MAX_ITERATIONS, &iterations))
+      if (! parse_count (optarg, MAX_ITERATIONS, &cfg.iterations))
       {
         fprintf (stderr, "blindsig: bad --iterations '%s'\n", optarg);
         return EXIT_USAGE;
       }
       break;
     case 'r':
-      if (! parse_count (optarg, MAX_REPETITIONS, &repetitions))
+      if (! parse_count (optarg, MAX_REPETITIONS, &cfg.repetitions))
       {
         fprintf (stderr, "blindsig: bad --repetitions '%s'\n", optarg);
+        return EXIT_USAGE;
+      }
+      break;
+    case 'w':
+      if (! parse_u64 (optarg, MAX_WARMUP, &value))
+      {
+        fprintf (stderr, "blindsig: bad --warmup '%s' (0..%lu)\n", optarg,
+                 MAX_WARMUP);
+        return EXIT_USAGE;
+      }
+      cfg.warmup = (unsigned int) value;
+      break;
+    case 'm':
+      if (! parse_u64 (optarg, MAX_MIN_BLOCK_NS, &cfg.min_block_ns))
+      {
+        fprintf (stderr, "blindsig: bad --min-block-ns '%s' (0..%" PRIu64
+                 ")\n", optarg, MAX_MIN_BLOCK_NS);
+        return EXIT_USAGE;
+      }
+      min_block_given = true;
+      break;
+    case 't':
+      if (! parse_seconds (optarg, &cfg.max_time_ns))
+      {
+        fprintf (stderr, "blindsig: bad --max-time '%s' (seconds, > 0)\n",
+                 optarg);
         return EXIT_USAGE;
       }
       break;
@@ -673,6 +1301,14 @@ main (int argc, char **argv)
         return EXIT_USAGE;
       }
       break;
+    case 'x':
+      if (0 != print_next_block_size (optarg))
+      {
+        fprintf (stderr, "blindsig: bad --next-block-size '%s'"
+                 " (OPS,NS,MIN,MAX)\n", optarg);
+        return EXIT_USAGE;
+      }
+      return 0;
     case 'h':
       usage (stdout);
       return 0;
@@ -690,11 +1326,11 @@ main (int argc, char **argv)
   if (build_info)
   {
     printf ("%s\t%d\n", BLINDSIG_FORMAT, BLINDSIG_FORMAT_VERSION);
-    print_meta (0, 0);
+    print_meta (&cfg, NULL);
     printf ("end\tok\n");
     return 0;
   }
-  if ((0 == iterations) || (0 == repetitions))
+  if ((0 == cfg.iterations) || (0 == cfg.repetitions))
   {
     fprintf (stderr, "blindsig: --iterations and --repetitions are required\n");
     usage (stderr);
@@ -705,14 +1341,19 @@ main (int argc, char **argv)
    * rejected signature; those are expected, so only errors get through. */
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
 
+  probe_clock (&ci);
+  if (! min_block_given)
+    cfg.min_block_ns = default_min_block_ns (&ci);
+  cfg.max_block_ops = (cfg.iterations > CALIBRATION_MAX_OPS)
+                      ? cfg.iterations : CALIBRATION_MAX_OPS;
   printf ("%s\t%d\n", BLINDSIG_FORMAT, BLINDSIG_FORMAT_VERSION);
-  print_meta (iterations, repetitions);
+  print_meta (&cfg, &ci);
   fflush (stdout);
   if (run_cs)
-    run_scheme ("CS", 0, iterations, repetitions);
+    run_pair ("CS", 0, &cfg);
   if (run_rsa)
     for (unsigned int k = 0; k < rsa_count; k++)
-      run_scheme ("RSA", rsa_sizes[k], iterations, repetitions);
+      run_pair ("RSA", rsa_sizes[k], &cfg);
   printf ("end\tok\n");
   return (0 == fflush (stdout)) ? 0 : EXIT_INTERNAL;
 }

@@ -7,6 +7,8 @@ working tree stays clean.
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -14,6 +16,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import jsonschema
@@ -23,6 +26,21 @@ pytestmark = pytest.mark.native
 
 HARNESS_DIR = Path(__file__).resolve().parents[2] / "harness"
 SCHEMA = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
+
+
+def _load_harness() -> ModuleType:
+    """The harness module, for the Python side of the rules the driver must match."""
+    spec = importlib.util.spec_from_file_location(
+        "archbench_harness_native", HARNESS_DIR / "archbench_harness.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+H = _load_harness()
 
 THESIS_ROWS = [
     ("CS", None, "key_generation"),
@@ -76,7 +94,20 @@ def rows_by_key(doc: dict[str, Any]) -> dict[tuple[str, int | None, str], dict[s
 
 
 def test_every_thesis_row_is_measured_and_valid(built: Path) -> None:
-    done = run_harness(built, "--iterations", "2", "--repetitions", "2", "--rsa-bits", "1024")
+    # Calibration off: blocks of exactly --iterations, as in the thesis.
+    done = run_harness(
+        built,
+        "--iterations",
+        "2",
+        "--repetitions",
+        "2",
+        "--rsa-bits",
+        "1024",
+        "--min-block-ns",
+        "0",
+        "--warmup",
+        "0",
+    )
 
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -89,6 +120,9 @@ def test_every_thesis_row_is_measured_and_valid(built: Path) -> None:
         assert row["invalid_reason"] is None
         assert row["suite"] == "blindsig"
         assert row["ops_per_block"] == 2
+        assert row["calibrated"] is False
+        assert row["calibration_blocks"] == []
+        assert row["warmup_samples_ns"] == []
         assert len(row["samples_ns"]) == 2
         assert all(isinstance(ns, int) and ns > 0 for ns in row["samples_ns"]), key
 
@@ -113,6 +147,87 @@ def test_every_thesis_row_is_measured_and_valid(built: Path) -> None:
     assert setup["machine"] == os.uname().machine
     assert setup["cores"] == os.cpu_count()
     assert doc["parameters"]["rsa_bits"] == [1024]
+    assert doc["calibration"]["min_block_ns"] == 0
+
+
+def test_calibrated_run_measures_sub_microsecond_unblinding(built: Path) -> None:
+    # Default calibration target, a budget small enough to cut repetitions.
+    done = run_harness(
+        built, "--repetitions", "20", "--rsa-bits", "1024", "--max-time", "0.5", "--progress"
+    )
+
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    cal = doc["calibration"]
+    tick = max(cal["resolution_ns"], cal["observed_tick_ns"])
+    assert cal["min_block_ns"] == H.default_min_block_ns(
+        cal["resolution_ns"], cal["observed_tick_ns"]
+    )
+    assert 0 < cal["pair_overhead_ns"] < 100_000
+    rows = rows_by_key(doc)
+
+    unblinding = rows[("CS", None, "unblinding")]
+    assert unblinding["valid"], unblinding["invalid_reason"]
+    median_block = statistics.median(unblinding["samples_ns"])
+    assert median_block / unblinding["ops_per_block"] > 0
+    assert median_block > 100 * tick
+    assert unblinding["ops_per_block"] > 10
+    assert unblinding["calibrated"] is True
+    assert unblinding["calibration_blocks"][0]["ops_per_block"] == 10
+
+    for key, row in rows.items():
+        assert row["valid"], (key, row["invalid_reason"])
+        assert row["iterations_requested"] == 10
+        assert row["repetitions_requested"] == 20
+        assert row["ops_per_block"] >= 10
+        assert row["calibrated"] is (row["ops_per_block"] > 10)
+        taken = len(row["samples_ns"])
+        assert 1 <= taken <= 20
+        assert row["budget_exhausted"] is (taken < 20)
+        # A grown block was grown for a reason: its first block was short.
+        if row["calibrated"]:
+            assert row["calibration_blocks"][0]["ns"] < cal["min_block_ns"], key
+        else:
+            assert row["ops_per_block"] == 10
+    # An RSA-1024 repetition takes >= 0.1 s (10 key generations), so 20 of
+    # them cannot fit into 0.5 s: the budget must have cut them.
+    keygen = rows[("RSA", 1024, "key_generation")]
+    assert keygen["budget_exhausted"] is True
+    assert len(keygen["samples_ns"]) < 20
+    assert "--max-time spent" in done.stderr
+    assert "calibration round" in done.stderr
+
+    setup = doc["setup"]
+    assert setup["cpu_affinity"] == sorted(os.sched_getaffinity(0))
+    assert setup["load_average"] is not None and len(setup["load_average"]) == 3
+    if os.uname().machine in ("x86_64", "aarch64"):
+        assert setup["cpu_flags"], "x86 and arm64 kernels list CPU flags"
+    if shutil.which("dpkg-query"):
+        for package in ("libgnunetutil", "libsodium", "libgcrypt", "openssl"):
+            assert setup["packages"][package], package
+    if shutil.which("gcc"):
+        assert setup["gcc_version"].startswith("gcc")
+
+
+def test_driver_calibration_rule_is_the_harness_rule(built: Path) -> None:
+    driver = str(built / "blindsig")
+    grid = itertools.product(
+        (1, 2, 3, 7, 10, 99_999, 100_000),
+        (0, 1, 17, 999, 250_000, 999_999, 1_000_000, 7_000_000),
+        (0, 1_000_000, 100_000_000, 60_000_000_000),
+        (37, 100_000, 1_000_000),
+    )
+    cases = [c for c in grid if c[0] <= c[3]]
+    for ops, block_ns, min_block_ns, max_ops in cases:
+        done = subprocess.run(
+            [driver, "--next-block-size", f"{ops},{block_ns},{min_block_ns},{max_ops}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        want = H.next_block_size(ops, block_ns, min_block_ns, max_ops)
+        assert int(done.stdout) == want, (ops, block_ns, min_block_ns, max_ops)
 
 
 def test_failed_verification_marks_only_that_scheme_invalid(built: Path) -> None:
@@ -150,7 +265,8 @@ def test_failed_verification_marks_only_that_scheme_invalid(built: Path) -> None
     assert {r["invalid_reason"] for r in rsa} == {
         "RSA-1024 signature 0 of repetition 0 did not verify (rc=-1)"
     }
-    # The driver stops an invalid pair after the failing repetition.
+    # The driver stops an invalid pair after the failing repetition, here
+    # the first calibration round: each row keeps that discarded block.
     assert all(len(r["samples_ns"]) == 1 for r in rsa)
     assert len(cs) == 7 and all(r["valid"] for r in cs)
     assert "RSA-1024 is invalid" in done.stderr
@@ -163,6 +279,14 @@ def test_driver_usage_errors_exit_64(built: Path) -> None:
         ["--iterations", "1", "--repetitions", "1", "--rsa-bits", "1024,1024"],
         ["--iterations", "1", "--repetitions", "1", "--scheme", "ec"],
         ["--iterations", "1"],
+        ["--iterations", "1", "--repetitions", "1", "--warmup", "-1"],
+        ["--iterations", "1", "--repetitions", "1", "--warmup", "1001"],
+        ["--iterations", "1", "--repetitions", "1", "--min-block-ns", "60000000001"],
+        ["--iterations", "1", "--repetitions", "1", "--max-time", "0"],
+        ["--iterations", "1", "--repetitions", "1", "--max-time", "nan"],
+        ["--iterations", "1", "--repetitions", "1", "--max-time", "1s"],
+        ["--next-block-size", "0,1,1,1"],
+        ["--next-block-size", "1,2,3"],
     ):
         done = subprocess.run([driver, *args], capture_output=True, text=True, check=False)
         assert done.returncode == 64, args
