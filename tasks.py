@@ -21,7 +21,7 @@ from archbench import matrix as matrix_mod
 from archbench.errors import ArchbenchError, EmulationError, MatrixError, TargetsFailed
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
-from archbench.results import ResultStore, load, new_run_id
+from archbench.results import ResultStore, load, merge_repeats, new_run_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,8 +64,18 @@ def _archs(value: str) -> list[Arch]:
         raise MatrixError(f"--arch: {exc}") from exc
 
 
-def _overrides(iterations: int | None, repetitions: int | None, rsa_bits: str) -> dict[str, object]:
+def _overrides(
+    iterations: int | None,
+    repetitions: int | None,
+    rsa_bits: str,
+    warmup: int | None = None,
+    max_time: float | None = None,
+) -> dict[str, object]:
     out: dict[str, object] = {}
+    if warmup is not None:
+        out["warmup"] = int(warmup)
+    if max_time is not None:
+        out["max_time"] = float(max_time)
     if iterations is not None:
         out["iterations"] = int(iterations)
     if repetitions is not None:
@@ -89,13 +99,15 @@ def _pipeline(
     build_only: bool,
     rebuild: bool,
     overrides: dict[str, object] | None = None,
+    repeat: int = 1,
+    cpuset: str | None = None,
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     m = matrix_mod.load(Path(matrix or s["matrix"]))
     chosen = m.select(_split(target), _archs(arch))
     client = engine.connect()
     host = engine.engine_arch(client)
-    plans = pipeline.plan(m, chosen, host, overrides)
+    plans = pipeline.plan(m, chosen, host, overrides, repeat=repeat, cpuset=cpuset)
     store = ResultStore(Path(s["results"]))
     run_id = new_run_id()
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
@@ -127,6 +139,10 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "repetitions": "override timed blocks per row",
         "rsa_bits": "override RSA key sizes, comma-separated (e.g. 1024,2048)",
         "rebuild": "rebuild bases and images even when up to date",
+        "repeat": "independent container runs per target (fresh process each), merged in reports",
+        "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
+        "warmup": "override warmup repetitions (run and discarded)",
+        "max_time": "override the time budget in s per scheme and key size",
     }
 )
 @_errors_to_exit
@@ -139,6 +155,10 @@ def bench(
     repetitions: int | None = None,
     rsa_bits: str = "",
     rebuild: bool = False,
+    repeat: int = 1,
+    cpuset: str = "",
+    warmup: int | None = None,
+    max_time: float | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     store, run_id, outcomes = _pipeline(
@@ -148,12 +168,15 @@ def bench(
         matrix,
         build_only=False,
         rebuild=rebuild,
-        overrides=_overrides(iterations, repetitions, rsa_bits),
+        overrides=_overrides(iterations, repetitions, rsa_bits, warmup, max_time),
+        repeat=int(repeat),
+        cpuset=cpuset or None,
     )
     for o in outcomes:
-        if o.ok and o.result_path is not None:
+        if o.ok and o.result_paths:
+            (merged,) = merge_repeats([load(p) for p in o.result_paths])
             print()
-            print(reports.render_markdown_table(load(o.result_path)))
+            print(reports.render_markdown_table(merged))
     print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
     _raise_failures(outcomes)
 
@@ -174,13 +197,41 @@ def images(
         "all_runs": "render every run in the results directory",
         "results": "results directory (default from invoke.yaml: results)",
         "out": "output directory (default from invoke.yaml: reports/out)",
+        "target": "only these targets, comma-separated (reference ones are thesis-...)",
+        "arch": "only these architectures: " + ", ".join(Arch.keys()),
+        "suite": "only rows of these suites, comma-separated (e.g. blindsig)",
+        "reference": "add the thesis's published figures (reports/reference/thesis-*.json)",
+        "baseline": "add each machine's time relative to this one (target, or target@run)",
+        "style": "LaTeX table style: thesis (the thesis's macros) or booktabs",
+        "unit": "speed unit: ms, us (µs) or ops/s",
+        "compare_bits": "RSA sizes of the CS-vs-RSA tables, comma-separated (default: all)",
+        "plots": "write bar charts (PNG and PDF) next to the tables (--no-plots: skip)",
     }
 )
 @_errors_to_exit
 def report(
-    c: Context, run: str = "", all_runs: bool = False, results: str = "", out: str = ""
+    c: Context,
+    run: str = "",
+    all_runs: bool = False,
+    results: str = "",
+    out: str = "",
+    target: str = "",
+    arch: str = "",
+    suite: str = "",
+    reference: bool = False,
+    baseline: str = "",
+    style: str = "thesis",
+    unit: str = "ms",
+    compare_bits: str = "",
+    plots: bool = True,
 ) -> None:
-    """Render LaTeX and Markdown tables from stored results (no Docker needed)."""
+    """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
+    # Imported here so that only this task needs them (matplotlib for plots).
+    from archbench import export
+    from archbench import plots as plots_mod
+    from archbench import reference as reference_mod
+    from archbench.errors import ReportError
+
     s = _settings(c)
     store = ResultStore(Path(results or s["results"]))
     if all_runs:
@@ -191,9 +242,33 @@ def report(
         latest = store.latest_run()
         runs = [latest] if latest else []
     loaded, failures = store.load_all(runs)
+    if reference:
+        shipped, bad = reference_mod.load_reference()
+        loaded += shipped
+        failures += bad
     for f in failures:
         print(f"warning: skipped {f.message}")
-    paths = reports.write_reports(loaded, failures, Path(out or s["reports"]))
+    try:
+        bits = tuple(int(b) for b in _split(compare_bits)) or None
+    except ValueError as exc:
+        raise ReportError(f"--compare-bits: {compare_bits!r} is not a list of ints") from exc
+    options = reports.ReportOptions(
+        unit=reports.parse_unit(unit),
+        style=reports.parse_style(style),
+        baseline=baseline or None,
+        compare_bits=bits,
+    )
+    chosen = reports.select_results(
+        loaded,
+        targets=_split(target),
+        archs=[a.key for a in _archs(arch)],
+        suites=_split(suite),
+    )
+    out_dir = Path(out or s["reports"])
+    paths = reports.write_reports(chosen, failures, out_dir, options)
+    paths += export.write_exports(chosen, out_dir)
+    if plots:
+        paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
 

@@ -142,3 +142,8 @@ def image_labels(client: docker.DockerClient, ref: str) -> dict[str, str] | None
     except docker.errors.ImageNotFound:
         return None
     return dict(image.labels or {})
+
+
+def engine_version(client: docker.DockerClient) -> str:
+    """The engine's version string (``20.10.24+dfsg1``), or ``"unknown"``."""
+    return str(client.version().get("Version", "unknown"))

@@ -49,6 +49,12 @@ class BlindsigSuite(_Strict):
     repetitions: StrictInt = Field(default=3, ge=1, le=10_000)
     rsa_bits: tuple[StrictInt, ...] = Field(default=(1024, 2048, 3072, 4096), min_length=0)
     schemes: tuple[Literal["cs", "rsa"], ...] = ("cs", "rsa")
+    warmup: StrictInt = Field(default=1, ge=0, le=1000)
+    """Repetitions run and discarded before the timed ones."""
+    max_time: float | None = Field(default=None, gt=0, strict=True)
+    """Budget in s per scheme and key size; repetitions stop once it is spent (>= 1 taken)."""
+    min_block_ns: StrictInt | None = Field(default=None, ge=1)
+    """Calibration floor for one timed block in ns (harness default: max(100 ticks, 1 ms))."""
 
     @field_validator("rsa_bits", "schemes", mode="before")
     @classmethod
@@ -124,6 +130,8 @@ class Target(_Strict):
     base: StrictStr
     profile: StrictStr = "slim"
     emulate: StrictBool | None = None
+    cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
+    """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
     suites: Suites = Suites(blindsig=BlindsigSuite())
 
     @field_validator("arch", mode="before")

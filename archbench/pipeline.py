@@ -10,6 +10,7 @@ next target starts.
 
 from __future__ import annotations
 
+import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from pathlib import Path
 import docker
 
 from archbench import bases, emulation, images, run
-from archbench.engine import host_cpu_model
+from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, MatrixError
 from archbench.matrix import Base, BlindsigSuite, Matrix, Target
 from archbench.platforms import Arch, needs_emulation
@@ -35,6 +36,10 @@ class TargetPlan:
     packages: tuple[str, ...]
     emulated: bool
     suite: BlindsigSuite
+    cpuset: str | None = None
+    """CPUs to pin the container to; from the target, overridden by ``--cpuset``."""
+    repeat: int = 1
+    """Independent container runs (fresh process each) of the harness."""
 
     @property
     def name(self) -> str:
@@ -50,6 +55,7 @@ class TargetOutcome:
     ok: bool
     message: str
     result_path: Path | None = None
+    result_paths: list[Path] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -58,17 +64,24 @@ def plan(
     targets: Sequence[Target],
     host: Arch,
     overrides: dict[str, object] | None = None,
+    *,
+    repeat: int = 1,
+    cpuset: str | None = None,
 ) -> list[TargetPlan]:
     """Plan ``targets`` for an engine whose native architecture is ``host``.
 
     ``overrides`` replaces blindsig suite parameters for this invocation
-    (``iterations``, ``repetitions``, ``rsa_bits``), e.g. for a quick run.
+    (``iterations``, ``repetitions``, ``rsa_bits``, ``warmup``, ``max_time``),
+    e.g. for a quick run. ``repeat`` is the number of independent container
+    runs per target; ``cpuset`` pins every container (else the target's own).
 
     Raises:
         MatrixError: a target demands native execution (``emulate: false``)
             on a host of another architecture, a target has no suite to run,
             or an override is invalid.
     """
+    if repeat < 1:
+        raise MatrixError(f"--repeat must be at least 1, got {repeat}")
     plans = []
     for t in targets:
         try:
@@ -92,6 +105,8 @@ def plan(
                 packages=matrix.profiles[t.profile].packages,
                 emulated=emulated,
                 suite=suite,
+                cpuset=cpuset or t.cpuset,
+                repeat=repeat,
             )
         )
     return plans
@@ -177,7 +192,7 @@ def _execute_one(
         reporter.stage(name, stage)
         return _Timer(outcome.seconds, stage)
 
-    qemu = None
+    qemu = qemu_cpu = None
     if p.emulated:
         with timed("preflight"):
             qemu = emulation.check(arch).qemu_version
@@ -192,10 +207,12 @@ def _execute_one(
             on_line=on_line,
             rebuild=rebuild,
         )
-    if p.emulated and arch not in checked:
+    if p.emulated:
         with timed("smoke"):
-            run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
-        checked.add(arch)
+            if arch not in checked:
+                run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
+                checked.add(arch)
+            qemu_cpu = run.emulated_cpu(client, base.tag, arch)
     spec = images.plan_image(arch, p.target.profile, p.packages, base.tag, base.image_id)
     with timed("image"):
         image_id, reused = images.ensure_image(
@@ -208,34 +225,57 @@ def _execute_one(
     if build_only:
         outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
         return
-    with timed("run"):
-        doc, stderr = run.run_harness(
-            client, spec.tag, arch, p.suite, run_id=ws.run_id, on_line=on_line
-        )
-    ws.log_dir.mkdir(parents=True, exist_ok=True)
-    (ws.log_dir / f"{name}.harness.log").write_text(stderr, encoding="utf-8")
-    result = Result(
-        run_id=ws.run_id,
-        target=TargetInfo(
-            name=name,
-            arch=arch.key,
-            platform=arch.platform,
-            base=p.target.base,
-            profile=p.target.profile,
-        ),
-        execution=Execution(
-            emulated=p.emulated,
-            host_arch=host.key,
-            host_cpu=host_cpu,
-            qemu_version=qemu,
-            image_id=image_id,
-            image_tag=spec.tag,
-        ),
-        harness=doc,
+    execution = Execution(
+        emulated=p.emulated,
+        host_arch=host.key,
+        host_cpu=host_cpu,
+        qemu_version=qemu,
+        qemu_cpu=qemu_cpu,
+        image_id=image_id,
+        image_tag=spec.tag,
+        image_digest=next(iter(client.images.get(image_id).attrs.get("RepoDigests") or []), None),
+        base_image=base.tag,
+        base_built=base.built or None,
+        engine_version=engine_version(client),
+        host_kernel=platform.release(),
+        cpuset=p.cpuset,
+        repeat_count=p.repeat,
     )
-    with timed("store"):
-        outcome.result_path = ws.store.save(result)
-    outcome.message = str(outcome.result_path)
+    target = TargetInfo(
+        name=name,
+        arch=arch.key,
+        platform=arch.platform,
+        base=p.target.base,
+        profile=p.target.profile,
+    )
+    ws.log_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index in range(1, p.repeat + 1):
+        stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+        with timed(stage):
+            doc, stderr = run.run_harness(
+                client,
+                spec.tag,
+                arch,
+                p.suite,
+                run_id=ws.run_id,
+                cpuset=p.cpuset,
+                on_line=on_line,
+            )
+        suffix = "" if index == 1 else f".repeat-{index}"
+        (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
+        result = Result(
+            run_id=ws.run_id,
+            target=target,
+            execution=execution.model_copy(update={"repeat_index": index}),
+            harness=doc,
+        )
+        # Each container run is stored as soon as it ends: an interruption
+        # later loses nothing already measured.
+        paths.append(ws.store.save(result))
+    outcome.result_path = paths[0]
+    outcome.result_paths = paths
+    outcome.message = ", ".join(str(p) for p in paths)
 
 
 class _Timer:

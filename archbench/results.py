@@ -16,6 +16,7 @@ import datetime as _dt
 import json
 import os
 import secrets
+import statistics
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -67,8 +68,19 @@ class Row(_Frozen):
     samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
+    iterations_requested: int | None = None
+    """``--iterations``; ``ops_per_block`` is larger when calibration grew the block."""
+    calibrated: bool = False
+    repetitions_requested: int | None = None
+    """``--repetitions``; ``len(samples_ns)`` is how many were taken."""
+    budget_exhausted: bool = False
+    """True when ``--max-time`` stopped the repetitions early."""
     printed: str | None = None
     """For reference data: the value exactly as the source printed it (``10 000 ms``)."""
+    run_medians_ns: tuple[float, ...] | None = None
+    """Set by :func:`merge_repeats`: each container run's median block time, ns."""
+    run_sizes: tuple[int, ...] | None = None
+    """Set by :func:`merge_repeats`: how many of ``samples_ns`` each run contributed."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -92,8 +104,22 @@ class Parameters(_Frozen):
     rsa_bits: tuple[int, ...]
 
 
+class CpuLimits(_Frozen):
+    """cgroup CPU controls of the container (``harness/CONTRACT.md``)."""
+
+    cgroup: str
+    quota_us: int | None = None
+    period_us: int | None = None
+    cpus: float | None = None
+    cpuset: str | None = None
+
+
 class Setup(_Frozen):
-    """The machine as seen from inside the container (the appendix's Setup box)."""
+    """The machine as seen from inside the container (the appendix's Setup box).
+
+    Fields after ``gnunet_version`` came with harness 0.2.0 and are None in
+    older documents.
+    """
 
     cpu_model: str
     cores: int = Field(ge=1)
@@ -102,6 +128,27 @@ class Setup(_Frozen):
     os: str
     packages: dict[str, str | None]
     gnunet_version: str | None = None
+    gcc_version: str | None = None
+    cpu_flags: tuple[str, ...] | None = None
+    cpu_affinity: tuple[int, ...] | None = None
+    cpu_limits: CpuLimits | None = None
+    load_average: tuple[float, ...] | None = None
+    """1, 5 and 15 minute load averages at the start of the run."""
+
+
+class Calibration(_Frozen):
+    """The clock as probed in the container, and the calibration target (ns)."""
+
+    clock: str = "CLOCK_MONOTONIC"
+    resolution_ns: float = Field(gt=0)
+    observed_tick_ns: float | None = None
+    pair_overhead_ns: float | None = None
+    min_block_ns: int = Field(ge=0)
+
+    @property
+    def tick_ns(self) -> float:
+        """The effective clock tick in ns: the coarser of clock_getres and the observed step."""
+        return max(self.resolution_ns, self.observed_tick_ns or 0.0)
 
 
 class HarnessDocument(_Frozen):
@@ -113,6 +160,7 @@ class HarnessDocument(_Frozen):
     started_at: str
     duration_s: float = Field(ge=0)
     parameters: Parameters
+    calibration: Calibration | None = None
     setup: Setup
     rows: tuple[Row, ...]
 
@@ -134,9 +182,23 @@ class Execution(_Frozen):
     host_arch: str
     host_cpu: str
     qemu_version: str | None = None
+    qemu_cpu: str | None = None
+    """QEMU's CPU model: ``QEMU_CPU`` if set for the engine, else QEMU's default for the arch."""
     image_id: str
     image_tag: str
+    image_digest: str | None = None
+    """Registry digest of the image, when it was pushed or pulled (local builds have none)."""
+    base_image: str | None = None
+    base_built: str | None = None
+    """UTC build date of the base image (label written when it was bootstrapped)."""
     docker_host: str = "local"
+    engine_version: str | None = None
+    host_kernel: str | None = None
+    cpuset: str | None = None
+    """CPUs the container was pinned to (Docker cpuset), None when not pinned."""
+    repeat_index: int = Field(default=1, ge=1)
+    repeat_count: int = Field(default=1, ge=1)
+    """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
 
 
 class Reference(_Frozen):
@@ -296,9 +358,14 @@ class ResultStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def path_for(self, run_id: str, target: str) -> Path:
-        """Where the result of ``target`` in ``run_id`` lives."""
-        return self.root / run_id / f"{target}.json"
+    def path_for(self, run_id: str, target: str, repeat_index: int = 1) -> Path:
+        """Where container run ``repeat_index`` of ``target`` in ``run_id`` lives.
+
+        The first is ``<target>.json``; further ones of ``--repeat K`` are
+        ``<target>.repeat-<i>.json``.
+        """
+        suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
+        return self.root / run_id / f"{target}{suffix}.json"
 
     def save(self, result: Result) -> Path:
         """Store ``result`` atomically; returns its path.
@@ -306,7 +373,8 @@ class ResultStore:
         Raises:
             ResultsError: the file cannot be written.
         """
-        path = self.path_for(result.run_id, result.target.name)
+        index = result.execution.repeat_index if result.execution else 1
+        path = self.path_for(result.run_id, result.target.name, index)
         try:
             write_atomic(path, result.model_dump_json(indent=2) + "\n")
         except OSError as exc:
@@ -332,12 +400,14 @@ class ResultStore:
             yield from sorted((self.root / run_id).glob("[!.]*.json"))
 
     def load_all(
-        self, run_ids: Sequence[str] | None = None
+        self, run_ids: Sequence[str] | None = None, *, merge: bool = True
     ) -> tuple[list[Result], list[LoadFailure]]:
         """Load every results file of the given runs.
 
-        A bad file never hides the good ones: it is returned as a
-        :class:`LoadFailure` beside the loaded results.
+        With ``merge``, the K files of a ``--repeat K`` run are merged into
+        one result per target (:func:`merge_repeats`). A bad file never hides
+        the good ones: it is returned as a :class:`LoadFailure` beside the
+        loaded results.
         """
         loaded: list[Result] = []
         failures: list[LoadFailure] = []
@@ -346,4 +416,79 @@ class ResultStore:
                 loaded.append(load(path))
             except ResultsError as exc:
                 failures.append(LoadFailure(path, str(exc)))
-        return loaded, failures
+        if not merge:
+            return loaded, failures
+        groups: dict[tuple[str, str], list[Result]] = {}
+        for r in loaded:
+            groups.setdefault((r.run_id, r.target.name), []).append(r)
+        merged: list[Result] = []
+        for (run_id, name), group in groups.items():
+            # One target's runs that cannot be pooled must not hide the others.
+            try:
+                merged.extend(merge_repeats(group))
+            except ResultsError as exc:
+                failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
+        return merged, failures
+
+
+def merge_repeats(results: Sequence[Result]) -> list[Result]:
+    """Merge the K container runs of ``--repeat K`` into one result per target.
+
+    Results are grouped by (run id, target name). A group of one is returned
+    unchanged. Otherwise the first run's result is kept with, in each row,
+    the samples of all runs concatenated (run order, rescaled to the first
+    run's ``ops_per_block`` where calibration chose another size) and
+    ``run_medians_ns`` holding each run's median block time in ns, so reports
+    can show the between-run spread next to the within-run spread. Order of
+    first appearance is kept.
+
+    Raises:
+        ResultsError: the runs of one target measured different rows, so
+            their samples cannot be pooled.
+    """
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.run_id, r.target.name), []).append(r)
+    merged: list[Result] = []
+    for (run_id, name), group in groups.items():
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        group.sort(key=lambda r: r.execution.repeat_index if r.execution else 1)
+        first = group[0]
+        rows = []
+        for i, row in enumerate(first.harness.rows):
+            same = [g.harness.rows[i] if i < len(g.harness.rows) else None for g in group]
+            key = (row.scheme, row.key_bits, row.operation)
+            if any(o is None or (o.scheme, o.key_bits, o.operation) != key for o in same):
+                raise ResultsError(
+                    f"run {run_id}, target {name}: the repeated runs measured different rows "
+                    f"at row {i} ({row.scheme} {row.operation}); render them "
+                    "separately with 'invoke report --run' per run"
+                )
+            # Calibration may choose another block size in each container run;
+            # samples are rescaled to the first run's block size (per-op time x
+            # ops_per_block) so they pool.
+            scaled = [
+                [max(1, round(x * row.ops_per_block / o.ops_per_block)) for x in o.samples_ns]
+                for o in same
+                if o is not None
+            ]
+            pooled = tuple(x for run in scaled for x in run)
+            medians = tuple(float(statistics.median(run)) for run in scaled)
+            valid = all(o is not None and o.valid for o in same)
+            reason = next((o.invalid_reason for o in same if o is not None and not o.valid), None)
+            rows.append(
+                row.model_copy(
+                    update={
+                        "samples_ns": pooled,
+                        "run_medians_ns": medians,
+                        "run_sizes": tuple(len(run) for run in scaled),
+                        "valid": valid,
+                        "invalid_reason": reason,
+                    }
+                )
+            )
+        harness = first.harness.model_copy(update={"rows": tuple(rows)})
+        merged.append(first.model_copy(update={"harness": harness}))
+    return merged

@@ -151,6 +151,30 @@ def smoke_test(client: docker.DockerClient, image: str, arch: Arch, run_id: str 
     return machine
 
 
+def emulated_cpu(client: docker.DockerClient, image: str, arch: Arch) -> str:
+    """What CPU QEMU presents: the auxiliary vector of a process in ``image``.
+
+    Returns e.g. ``"QEMU_CPU=default AT_PLATFORM=power9 AT_HWCAP=0x...``". QEMU
+    user mode fills AT_PLATFORM/AT_HWCAP from the CPU model it emulates, and
+    /proc/cpuinfo inside the container is the host's, so this is the one
+    place the emulated CPU shows. Returns ``"unknown"`` if the loader
+    prints nothing.
+    """
+    with BenchContainer(
+        client, image, arch, ["LD_SHOW_AUXV=1", "/bin/true"], entrypoint=["env"]
+    ) as box:
+        done = box.wait(timeout=300)
+    fields = []
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("AT_PLATFORM", "AT_HWCAP", "AT_HWCAP2") and value.strip():
+            v = value.strip()
+            fields.append(f"{key}={v if key == 'AT_PLATFORM' else '0x' + v.lstrip('0x')}")
+    if not fields:
+        return "unknown"
+    return " ".join(["QEMU_CPU=default", *fields])
+
+
 def harness_command(suite: BlindsigSuite) -> list[str]:
     """Arguments for ``archbench_harness.py`` from the suite's parameters."""
     scheme = "all" if set(suite.schemes) == {"cs", "rsa"} else suite.schemes[0]
@@ -165,6 +189,11 @@ def harness_command(suite: BlindsigSuite) -> list[str]:
     ]
     if suite.rsa_bits and "rsa" in suite.schemes:
         cmd += ["--rsa-bits", ",".join(str(b) for b in suite.rsa_bits)]
+    cmd += ["--warmup", str(suite.warmup)]
+    if suite.max_time is not None:
+        cmd += ["--max-time", f"{suite.max_time:g}"]
+    if suite.min_block_ns is not None:
+        cmd += ["--min-block-ns", str(suite.min_block_ns)]
     return cmd
 
 

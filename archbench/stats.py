@@ -122,3 +122,42 @@ def slowdown(emulated_per_op_ns: float, native_per_op_ns: float) -> float:
         if not math.isfinite(v) or v <= 0:
             raise ValueError(f"per-operation times must be positive and finite, got {v}")
     return emulated_per_op_ns / native_per_op_ns
+
+
+@dataclass(frozen=True)
+class Repeatability:
+    """Spread within and between independent container runs of one row.
+
+    ``within_cv``: median over runs of each run's coefficient of variation of
+    its block times. ``between_cv``: coefficient of variation of the runs'
+    median block times (pyperf reports the same two levels as "values" and
+    "runs").
+    """
+
+    runs: int
+    within_cv: float
+    between_cv: float
+
+
+def repeatability(samples_ns: Sequence[int | float], run_sizes: Sequence[int]) -> Repeatability:
+    """Split pooled ``samples_ns`` into runs of ``run_sizes`` and measure both spreads.
+
+    Raises:
+        ValueError: the sizes do not add up to the number of samples, fewer
+            than two runs, or a run without samples.
+    """
+    if sum(run_sizes) != len(samples_ns) or len(run_sizes) < 2 or min(run_sizes) < 1:
+        raise ValueError(
+            f"run sizes {list(run_sizes)} do not split {len(samples_ns)} samples into >= 2 runs"
+        )
+    runs, start = [], 0
+    for size in run_sizes:
+        runs.append([float(x) for x in samples_ns[start : start + size]])
+        start += size
+    cvs = [statistics.stdev(r) / statistics.fmean(r) if len(r) > 1 else 0.0 for r in runs]
+    medians = [statistics.median(r) for r in runs]
+    return Repeatability(
+        runs=len(runs),
+        within_cv=statistics.median(cvs),
+        between_cv=statistics.stdev(medians) / statistics.fmean(medians),
+    )

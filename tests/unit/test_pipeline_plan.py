@@ -63,6 +63,39 @@ def test_overrides_and_harness_command() -> None:
         "--progress",
         "--rsa-bits",
         "1024",
+        "--warmup",
+        "1",
+        "--max-time",
+        "300",
     ]
     with pytest.raises(MatrixError, match=r"command-line override"):
         plan(m, m.select(archs=[Arch.RISCV64]), Arch.AMD64, {"iterations": 0})
+
+
+def test_repeat_and_cpuset_reach_the_plan() -> None:
+    text = (
+        (REPO / "matrix.yml")
+        .read_text()
+        .replace("    arch: amd64\n", '    arch: amd64\n    cpuset: "1"\n')
+    )
+    m = parse(text)
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), Arch.AMD64, repeat=3)
+    assert (p.repeat, p.cpuset) == (3, "1")
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), Arch.AMD64, cpuset="0-1")
+    assert p.cpuset == "0-1"
+    with pytest.raises(MatrixError, match="--repeat must be at least 1"):
+        plan(m, m.targets, Arch.AMD64, repeat=0)
+
+
+def test_budget_warmup_and_block_floor_reach_the_harness() -> None:
+    m = load(REPO / "matrix.yml")
+    (p,) = plan(
+        m,
+        m.select(archs=[Arch.RISCV64]),
+        Arch.AMD64,
+        {"warmup": 2, "max_time": 30, "min_block_ns": 2_000_000},
+    )
+    cmd = harness_command(p.suite)
+    assert cmd[cmd.index("--warmup") + 1] == "2"
+    assert cmd[cmd.index("--max-time") + 1] == "30"
+    assert cmd[cmd.index("--min-block-ns") + 1] == "2000000"

@@ -163,3 +163,52 @@ def test_a_result_is_either_measured_or_reference() -> None:
     only_ref = {k: v for k, v in both.items() if k != "execution"}
     r = Result.model_validate(only_ref)
     assert r.reference is not None and r.execution is None and r.emulated is False
+
+
+def _repeat(index: int, samples: list[int], count: int = 2) -> Result:
+    doc = stored()
+    doc["execution"] = {**doc["execution"], "repeat_index": index, "repeat_count": count}
+    doc["harness"]["rows"][0]["samples_ns"] = samples
+    return Result.model_validate(doc)
+
+
+def test_repeated_runs_are_stored_apart_and_merged_on_load(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    p2 = store.save(_repeat(2, [200, 220, 210]))
+    p1 = store.save(_repeat(1, [100, 120, 110]))
+    assert (p1.name, p2.name) == ("t1.json", "t1.repeat-2.json")
+    (merged,), failures = store.load_all()
+    assert failures == []
+    row = merged.harness.rows[0]
+    assert row.samples_ns == (100, 120, 110, 200, 220, 210)
+    assert row.run_medians_ns == (110.0, 210.0)
+    raw, _ = store.load_all(merge=False)
+    assert len(raw) == 2
+
+
+def test_runs_calibrated_to_other_block_sizes_pool_per_operation(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.save(_repeat(1, [100, 100]))  # blocks of 2 ops: 50 ns/op
+    other = _repeat(2, [260, 240])  # blocks of 4 ops: 65 and 60 ns/op
+    rows = (other.harness.rows[0].model_copy(update={"ops_per_block": 4}),)
+    store.save(
+        other.model_copy(update={"harness": other.harness.model_copy(update={"rows": rows})})
+    )
+    (merged,), failures = store.load_all()
+    row = merged.harness.rows[0]
+    assert failures == [] and row.ops_per_block == 2
+    assert row.samples_ns == (100, 100, 130, 120)
+    assert row.run_medians_ns == (100.0, 125.0)
+
+
+def test_runs_with_different_rows_are_not_pooled(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.save(_repeat(1, [100]))
+    other = _repeat(2, [200])
+    rows = (other.harness.rows[0].model_copy(update={"operation": "verifying"}),)
+    other = other.model_copy(update={"harness": other.harness.model_copy(update={"rows": rows})})
+    store.save(other)
+    store.save(Result.model_validate(stored(name="fine")))
+    loaded, failures = store.load_all()
+    assert [r.target.name for r in loaded] == ["fine"]
+    assert len(failures) == 1 and "measured different rows" in failures[0].message

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from archbench.stats import slowdown, summarize
+from archbench.stats import repeatability, slowdown, summarize
 
 
 def test_odd_sample_count_by_hand() -> None:
@@ -53,3 +53,16 @@ def test_slowdown() -> None:
     assert slowdown(300.0, 10.0) == 30.0
     with pytest.raises(ValueError):
         slowdown(1.0, 0.0)
+
+
+def test_repeatability_by_hand() -> None:
+    # run 1: 100, 100 (cv 0); run 2: 110, 130 (cv = stdev 14.142 / mean 120)
+    r = repeatability([100, 100, 110, 130], [2, 2])
+    assert r.runs == 2
+    assert r.within_cv == pytest.approx((0 + math.sqrt(200) / 120) / 2)
+    # medians 100 and 120: stdev 14.142, mean 110
+    assert r.between_cv == pytest.approx(math.sqrt(200) / 110)
+    with pytest.raises(ValueError, match="do not split"):
+        repeatability([1, 2, 3], [2, 2])
+    with pytest.raises(ValueError, match="do not split"):
+        repeatability([1, 2], [2])
