@@ -14,8 +14,11 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
+# texlive + poppler-utils: the report compile test (pdflatex, pdftoppm).
 packages=(docker.io qemu-user-static debootstrap python3 python3-venv
-          gcc make pkgconf libgnunet-dev libsodium-dev)
+          gcc make pkgconf libgnunet-dev libsodium-dev
+          texlive-latex-base texlive-latex-recommended texlive-latex-extra
+          texlive-fonts-recommended poppler-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -43,7 +46,7 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import archbench, pytest" 2>/dev/null; then
+if ! .venv/bin/python -c "import archbench, pytest, matplotlib" 2>/dev/null; then
   say "installing archbench into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'

@@ -1,8 +1,11 @@
-"""Reports: appendix row order, medians, number formatting, escaping, golden files.
+"""Reports: appendix row order, number formatting, flags, escaping, summaries,
+CS-vs-RSA and baseline comparisons, selection, golden files.
 
 Golden files live in ``tests/golden/``; regenerate them after an intended
 change with ``ARCHBENCH_UPDATE_GOLDEN=1 pytest tests/unit/test_reports.py``
-and review the diff.
+and review the diff. The fixtures' numbers are the thesis's Ryzen 7 figures
+(``/work/shared/seeds/thesis-appendix-performance.tex``), so expected values
+can be checked against the thesis by eye.
 """
 
 from __future__ import annotations
@@ -12,18 +15,26 @@ import os
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
+from archbench import export, reference
 from archbench.errors import ReportError
 from archbench.reports import (
+    ReportOptions,
     format_ms,
+    format_number,
+    format_ratio,
+    format_speed,
     latex_escape,
+    machine_names,
     markdown_escape,
+    parse_style,
+    parse_unit,
     render_latex,
     render_markdown,
     render_markdown_table,
-    results_frame,
+    render_standalone,
+    select_results,
     write_reports,
 )
 from archbench.results import (
@@ -68,10 +79,11 @@ def row(
     key_bits: int | None = None,
     valid: bool = True,
     reason: str | None = None,
+    suite: str = "blindsig",
 ) -> Row:
     return Row.model_validate(
         {
-            "suite": "blindsig",
+            "suite": suite,
             "scheme": scheme,
             "key_bits": key_bits,
             "operation": operation,
@@ -93,9 +105,10 @@ def result(
     emulated: bool = False,
     cores: int = 8,
     kernel: str = "Linux 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)",
+    run_id: str = "20261129T224000Z-1a2b3c",
 ) -> Result:
     return Result(
-        run_id="20261129T224000Z-1a2b3c",
+        run_id=run_id,
         target=TargetInfo(
             name=name,
             arch=arch,
@@ -220,6 +233,18 @@ def table_lines(latex: str, target: str) -> list[str]:
     return body.split(r"\end{tabular}", 1)[0].splitlines()
 
 
+def section_of(text: str, start: str, end: str = r"\end{table}") -> str:
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+@pytest.fixture
+def thesis() -> list[Result]:
+    """The shipped reference dataset: the thesis's ten machines and its security module."""
+    loaded, failures = reference.load_reference()
+    assert failures == []
+    return loaded
+
+
 # --- golden files -----------------------------------------------------------
 
 
@@ -227,76 +252,19 @@ def test_latex_matches_golden(native: Result, emulated: Result, invalid: Result)
     assert_golden("appendix.tex", render_latex([native, emulated, invalid]))
 
 
+def test_latex_booktabs_matches_golden(native: Result, emulated: Result, invalid: Result) -> None:
+    options = ReportOptions(style="booktabs", baseline="amd64-native")
+    assert_golden("appendix-booktabs.tex", render_latex([native, emulated, invalid], options))
+
+
+def test_standalone_matches_golden() -> None:
+    assert_golden("appendix-standalone.tex", render_standalone())
+
+
 def test_markdown_matches_golden(
     native: Result, emulated: Result, invalid: Result, failure: LoadFailure
 ) -> None:
     assert_golden("appendix.md", render_markdown([native, emulated, invalid], [failure]))
-
-
-# --- statistics ---------------------------------------------------------------
-
-
-def test_frame_median_odd_and_even_sample_counts(native: Result) -> None:
-    frame = results_frame([native])
-    by_key = frame.set_index(["operation", "label"])["median_ms"]
-    # odd: sorted [204 000, 204 400, 205 000] ns -> middle 204 400 ns
-    assert by_key[("key_generation", "CS")] == pytest.approx(0.2044)
-    # even: (10 000 123 456 + 10 000 124 456) / 2 = 10 000 123 956 ns
-    assert by_key[("key_generation", "RSA 2048 bit")] == pytest.approx(10_000.123956)
-    # odd, unsorted input: [900, 1 000, 1 200] ns -> 1 000 ns
-    assert by_key[("unblinding", "CS")] == pytest.approx(0.001)
-
-
-def test_frame_columns_and_types(native: Result, invalid: Result) -> None:
-    frame = results_frame([native, invalid])
-    assert list(frame.columns) == [
-        "run_id",
-        "target",
-        "suite",
-        "scheme",
-        "key_bits",
-        "label",
-        "operation",
-        "ops_per_block",
-        "n_samples",
-        "median_ms",
-        "valid",
-        "invalid_reason",
-    ]
-    assert len(frame) == 17 + 4
-    # Targets sort by name: amd64-native before arm64-native.
-    assert frame["target"].tolist() == ["amd64-native"] * 17 + ["arm64-native"] * 4
-    cs = frame[(frame["target"] == "amd64-native") & (frame["operation"] == "signing")]
-    assert cs["key_bits"].isna().tolist() == [True, False, False]
-    assert cs["key_bits"].iloc[1] == 1024
-    assert cs["n_samples"].tolist() == [3, 3, 3]
-    assert frame["valid"].sum() == 19
-    bad = frame[~frame["valid"]]
-    assert bad["invalid_reason"].tolist() == ["unblinded signature 3 of 10 failed to verify"] * 2
-    assert frame[frame["valid"]]["invalid_reason"].isna().all()
-
-
-def test_frame_row_order_is_the_appendix_order(native: Result) -> None:
-    frame = results_frame([native])
-    ordered = list(zip(frame["label"], frame["operation"], strict=True))
-    wording = {
-        "key_generation": "10x key generation",
-        "r_derivation": "10x r0, r1 derive and R1,R2 calculation",
-        "blinding_secret_derivation": "10x derivation of blinding secrets",
-        "blinding": "10x blinding",
-        "signing": "10x signing",
-        "unblinding": "10x unblinding",
-        "verifying": "10x verifying",
-    }
-    assert [(label, wording[op]) for label, op in ordered] == RIGHT_ORDER
-
-
-def test_empty_frame_keeps_its_columns() -> None:
-    frame = results_frame([])
-    assert frame.empty
-    assert "median_ms" in frame.columns
-    assert frame["median_ms"].dtype == "float64"
-    assert isinstance(frame.index, pd.RangeIndex)
 
 
 # --- formatting ---------------------------------------------------------------
@@ -308,28 +276,66 @@ def test_empty_frame_keeps_its_columns() -> None:
         (0.2044, "0.204 ms"),
         (0.0005001, "0.001 ms"),
         (3.332, "3.332 ms"),
-        (999.9994, "999.999 ms"),
-        (2684.1234, "2684.123 ms"),
-        (9999.9994, "9999.999 ms"),
+        (4.9994, "4.999 ms"),
+        # rounds to 5.000, so it is printed as an integer, as the thesis's "5 ms"
+        (4.9996, "5 ms"),
+        (5.4, "5 ms"),
+        (126.0, "126 ms"),
+        (2684.1234, "2684 ms"),
+        (9999.4, "9999 ms"),
         # rounds up into five digits, so it is grouped
-        (9999.9996, "10 000.000 ms"),
-        (10_000.123956, "10 000.124 ms"),
-        (174_000.5, "174 000.500 ms"),
-        (1_234_567.891, "1 234 567.891 ms"),
+        (9999.6, "10 000 ms"),
+        (10_000.123956, "10 000 ms"),
+        (174_000.4, "174 000 ms"),
+        (1_234_567.891, "1 234 568 ms"),
     ],
 )
-def test_format_ms(value: float, expected: str) -> None:
+def test_format_ms_as_the_thesis_prints(value: float, expected: str) -> None:
     assert format_ms(value) == expected
 
 
 def test_format_ms_latex_thin_space() -> None:
-    assert format_ms(600_000.0, thousands_sep=r"\,") == r"600\,000.000 ms"
+    assert format_ms(600_000.0, thousands_sep=r"\,") == r"600\,000 ms"
+
+
+def test_format_speed_units() -> None:
+    assert format_speed(1.0, "us") == "1.000 µs"
+    assert format_speed(77.0, "us", micro=r"\textmu{}") == r"77 \textmu{}s"
+    # CS signing of the Ryzen 7: 7.7 µs per operation -> 1e9 / 7700 = 129 870.13 per second
+    assert format_speed(1e9 / 7700, "ops/s") == "129 870 ops/s"
+    assert format_number(-3.14159) == "-3.142"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (3.870 / 1.282, "3.02"),
+        (0.204 / 2684, "0.0000760"),
+        (903 / 0.204, "4426"),
+        (9.996, "10.0"),
+        (10_000.123956 / 0.2044, "48 924"),
+        (1.0, "1.00"),
+    ],
+)
+def test_format_ratio_three_significant_digits(value: float, expected: str) -> None:
+    assert format_ratio(value) == expected
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
-def test_format_ms_refuses_non_finite(value: float) -> None:
+def test_formatting_refuses_non_finite(value: float) -> None:
     with pytest.raises(ValueError, match="non-finite"):
         format_ms(value)
+    with pytest.raises(ValueError, match="positive and finite"):
+        format_ratio(value)
+
+
+def test_parse_unit_and_style() -> None:
+    assert [parse_unit(u) for u in ("ms", "us", "µs", "ops/s")] == ["ms", "us", "us", "ops/s"]
+    assert parse_style("booktabs") == "booktabs"
+    with pytest.raises(ReportError, match="ms, us"):
+        parse_unit("s")
+    with pytest.raises(ReportError, match="thesis, booktabs"):
+        parse_style("fancy")
 
 
 def test_latex_escape_every_special_character() -> None:
@@ -339,6 +345,9 @@ def test_latex_escape_every_special_character() -> None:
     assert latex_escape("Linux 6.1.0 #1 SMP x86_64\n  GNU/Linux") == (
         r"Linux 6.1.0 \#1 SMP x86\_64 GNU/Linux"
     )
+    assert latex_escape("5 µs × 2 – † ‡ §") == (
+        r"5 \textmu{}s \texttimes{} 2 -- \dag{} \ddag{} \S{}"
+    )
 
 
 def test_markdown_escape_keeps_words_readable() -> None:
@@ -346,7 +355,7 @@ def test_markdown_escape_keeps_words_readable() -> None:
     assert markdown_escape("&amp; <b>") == r"\&amp; \<b\>"
 
 
-# --- rendering ----------------------------------------------------------------
+# --- machine sections -----------------------------------------------------------
 
 
 def test_latex_rows_and_groups_in_appendix_order(native: Result) -> None:
@@ -358,21 +367,91 @@ def test_latex_rows_and_groups_in_appendix_order(native: Result) -> None:
     assert [lines[i + 1] for i in separators] == [
         r"CS & 10x r0, r1 derive and R1,R2 calculation & 0.444 ms \\\hline",
         r"CS & 10x signing & 0.077 ms \\\hline",
-        r"CS & 10x unblinding & 0.001 ms \\\hline",
+        # [900, 1000, 1200] ns: CV 0.148 > 0.05, so the row is marked noisy
+        r"CS & 10x unblinding & 0.001 ms\textsuperscript{\dag} \\\hline",
         r"CS & 10x verifying & 1.358 ms \\\hline",
     ]
-    assert r"RSA 2048 bit & 10x key generation & 10\,000.124 ms \\\hline" in lines
+    # median of an even count: (10 000 123 456 + 10 000 124 456) / 2 ns = 10 000.124 ms
+    assert r"RSA 2048 bit & 10x key generation & 10\,000 ms\textsuperscript{\dag} \\\hline" in lines
+    assert r"RSA 1024 bit & 10x signing & 7 ms \\\hline" in lines
+
+
+def test_flagged_rows_carry_a_mark_and_the_table_a_legend(native: Result) -> None:
+    table = section_of(render_latex([native]), "(amd64-native)}")
+    assert table.count(r"\textsuperscript{\dag}") == 2 + 1  # two rows, one legend line
+    assert r"\textsuperscript{\dag}\,noisy: coefficient of variation above 5\%" in table
+    markdown = render_markdown_table(native)
+    assert re.search(r"\| 10x unblinding +\| +0\.001 ms† \|", markdown)
+    assert markdown.endswith("- † noisy: coefficient of variation above 5%")
+
+
+def test_single_sample_and_near_resolution_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    once = result(
+        "once",
+        "amd64",
+        "x86_64",
+        "AMD Ryzen 7 PRO 5850U",
+        [row("CS", "signing", [77_000]), row("CS", "unblinding", [1_000, 1_000, 1_000])],
+    )
+    # The harness reports clock_getres; a 20 ns tick makes 1 000 ns blocks 50 ticks < 100.
+    monkeypatch.setattr(export, "clock_resolution_ns", lambda _r: 20.0)
+    lines = table_lines(render_latex([once]), "once")
+    assert lines == [
+        r"CS & 10x signing & 0.077 ms\textsuperscript{\S} \\\hline",
+        r"\hline",
+        r"CS & 10x unblinding & 0.001 ms\textsuperscript{\ddag} \\\hline",
+    ]
+
+
+def test_reference_rows_print_the_thesis_text_and_no_single_sample_flag(
+    thesis: list[Result],
+) -> None:
+    latex = render_latex(thesis[:1])
+    lines = table_lines(latex, "thesis-amd-ryzen-7")
+    assert r"RSA 4096 bit & 10x key generation & 10 000 ms \\\hline" in lines
+    assert r"CS & 10x unblinding & 0.001 ms \\\hline" in lines
+    assert r"\S" not in section_of(latex, "(thesis-amd-ryzen-7)}")
+    arm = next(r for r in thesis if r.target.name == "thesis-arm64")
+    assert r"CS & 10x verifying & 11ms \\\hline" in table_lines(render_latex([arm]), "thesis-arm64")
+
+
+def test_reference_setup_box_is_the_thesis_box(thesis: list[Result]) -> None:
+    latex = render_latex(thesis[:1])
+    box = section_of(latex, r"\begin{bfhBox}[BFH-MediumBlue]{Setup}" + "\n", r"\end{bfhBox}")
+    assert box.splitlines() == [
+        r"CPU: 8-core AMD Ryzen 7 PRO 5850U \\",
+        r"Architecture: amd64 (uname -m: x86\_64) \\",
+        r"OS: Ubuntu 21.10 Linux 5.13.0-25-generic \#26-Ubuntu SMP Fri Jan 7 15:48:31 UTC 2022 "
+        r"x86\_64 x86\_64 x86\_64 GNU/Linux \\",
+        r"libsodium:amd64 version: 1.0.18-1build1 \\",
+        r"libgcrypt:amd64 version: 1.8.7-5ubuntu2 \\",
+        r"Source: thesis-appendix-performance.tex, tab:comp-sign-amd-ryzen-7 (published figures)",
+    ]
+    assert r"\section{AMD Ryzen 7 PRO 5850U (thesis-amd-ryzen-7)}" in latex
+
+
+def test_security_module_table_is_headed_test(thesis: list[Result]) -> None:
+    module = next(r for r in thesis if r.target.name == "thesis-security-module")
+    latex = render_latex([module])
+    assert r"\textbf{Signature Scheme} & \textbf{Test} & \textbf{Speed}" in latex
+    body = section_of(latex, r"\textbf{Speed} \\\hline" + "\n", r"\end{tabular}").splitlines()
+    assert body[4] == r"RSA 4092 bit & 100 sequential signature operations & 1811 ms \\\hline"
+    # 100 parallel and 800 parallel are separate groups, as printed
+    assert [body[i + 1] for i, line in enumerate(body) if line == r"\hline"] == [
+        r"CS & 100 parallel signature operations & 14 ms \\\hline",
+        r"CS & 800 parallel signature operations & 19 ms \\\hline",
+    ]
 
 
 def test_only_present_rows_and_groups_are_printed(emulated: Result) -> None:
     lines = table_lines(render_latex([emulated]), "riscv64-emu")
     assert lines == [
         r"CS & 10x key generation & 4.144 ms \\\hline",
-        r"RSA 1024 bit & 10x key generation & 2923.457 ms \\\hline",
+        r"RSA 1024 bit & 10x key generation & 2923 ms \\\hline",
         r"\hline",
         # two samples: (1 697 000 + 1 698 000) / 2 ns
         r"CS & 10x signing & 1.698 ms \\\hline",
-        r"RSA 1024 bit & 10x signing & 1040.000 ms \\\hline",
+        r"RSA 1024 bit & 10x signing & 1040 ms \\\hline",
     ]
 
 
@@ -380,8 +459,7 @@ def test_setup_box_is_generated_and_escaped(emulated: Result) -> None:
     latex = render_latex([emulated])
     # Emulated: /proc/cpuinfo is the host's, so the title names the emulation.
     assert r"\section{riscv64 on QEMU 8.2.2 (riscv64-emu)}" in latex
-    box = latex.split(r"\begin{bfhBox}[BFH-MediumBlue]{Setup}" + "\n", 1)[1]
-    box = box.split(r"\end{bfhBox}", 1)[0]
+    box = section_of(latex, r"\begin{bfhBox}[BFH-MediumBlue]{Setup}" + "\n", r"\end{bfhBox}")
     assert box.splitlines() == [
         r"CPU: none (riscv64 emulated on the host's 4-core SiFive U74 R\&D\_rev2) \\",
         r"Architecture: riscv64 (uname -m: riscv64) \\",
@@ -395,7 +473,13 @@ def test_setup_box_is_generated_and_escaped(emulated: Result) -> None:
 
 
 def test_package_arch_is_debians_name() -> None:
-    armv7 = result("armv7-emu", "armv7", "armv7l", "ARMv7 Processor rev 3 (v7l)", [])
+    armv7 = result(
+        "armv7-emu",
+        "armv7",
+        "armv7l",
+        "ARMv7 Processor rev 3 (v7l)",
+        [row("CS", "signing", [481_000, 482_000, 480_000])],
+    )
     assert r"libgcrypt:armhf version: 1.11.0-7 \\" in render_latex([armv7])
 
 
@@ -415,13 +499,13 @@ def test_invalid_row_prints_no_number(invalid: Result) -> None:
     lines = table_lines(render_latex([invalid]), "arm64-native")
     assert lines == [
         r"CS & 10x signing & 0.321 ms \\\hline",
-        r"RSA 1024 bit & 10x signing & 57.000 ms \\\hline",
+        r"RSA 1024 bit & 10x signing & 57 ms \\\hline",
         r"RSA 2048 bit & 10x signing & \textit{invalid}\textsuperscript{1} \\\hline",
         r"\hline",
         r"RSA 2048 bit & 10x verifying & \textit{invalid}\textsuperscript{1} \\\hline",
     ]
     latex = render_latex([invalid])
-    assert "263.000" not in latex and "15.000" not in latex
+    assert "263" not in latex and "15 ms" not in latex
     assert (
         r"\textsuperscript{1}\,\textit{invalid}: RSA 2048 bit: "
         "unblinded signature 3 of 10 failed to verify\n" in latex
@@ -432,24 +516,162 @@ def test_invalid_row_prints_no_number(invalid: Result) -> None:
     for line in invalid_rows:
         speed = line.rsplit("|", 2)[1].strip()
         assert speed == "invalid [1]"
-        assert not re.search(r"\d+\.\d{3} ms", line)
+        assert not re.search(r"\d ms", line)
     assert table.endswith("- [1] RSA 2048 bit: unblinded signature 3 of 10 failed to verify")
 
 
 def test_markdown_table(native: Result) -> None:
     table = render_markdown_table(native).splitlines()
     assert table[0] == (
-        "| Signature Scheme   | Operation                               |         Speed |"
+        "| Signature Scheme   | Operation                               |      Speed |"
     )
     # right-aligned Speed column in GitHub's syntax
     assert table[1].startswith("|:---") and table[1].endswith("---:|")
     assert table[2] == (
-        "| CS                 | 10x key generation                      |      0.204 ms |"
+        "| CS                 | 10x key generation                      |   0.204 ms |"
     )
     assert table[4] == (
-        "| RSA 2048 bit       | 10x key generation                      | 10 000.124 ms |"
+        "| RSA 2048 bit       | 10x key generation                      | 10 000 ms† |"
     )
-    assert len(table) == 2 + 17
+    assert len([line for line in table if line.startswith("| ")]) == 1 + 17
+
+
+@pytest.mark.parametrize(
+    ("unit", "latex", "markdown"),
+    [
+        ("us", r"CS & 10x signing & 77 \textmu{}s \\\hline", "| CS                 | 10x signing"),
+        # 1e9 / 7 700 ns per operation
+        ("ops/s", r"CS & signing & 129\,870 ops/s \\\hline", "| CS                 | signing"),
+    ],
+)
+def test_units(native: Result, unit: str, latex: str, markdown: str) -> None:
+    options = ReportOptions(unit=parse_unit(unit))
+    assert latex in table_lines(render_latex([native], options), "amd64-native")
+    assert markdown in render_markdown([native], options=options)
+
+
+def test_reference_rows_are_recomputed_in_other_units(thesis: list[Result]) -> None:
+    lines = table_lines(render_latex(thesis[:1], ReportOptions(unit="us")), "thesis-amd-ryzen-7")
+    assert r"RSA 4096 bit & 10x key generation & 10\,000\,000 \textmu{}s \\\hline" in lines
+    assert r"CS & 10x unblinding & 1.000 \textmu{}s \\\hline" in lines
+
+
+# --- summary, CS vs RSA, comparison ------------------------------------------------
+
+
+def test_summary_keeps_emulated_machines_apart(
+    native: Result, emulated: Result, invalid: Result
+) -> None:
+    latex = render_latex([native, emulated, invalid])
+    hardware = section_of(
+        latex, r"\section{Summary across machines}", r"\label{tab:summary-blindsig-native-1}"
+    )
+    assert r"\rotatebox{90}{amd64-native (amd64)}" in hardware
+    assert r"\rotatebox{90}{arm64-native (arm64)}" in hardware
+    assert "riscv64" not in hardware
+    assert "signing & CS & 0.077 & 0.321 \\\\\\hline" in hardware
+    assert " & RSA 2048 bit & 34 & \\textit{invalid} \\\\\\hline" in hardware
+    # a row only one machine has shows "--" for the other
+    assert "key generation & CS & 0.204 & -- \\\\\\hline" in hardware
+    emulated_table = section_of(
+        latex, r"\label{tab:summary-blindsig-native-1}", r"\label{tab:summary-blindsig-emulated-1}"
+    )
+    assert "QEMU user emulation: not comparable with hardware" in emulated_table
+    assert "signing & CS & 1.698 \\\\\\hline" in emulated_table
+    assert "amd64-native" not in emulated_table
+
+
+def test_summary_splits_many_machines_into_balanced_tables(thesis: list[Result]) -> None:
+    latex = render_latex(thesis)
+    assert "part 1 of 2" in latex and "part 2 of 2" in latex and "part 3" not in latex
+    first = section_of(
+        latex, r"\section{Summary across machines}", r"\label{tab:summary-blindsig-native-1}"
+    )
+    assert first.count(r"\rotatebox{90}") == 5  # 10 machines: 5 + 5
+    assert "key generation & CS & 0.204 & 1.05 & 0.442 & 0.606 & 0.53" in first
+    assert " & RSA 4096 bit & 10\\,000 & 11\\,000 & 11\\,000 & 40\\,000 & 37\\,000" in first
+
+
+def test_cs_vs_rsa_sums_the_three_cs_blinding_operations(thesis: list[Result]) -> None:
+    latex = render_latex(thesis[:1], ReportOptions(compare_bits=(1024, 3072)))
+    table = section_of(latex, r"\section{CS compared with RSA}", r"\end{table}")
+    assert (
+        r"\textbf{Operation} & \textbf{CS} & \textbf{RSA 1024 bit} & \textbf{CS/RSA} & "
+        r"\textbf{RSA 3072 bit} & \textbf{CS/RSA}"
+    ) in table
+    # the thesis: 0.444 + 0.094 + 3.332 = 3.870 ms; 3.870 / 1.282 = 3.02, 3.870 / 5 = 0.774
+    assert (
+        r"derive R0, R1 \& blinding & 3.870 ms & 1.282 ms & 3.02 & 5 ms & 0.774 \\\hline" in table
+    )
+    assert r"key generation & 0.204 ms & 126 ms & 0.00162 & 2684 ms & 0.0000760 \\\hline" in table
+    assert "RSA 2048" not in table and "RSA 4096" not in table
+
+
+def test_speedup_over_rsa_2048_and_baseline_ratios(
+    native: Result, emulated: Result, thesis: list[Result]
+) -> None:
+    options = ReportOptions(baseline="thesis-amd-ryzen-7")
+    markdown = render_markdown([native, emulated, *thesis], options=options)
+    speedup = markdown.split("**Speedup of CS over RSA 2048 bit per machine", 1)[1]
+    # key generation 10 000.124 / 0.2044 ms, derive 3.012 / 3.870, signing 34 / 0.077,
+    # unblinding 10 / 0.001, verifying 2.304 / 1.358
+    assert re.search(
+        r"\| amd64-native \(amd64\) +\| +48 924× \| +0\.778× \| +442× \| +10 000× \| +1\.70× \|",
+        speedup,
+    )
+    # thesis Ryzen 7: 903 / 0.204 = 4426
+    assert re.search(r"\| thesis-amd-ryzen-7 \(amd64\) +\| +4426× \|", speedup)
+    native_part = speedup.split("**", 1)[0]
+    assert "riscv64-emu" not in native_part
+    relative = markdown.split("**Time of blind signatures relative to thesis-amd-ryzen-7", 1)[1]
+    header = relative.split("\n")[2]
+    # the baseline is the first machine column
+    assert re.match(
+        r"\| Operation +\| Scheme +\| +thesis-amd-ryzen-7 \(amd64\) \| +amd64-native", header
+    )
+    signing = next(line for line in relative.splitlines() if line.startswith("| signing"))
+    # amd64-native 0.077 / 0.077, thesis i7 0.405 / 0.077 = 5.26
+    assert re.match(r"\| signing +\| CS +\| +1\.00× \| +1\.00× \| +5\.26× \|", signing)
+
+
+def test_baseline_must_name_one_native_machine(native: Result, emulated: Result) -> None:
+    with pytest.raises(ReportError, match=r"did you mean 'amd64-native'\?"):
+        render_latex([native, emulated], ReportOptions(baseline="amd64-nativ"))
+    with pytest.raises(ReportError, match="ran under QEMU emulation"):
+        render_latex([native, emulated], ReportOptions(baseline="riscv64-emu"))
+
+
+# --- selection, several runs, files ----------------------------------------------------
+
+
+def test_select_by_target_arch_and_suite(
+    native: Result, emulated: Result, thesis: list[Result]
+) -> None:
+    everything = [native, emulated, *thesis]
+    assert [r.target.name for r in select_results(everything, archs=["riscv64"])] == [
+        "riscv64-emu",
+        "thesis-riscv64",
+    ]
+    assert [r.target.name for r in select_results(everything, targets=["amd64-native"])] == [
+        "amd64-native"
+    ]
+    module = select_results(everything, suites=["security-module"])
+    assert [r.target.name for r in module] == ["thesis-security-module"]
+    assert len(module[0].harness.rows) == 15
+    with pytest.raises(ReportError, match=r"architectures: amd64, .*riscv64"):
+        select_results(everything, archs=["armv7"], targets=["amd64-native"])
+
+
+def test_one_target_in_several_runs_gets_one_section_per_run(native: Result) -> None:
+    again = native.model_copy(update={"run_id": "20261130T080000Z-abcdef"})
+    names = [name for name, _ in machine_names([again, native])]
+    assert names == [
+        "amd64-native@20261129T224000Z-1a2b3c",
+        "amd64-native@20261130T080000Z-abcdef",
+    ]
+    latex = render_latex([native, again])
+    assert r"\label{tab:comp-sign-amd64-native-20261129t224000z-1a2b3c}" in latex
+    assert r"\label{tab:comp-sign-amd64-native-20261130t080000z-abcdef}" in latex
 
 
 def test_load_failure_is_listed_and_the_rest_renders(native: Result, failure: LoadFailure) -> None:
@@ -462,6 +684,11 @@ def test_load_failure_is_listed_and_the_rest_renders(native: Result, failure: Lo
         "Expecting value: line 1 column 1 (char 0)\n"
     ) in warning
     assert "Warning" not in render_markdown([native])
+    latex = render_latex([native], failures=[failure])
+    assert (
+        "% skipped results/20261129T224000Z-1a2b3c/ppc64le.json: not valid JSON: "
+        "Expecting value: line 1 column 1 (char 0)\n"
+    ) in latex
 
 
 def test_write_reports(
@@ -469,13 +696,18 @@ def test_write_reports(
 ) -> None:
     out = tmp_path / "reports"
     paths = write_reports([emulated, native], [failure], out)
-    assert paths == [out / "appendix.tex", out / "appendix.md"]
+    assert paths == [out / "appendix.tex", out / "appendix-standalone.tex", out / "appendix.md"]
     latex = paths[0].read_text(encoding="utf-8")
-    assert latex == render_latex([native, emulated])
+    assert latex == render_latex([native, emulated], failures=[failure])
     # targets sorted by name whatever the input order
     assert latex.index("(amd64-native)") < latex.index("(riscv64-emu)")
-    assert paths[1].read_text(encoding="utf-8") == render_markdown([native, emulated], [failure])
-    assert sorted(p.name for p in out.iterdir()) == ["appendix.md", "appendix.tex"]
+    assert r"\input{appendix}" in paths[1].read_text(encoding="utf-8")
+    assert paths[2].read_text(encoding="utf-8") == render_markdown([native, emulated], [failure])
+    assert sorted(p.name for p in out.iterdir()) == [
+        "appendix-standalone.tex",
+        "appendix.md",
+        "appendix.tex",
+    ]
 
 
 def test_zero_results_raise_report_error(tmp_path: Path, failure: LoadFailure) -> None:
@@ -488,7 +720,30 @@ def test_zero_results_raise_report_error(tmp_path: Path, failure: LoadFailure) -
     assert list(tmp_path.iterdir()) == []
 
 
-def test_duplicate_target_raises_report_error(native: Result) -> None:
-    again = native.model_copy(update={"run_id": "20261130T080000Z-abcdef"})
-    with pytest.raises(ReportError, match="tab:comp-sign-amd64-native"):
-        render_latex([native, again])
+def test_emulation_slowdown_prefers_a_native_run_of_the_same_arch() -> None:
+    native_amd64 = result("amd64-n", "amd64", "x86_64", "Host CPU", [row("CS", "signing", [100])])
+    emulated = result(
+        "arm64-e", "arm64", "aarch64", "Host CPU", [row("CS", "signing", [3_000])], emulated=True
+    )
+    markdown = render_markdown([native_amd64, emulated])
+    assert "(arm64-e against amd64-n)" in markdown
+    assert "30.0×" in markdown
+    native_arm64 = result("arm64-n", "arm64", "aarch64", "Cortex", [row("CS", "signing", [200])])
+    markdown = render_markdown([native_amd64, native_arm64, emulated])
+    assert "(arm64-e against arm64-n)" in markdown and "15.0×" in markdown
+    assert "Emulation slowdown" not in render_markdown([native_amd64, native_arm64])
+
+
+def test_repeated_runs_show_within_and_between_run_spread() -> None:
+    merged = result("amd64-n", "amd64", "x86_64", "Host CPU", [])
+    rows = (
+        row("CS", "signing", [100, 100, 110, 130]).model_copy(
+            update={"run_sizes": (2, 2), "run_medians_ns": (100.0, 120.0)}
+        ),
+    )
+    merged = merged.model_copy(update={"harness": merged.harness.model_copy(update={"rows": rows})})
+    markdown = render_markdown([merged])
+    assert "## Repeatability" in markdown and "amd64-n: 2 runs" in markdown
+    # within: median of (0, 11.8 %) = 5.9 %; between: 14.142 / 110 = 12.9 %
+    assert "5.9 % / 12.9 %" in markdown
+    assert "Repeatability" not in render_markdown([result("x", "amd64", "x86_64", "C", [])])

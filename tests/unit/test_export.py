@@ -1,0 +1,136 @@
+"""The tidy frame behind every table, and its CSV and JSON exports."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_reports import result, row
+
+from archbench import export, reference
+from archbench.errors import ReportError
+from archbench.results import Result
+from archbench.stats import summarize
+
+
+@pytest.fixture
+def measured() -> Result:
+    return result(
+        "amd64-native",
+        "amd64",
+        "x86_64",
+        "AMD Ryzen 7 PRO 5850U",
+        [
+            row("RSA", "signing", [7_000_000, 7_100_000, 6_900_000], 1024),
+            row("CS", "signing", [77_000, 78_000, 76_000, 80_000]),
+            row("CS", "unblinding", [1_000, 1_200, 900]),
+        ],
+    )
+
+
+@pytest.fixture
+def emulated() -> Result:
+    return result(
+        "riscv64-emu",
+        "riscv64",
+        "riscv64",
+        "AMD EPYC 7763 64-Core Processor",
+        [row("CS", "signing", [1_697_000, 1_698_000])],
+        emulated=True,
+    )
+
+
+def test_columns_and_order(measured: Result, emulated: Result) -> None:
+    frame = export.tidy_frame([measured, emulated])
+    assert tuple(frame.columns) == export.COLUMNS
+    # results in the given order, rows in the appendix's: signing before unblinding, CS first
+    assert list(zip(frame["target"], frame["label"], frame["operation"], strict=True)) == [
+        ("amd64-native", "CS", "signing"),
+        ("amd64-native", "RSA 1024 bit", "signing"),
+        ("amd64-native", "CS", "unblinding"),
+        ("riscv64-emu", "CS", "signing"),
+    ]
+    assert frame["key_bits"].isna().tolist() == [True, False, True, True]
+    empty = export.tidy_frame([])
+    assert empty.empty and tuple(empty.columns) == export.COLUMNS
+    assert empty["median_ns"].dtype == "float64"
+
+
+def test_statistics_are_summarize(measured: Result) -> None:
+    cs = export.tidy_frame([measured]).iloc[0]
+    stats = summarize([77_000, 78_000, 76_000, 80_000], 10)
+    # sorted 76 000, 77 000, 78 000, 80 000 ns: median (77 000 + 78 000) / 2
+    assert cs["median_ns"] == stats.median_ns == 77_500
+    assert cs["q1_ns"] == stats.q1_ns == 76_750  # type 7: 76 000 + 0.75 * 1 000
+    assert cs["iqr_ns"] == pytest.approx(stats.iqr_ns)
+    assert cs["cv"] == pytest.approx(stats.cv)
+    assert cs["per_op_ns"] == 7_750
+    assert cs["ops_per_s"] == pytest.approx(1e9 / 7_750)
+    assert cs["thesis_ops"] == 10
+    assert cs["thesis_ms"] == pytest.approx(0.0775)
+    assert cs["n_samples"] == 4
+    assert cs["flags"] == ""
+    unblinding = export.tidy_frame([measured]).iloc[2]
+    assert unblinding["flags"] == "noisy"  # CV of [1 000, 1 200, 900] is 0.148
+
+
+def test_provenance(measured: Result, emulated: Result) -> None:
+    frame = export.tidy_frame([measured, emulated]).set_index("target")
+    native = frame.loc["amd64-native"].iloc[0]
+    assert native["origin"] == "measured"
+    assert not native["emulated"]
+    assert pd.isna(native["qemu_version"])
+    assert native["host_cpu"] == "AMD EPYC 7763 64-Core Processor"
+    assert native["libgcrypt"] == "1.11.0-7"
+    assert native["kernel"].startswith("Linux 6.1.0-28-amd64")
+    assert pd.isna(native["reference_source"])
+    emu = frame.loc["riscv64-emu"]
+    assert bool(emu["emulated"]) and emu["qemu_version"] == "8.2.2" and emu["arch"] == "riscv64"
+
+
+def test_reference_rows() -> None:
+    loaded, _ = reference.load_reference()
+    frame = export.tidy_frame(loaded)
+    assert len(frame) == 10 * 27 + 15
+    assert set(frame["origin"]) == {"reference"}
+    # one printed number per row is what a publication is, not a warning
+    assert set(frame["flags"]) == {""}
+    assert frame["image_id"].isna().all()
+    ryzen = frame[(frame["target"] == "thesis-amd-ryzen-7") & (frame["label"] == "RSA 4096 bit")]
+    keygen = ryzen[ryzen["operation"] == "key_generation"].iloc[0]
+    assert keygen["printed"] == "10 000 ms"
+    assert keygen["thesis_ms"] == 10_000.0
+    assert (
+        keygen["reference_source"] == "thesis-appendix-performance.tex, tab:comp-sign-amd-ryzen-7"
+    )
+    module = frame[frame["target"] == "thesis-security-module"]
+    sequential = module[module["operation"] == "helper_sequential_signing"].iloc[0]
+    # the figure is the whole block: 100 signatures in 2.591 ms
+    assert sequential["thesis_ops"] == 100
+    assert sequential["thesis_ms"] == pytest.approx(2.591)
+    assert sequential["ops_per_s"] == pytest.approx(100 / 2.591e-3)
+
+
+def test_csv_and_json_round_trip(tmp_path: Path, measured: Result, emulated: Result) -> None:
+    paths = export.write_exports([measured, emulated], tmp_path)
+    assert paths == [tmp_path / "results.csv", tmp_path / "results.json"]
+    csv = pd.read_csv(paths[0])
+    assert list(csv.columns) == list(export.COLUMNS)
+    assert csv["median_ns"].tolist() == [77_500.0, 7_000_000.0, 1_000.0, 1_697_500.0]
+    assert math.isnan(csv["key_bits"][0]) and csv["key_bits"][1] == 1024
+    records = json.loads(paths[1].read_text(encoding="utf-8"))
+    assert len(records) == 4
+    assert records[0]["key_bits"] is None and records[1]["key_bits"] == 1024
+    assert records[3]["qemu_version"] == "8.2.2"
+    assert records[0]["qemu_version"] is None
+    assert pd.read_json(paths[1])["target"].tolist() == ["amd64-native"] * 3 + ["riscv64-emu"]
+
+
+def test_unwritable_directory(tmp_path: Path, measured: Result) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(ReportError, match="cannot write export"):
+        export.write_exports([measured], blocker / "out")
