@@ -16,7 +16,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import pandas as pd
 
@@ -27,18 +27,9 @@ from archbench.stats import repeatability, summarize
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
 
-OPERATION_ORDER: Final[tuple[Operation, ...]] = (
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-    "helper_sequential_signing",
-    "helper_parallel_signing",
-)
-"""The thesis appendix's row order: operations in this order, CS before RSA, RSA by size."""
+OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
+"""The thesis appendix's row order (the order :data:`archbench.results.Operation` lists
+them in): operations in this order, CS before RSA, RSA by size."""
 
 HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
     {"helper_sequential_signing", "helper_parallel_signing"}

@@ -32,6 +32,7 @@ RESULT_VERSION: Literal[1] = 1
 HARNESS_FORMAT = "archbench-harness"
 HARNESS_VERSION = 1
 
+# Listed in the thesis appendix's row order; reports sort by it.
 Operation = Literal[
     "key_generation",
     "r_derivation",
