@@ -8,7 +8,9 @@ Run ``invoke --list`` for the tasks and ``invoke --help TASK`` for flags.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,12 +18,23 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, emulation, engine, pipeline, reports, run
+from archbench import bases, emulation, engine, export, pipeline, reports, run
 from archbench import matrix as matrix_mod
-from archbench.errors import ArchbenchError, EmulationError, MatrixError, TargetsFailed
+from archbench import plots as plots_mod
+from archbench import reference as reference_mod
+from archbench.errors import (
+    ArchbenchError,
+    EmulationError,
+    EngineError,
+    MatrixError,
+    ReportError,
+    ResultsError,
+    TargetsFailed,
+)
+from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
-from archbench.results import ResultStore, load, merge_repeats, new_run_id
+from archbench.results import ResultStore, RunManifest, load, merge_repeats, new_run_id
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,26 +114,63 @@ def _pipeline(
     overrides: dict[str, object] | None = None,
     repeat: int = 1,
     cpuset: str | None = None,
+    resume: str = "",
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
-    m = matrix_mod.load(Path(matrix or s["matrix"]))
-    chosen = m.select(_split(target), _archs(arch))
-    client = engine.connect()
-    host = engine.engine_arch(client)
-    plans = pipeline.plan(m, chosen, host, overrides, repeat=repeat, cpuset=cpuset)
     store = ResultStore(Path(s["results"]))
-    run_id = new_run_id()
+    if resume:
+        manifest = store.load_manifest(resume)
+        m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
+        chosen = m.select(manifest.targets)
+        overrides, repeat, cpuset = manifest.overrides, manifest.repeat, manifest.cpuset
+    else:
+        path = Path(matrix or s["matrix"])
+        m = matrix_mod.load(path)
+        chosen = m.select(_split(target), _archs(arch))
+        manifest = RunManifest(
+            run_id=new_run_id(),
+            started_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            matrix_file=str(path),
+            matrix_text=path.read_text(encoding="utf-8"),
+            targets=tuple(t.name for t in chosen),
+            overrides=overrides or {},
+            repeat=repeat,
+            cpuset=cpuset,
+        )
+    run_id = manifest.run_id
+    clients = {}
+    host_archs = {}
+    for name in dict.fromkeys(t.host for t in chosen):
+        clients[name] = engine.connect_host(m.host(name), name)
+        host_archs[name] = engine.engine_arch(clients[name])
+    plans = pipeline.plan(m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset)
+    if not build_only:
+        store.save_manifest(manifest)
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
     with RichReporter() as reporter:
+        reporter.console.print(f"run {run_id}")
         for p in plans:
             mode = "emulated (QEMU)" if p.emulated else "native"
-            reporter.console.print(f"{p.name}: {p.target.arch.platform}, {mode}, run {run_id}")
+            previous = store.previous_seconds(p.name, before=run_id)
+            where = f"{p.host_name}, {p.target.arch.platform} {mode}"
+            reporter.expect(p.name, sum(previous.values()) if previous else None, where)
         outcomes = pipeline.execute(
-            client, plans, ws, host, reporter=reporter, build_only=build_only, rebuild=rebuild
+            clients,
+            plans,
+            ws,
+            host_archs,
+            reporter=reporter,
+            build_only=build_only,
+            rebuild=rebuild,
+            resume=bool(resume),
         )
+    if not build_only:
+        done = {o.name: o.seconds for o in outcomes if o.ok and not o.skipped}
+        store.save_manifest(manifest.model_copy(update={"seconds": {**manifest.seconds, **done}}))
     for o in outcomes:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
-        print(f"{o.name}: {'ok' if o.ok else 'FAILED'} ({stages})")
+        state = "kept" if o.skipped else "ok" if o.ok else "FAILED"
+        print(f"{o.name}: {state} ({stages})")
     return store, run_id, outcomes
 
 
@@ -143,6 +193,7 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
         "warmup": "override warmup repetitions (run and discarded)",
         "max_time": "override the time budget in s per scheme and key size",
+        "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
     }
 )
 @_errors_to_exit
@@ -159,6 +210,7 @@ def bench(
     cpuset: str = "",
     warmup: int | None = None,
     max_time: float | None = None,
+    resume: str = "",
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     store, run_id, outcomes = _pipeline(
@@ -171,13 +223,15 @@ def bench(
         overrides=_overrides(iterations, repetitions, rsa_bits, warmup, max_time),
         repeat=int(repeat),
         cpuset=cpuset or None,
+        resume=resume,
     )
     for o in outcomes:
         if o.ok and o.result_paths:
             (merged,) = merge_repeats([load(p) for p in o.result_paths])
             print()
             print(reports.render_markdown_table(merged))
-    print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
+    if any(o.ok for o in outcomes):
+        print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
     _raise_failures(outcomes)
 
 
@@ -226,21 +280,31 @@ def report(
     plots: bool = True,
 ) -> None:
     """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
-    # Imported here so that only this task needs them (matplotlib for plots).
-    from archbench import export
-    from archbench import plots as plots_mod
-    from archbench import reference as reference_mod
-    from archbench.errors import ReportError
-
     s = _settings(c)
     store = ResultStore(Path(results or s["results"]))
+    if not store.root.is_dir() and not reference:
+        raise ReportError(
+            f"results directory {store.root} does not exist; run 'invoke bench' first, "
+            "or pass --results DIR (or --reference for the thesis's data alone)"
+        )
+    known = store.runs()
     if all_runs:
         runs = None
     elif run:
         runs = _split(run)
+        missing = [r for r in runs if r not in known]
+        if missing:
+            raise ReportError(
+                f"no run {', '.join(missing)} in {store.root}; runs there: "
+                f"{', '.join(known[-8:]) or 'none'}"
+            )
     else:
         latest = store.latest_run()
         runs = [latest] if latest else []
+        if latest:
+            print(
+                f"rendering run {latest}, the latest with results (--all-runs or --run for others)"
+            )
     loaded, failures = store.load_all(runs)
     if reference:
         shipped, bad = reference_mod.load_reference()
@@ -267,10 +331,20 @@ def report(
     out_dir = Path(out or s["reports"])
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir)
+    # Figures of machines or operations no longer selected must not linger
+    # beside the new tables.
+    for stale in [*out_dir.glob("fig-*.png"), *out_dir.glob("fig-*.pdf")]:
+        stale.unlink()
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
+    if failures:
+        raise ResultsError(
+            f"rendered without {len(failures)} results file(s) that could not be loaded "
+            "(listed above and in appendix.md); fix or move them away, or measure the "
+            "target again with 'invoke bench --resume RUN_ID'"
+        )
 
 
 @task(
@@ -325,13 +399,48 @@ def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> N
         raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
 
 
-@task
+@task(help={"matrix": _SELECT_HELP["matrix"]})
 @_errors_to_exit
-def clean(c: Context) -> None:
-    """Remove containers archbench left on the engine (labelled org.archbench)."""
-    client = engine.connect()
-    n = 0
-    for container in run.leftover_containers(client):
-        container.remove(force=True)
-        n += 1
-    print(f"removed {n} container(s)")
+def clean(c: Context, matrix: str = "") -> None:
+    """Remove containers archbench left on every host of the matrix (label org.archbench)."""
+    s = _settings(c)
+    m = matrix_mod.load(Path(matrix or s["matrix"]))
+    unreachable = []
+    for name in [LOCAL_HOST, *m.hosts]:
+        try:
+            client = engine.connect_host(m.host(name), name)
+        except ArchbenchError as exc:
+            unreachable.append(f"{name}: {exc}")
+            continue
+        n = 0
+        for container in run.leftover_containers(client):
+            container.remove(force=True)
+            n += 1
+        print(f"{name}: removed {n} container(s)")
+    if unreachable:
+        raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
+
+
+# GitHub-hosted runners by architecture; the rest run emulated on x86_64 runners.
+_RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
+
+
+@task(help={**_SELECT_HELP})
+@_errors_to_exit
+def ci_matrix(c: Context, arch: str = "", target: str = "", matrix: str = "") -> None:
+    """Print the targets as a GitHub Actions matrix (JSON) to fan out on native runners."""
+    s = _settings(c)
+    m = matrix_mod.load(Path(matrix or s["matrix"]))
+    include = []
+    for t in m.select(_split(target), _archs(arch)):
+        runner = _RUNNERS.get(t.arch)
+        include.append(
+            {
+                "target": t.name,
+                "arch": t.arch.key,
+                "platform": t.arch.platform,
+                "runs-on": runner or _RUNNERS[Arch.AMD64],
+                "emulated": runner is None,
+            }
+        )
+    print(json.dumps({"include": include}, indent=2))

@@ -11,6 +11,11 @@ Two sources (``matrix.Base.source``):
   matrix sets one.
 * ``pull``: the registry image for the platform.
 
+The packed root file system stays in the work directory
+(``rootfs-<arch>-<config hash>.tar``), so the same base goes to several
+engines (remote hosts) after one debootstrap; delete it to bootstrap afresh,
+or pass ``rebuild``.
+
 Either way the result is tagged ``archbench-base/<base>:<arch>`` and labelled
 with the hash of its configuration and its build date, so an unchanged base
 is reused and a changed one is rebuilt.
@@ -27,6 +32,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -105,7 +111,8 @@ def ensure_base(
 ) -> BaseImage:
     """Return the base image for ``arch``, bootstrapping or pulling it if needed.
 
-    ``work_dir`` holds the temporary root file system (removed afterwards);
+    ``work_dir`` holds the debootstrap tree while it is built and then the
+    packed root file system (kept, see the module docs);
     ``log_dir`` keeps ``base-<name>-<arch>.log``.
 
     Raises:
@@ -129,7 +136,9 @@ def ensure_base(
     }
     log_path = log_dir / f"base-{name}-{arch.key}.log"
     if base.source == "bootstrap":
-        image_id = _bootstrap(client, base, arch, tag, new_labels, work_dir, log_path, on_line)
+        image_id = _bootstrap(
+            client, base, arch, tag, new_labels, work_dir, log_path, on_line, rebuild=rebuild
+        )
     else:
         image_id = _pull(client, name, base, arch, tag, new_labels, log_path, on_line)
     return BaseImage(name, arch, tag, image_id, built, base.source, False)
@@ -144,6 +153,8 @@ def _bootstrap(
     work_dir: Path,
     log_path: Path,
     on_line: Callable[[str], None] | None,
+    *,
+    rebuild: bool = False,
 ) -> str:
     if shutil.which("debootstrap") is None:
         raise BaseImageError(
@@ -157,30 +168,54 @@ def _bootstrap(
         )
     work_dir.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work_dir, prefix=f"base-{arch.key}-") as tmp:
+    rootfs_tar = work_dir / f"rootfs-{arch.key}-{labels[LABEL_CONFIG][:16]}.tar"
+    # Several hosts may need the same base at once: bootstrap it once, then
+    # send the same root file system to every engine.
+    with _lock_for(rootfs_tar):
+        if not rootfs_tar.is_file() or rebuild:
+            _bootstrap_tar(base, arch, rootfs_tar, log_path, on_line)
+    return build_scratch_image(
+        client,
+        rootfs_tar,
+        tag=tag,
+        platform=arch.platform,
+        labels=labels,
+        log_path=log_path.with_suffix(".build.log"),
+        on_line=on_line,
+    )
+
+
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(path, threading.Lock())
+
+
+def _bootstrap_tar(
+    base: Base,
+    arch: Arch,
+    rootfs_tar: Path,
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+) -> None:
+    """debootstrap into a temporary tree and pack it into ``rootfs_tar`` (atomically)."""
+    with tempfile.TemporaryDirectory(dir=rootfs_tar.parent, prefix=f"base-{arch.key}-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        cmd = debootstrap_command(base, arch, rootfs)
-        _run_logged(cmd, log_path, on_line)
+        _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line)
         for rel in _PRUNE:
             target = rootfs / rel
             if target.is_dir():
                 for child in target.iterdir():
                     if child.is_file():
                         child.unlink()
-        rootfs_tar = Path(tmp) / "rootfs.tar"
-        with tarfile.open(rootfs_tar, "w", format=tarfile.PAX_FORMAT) as tar:
+        partial = Path(tmp) / "rootfs.tar"
+        with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
             for entry in sorted(rootfs.iterdir()):
                 tar.add(entry, arcname=entry.name, recursive=True)
-        shutil.rmtree(rootfs)
-        return build_scratch_image(
-            client,
-            rootfs_tar,
-            tag=tag,
-            platform=arch.platform,
-            labels=labels,
-            log_path=log_path.with_suffix(".build.log"),
-            on_line=on_line,
-        )
+        os.replace(partial, rootfs_tar)
 
 
 def build_scratch_image(

@@ -7,6 +7,7 @@ the local engine and, later, remote ones.
 from __future__ import annotations
 
 import platform
+import re
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -14,9 +15,64 @@ from typing import BinaryIO
 
 import docker
 import docker.errors
+import docker.tls
+from docker.context import ContextAPI
 
 from archbench.errors import EngineError, ImageBuildError
+from archbench.matrix import Host
 from archbench.platforms import Arch
+
+
+def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> docker.DockerClient:
+    """Open a client to a matrix host (None: the environment's engine).
+
+    ``ssh://`` goes through the system's ``ssh`` client (keys, agent and
+    ``~/.ssh/config`` apply); ``tcp://`` takes the host's TLS files; a
+    ``context`` is resolved through Docker's context store.
+
+    Raises:
+        EngineError: the host does not answer or its context does not exist;
+            the message names the host without user names.
+    """
+    if host is None:
+        return connect(timeout=timeout)
+    try:
+        if host.context is not None:
+            ctx = ContextAPI.get_context(host.context)
+            if ctx is None:
+                raise EngineError(
+                    f"host {name}: no docker context {host.context!r}; "
+                    "create it with 'docker context create' or give 'url' instead"
+                )
+            client = docker.DockerClient(
+                base_url=ctx.Host, tls=ctx.TLSConfig or False, timeout=timeout
+            )
+        elif host.url is not None and host.url.startswith("ssh://"):
+            client = docker.DockerClient(base_url=host.url, use_ssh_client=True, timeout=timeout)
+        else:
+            tls: docker.tls.TLSConfig | bool = False
+            if host.tls is not None:
+                cert = None
+                if host.tls.client_cert and host.tls.client_key:
+                    cert = (
+                        str(Path(host.tls.client_cert).expanduser()),
+                        str(Path(host.tls.client_key).expanduser()),
+                    )
+                ca = str(Path(host.tls.ca_cert).expanduser()) if host.tls.ca_cert else None
+                tls = docker.tls.TLSConfig(client_cert=cert, ca_cert=ca, verify=host.tls.verify)
+            client = docker.DockerClient(base_url=host.url, tls=tls, timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise EngineError(
+            f"host {name} ({host.display}) does not answer: {_redact(str(exc))}. Check that "
+            "its Docker engine runs and that you can reach it (ssh key, TLS files, port)"
+        ) from exc
+    return client
+
+
+def _redact(text: str) -> str:
+    """Drop ``user@`` from URLs in an error text (results and logs carry no user names)."""
+    return re.sub(r"(\w+://)[^/@\s]+@", r"\1", text)
 
 
 def connect(base_url: str | None = None, timeout: int = 900) -> docker.DockerClient:
@@ -82,6 +138,7 @@ def build_image(
     labels: dict[str, str],
     log_path: Path,
     on_line: Callable[[str], None] | None = None,
+    network_mode: str | None = None,
 ) -> str:
     """Build an image from a tar build context through the API; return its id.
 
@@ -107,6 +164,7 @@ def build_image(
                 rm=True,
                 forcerm=True,
                 decode=True,
+                network_mode=network_mode,
             )
             for chunk in stream:
                 text = chunk.get("stream") or chunk.get("status") or ""

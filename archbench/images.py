@@ -148,10 +148,12 @@ def ensure_image(
     log_path: Path,
     on_line: Callable[[str], None] | None = None,
     rebuild: bool = False,
+    network_mode: str | None = None,
 ) -> tuple[str, bool]:
     """Build ``spec`` unless an image with its content hash exists.
 
-    Returns ``(image id, reused)``.
+    Returns ``(image id, reused)``. ``network_mode`` is the network of the
+    build's RUN steps (``host`` for engines without a bridge; None: default).
 
     Raises:
         ImageBuildError: the build failed; the log is kept at ``log_path``.
@@ -167,5 +169,6 @@ def ensure_image(
         labels={LABEL_INPUTS: spec.content_hash, "org.archbench.image.profile": spec.profile},
         log_path=log_path,
         on_line=on_line,
+        network_mode=network_mode,
     )
     return image_id, False

@@ -117,6 +117,79 @@ class Profile(_Strict):
         return tuple(value) if isinstance(value, list) else value
 
 
+class Tls(_Strict):
+    """TLS client settings for a ``tcp://`` Docker host (paths to PEM files)."""
+
+    ca_cert: StrictStr | None = None
+    client_cert: StrictStr | None = None
+    client_key: StrictStr | None = None
+    verify: StrictBool = True
+
+    @model_validator(mode="after")
+    def _pair(self) -> Tls:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("'client_cert' and 'client_key' go together")
+        for key in ("ca_cert", "client_cert", "client_key"):
+            path = getattr(self, key)
+            if path is not None and not Path(path).expanduser().is_file():
+                raise ValueError(f"{key}: no such file {path!r}")
+        return self
+
+
+class Host(_Strict):
+    """A Docker engine that targets can build and run on.
+
+    Exactly one of ``url`` (``unix://…``, ``tcp://host:port``, ``ssh://user@host``)
+    and ``context`` (a ``docker context`` name) is given. ``max_parallel_runs``
+    is how many benchmark containers may run on it at once (1: runs never
+    overlap, since two benchmarks on one CPU corrupt each other's numbers).
+    ``build_network`` is the network image builds use (``host`` for engines
+    started without a bridge). Credentials never go into URLs: use ssh keys
+    or TLS certificates.
+    """
+
+    url: StrictStr | None = None
+    context: StrictStr | None = None
+    tls: Tls | None = None
+    max_parallel_runs: StrictInt = Field(default=1, ge=1, le=64)
+    build_network: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> Host:
+        if (self.url is None) == (self.context is None):
+            raise ValueError("give exactly one of 'url' and 'context'")
+        if self.url is not None:
+            scheme, sep, rest = self.url.partition("://")
+            if not sep or scheme not in ("unix", "tcp", "ssh"):
+                raise ValueError(
+                    f"url {self.url!r}: use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
+                )
+            userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+            if ":" in userinfo:
+                raise ValueError(
+                    "url: a password must not be written into matrix.yml (it would end up "
+                    "in logs); use an ssh key (ssh-agent) or TLS certificates"
+                )
+            if scheme == "tcp" and ":" not in rest:
+                raise ValueError(f"url {self.url!r}: tcp:// needs a port (2375, or 2376 with TLS)")
+        if self.tls is not None and not (self.url or "").startswith("tcp://"):
+            raise ValueError("'tls' applies to tcp:// hosts only")
+        return self
+
+    @property
+    def display(self) -> str:
+        """The endpoint without user names, safe for logs and results files."""
+        if self.context is not None:
+            return f"context {self.context}"
+        assert self.url is not None
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+LOCAL_HOST = "local"
+"""Name of the implicit host: the engine of the environment (``DOCKER_HOST`` or the socket)."""
+
+
 class Target(_Strict):
     """One row of the matrix: what to build and run on which architecture.
 
@@ -132,6 +205,8 @@ class Target(_Strict):
     emulate: StrictBool | None = None
     cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
+    host: StrictStr = LOCAL_HOST
+    """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = Suites(blindsig=BlindsigSuite())
 
     @field_validator("arch", mode="before")
@@ -157,6 +232,7 @@ class Matrix(_Strict):
     defaults: Suites = Suites(blindsig=BlindsigSuite())
     bases: dict[str, Base] = Field(min_length=1)
     profiles: dict[str, Profile] = Field(min_length=1)
+    hosts: dict[str, Host] = Field(default_factory=dict)
     targets: tuple[Target, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -172,12 +248,24 @@ class Matrix(_Strict):
                     f"{where}.base: unknown base {t.base!r}; defined in 'bases': "
                     f"{', '.join(self.bases)}" + _did_you_mean(t.base, self.bases)
                 )
+            if t.host != LOCAL_HOST and t.host not in self.hosts:
+                known = [LOCAL_HOST, *self.hosts]
+                raise ValueError(
+                    f"{where}.host: unknown host {t.host!r}; defined in 'hosts': "
+                    f"{', '.join(known)}" + _did_you_mean(t.host, known)
+                )
             if t.profile not in self.profiles:
                 raise ValueError(
                     f"{where}.profile: unknown profile {t.profile!r}; defined in 'profiles': "
                     f"{', '.join(self.profiles)}" + _did_you_mean(t.profile, self.profiles)
                 )
+        if LOCAL_HOST in self.hosts:
+            raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
         return self
+
+    def host(self, name: str) -> Host | None:
+        """The host a target names; None for ``local`` (the environment's engine)."""
+        return None if name == LOCAL_HOST else self.hosts[name]
 
     def select(self, names: Sequence[str] = (), archs: Sequence[Arch] = ()) -> list[Target]:
         """Targets matching any of ``names`` and any of ``archs`` (all when empty).
@@ -259,6 +347,8 @@ _FIELDS: dict[str, Sequence[str]] = {
     "blindsig": list(BlindsigSuite.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),
+    "hosts": list(Host.model_fields),
+    "tls": list(Tls.model_fields),
     "targets": list(Target.model_fields),
 }
 
@@ -270,7 +360,7 @@ def _allowed_keys(loc: Sequence[str | int]) -> Sequence[str]:
         parent = names[depth - 1]
         if parent in _FIELDS:
             return _FIELDS[parent]
-        if depth >= 2 and names[depth - 2] in ("bases", "profiles"):
+        if depth >= 2 and names[depth - 2] in ("bases", "profiles", "hosts"):
             return _FIELDS[names[depth - 2]]
     return _FIELDS[""]
 
@@ -314,7 +404,11 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
     try:
         # Defaults are checked on their own first so that one typo there is
         # reported once, not once per target that inherits it.
-        defaults = Suites.model_validate(data.get("defaults", {}))
+        defaults = (
+            Suites.model_validate(data["defaults"])
+            if "defaults" in data
+            else Suites(blindsig=BlindsigSuite())
+        )
     except ValidationError as exc:
         raise MatrixError(_explain(exc, data, source, prefix=("defaults",))) from exc
     try:

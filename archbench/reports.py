@@ -581,7 +581,8 @@ def _cpu(result: Result) -> str:
     if result.emulated:
         execution = result.execution
         qemu = (execution.qemu_version if execution else None) or "unknown version"
-        return f"{result.target.arch} on QEMU {qemu}"
+        # The Debian package suffix "(Debian 1:7.2+dfsg-…)" belongs in the Setup box only.
+        return f"{result.target.arch} on QEMU {qemu.split(' (', 1)[0]}"
     return cpu
 
 
@@ -620,7 +621,7 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
         # Under QEMU user emulation /proc/cpuinfo is the host's: there is no
         # target CPU to name, only the host that emulated it.
         host = f"{setup.cores}-core {setup.cpu_model}"
-        cpu = f"none ({result.target.arch} emulated on the host's {host})"
+        cpu = f"{host} (the host's CPU; {result.target.arch} emulated by QEMU)"
     else:
         how = "native"
         cpu = f"{setup.cores}-core {setup.cpu_model}"
@@ -746,7 +747,7 @@ def _section(machine: _Machine, unit: Unit) -> _Section:
         execution = result.execution
         host = execution.host_arch if execution else "unknown"
         caption = f"Comparison on {cpu} (emulated on {host})"
-        heading = f"{cpu} — {machine.name} (emulated on {host}, {cpu.split(' on ', 1)[1]})"
+        heading = f"{cpu} — {machine.name} (emulated on {host})"
     else:
         caption = f"Comparison on {cpu}"
         heading = f"{cpu} — {machine.name}"

@@ -195,6 +195,8 @@ class Execution(_Frozen):
     docker_host: str = "local"
     engine_version: str | None = None
     host_kernel: str | None = None
+    host_parallel_runs: int = Field(default=1, ge=1)
+    """How many benchmark containers the host allowed at once (``max_parallel_runs``)."""
     cpuset: str | None = None
     """CPUs the container was pinned to (Docker cpuset), None when not pinned."""
     repeat_index: int = Field(default=1, ge=1)
@@ -326,6 +328,11 @@ def load(path: Path) -> Result:
         raise ResultsError(str(exc)) from exc
 
 
+# Read once at import, while single-threaded: os.umask can only be read by setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new, never half.
 
@@ -335,6 +342,8 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates 0600; results and reports are meant to be shared.
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -343,6 +352,32 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+MANIFEST_NAME = "run.json"
+
+
+class RunManifest(_Frozen):
+    """What a run was asked to do, kept beside its results for ``--resume``.
+
+    ``matrix_text`` is the matrix as it was when the run started, so a
+    resumed run measures the same targets with the same parameters even if
+    matrix.yml changed since. ``seconds`` maps target -> stage -> wall time
+    in s of the targets that finished; the progress display reads it as the
+    ETA of the next run of the same target.
+    """
+
+    format: Literal["archbench-run"] = "archbench-run"
+    version: Literal[1] = 1
+    run_id: str
+    started_at: str
+    matrix_file: str
+    matrix_text: str
+    targets: tuple[str, ...]
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = 1
+    cpuset: str | None = None
+    seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -382,6 +417,50 @@ class ResultStore:
             raise ResultsError(f"{path}: cannot write results: {exc.strerror}") from exc
         return path
 
+    def save_manifest(self, manifest: RunManifest) -> Path:
+        """Write ``<root>/<run-id>/run.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        path = self.root / manifest.run_id / MANIFEST_NAME
+        try:
+            write_atomic(path, manifest.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot write the run manifest: {exc.strerror}") from exc
+        return path
+
+    def load_manifest(self, run_id: str) -> RunManifest:
+        """Read the manifest of ``run_id``.
+
+        Raises:
+            ResultsError: no such run, or its manifest is unreadable; the
+                message lists the runs there are.
+        """
+        path = self.root / run_id / MANIFEST_NAME
+        if not path.is_file():
+            known = ", ".join(self.runs()[-5:]) or "none"
+            raise ResultsError(
+                f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
+            )
+        try:
+            return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            raise ResultsError(f"{path}: unreadable run manifest: {exc}") from exc
+
+    def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
+        """Stage times of ``target`` in the newest run older than ``before`` that has them."""
+        for run_id in reversed(self.runs()):
+            if run_id >= before:
+                continue
+            try:
+                seconds = self.load_manifest(run_id).seconds.get(target)
+            except ResultsError:
+                continue
+            if seconds:
+                return seconds
+        return None
+
     def runs(self) -> list[str]:
         """Run ids present, oldest first (run ids sort by time)."""
         if not self.root.is_dir():
@@ -391,14 +470,22 @@ class ResultStore:
         )
 
     def latest_run(self) -> str | None:
-        """The newest run id, or None when the store is empty."""
-        runs = self.runs()
-        return runs[-1] if runs else None
+        """The newest run id that has results, or None when there is none.
+
+        Runs with logs only (``invoke images``, or every target failed) are
+        passed over.
+        """
+        for run_id in reversed(self.runs()):
+            if next(self.files([run_id]), None) is not None:
+                return run_id
+        return None
 
     def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
         """Result files of the given runs (all runs when None), sorted."""
         for run_id in run_ids if run_ids is not None else self.runs():
-            yield from sorted((self.root / run_id).glob("[!.]*.json"))
+            for path in sorted((self.root / run_id).glob("[!.]*.json")):
+                if path.name != MANIFEST_NAME:
+                    yield path
 
     def load_all(
         self, run_ids: Sequence[str] | None = None, *, merge: bool = True

@@ -232,3 +232,21 @@ def run_harness(
 def leftover_containers(client: docker.DockerClient) -> Iterator[Container]:
     """Containers archbench started that still exist on this engine."""
     yield from client.containers.list(all=True, filters={"label": LABEL})
+
+
+def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
+    """Force-remove every container of ``run_id`` on this engine; returns how many.
+
+    Used on Ctrl-C: removing a container ends the harness in it, and the
+    thread waiting for it returns. Errors of an unreachable engine are
+    swallowed, since there is nothing left to clean on it from here.
+    """
+    removed = 0
+    try:
+        for c in client.containers.list(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}):
+            with contextlib.suppress(docker.errors.NotFound):
+                c.remove(force=True)
+                removed += 1
+    except docker.errors.DockerException:
+        pass
+    return removed

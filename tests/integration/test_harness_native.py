@@ -185,9 +185,11 @@ def test_calibrated_run_measures_sub_microsecond_unblinding(built: Path) -> None
         taken = len(row["samples_ns"])
         assert 1 <= taken <= 20
         assert row["budget_exhausted"] is (taken < 20)
-        # A grown block was grown for a reason: its first block was short.
+        # A grown block was grown for a reason: some calibration block was short
+        # (not necessarily the first: under load a later round can read shorter).
         if row["calibrated"]:
-            assert row["calibration_blocks"][0]["ns"] < cal["min_block_ns"], key
+            shortest = min(b["ns"] for b in row["calibration_blocks"])
+            assert shortest < cal["min_block_ns"], key
         else:
             assert row["ops_per_block"] == 10
     # An RSA-1024 repetition takes >= 0.1 s (10 key generations), so 20 of

@@ -62,10 +62,10 @@ def outcomes(
     store = ResultStore(tmp_path_factory.mktemp("results"))
     host = engine.engine_arch(client)
     order = ["ci-broken", "ci-amd64", "ci-riscv64"]
-    plans = pipeline.plan(matrix, matrix.select(order), host)
+    plans = pipeline.plan(matrix, matrix.select(order), {"local": host})
     plans.sort(key=lambda p: order.index(p.name))
     ws = pipeline.Workspace(store=store, run_id="20261129T000000Z-test00", work_dir=WORK)
-    yield store, pipeline.execute(client, plans, ws, host)
+    yield store, pipeline.execute({"local": client}, plans, ws, {"local": host})
 
 
 def _result(outcomes: list[pipeline.TargetOutcome], name: str) -> Result:
@@ -270,8 +270,12 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
     assert proc.returncode != 0
     assert client.containers.list(all=True, filters={"label": LABEL}) == []
     (run_dir,) = results.iterdir()
-    assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json"]
+    assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json", "run.json"]
     load_result(run_dir / "ci-amd64.json")
+    manifest = ResultStore(results).load_manifest(run_dir.name)
+    assert (
+        manifest.targets == ("ci-amd64", "ci-riscv64") and manifest.overrides["repetitions"] == 50
+    )
 
 
 def test_failed_pull_names_the_bootstrap_alternative(

@@ -58,7 +58,7 @@ def test_unknown_key_names_path_allowed_keys_and_suggestion() -> None:
     assert msg.startswith("m.yml: invalid matrix")
     assert "targets[1] (r).emualte: unknown key 'emualte'" in msg
     assert "did you mean 'emulate'?" in msg
-    assert "allowed: name, arch, base, profile, emulate, cpuset, suites" in msg
+    assert "allowed: name, arch, base, profile, emulate, cpuset, host, suites" in msg
 
 
 def test_unknown_key_in_defaults_is_reported_once() -> None:
@@ -139,3 +139,57 @@ def test_select_by_arch_and_name() -> None:
         MatrixError, match=r"no target for architecture ppc64le; the matrix has: amd64, riscv64"
     ):
         m.select(archs=[Arch.PPC64LE])
+
+
+HOSTS = GOOD.replace(
+    "targets:",
+    """hosts:
+  arm-box: {url: "ssh://bench@arm.example.org", max_parallel_runs: 1}
+  lab: {context: power9}
+targets:""",
+).replace("{name: a, arch: amd64, base: deb}", "{name: a, arch: amd64, base: deb, host: arm-box}")
+
+
+def test_hosts_are_parsed_and_named_without_user() -> None:
+    m = parse(HOSTS)
+    host = m.host("arm-box")
+    assert host is not None and host.url == "ssh://bench@arm.example.org"
+    assert host.display == "ssh://arm.example.org"
+    assert m.host("local") is None
+    lab = m.hosts["lab"]
+    assert lab.context == "power9" and lab.display == "context power9"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{url: 'ssh://bench:hunter2@arm.example.org'}", "a password must not be written"),
+        ("{url: 'http://arm.example.org'}", "use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"),
+        ("{url: 'tcp://arm.example.org'}", "tcp:// needs a port"),
+        ("{url: 'ssh://a@b', context: c}", "give exactly one of 'url' and 'context'"),
+        ("{url: 'ssh://a@b', tls: {verify: true}}", "'tls' applies to tcp:// hosts only"),
+        ("{url: 'tcp://b:2376', tls: {ca_cert: /nonexistent/ca.pem}}", "ca_cert: no such file"),
+        ("{url: 'tcp://b:2376', max_parallel_runs: 0}", "greater than or equal to 1"),
+        ("{url: 'tcp://b:2376', max_paralel_runs: 2}", "did you mean 'max_parallel_runs'?"),
+    ],
+)
+def test_bad_hosts(entry: str, message: str) -> None:
+    msg = _err(HOSTS.replace('{url: "ssh://bench@arm.example.org", max_parallel_runs: 1}', entry))
+    assert "hosts.arm-box" in msg and message in msg
+
+
+def test_unknown_host_reference() -> None:
+    msg = _err(HOSTS.replace("host: arm-box", "host: arm-bx"))
+    assert "targets[0] (a).host: unknown host 'arm-bx'" in msg and "did you mean 'arm-box'?" in msg
+
+
+def test_without_defaults_targets_run_the_blindsig_suite_with_thesis_parameters() -> None:
+    m = parse(
+        GOOD.replace(
+            "defaults:\n  blindsig: {iterations: 10, repetitions: 3, rsa_bits: [2048, 1024]}\n", ""
+        )
+    )
+    suite = m.targets[0].suites.blindsig
+    assert (
+        suite is not None and suite.iterations == 10 and suite.rsa_bits == (1024, 2048, 3072, 4096)
+    )

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_plan_on_amd64_emulates_every_foreign_arch() -> None:
     m = load(REPO / "matrix.yml")
-    plans = plan(m, m.targets, Arch.AMD64)
+    plans = plan(m, m.targets, {"local": Arch.AMD64})
     assert {p.name: p.emulated for p in plans} == {
         "amd64-trixie": False,
         "arm64-trixie": True,
@@ -28,7 +28,7 @@ def test_plan_on_amd64_emulates_every_foreign_arch() -> None:
 
 def test_plan_on_arm64_runs_arm64_natively() -> None:
     m = load(REPO / "matrix.yml")
-    plans = plan(m, m.select(archs=[Arch.ARM64, Arch.AMD64]), Arch.ARM64)
+    plans = plan(m, m.select(archs=[Arch.ARM64, Arch.AMD64]), {"local": Arch.ARM64})
     assert {p.name: p.emulated for p in plans} == {"amd64-trixie": True, "arm64-trixie": False}
 
 
@@ -42,7 +42,7 @@ def test_native_demand_on_a_foreign_host_is_refused() -> None:
     with pytest.raises(
         MatrixError, match=r"riscv64-trixie: target architecture riscv64 cannot run natively"
     ):
-        plan(m, m.select(archs=[Arch.RISCV64]), Arch.AMD64)
+        plan(m, m.select(archs=[Arch.RISCV64]), {"local": Arch.AMD64})
 
 
 def test_overrides_and_harness_command() -> None:
@@ -50,7 +50,7 @@ def test_overrides_and_harness_command() -> None:
     (p,) = plan(
         m,
         m.select(archs=[Arch.RISCV64]),
-        Arch.AMD64,
+        {"local": Arch.AMD64},
         {"iterations": 2, "repetitions": 3, "rsa_bits": [1024]},
     )
     assert harness_command(p.suite) == [
@@ -69,7 +69,7 @@ def test_overrides_and_harness_command() -> None:
         "300",
     ]
     with pytest.raises(MatrixError, match=r"command-line override"):
-        plan(m, m.select(archs=[Arch.RISCV64]), Arch.AMD64, {"iterations": 0})
+        plan(m, m.select(archs=[Arch.RISCV64]), {"local": Arch.AMD64}, {"iterations": 0})
 
 
 def test_repeat_and_cpuset_reach_the_plan() -> None:
@@ -79,12 +79,12 @@ def test_repeat_and_cpuset_reach_the_plan() -> None:
         .replace("    arch: amd64\n", '    arch: amd64\n    cpuset: "1"\n')
     )
     m = parse(text)
-    (p,) = plan(m, m.select(archs=[Arch.AMD64]), Arch.AMD64, repeat=3)
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64}, repeat=3)
     assert (p.repeat, p.cpuset) == (3, "1")
-    (p,) = plan(m, m.select(archs=[Arch.AMD64]), Arch.AMD64, cpuset="0-1")
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64}, cpuset="0-1")
     assert p.cpuset == "0-1"
     with pytest.raises(MatrixError, match="--repeat must be at least 1"):
-        plan(m, m.targets, Arch.AMD64, repeat=0)
+        plan(m, m.targets, {"local": Arch.AMD64}, repeat=0)
 
 
 def test_budget_warmup_and_block_floor_reach_the_harness() -> None:
@@ -92,10 +92,45 @@ def test_budget_warmup_and_block_floor_reach_the_harness() -> None:
     (p,) = plan(
         m,
         m.select(archs=[Arch.RISCV64]),
-        Arch.AMD64,
+        {"local": Arch.AMD64},
         {"warmup": 2, "max_time": 30, "min_block_ns": 2_000_000},
     )
     cmd = harness_command(p.suite)
     assert cmd[cmd.index("--warmup") + 1] == "2"
     assert cmd[cmd.index("--max-time") + 1] == "30"
     assert cmd[cmd.index("--min-block-ns") + 1] == "2000000"
+
+
+REMOTE = """
+version: 1
+bases:
+  deb: {source: bootstrap, suite: trixie}
+profiles:
+  slim: {packages: [gcc]}
+hosts:
+  box: {url: "tcp://127.0.0.1:23750", max_parallel_runs: 2}
+targets:
+  - {name: here-riscv, arch: riscv64, base: deb}
+  - {name: there-amd64, arch: amd64, base: deb, host: box}
+  - {name: there-arm64, arch: arm64, base: deb, host: box}
+"""
+
+
+def test_native_means_native_on_a_remote_host() -> None:
+    m = parse(REMOTE)
+    archs = {"local": Arch.AMD64, "box": Arch.AMD64}
+    with pytest.raises(MatrixError) as info:
+        plan(m, m.targets, archs)
+    msg = str(info.value)
+    assert "target there-arm64: host box runs amd64, not arm64" in msg
+    assert "'emulate: true'" in msg
+    here, there = plan(m, m.select(["here-riscv", "there-amd64"]), archs)
+    assert (here.emulated, here.remote, here.host_name) == (True, False, "local")
+    assert (there.emulated, there.remote, there.host_name) == (False, True, "box")
+    assert there.host is not None and there.host.max_parallel_runs == 2
+
+
+def test_emulation_on_a_remote_host_must_be_explicit() -> None:
+    m = parse(REMOTE.replace("host: box}\n", "host: box, emulate: true}\n"))
+    (arm,) = plan(m, m.select(["there-arm64"]), {"local": Arch.AMD64, "box": Arch.AMD64})
+    assert arm.emulated and arm.remote

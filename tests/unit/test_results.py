@@ -212,3 +212,9 @@ def test_runs_with_different_rows_are_not_pooled(tmp_path: Path) -> None:
     loaded, failures = store.load_all()
     assert [r.target.name for r in loaded] == ["fine"]
     assert len(failures) == 1 and "measured different rows" in failures[0].message
+
+
+def test_written_files_are_readable_by_others(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    write_atomic(path, "{}")
+    assert path.stat().st_mode & 0o044 == 0o044

@@ -1,0 +1,200 @@
+"""Targets on a second, real Docker engine (loopback TCP) beside the local one.
+
+The fixture starts its own dockerd with its own data-root, exec-root, pid
+file and socket, listening on 127.0.0.1 only, without a bridge (builds use
+the host network, harness containers have no network anyway).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from archbench import engine, pipeline
+from archbench.errors import MatrixError
+from archbench.matrix import Matrix, parse
+from archbench.platforms import Arch
+from archbench.results import Result, ResultStore, load
+
+REPO = Path(__file__).resolve().parents[2]
+WORK = REPO / ".archbench" / "work"
+
+pytestmark = pytest.mark.docker
+
+MATRIX = """
+version: 1
+defaults:
+  blindsig: {{iterations: 2, repetitions: 3, rsa_bits: [1024], warmup: 0}}
+bases:
+  debian-trixie: {{source: bootstrap, suite: trixie, variant: minbase}}
+profiles:
+  slim:
+    packages: [gcc, libc6-dev, make, pkgconf, python3, libgnunet-dev, libsodium-dev]
+hosts:
+  second: {{url: "tcp://127.0.0.1:{port}", build_network: host}}
+targets:
+  - {{name: second-amd64-a, arch: amd64, base: debian-trixie, host: second}}
+  - {{name: second-amd64-b, arch: amd64, base: debian-trixie, host: second}}
+  - {{name: local-amd64, arch: amd64, base: debian-trixie}}
+  - {{name: local-riscv64, arch: riscv64, base: debian-trixie}}
+  - {{name: second-arm64, arch: arm64, base: debian-trixie, host: second}}
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def second_engine() -> Iterator[int]:
+    """A second dockerd on a loopback TCP port; yields the port."""
+    if shutil.which("dockerd") is None:
+        pytest.skip("dockerd is not installed")
+    # exec-root holds unix sockets, whose paths must stay short.
+    root = Path(tempfile.mkdtemp(prefix="ab2-", dir="/tmp"))
+    port = _free_port()
+    log = (root / "dockerd.log").open("w")
+    proc = subprocess.Popen(
+        [
+            "dockerd",
+            "--data-root", str(root / "data"),
+            "--exec-root", str(root / "x"),
+            "--pidfile", str(root / "dockerd.pid"),
+            "-H", f"unix://{root}/docker.sock",
+            "-H", f"tcp://127.0.0.1:{port}",
+            "--bridge=none",
+            "--iptables=false",
+            "--ip6tables=false",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                # The constructor already asks the engine for its API version.
+                docker.DockerClient(base_url=f"tcp://127.0.0.1:{port}", timeout=5).ping()
+                break
+            except docker.errors.DockerException:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail(f"second dockerd did not start; see {root / 'dockerd.log'}")
+                time.sleep(0.5)
+        yield port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        subprocess.run(["umount", "-R", str(root / "data")], capture_output=True, check=False)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def matrix(second_engine: int) -> Matrix:
+    return parse(MATRIX.format(port=second_engine), "remote test matrix")
+
+
+def _connect(m: Matrix, names: list[str]) -> tuple[dict[str, docker.DockerClient], dict[str, Arch]]:
+    clients = {n: engine.connect_host(m.host(n), n) for n in names}
+    return clients, {n: engine.engine_arch(c) for n, c in clients.items()}
+
+
+def _window(r: Result) -> tuple[float, float]:
+    start = dt.datetime.fromisoformat(r.harness.started_at.replace("Z", "+00:00")).timestamp()
+    return start, start + r.harness.duration_s
+
+
+def test_arm64_declared_native_on_an_amd64_engine_is_refused(matrix: Matrix) -> None:
+    _, archs = _connect(matrix, ["second"])
+    assert archs["second"] is Arch.AMD64
+    with pytest.raises(MatrixError, match="host second runs amd64, not arm64"):
+        pipeline.plan(matrix, matrix.select(["second-arm64"]), {"local": Arch.AMD64, **archs})
+
+
+def test_two_hosts_run_in_parallel_and_one_host_never_overlaps(
+    matrix: Matrix, tmp_path: Path
+) -> None:
+    names = ["second-amd64-a", "second-amd64-b", "local-riscv64"]
+    clients, archs = _connect(matrix, ["local", "second"])
+    plans = pipeline.plan(matrix, matrix.select(names), archs)
+    store = ResultStore(tmp_path)
+    ws = pipeline.Workspace(store=store, run_id="20261129T000000Z-remote", work_dir=WORK)
+    t0 = time.monotonic()
+    outcomes = pipeline.execute(clients, plans, ws, archs)
+    wall = time.monotonic() - t0
+    assert [o.ok for o in outcomes] == [True, True, True], [o.message for o in outcomes]
+    results = {r.target.name: r for r in store.load_all()[0]}
+    a, b, riscv = (results[n] for n in names)
+    for r in (a, b):
+        assert r.execution is not None and not r.execution.emulated
+        assert r.execution.docker_host == f"second ({matrix.hosts['second'].display})"
+        assert r.execution.host_parallel_runs == 1
+        assert r.harness.setup.machine == "x86_64"
+        assert all(row.valid for row in r.harness.rows)
+    assert riscv.execution is not None and riscv.execution.emulated
+    assert riscv.execution.docker_host == "local" and riscv.harness.setup.machine == "riscv64"
+    # max_parallel_runs 1: the two runs on the second engine follow each other.
+    (a0, a1), (b0, b1) = _window(a), _window(b)
+    assert a1 <= b0 or b1 <= a0
+    # The image was built on the second engine itself, from the context sent through the API.
+    assert a.execution is not None
+    assert clients["second"].images.get(a.execution.image_tag).id == a.execution.image_id
+    print(f"\ntwo-host run of {names}: {wall:.1f} s wall")
+
+
+def test_resume_keeps_finished_targets_and_measures_the_rest(
+    matrix: Matrix, tmp_path: Path
+) -> None:
+    matrix_file = tmp_path / "matrix.yml"
+    text = MATRIX.format(port=matrix.hosts["second"].display.rsplit(":", 1)[1])
+    matrix_file.write_text(text)
+    results = tmp_path / "results"
+    env = {**os.environ, "INVOKE_ARCHBENCH_RESULTS": str(results)}
+    invoke = str(Path(sys.executable).with_name("invoke"))
+    proc = subprocess.Popen(
+        [invoke, "bench", "--matrix", str(matrix_file), "--target", "local-amd64,local-riscv64",
+         "--repetitions", "30"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 900
+        while not list(results.glob("*/local-amd64.json")):
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the first target never finished"
+            time.sleep(0.5)
+        proc.kill()  # no clean-up chance at all: a lost session
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (run_dir,) = results.iterdir()
+    first = run_dir / "local-amd64.json"
+    before = first.stat().st_mtime_ns
+    assert not (run_dir / "local-riscv64.json").exists()
+    subprocess.run([invoke, "clean", "--matrix", str(matrix_file)], cwd=REPO, env=env, check=True)
+    done = subprocess.run(
+        [invoke, "bench", "--resume", run_dir.name],
+        cwd=REPO, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "local-amd64: kept" in done.stdout
+    assert first.stat().st_mtime_ns == before
+    resumed = load(run_dir / "local-riscv64.json")
+    assert resumed.run_id == run_dir.name and resumed.harness.parameters.repetitions == 30
