@@ -828,6 +828,39 @@ def _cross_table(
     return header, _grouped(rows)
 
 
+def _cross_tables(
+    machines: Sequence[_Machine],
+    suite: str,
+    cell: Callable[[_Machine, dict[str, Any]], _Cell],
+    options: ReportOptions,
+    label: str,
+    title: str,
+    detail: str,
+) -> list[_Table]:
+    """Cross-machine tables of ``suite``, split into chunks of ``summary_columns`` machines.
+
+    ``label`` gets ``-<chunk number>``; the caption is ``"<title>, part i of
+    n: <detail>"`` (without the part when one table suffices).
+    """
+    chunks = _chunks(machines, options.summary_columns)
+    tables = []
+    for i, chunk in enumerate(chunks, start=1):
+        header, groups = _cross_table(chunk, suite, cell, options.unit)
+        part = f", part {i} of {len(chunks)}" if len(chunks) > 1 else ""
+        tables.append(
+            _Table(
+                label=f"{label}-{i}",
+                caption=f"{title}{part}: {detail}",
+                header=header,
+                align="ll" + "r" * len(chunk),
+                groups=groups,
+                small=True,
+                rotate_from=2,
+            )
+        )
+    return tables
+
+
 def _suite_title(suite: str) -> str:
     return {"blindsig": "blind signatures", "security-module": "security module"}.get(suite, suite)
 
@@ -838,26 +871,15 @@ def _summary(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
     for suite in _suites(machines):
         with_suite = [m for m in machines if (m.frame["suite"] == suite).any()]
         for kind, suffix, group in _kinds(with_suite):
-            chunks = _chunks(group, options.summary_columns)
-            for i, chunk in enumerate(chunks, start=1):
-                header, groups = _cross_table(
-                    chunk, suite, lambda _m, r: _speed(r, unit, bare=True), unit
-                )
-                part = f", part {i} of {len(chunks)}" if len(chunks) > 1 else ""
-                tables.append(
-                    _Table(
-                        label=f"tab:summary-{_slug(suite)}-{kind}-{i}",
-                        caption=(
-                            f"Summary of {_suite_title(suite)} across machines{part}: "
-                            f"{_what(unit, suite)}{suffix}"
-                        ),
-                        header=header,
-                        align="ll" + "r" * len(chunk),
-                        groups=groups,
-                        small=True,
-                        rotate_from=2,
-                    )
-                )
+            tables += _cross_tables(
+                group,
+                suite,
+                lambda _m, r: _speed(r, unit, bare=True),
+                options,
+                f"tab:summary-{_slug(suite)}-{kind}",
+                f"Summary of {_suite_title(suite)} across machines",
+                f"{_what(unit, suite)}{suffix}",
+            )
     return _Part(
         title="Summary across machines",
         intro=(
@@ -1000,7 +1022,6 @@ def _find_baseline(machines: Sequence[_Machine], name: str) -> _Machine:
 
 
 def _comparison(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
-    unit = options.unit
     tables: list[_Table] = []
     with_2048 = [
         m
@@ -1060,24 +1081,15 @@ def _comparison(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
                 if kind == "native":
                     # The baseline comes first, as the column every other is read against.
                     group = [base, *(m for m in group if m is not base)]
-                chunks = _chunks(group, options.summary_columns)
-                for i, chunk in enumerate(chunks, start=1):
-                    header, groups = _cross_table(chunk, suite, relative, unit)
-                    part = f", part {i} of {len(chunks)}" if len(chunks) > 1 else ""
-                    tables.append(
-                        _Table(
-                            label=f"tab:baseline-{_slug(suite)}-{kind}-{i}",
-                            caption=(
-                                f"Time of {_suite_title(suite)} relative to {base.name}{part}: "
-                                f"machine time / baseline time (above 1: slower){suffix}"
-                            ),
-                            header=header,
-                            align="ll" + "r" * len(chunk),
-                            groups=groups,
-                            small=True,
-                            rotate_from=2,
-                        )
-                    )
+                tables += _cross_tables(
+                    group,
+                    suite,
+                    relative,
+                    options,
+                    f"tab:baseline-{_slug(suite)}-{kind}",
+                    f"Time of {_suite_title(suite)} relative to {base.name}",
+                    f"machine time / baseline time (above 1: slower){suffix}",
+                )
     return _Part(title="Comparison across machines", intro=intro, tables=tuple(tables))
 
 
@@ -1121,25 +1133,14 @@ def _emulation(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
     against = "; ".join(f"{m.name} against {p.name}" for m, p in pairs)
     tables: list[_Table] = []
     for suite in _suites(emulated):
-        header, groups = _cross_table(
+        tables += _cross_tables(
             [m for m in emulated if (m.frame["suite"] == suite).any()],
             suite,
             slowdown,
-            options.unit,
-        )
-        tables.append(
-            _Table(
-                label=f"tab:emulation-slowdown-{_slug(suite)}",
-                caption=(
-                    f"Emulation slowdown of {_suite_title(suite)}: per-operation time under QEMU "
-                    f"/ native per-operation time ({against})"
-                ),
-                header=header,
-                align="ll" + "r" * (len(header) - 2),
-                groups=groups,
-                small=True,
-                rotate_from=2,
-            )
+            options,
+            f"tab:emulation-slowdown-{_slug(suite)}",
+            f"Emulation slowdown of {_suite_title(suite)}",
+            f"per-operation time under QEMU / native per-operation time ({against})",
         )
     intro = (
         "How much slower each operation runs under QEMU user emulation than natively. "
@@ -1164,21 +1165,16 @@ def _repeatability(machines: Sequence[_Machine], options: ReportOptions) -> _Par
     tables = []
     for suite in _suites(repeated):
         group = [m for m in repeated if (m.frame["suite"] == suite).any()]
-        header, groups = _cross_table(group, suite, spread, options.unit)
         runs = ", ".join(f"{m.name}: {int(m.frame['runs'].max())} runs" for m in group)
-        tables.append(
-            _Table(
-                label=f"tab:repeatability-{_slug(suite)}",
-                caption=(
-                    f"Spread of {_suite_title(suite)}: coefficient of variation within one "
-                    f"container run (median over runs) / between the runs' medians ({runs})"
-                ),
-                header=header,
-                align="ll" + "r" * len(group),
-                groups=groups,
-                small=True,
-                rotate_from=2,
-            )
+        tables += _cross_tables(
+            group,
+            suite,
+            spread,
+            options,
+            f"tab:repeatability-{_slug(suite)}",
+            f"Spread of {_suite_title(suite)}",
+            "coefficient of variation within one container run (median over runs) / "
+            f"between the runs' medians ({runs})",
         )
     intro = (
         "Each repeated target ran in several independent containers (a fresh process each). "
