@@ -166,8 +166,9 @@ def fix(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]:
     """Install qemu-user-static, mount binfmt_misc and register handlers (Debian, root).
 
     Registers each missing ``qemu-<arch>`` handler from the ``binfmt.d``
-    entry that Debian's qemu-user-static ships (flags include F). Returns the
-    actions taken, one line each.
+    entry that Debian's qemu-user-static ships (flags include F), replacing
+    a registered one that :func:`check` rejects (e.g. binfmt-support's
+    without F). Returns the actions taken, one line each.
 
     Raises:
         EmulationError: not root, apt-get missing or failing, or no binfmt.d
@@ -193,8 +194,16 @@ def fix(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]:
         actions.append(f"mounted binfmt_misc at {binfmt_dir}")
     for arch in archs:
         name = f"qemu-{arch.qemu_name}"
-        if (binfmt_dir / name).exists():
-            continue
+        entry = binfmt_dir / name
+        if entry.exists():
+            try:
+                check(arch, binfmt_dir)
+                continue
+            except EmulationError:
+                # Registered, but unusable in containers (no F flag, disabled,
+                # dynamic interpreter): replace it with qemu-user-static's entry.
+                entry.write_text("-1\n")
+                actions.append(f"unregistered unusable {name}")
         conf = next(
             (d / f"{name}.conf" for d in BINFMT_CONF_DIRS if (d / f"{name}.conf").exists()), None
         )

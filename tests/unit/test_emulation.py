@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import sys
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archbench.emulation import check, is_static_elf, parse_handler
+from archbench.emulation import check, fix, is_static_elf, parse_handler
 from archbench.errors import EmulationError
 from archbench.platforms import Arch
 
@@ -75,3 +76,22 @@ def test_check_reports_each_problem_with_its_fix(tmp_path: Path) -> None:
     shutil.rmtree(d)
     d = _binfmt(tmp_path, "POF", static)
     assert check(Arch.RISCV64, d).handler.flags == "POF"
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not Path("/usr/lib/binfmt.d/qemu-riscv64.conf").exists(),
+    reason="needs root and qemu-user-static's binfmt.d entries",
+)
+def test_fix_replaces_a_handler_without_the_f_flag(tmp_path: Path) -> None:
+    static = _elf(tmp_path / "qemu", with_interp=False)
+    d = _binfmt(tmp_path, "PO", static)
+    actions = fix([Arch.RISCV64], d)
+    assert actions == [
+        "unregistered unusable qemu-riscv64",
+        "registered qemu-riscv64 from /usr/lib/binfmt.d/qemu-riscv64.conf",
+    ]
+    # The kernel takes "-1" to drop a handler, then the conf line on "register".
+    assert (d / "qemu-riscv64").read_text() == "-1\n"
+    conf = Path("/usr/lib/binfmt.d/qemu-riscv64.conf").read_text().strip()
+    assert (d / "register").read_text() == conf + "\n"
+    assert "F" in conf.rsplit(":", 1)[1]
