@@ -1,0 +1,67 @@
+"""Every failure a user can act on, one class each, with its exit code.
+
+Messages give the cause first, then the fix. They are caught once, at the
+top (``tasks.py``), and turned into ``invoke.Exit(message, code)``.
+"""
+
+from __future__ import annotations
+
+
+class ArchbenchError(Exception):
+    """Base class; ``exit_code`` is the process exit status at the top."""
+
+    exit_code = 1
+
+
+class MatrixError(ArchbenchError):
+    """matrix.yml (or a flag naming its targets) is invalid; nothing was built."""
+
+    exit_code = 2
+
+
+class EngineError(ArchbenchError):
+    """The Docker engine cannot be reached or refused a request."""
+
+    exit_code = 3
+
+
+class EmulationError(ArchbenchError):
+    """QEMU user emulation (binfmt_misc, qemu-user-static) is not usable."""
+
+    exit_code = 4
+
+
+class BaseImageError(ArchbenchError):
+    """A base image could not be bootstrapped or pulled."""
+
+    exit_code = 5
+
+
+class ImageBuildError(ArchbenchError):
+    """Building a benchmark image failed; the build log is kept on disk."""
+
+    exit_code = 6
+
+
+class HarnessError(ArchbenchError):
+    """The harness failed inside the container or its output is unusable."""
+
+    exit_code = 7
+
+
+class ResultsError(ArchbenchError):
+    """A results file is missing, malformed or of an unsupported version."""
+
+    exit_code = 8
+
+
+class ReportError(ArchbenchError):
+    """A report could not be rendered from the selected results."""
+
+    exit_code = 9
+
+
+class TargetsFailed(ArchbenchError):
+    """One or more targets failed; the others' results were kept."""
+
+    exit_code = 10

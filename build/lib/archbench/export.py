@@ -1,0 +1,330 @@
+"""The tidy table of all results, and its CSV and JSON exports.
+
+One row per result × harness row, that is per machine × suite × scheme (and
+key size) × operation (and block size), with the statistics of
+:func:`archbench.stats.summarize` and provenance columns (run, target,
+emulation, CPU, OS, package versions, reference source). Reports, plots and
+exports all read this one frame, so a table, a bar and a CSV cell can never
+disagree.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, get_args
+
+import pandas as pd
+
+from archbench.errors import ReportError
+from archbench.results import Operation, Result, Row, write_atomic
+from archbench.stats import repeatability, summarize
+
+CSV_FILE: Final = "results.csv"
+JSON_FILE: Final = "results.json"
+
+OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
+"""The thesis appendix's row order (the order :data:`archbench.results.Operation` lists
+them in): operations in this order, CS before RSA, RSA by size."""
+
+HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
+    {"helper_sequential_signing", "helper_parallel_signing"}
+)
+"""Security-module timings: the figure is the whole block ("100 parallel signature operations")."""
+
+THESIS_OPS: Final = 10
+"""Operations per figure in the appendix's blind-signature tables ("10x signing")."""
+
+REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
+"""Published figures are one printed number per row by nature; that is not a warning."""
+
+COLUMNS: Final = (
+    "origin",
+    "run_id",
+    "target",
+    "arch",
+    "platform",
+    "emulated",
+    "suite",
+    "scheme",
+    "key_bits",
+    "label",
+    "operation",
+    "ops_per_block",
+    "valid",
+    "invalid_reason",
+    "n_samples",
+    "median_ns",
+    "min_ns",
+    "max_ns",
+    "mean_ns",
+    "stdev_ns",
+    "q1_ns",
+    "q3_ns",
+    "iqr_ns",
+    "cv",
+    "per_op_ns",
+    "ops_per_s",
+    "thesis_ops",
+    "thesis_ms",
+    "flags",
+    "runs",
+    "within_run_cv",
+    "between_run_cv",
+    "calibrated",
+    "budget_exhausted",
+    "printed",
+    "cpu_model",
+    "cores",
+    "machine",
+    "os",
+    "kernel",
+    "libsodium",
+    "libgcrypt",
+    "libgnunetutil",
+    "gnunet_version",
+    "harness_version",
+    "started_at",
+    "host_arch",
+    "host_cpu",
+    "qemu_version",
+    "image_id",
+    "image_tag",
+    "qemu_cpu",
+    "cpuset",
+    "base_built",
+    "docker_host",
+    "reference_source",
+    "reference_citation",
+)
+
+_DTYPES: Final[dict[str, str]] = {
+    "emulated": "bool",
+    "valid": "bool",
+    "calibrated": "bool",
+    "budget_exhausted": "bool",
+    "runs": "int64",
+    "key_bits": "Int64",
+    "ops_per_block": "int64",
+    "n_samples": "int64",
+    "thesis_ops": "int64",
+    "cores": "int64",
+    **{
+        name: "float64"
+        for name in (
+            "median_ns",
+            "min_ns",
+            "max_ns",
+            "mean_ns",
+            "stdev_ns",
+            "q1_ns",
+            "q3_ns",
+            "iqr_ns",
+            "cv",
+            "per_op_ns",
+            "ops_per_s",
+            "thesis_ms",
+            "within_run_cv",
+            "between_run_cv",
+        )
+    },
+}
+
+
+def thesis_ops(row: Row) -> int:
+    """How many operations one printed figure covers.
+
+    10 for the blind-signature operations (the appendix prints "10x signing"
+    whatever block size we measured with); the whole block for the security
+    module, whose table prints "100 parallel signature operations".
+    """
+    return row.ops_per_block if row.operation in HELPER_OPERATIONS else THESIS_OPS
+
+
+def clock_resolution_ns(result: Result) -> float | None:
+    """The target's effective clock tick in ns, when the harness reported it.
+
+    The coarser of ``clock_getres`` and the smallest step the harness saw
+    (``calibration`` in ``harness/CONTRACT.md``); ``None`` for documents of
+    older harnesses and reference data, which disables the
+    ``near_resolution`` flag.
+    """
+    calibration = result.harness.calibration
+    return calibration.tick_ns if calibration is not None else None
+
+
+def _record(result: Result, row: Row) -> dict[str, Any]:
+    setup = result.harness.setup
+    execution = result.execution
+    reference = result.reference
+    ops = thesis_ops(row)
+    try:
+        stats = summarize(
+            row.samples_ns,
+            row.ops_per_block,
+            clock_resolution_ns=clock_resolution_ns(result),
+            thesis_ops=ops,
+        )
+    except ValueError as exc:
+        raise ReportError(
+            f"target {result.target.name} (run {result.run_id}): {row.label} {row.operation}: "
+            f"{exc}; the results file is damaged, re-measure it with 'invoke bench'"
+        ) from exc
+    spread = (
+        repeatability(row.samples_ns, row.run_sizes)
+        if row.run_sizes is not None and len(row.run_sizes) > 1
+        else None
+    )
+    flags = stats.flags
+    if reference is not None:
+        flags = tuple(f for f in flags if f not in REFERENCE_IGNORED_FLAGS)
+    return {
+        "origin": "reference" if reference is not None else "measured",
+        "run_id": result.run_id,
+        "target": result.target.name,
+        "arch": result.target.arch,
+        "platform": result.target.platform,
+        "emulated": result.emulated,
+        "suite": row.suite,
+        "scheme": row.scheme,
+        "key_bits": row.key_bits,
+        "label": row.label,
+        "operation": row.operation,
+        "ops_per_block": row.ops_per_block,
+        "valid": row.valid,
+        "invalid_reason": None if row.valid else row.invalid_reason,
+        "n_samples": stats.n,
+        "median_ns": stats.median_ns,
+        "min_ns": stats.min_ns,
+        "max_ns": stats.max_ns,
+        "mean_ns": stats.mean_ns,
+        "stdev_ns": stats.stdev_ns,
+        "q1_ns": stats.q1_ns,
+        "q3_ns": stats.q3_ns,
+        "iqr_ns": stats.iqr_ns,
+        "cv": stats.cv,
+        "per_op_ns": stats.per_op_ns,
+        "ops_per_s": stats.ops_per_s,
+        "thesis_ops": ops,
+        "thesis_ms": stats.thesis_ms,
+        "flags": ";".join(flags),
+        "runs": spread.runs if spread else 1,
+        "within_run_cv": spread.within_cv if spread else stats.cv,
+        "between_run_cv": spread.between_cv if spread else None,
+        "calibrated": row.calibrated,
+        "budget_exhausted": row.budget_exhausted,
+        "printed": row.printed,
+        "cpu_model": setup.cpu_model,
+        "cores": setup.cores,
+        "machine": setup.machine,
+        "os": setup.os,
+        "kernel": setup.kernel,
+        "libsodium": setup.packages.get("libsodium"),
+        "libgcrypt": setup.packages.get("libgcrypt"),
+        "libgnunetutil": setup.packages.get("libgnunetutil"),
+        "gnunet_version": setup.gnunet_version,
+        "harness_version": result.harness.harness_version,
+        "started_at": result.harness.started_at,
+        "host_arch": execution.host_arch if execution else None,
+        "host_cpu": execution.host_cpu if execution else None,
+        "qemu_version": execution.qemu_version if execution else None,
+        "image_id": execution.image_id if execution else None,
+        "image_tag": execution.image_tag if execution else None,
+        "qemu_cpu": execution.qemu_cpu if execution else None,
+        "cpuset": execution.cpuset if execution else None,
+        "base_built": execution.base_built if execution else None,
+        "docker_host": execution.docker_host if execution else None,
+        "reference_source": reference.source if reference else None,
+        "reference_citation": reference.citation if reference else None,
+    }
+
+
+def tidy_frame(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per harness row of every result, with statistics and provenance.
+
+    Statistics come from :func:`archbench.stats.summarize` (block times in
+    ns, Hyndman-Fan type 7 quartiles, sample stdev); ``thesis_ms`` is the
+    appendix's figure in ms: the median time of ``thesis_ops`` operations (10
+    for blind signatures, the whole block for the security module). ``flags``
+    joins ``summarize``'s flags with ``;`` (empty when none); reference rows
+    never carry ``single_sample``. ``printed`` is the reference's text as
+    published, missing for measured rows. Provenance columns that do not
+    apply (``host_cpu`` of reference data, ``reference_source`` of our runs)
+    are missing values (``pd.isna`` is true; ``null`` in the JSON export).
+
+    Rows keep the results' order, and within one result the appendix's:
+    operation (:data:`OPERATION_ORDER`), CS before RSA, RSA by ascending key
+    size, then block size. Columns are :data:`COLUMNS`; an empty input gives
+    an empty frame with those columns and dtypes.
+
+    Raises:
+        ReportError: a row's samples are not positive finite numbers (a
+            damaged results file); the message names target and run.
+    """
+    rank = {op: i for i, op in enumerate(OPERATION_ORDER)}
+    records: list[dict[str, Any]] = []
+    for result in results:
+        rows = sorted(
+            result.harness.rows,
+            key=lambda r: (
+                rank.get(r.operation, len(rank)),
+                r.scheme != "CS",
+                r.key_bits or 0,
+                r.ops_per_block,
+                r.suite,
+            ),
+        )
+        records.extend(_record(result, row) for row in rows)
+    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    return frame.astype(_DTYPES)
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame as JSON-ready dicts: missing values are ``None``, numbers are Python's."""
+    return [
+        {column: _json_value(value) for column, value in zip(frame.columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+def write_exports(results: Sequence[Result], out_dir: Path) -> list[Path]:
+    """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
+
+    The CSV has a header row and empty cells for missing values; the JSON is
+    an array of objects with ``null`` for them, so ``pd.read_json(path)`` and
+    ``pd.read_csv(path)`` both give the frame back. Written atomically.
+
+    Returns:
+        ``[out_dir/results.csv, out_dir/results.json]``.
+
+    Raises:
+        ReportError: a damaged row, or ``out_dir`` is not writable.
+    """
+    frame = tidy_frame(results)
+    rendered = {
+        out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
+        out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",
+    }
+    for path, text in rendered.items():
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise ReportError(
+                f"{path}: cannot write export: {exc.strerror or exc}; "
+                "choose a writable output directory"
+            ) from exc
+    return list(rendered)

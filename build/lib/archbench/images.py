@@ -1,0 +1,174 @@
+"""Benchmark images: base + dependency profile + harness, tagged by content hash.
+
+The Dockerfile is rendered from ``images/Dockerfile.j2`` with Jinja2. The
+tag is ``archbench/bench:<arch>-<hash>`` where the hash covers every input:
+the rendered Dockerfile, the base image id, the platform, the package list
+and the bytes of every harness source file. An unchanged target is never
+rebuilt; any change to an input always is. The harness is copied into the
+image (no bind mount), so the same context builds on a remote engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import jinja2
+
+from archbench.engine import build_image, image_labels
+from archbench.platforms import Arch
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE_DIR = REPO_ROOT / "images"
+HARNESS_DIR = REPO_ROOT / "harness"
+LABEL_INPUTS = "org.archbench.image.inputs"
+
+# Only sources go into the image: a stale local build of the driver must not
+# change the hash or shadow the in-image build.
+_HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md")
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """Everything needed to build one benchmark image (pure data, no engine).
+
+    ``files`` maps context paths (``harness/blindsig.c``) to their bytes.
+    """
+
+    arch: Arch
+    profile: str
+    packages: tuple[str, ...]
+    base_tag: str
+    base_id: str
+    dockerfile: str
+    files: tuple[tuple[str, bytes], ...]
+    content_hash: str
+
+    @property
+    def tag(self) -> str:
+        """``archbench/bench:<arch>-<first 16 hex digits of the content hash>``."""
+        return f"archbench/bench:{self.arch.key}-{self.content_hash[:16]}"
+
+
+def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
+    """Harness sources as ``(context path, bytes)``, sorted by path.
+
+    Raises:
+        FileNotFoundError: ``harness_dir`` has no sources.
+    """
+    found = sorted({p for pat in _HARNESS_PATTERNS for p in harness_dir.glob(pat) if p.is_file()})
+    if not found:
+        raise FileNotFoundError(f"no harness sources in {harness_dir}")
+    return tuple((f"harness/{p.name}", p.read_bytes()) for p in found)
+
+
+def render_dockerfile(
+    base_tag: str,
+    arch: Arch,
+    profile: str,
+    packages: tuple[str, ...],
+    template_dir: Path = TEMPLATE_DIR,
+) -> str:
+    """Render ``Dockerfile.j2`` for one target.
+
+    Raises:
+        jinja2.TemplateError: the template is missing or broken.
+    """
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template_dir),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701  # a Dockerfile, not HTML
+    )
+    return env.get_template("Dockerfile.j2").render(
+        base_image=base_tag, platform=arch.platform, profile=profile, packages=packages
+    )
+
+
+def content_hash(
+    dockerfile: str,
+    base_id: str,
+    arch: Arch,
+    packages: tuple[str, ...],
+    files: tuple[tuple[str, bytes], ...],
+) -> str:
+    """sha256 (hex) over every input of an image build, length-prefixed."""
+    h = hashlib.sha256()
+
+    def put(data: bytes) -> None:
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+
+    for part in (dockerfile, base_id, arch.platform, "\n".join(packages)):
+        put(part.encode())
+    for path, data in files:
+        put(path.encode())
+        put(data)
+    return h.hexdigest()
+
+
+def plan_image(
+    arch: Arch,
+    profile: str,
+    packages: tuple[str, ...],
+    base_tag: str,
+    base_id: str,
+    harness_dir: Path = HARNESS_DIR,
+    template_dir: Path = TEMPLATE_DIR,
+) -> ImageSpec:
+    """Assemble the :class:`ImageSpec` (and its tag) without touching an engine."""
+    dockerfile = render_dockerfile(base_tag, arch, profile, packages, template_dir)
+    files = harness_files(harness_dir)
+    digest = content_hash(dockerfile, base_id, arch, packages, files)
+    return ImageSpec(arch, profile, packages, base_tag, base_id, dockerfile, files, digest)
+
+
+def build_context(spec: ImageSpec) -> io.BytesIO:
+    """The build context as an uncompressed tar in memory (Dockerfile + harness/)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for path, data in (("Dockerfile", spec.dockerfile.encode()), *spec.files):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
+    buf.seek(0)
+    return buf
+
+
+def ensure_image(
+    client: docker.DockerClient,
+    spec: ImageSpec,
+    *,
+    log_path: Path,
+    on_line: Callable[[str], None] | None = None,
+    rebuild: bool = False,
+    network_mode: str | None = None,
+) -> tuple[str, bool]:
+    """Build ``spec`` unless an image with its content hash exists.
+
+    Returns ``(image id, reused)``. ``network_mode`` is the network of the
+    build's RUN steps (``host`` for engines without a bridge; None: default).
+
+    Raises:
+        ImageBuildError: the build failed; the log is kept at ``log_path``.
+    """
+    labels = image_labels(client, spec.tag)
+    if labels is not None and labels.get(LABEL_INPUTS) == spec.content_hash and not rebuild:
+        return str(client.images.get(spec.tag).id), True
+    image_id = build_image(
+        client,
+        build_context(spec),
+        tag=spec.tag,
+        platform=spec.arch.platform,
+        labels={LABEL_INPUTS: spec.content_hash, "org.archbench.image.profile": spec.profile},
+        log_path=log_path,
+        on_line=on_line,
+        network_mode=network_mode,
+    )
+    return image_id, False

@@ -1,0 +1,458 @@
+"""matrix.yml: the hardware matrix, parsed once and strictly into frozen models.
+
+Loading rejects, before anything is built: unknown keys (with "did you
+mean …?"), wrong types, unknown architectures, bases or profiles, and
+duplicate target names or YAML keys. Every message names the file and the
+key path (``targets[1] (riscv64-trixie).arch``) and the allowed values.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from archbench.errors import MatrixError
+from archbench.platforms import Arch
+
+MATRIX_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BlindsigSuite(_Strict):
+    """Parameters of the CS/RSA blind-signature suite (the thesis appendix).
+
+    ``iterations`` is the number of operations per timed block (the thesis's
+    "10x"), ``repetitions`` the number of timed blocks per row.
+    """
+
+    iterations: StrictInt = Field(default=10, ge=1, le=100_000)
+    repetitions: StrictInt = Field(default=3, ge=1, le=10_000)
+    rsa_bits: tuple[StrictInt, ...] = Field(default=(1024, 2048, 3072, 4096), min_length=0)
+    schemes: tuple[Literal["cs", "rsa"], ...] = ("cs", "rsa")
+    warmup: StrictInt = Field(default=1, ge=0, le=1000)
+    """Repetitions run and discarded before the timed ones."""
+    max_time: float | None = Field(default=None, gt=0, strict=True)
+    """Budget in s per scheme and key size; repetitions stop once it is spent (>= 1 taken)."""
+    min_block_ns: StrictInt | None = Field(default=None, ge=1)
+    """Calibration floor for one timed block in ns (harness default: max(100 ticks, 1 ms))."""
+
+    @field_validator("rsa_bits", "schemes", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("rsa_bits")
+    @classmethod
+    def _sane_bits(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        for bits in value:
+            if bits < 1024 or bits > 16384 or bits % 8:
+                raise ValueError(
+                    f"RSA key size {bits} is not allowed; use a multiple of 8 from 1024 to 16384"
+                )
+        return tuple(sorted(set(value)))
+
+
+class Suites(_Strict):
+    """The suites a target runs; absent ones are not run."""
+
+    blindsig: BlindsigSuite | None = None
+
+
+class Base(_Strict):
+    """Where a target's root file system comes from.
+
+    ``bootstrap``: debootstrap ``suite`` for the target architecture from
+    ``mirror`` (debootstrap's own default when None), then an image built
+    ``FROM scratch``. ``pull``: the registry ``image`` for the platform.
+    """
+
+    source: Literal["bootstrap", "pull"]
+    suite: StrictStr | None = None
+    variant: Literal["minbase", "buildd"] = "minbase"
+    mirror: StrictStr | None = None
+    image: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _source_fields(self) -> Base:
+        if self.source == "bootstrap" and not self.suite:
+            raise ValueError("a 'bootstrap' base needs 'suite' (e.g. trixie)")
+        if self.source == "bootstrap" and self.image:
+            raise ValueError("'image' belongs to 'pull' bases; a 'bootstrap' base takes 'suite'")
+        if self.source == "pull" and not self.image:
+            raise ValueError("a 'pull' base needs 'image' (e.g. ubuntu:24.04)")
+        if self.source == "pull" and (self.suite or self.mirror):
+            raise ValueError("'suite' and 'mirror' belong to 'bootstrap' bases")
+        return self
+
+
+class Profile(_Strict):
+    """A dependency profile: Debian packages installed into the image."""
+
+    description: StrictStr = ""
+    packages: tuple[StrictStr, ...] = Field(min_length=1)
+
+    @field_validator("packages", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+
+class Tls(_Strict):
+    """TLS client settings for a ``tcp://`` Docker host (paths to PEM files)."""
+
+    ca_cert: StrictStr | None = None
+    client_cert: StrictStr | None = None
+    client_key: StrictStr | None = None
+    verify: StrictBool = True
+
+    @model_validator(mode="after")
+    def _pair(self) -> Tls:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("'client_cert' and 'client_key' go together")
+        for key in ("ca_cert", "client_cert", "client_key"):
+            path = getattr(self, key)
+            if path is not None and not Path(path).expanduser().is_file():
+                raise ValueError(f"{key}: no such file {path!r}")
+        return self
+
+
+class Host(_Strict):
+    """A Docker engine that targets can build and run on.
+
+    Exactly one of ``url`` (``unix://…``, ``tcp://host:port``, ``ssh://user@host``)
+    and ``context`` (a ``docker context`` name) is given. ``max_parallel_runs``
+    is how many benchmark containers may run on it at once (1: runs never
+    overlap, since two benchmarks on one CPU corrupt each other's numbers).
+    ``build_network`` is the network image builds use (``host`` for engines
+    started without a bridge). Credentials never go into URLs: use ssh keys
+    or TLS certificates.
+    """
+
+    url: StrictStr | None = None
+    context: StrictStr | None = None
+    tls: Tls | None = None
+    max_parallel_runs: StrictInt = Field(default=1, ge=1, le=64)
+    build_network: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> Host:
+        if (self.url is None) == (self.context is None):
+            raise ValueError("give exactly one of 'url' and 'context'")
+        if self.url is not None:
+            scheme, sep, rest = self.url.partition("://")
+            if not sep or scheme not in ("unix", "tcp", "ssh"):
+                raise ValueError(
+                    f"url {self.url!r}: use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
+                )
+            userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+            if ":" in userinfo:
+                raise ValueError(
+                    "url: a password must not be written into matrix.yml (it would end up "
+                    "in logs); use an ssh key (ssh-agent) or TLS certificates"
+                )
+            if scheme == "tcp" and ":" not in rest:
+                raise ValueError(f"url {self.url!r}: tcp:// needs a port (2375, or 2376 with TLS)")
+        if self.tls is not None and not (self.url or "").startswith("tcp://"):
+            raise ValueError("'tls' applies to tcp:// hosts only")
+        return self
+
+    @property
+    def display(self) -> str:
+        """The endpoint without user names, safe for logs and results files."""
+        if self.context is not None:
+            return f"context {self.context}"
+        assert self.url is not None
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+LOCAL_HOST = "local"
+"""Name of the implicit host: the engine of the environment (``DOCKER_HOST`` or the socket)."""
+
+
+class Target(_Strict):
+    """One row of the matrix: what to build and run on which architecture.
+
+    ``emulate``: None derives it from the host (see
+    :func:`archbench.platforms.needs_emulation`), True forces QEMU, False
+    demands native execution.
+    """
+
+    name: StrictStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    arch: Arch
+    base: StrictStr
+    profile: StrictStr = "slim"
+    emulate: StrictBool | None = None
+    cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
+    """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
+    host: StrictStr = LOCAL_HOST
+    """A key of ``hosts``, or ``local`` for the engine of the environment."""
+    suites: Suites = Suites(blindsig=BlindsigSuite())
+
+    @field_validator("arch", mode="before")
+    @classmethod
+    def _arch(cls, value: Any) -> Any:
+        if isinstance(value, Arch):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"must be a string, one of: {', '.join(Arch.keys())}")
+        try:
+            return Arch.from_key(value)
+        except ValueError:
+            raise ValueError(
+                f"unknown architecture {value!r}; allowed: {', '.join(Arch.keys())}"
+                + _did_you_mean(value, Arch.keys())
+            ) from None
+
+
+class Matrix(_Strict):
+    """The whole matrix.yml."""
+
+    version: Literal[1] = Field(description="matrix format version")
+    defaults: Suites = Suites(blindsig=BlindsigSuite())
+    bases: dict[str, Base] = Field(min_length=1)
+    profiles: dict[str, Profile] = Field(min_length=1)
+    hosts: dict[str, Host] = Field(default_factory=dict)
+    targets: tuple[Target, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _references(self) -> Matrix:
+        seen: set[str] = set()
+        for i, t in enumerate(self.targets):
+            where = f"targets[{i}] ({t.name})"
+            if t.name in seen:
+                raise ValueError(f"{where}.name: duplicate target name {t.name!r}")
+            seen.add(t.name)
+            if t.base not in self.bases:
+                raise ValueError(
+                    f"{where}.base: unknown base {t.base!r}; defined in 'bases': "
+                    f"{', '.join(self.bases)}" + _did_you_mean(t.base, self.bases)
+                )
+            if t.host != LOCAL_HOST and t.host not in self.hosts:
+                known = [LOCAL_HOST, *self.hosts]
+                raise ValueError(
+                    f"{where}.host: unknown host {t.host!r}; defined in 'hosts': "
+                    f"{', '.join(known)}" + _did_you_mean(t.host, known)
+                )
+            if t.profile not in self.profiles:
+                raise ValueError(
+                    f"{where}.profile: unknown profile {t.profile!r}; defined in 'profiles': "
+                    f"{', '.join(self.profiles)}" + _did_you_mean(t.profile, self.profiles)
+                )
+        if LOCAL_HOST in self.hosts:
+            raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
+        return self
+
+    def host(self, name: str) -> Host | None:
+        """The host a target names; None for ``local`` (the environment's engine)."""
+        return None if name == LOCAL_HOST else self.hosts[name]
+
+    def select(self, names: Sequence[str] = (), archs: Sequence[Arch] = ()) -> list[Target]:
+        """Targets matching any of ``names`` and any of ``archs`` (all when empty).
+
+        Raises:
+            MatrixError: a name matches no target, or no target has the arch.
+        """
+        known = [t.name for t in self.targets]
+        for n in names:
+            if n not in known:
+                raise MatrixError(
+                    f"no target named {n!r}; targets: {', '.join(known)}" + _did_you_mean(n, known)
+                )
+        chosen = [
+            t
+            for t in self.targets
+            if (not names or t.name in names) and (not archs or t.arch in archs)
+        ]
+        if not chosen:
+            have = sorted({t.arch.key for t in self.targets})
+            raise MatrixError(
+                f"no target for architecture {', '.join(a.key for a in archs)}; "
+                f"the matrix has: {', '.join(have)}"
+            )
+        return chosen
+
+
+def _did_you_mean(value: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _key_path(loc: Sequence[str | int], data: Any) -> str:
+    """Render a pydantic location as ``targets[1] (name).suites.blindsig``."""
+    parts: list[str] = []
+    node = data
+    for item in loc:
+        if isinstance(item, int):
+            label = f"[{item}]"
+            if isinstance(node, list) and item < len(node):
+                node = node[item]
+                if isinstance(node, dict) and isinstance(node.get("name"), str):
+                    label += f" ({node['name']})"
+            parts.append(label)
+        else:
+            if item in {"function-after", "function-before"} or "[" in item:
+                continue
+            parts.append(("." if parts else "") + item)
+            node = node.get(item) if isinstance(node, dict) else None
+    return "".join(parts) or "<top level>"
+
+
+_FIELDS: dict[str, Sequence[str]] = {
+    "": list(Matrix.model_fields),
+    "defaults": list(Suites.model_fields),
+    "suites": list(Suites.model_fields),
+    "blindsig": list(BlindsigSuite.model_fields),
+    "bases": list(Base.model_fields),
+    "profiles": list(Profile.model_fields),
+    "hosts": list(Host.model_fields),
+    "tls": list(Tls.model_fields),
+    "targets": list(Target.model_fields),
+}
+
+
+def _allowed_keys(loc: Sequence[str | int]) -> Sequence[str]:
+    names = [p for p in loc[:-1] if isinstance(p, str)]
+    # A key inside bases.<name> or profiles.<name> is two strings deep.
+    for depth in range(len(names), 0, -1):
+        parent = names[depth - 1]
+        if parent in _FIELDS:
+            return _FIELDS[parent]
+        if depth >= 2 and names[depth - 2] in ("bases", "profiles", "hosts"):
+            return _FIELDS[names[depth - 2]]
+    return _FIELDS[""]
+
+
+def _explain(err: ValidationError, data: Any, source: str, prefix: tuple[str, ...] = ()) -> str:
+    lines = [f"{source}: invalid matrix ({err.error_count()} problem(s)):"]
+    for e in err.errors():
+        loc = [*prefix, *e["loc"]]
+        if e["type"] == "extra_forbidden":
+            key = str(loc[-1])
+            allowed = _allowed_keys(loc)
+            where = _key_path(loc, data)
+            lines.append(
+                f"  {where}: unknown key {key!r}; allowed: {', '.join(allowed)}"
+                + _did_you_mean(key, allowed)
+            )
+            continue
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        if e["type"].endswith("_type") or e["type"] in {"literal_error", "enum"}:
+            msg += f" (got {e['input']!r}, a {type(e['input']).__name__})"
+        lines.append(f"  {_key_path(loc, data)}: {msg}" if loc else f"  {msg}")
+    return "\n".join(lines)
+
+
+def parse(text: str, source: str = "matrix.yml") -> Matrix:
+    """Parse matrix YAML text into a validated :class:`Matrix`.
+
+    Target suites not given fall back to ``defaults``; a target's own suite
+    settings override the default per key.
+
+    Raises:
+        MatrixError: YAML syntax error, duplicate key, or any schema problem;
+            the message names ``source``, the key path and the allowed values.
+    """
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise MatrixError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise MatrixError(f"{source}: expected a mapping with version, bases, profiles, targets")
+    try:
+        # Defaults are checked on their own first so that one typo there is
+        # reported once, not once per target that inherits it.
+        defaults = (
+            Suites.model_validate(data["defaults"])
+            if "defaults" in data
+            else Suites(blindsig=BlindsigSuite())
+        )
+    except ValidationError as exc:
+        raise MatrixError(_explain(exc, data, source, prefix=("defaults",))) from exc
+    try:
+        return Matrix.model_validate(_merge_defaults(data, defaults))
+    except ValidationError as exc:
+        raise MatrixError(_explain(exc, data, source)) from exc
+
+
+def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:
+    """Fill each target's suites from ``defaults`` (per-key override)."""
+    defaults = validated.model_dump(exclude_none=True)
+    targets = data.get("targets")
+    if not isinstance(targets, list):
+        return data
+    merged_targets: list[Any] = []
+    for t in targets:
+        if not isinstance(t, dict):
+            merged_targets.append(t)
+            continue
+        own = t.get("suites")
+        if own is None:
+            suites = dict(defaults)
+        elif isinstance(own, dict):
+            suites = {}
+            for name, params in own.items():
+                base = defaults.get(name)
+                if isinstance(base, dict) and isinstance(params, dict):
+                    suites[name] = {**base, **params}
+                else:
+                    suites[name] = params
+        else:
+            suites = own
+        merged_targets.append({**t, "suites": suites})
+    return {**data, "targets": merged_targets}
+
+
+def load(path: Path) -> Matrix:
+    """Read and validate a matrix file.
+
+    Raises:
+        MatrixError: the file is missing or invalid (see :func:`parse`).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MatrixError(f"{path}: cannot read the matrix: {exc.strerror}") from exc
+    return parse(text, str(path))

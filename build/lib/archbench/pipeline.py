@@ -1,0 +1,400 @@
+"""Plan and drive the pipeline: matrix -> bases -> images -> run -> results.
+
+:func:`plan` is pure: it turns the selected matrix targets into a list of
+:class:`TargetPlan` (host, native or emulated, base, packages) from the
+architectures the hosts' engines report, so it can be printed and tested.
+:func:`execute` carries the plan out: targets on different hosts in
+parallel, targets on one host in that host's ``max_parallel_runs`` slots
+(1 by default, so benchmark runs on one CPU never overlap). A failure of one
+target is recorded and the others go on; every finished result is on disk
+the moment its container run ends. Ctrl-C removes the run's containers on
+every host before it propagates.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from archbench import bases, emulation, images, run
+from archbench.engine import engine_version, host_cpu_model
+from archbench.errors import ArchbenchError, MatrixError, ResultsError
+from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Target
+from archbench.platforms import Arch, needs_emulation
+from archbench.progress import Reporter, SilentReporter
+from archbench.results import Execution, Result, ResultStore, TargetInfo, load
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """What will be done for one target, decided before anything runs."""
+
+    target: Target
+    base: Base
+    packages: tuple[str, ...]
+    emulated: bool
+    suite: BlindsigSuite
+    cpuset: str | None = None
+    """CPUs to pin the container to; from the target, overridden by ``--cpuset``."""
+    repeat: int = 1
+    """Independent container runs (fresh process each) of the harness."""
+    host_name: str = LOCAL_HOST
+    host: Host | None = None
+    """The matrix host (None: the environment's engine)."""
+
+    @property
+    def name(self) -> str:
+        """The target's name."""
+        return self.target.name
+
+    @property
+    def remote(self) -> bool:
+        """True when the target runs on a host named in ``hosts``."""
+        return self.host is not None
+
+
+@dataclass
+class TargetOutcome:
+    """How one target ended; ``seconds`` maps stage name to wall time in s."""
+
+    name: str
+    ok: bool
+    message: str
+    result_path: Path | None = None
+    result_paths: list[Path] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    skipped: bool = False
+    """True when ``--resume`` found the target's results complete and kept them."""
+
+
+def plan(
+    matrix: Matrix,
+    targets: Sequence[Target],
+    host_archs: Mapping[str, Arch],
+    overrides: dict[str, object] | None = None,
+    *,
+    repeat: int = 1,
+    cpuset: str | None = None,
+) -> list[TargetPlan]:
+    """Plan ``targets`` given the native architecture of each host's engine.
+
+    ``host_archs`` maps host names (``local`` and keys of ``hosts``) to what
+    their engines report. On the local engine emulation is derived from the
+    architectures (and can be forced); on a named host a target of another
+    architecture must ask for emulation with ``emulate: true``: native means
+    native, never a silent fall-back to QEMU. ``overrides`` replaces suite
+    parameters for this invocation (``iterations``, ``repetitions``,
+    ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
+    independent container runs per target; ``cpuset`` pins every container
+    (else the target's own).
+
+    Raises:
+        MatrixError: a target cannot run natively where it is placed, a target
+            has no suite, an override is invalid, or ``repeat`` < 1.
+    """
+    if repeat < 1:
+        raise MatrixError(f"--repeat must be at least 1, got {repeat}")
+    plans = []
+    for t in targets:
+        engine_arch = host_archs[t.host]
+        host = matrix.host(t.host)
+        if host is not None and t.arch is not engine_arch and t.emulate is not True:
+            raise MatrixError(
+                f"target {t.name}: host {t.host} runs {engine_arch.key}, not {t.arch.key}, so "
+                f"{t.name} cannot run natively there. Move it to a {t.arch.key} host, or add "
+                "'emulate: true' to measure it under QEMU on that host (labelled emulated)"
+            )
+        try:
+            emulated = needs_emulation(t.arch, engine_arch, t.emulate)
+        except ValueError as exc:
+            raise MatrixError(f"target {t.name}: {exc}") from exc
+        suite = t.suites.blindsig
+        if suite is None:
+            raise MatrixError(
+                f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}'"
+            )
+        if overrides:
+            try:
+                suite = BlindsigSuite.model_validate({**suite.model_dump(), **overrides})
+            except ValueError as exc:
+                raise MatrixError(f"command-line override: {exc}") from exc
+        plans.append(
+            TargetPlan(
+                target=t,
+                base=matrix.bases[t.base],
+                packages=matrix.profiles[t.profile].packages,
+                emulated=emulated,
+                suite=suite,
+                cpuset=cpuset or t.cpuset,
+                repeat=repeat,
+                host_name=t.host,
+                host=host,
+            )
+        )
+    return plans
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where the pipeline writes: results store, logs and scratch space."""
+
+    store: ResultStore
+    run_id: str
+    work_dir: Path
+
+    @property
+    def log_dir(self) -> Path:
+        """``<results>/<run-id>/logs``: bootstrap, build and harness logs."""
+        return self.store.root / self.run_id / "logs"
+
+
+def is_complete(store: ResultStore, run_id: str, p: TargetPlan) -> bool:
+    """True when every container run of ``p`` in ``run_id`` is stored and loads.
+
+    What ``--resume`` keeps: a target with a missing or unreadable repeat is
+    measured again, all repeats.
+    """
+    for index in range(1, p.repeat + 1):
+        path = store.path_for(run_id, p.name, index)
+        try:
+            load(path)
+        except ResultsError:
+            return False
+    return True
+
+
+@dataclass
+class _Host:
+    """Per-host state shared by that host's worker threads."""
+
+    name: str
+    client: docker.DockerClient
+    arch: Arch
+    slots: int
+    queue: deque[TargetPlan]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    smoked: set[Arch] = field(default_factory=set)
+
+
+def execute(
+    clients: Mapping[str, docker.DockerClient],
+    plans: Sequence[TargetPlan],
+    workspace: Workspace,
+    host_archs: Mapping[str, Arch],
+    *,
+    reporter: Reporter | None = None,
+    build_only: bool = False,
+    rebuild: bool = False,
+    resume: bool = False,
+) -> list[TargetOutcome]:
+    """Carry out ``plans``: hosts in parallel, each host's targets in its run slots.
+
+    ``clients`` and ``host_archs`` are keyed by host name. With ``resume``,
+    targets whose results in this run are complete (:func:`is_complete`)
+    are kept and not measured again. Returns one :class:`TargetOutcome` per
+    plan, in plan order. A target's own failure is in its outcome, never
+    raised. ``KeyboardInterrupt`` propagates after every container of this
+    run is removed on every host; finished results stay on disk.
+    """
+    reporter = reporter or SilentReporter()
+    outcomes = {p.name: TargetOutcome(p.name, ok=False, message="not started") for p in plans}
+    hosts: dict[str, _Host] = {}
+    for p in plans:
+        if resume and is_complete(workspace.store, workspace.run_id, p):
+            o = outcomes[p.name]
+            o.ok, o.skipped, o.message = True, True, "complete in this run; kept (--resume)"
+            o.result_paths = [
+                workspace.store.path_for(workspace.run_id, p.name, i)
+                for i in range(1, p.repeat + 1)
+            ]
+            o.result_path = o.result_paths[0]
+            reporter.finish(p.name, True, o.message)
+            continue
+        if p.host_name not in hosts:
+            hosts[p.host_name] = _Host(
+                name=p.host_name,
+                client=clients[p.host_name],
+                arch=host_archs[p.host_name],
+                slots=p.host.max_parallel_runs if p.host else 1,
+                queue=deque(),
+            )
+        hosts[p.host_name].queue.append(p)
+    local_cpu = host_cpu_model()
+    cancel = threading.Event()
+
+    def worker(h: _Host) -> None:
+        while not cancel.is_set():
+            with h.lock:
+                if not h.queue:
+                    return
+                p = h.queue.popleft()
+            outcome = outcomes[p.name]
+            try:
+                _execute_one(h, p, workspace, local_cpu, reporter, outcome, build_only, rebuild)
+                outcome.ok = True
+            except ArchbenchError as exc:
+                outcome.message = str(exc)
+            except docker.errors.DockerException as exc:
+                # A lost connection to a remote engine ends this target only.
+                outcome.message = f"host {h.name}: {exc}"
+            if cancel.is_set() and not outcome.ok:
+                outcome.message = "interrupted"
+            reporter.finish(p.name, outcome.ok, outcome.message)
+
+    threads = [
+        threading.Thread(target=worker, args=(h,), name=f"archbench-{h.name}-{slot}", daemon=True)
+        for h in hosts.values()
+        for slot in range(min(h.slots, len(h.queue)))
+    ]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+    except KeyboardInterrupt:
+        cancel.set()
+        for h in hosts.values():
+            run.remove_run_containers(h.client, workspace.run_id)
+        for t in threads:
+            t.join(timeout=30)
+        raise
+    return [outcomes[p.name] for p in plans]
+
+
+def _execute_one(
+    h: _Host,
+    p: TargetPlan,
+    ws: Workspace,
+    local_cpu: str,
+    reporter: Reporter,
+    outcome: TargetOutcome,
+    build_only: bool,
+    rebuild: bool,
+) -> None:
+    name, arch, client = p.name, p.target.arch, h.client
+    outcome.message = ""
+
+    def on_line(text: str) -> None:
+        reporter.line(name, text)
+
+    def timed(stage: str) -> _Timer:
+        reporter.stage(name, stage)
+        return _Timer(outcome.seconds, stage)
+
+    qemu = qemu_cpu = None
+    if p.emulated and not p.remote:
+        # binfmt_misc of this machine matters only for the local engine; on a
+        # remote host the smoke test below is the check.
+        with timed("preflight"):
+            qemu = emulation.check(arch).qemu_version
+    with timed("base"):
+        base = bases.ensure_base(
+            client,
+            p.target.base,
+            p.base,
+            arch,
+            work_dir=ws.work_dir,
+            log_dir=ws.log_dir,
+            on_line=on_line,
+            rebuild=rebuild,
+        )
+    if p.emulated:
+        with timed("smoke"):
+            with h.lock:
+                first = arch not in h.smoked
+            if first:
+                run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
+                with h.lock:
+                    h.smoked.add(arch)
+            qemu_cpu = run.emulated_cpu(client, base.tag, arch)
+    spec = images.plan_image(arch, p.target.profile, p.packages, base.tag, base.image_id)
+    with timed("image"):
+        image_id, reused = images.ensure_image(
+            client,
+            spec,
+            log_path=ws.log_dir / f"{name}.build.log",
+            on_line=on_line,
+            rebuild=rebuild,
+            network_mode=p.host.build_network if p.host else None,
+        )
+    if build_only:
+        outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
+        return
+    info = client.info()
+    execution = Execution(
+        emulated=p.emulated,
+        host_arch=h.arch.key,
+        host_cpu=local_cpu if not p.remote else "",
+        qemu_version=qemu,
+        qemu_cpu=qemu_cpu,
+        image_id=image_id,
+        image_tag=spec.tag,
+        image_digest=next(iter(client.images.get(image_id).attrs.get("RepoDigests") or []), None),
+        base_image=base.tag,
+        base_built=base.built or None,
+        docker_host=f"{h.name} ({p.host.display})" if p.host else LOCAL_HOST,
+        engine_version=engine_version(client),
+        host_kernel=str(info.get("KernelVersion") or "") or None,
+        host_parallel_runs=h.slots,
+        cpuset=p.cpuset,
+        repeat_count=p.repeat,
+    )
+    target = TargetInfo(
+        name=name,
+        arch=arch.key,
+        platform=arch.platform,
+        base=p.target.base,
+        profile=p.target.profile,
+    )
+    ws.log_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index in range(1, p.repeat + 1):
+        stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+        with timed(stage):
+            doc, stderr = run.run_harness(
+                client,
+                spec.tag,
+                arch,
+                p.suite,
+                run_id=ws.run_id,
+                cpuset=p.cpuset,
+                on_line=on_line,
+            )
+        suffix = "" if index == 1 else f".repeat-{index}"
+        (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
+        update: dict[str, object] = {"repeat_index": index}
+        if p.remote:
+            # Only the engine's own CPU can say what it is: inside the
+            # container /proc/cpuinfo is the remote host's.
+            update["host_cpu"] = doc.setup.cpu_model
+        result = Result(
+            run_id=ws.run_id,
+            target=target,
+            execution=execution.model_copy(update=update),
+            harness=doc,
+        )
+        # Each container run is stored as soon as it ends: an interruption
+        # later loses nothing already measured.
+        paths.append(ws.store.save(result))
+    outcome.result_path = paths[0]
+    outcome.result_paths = paths
+    outcome.message = ", ".join(str(p) for p in paths)
+
+
+class _Timer:
+    def __init__(self, sink: dict[str, float], stage: str) -> None:
+        self.sink, self.stage = sink, stage
+
+    def __enter__(self) -> None:
+        self.start = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.sink[self.stage] = time.monotonic() - self.start

@@ -1,0 +1,287 @@
+"""Bar charts of the results, next to the tables: one per operation and one of CS vs RSA.
+
+Like the charts people draw from such benchmarks (the GnuPG token-decryption
+seed, ``/work/shared/seeds/gnupg-token-decrypt-bench.txt``: device on the x
+axis, one bar per algorithm), each operation gets a chart with machines on
+the x axis and one bar per scheme, on a log scale because RSA key generation
+and CS unblinding differ by seven orders of magnitude. A second chart shows,
+per machine, how much faster CS is than RSA 2048 bit for each operation
+(RSA time / CS time, the thesis's discussion rows). Emulated machines are
+hatched and named in the legend: QEMU timings are not hardware timings.
+
+Numbers come from :func:`archbench.export.tidy_frame` (so from
+:func:`archbench.stats.summarize`), machine names from
+:func:`archbench.reports.machine_names`. Figures are built with
+:class:`matplotlib.figure.Figure` on the Agg backend, never with pyplot's
+global state, so they are safe to build in tests and threads.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
+
+from matplotlib.figure import Figure  # must follow matplotlib.use
+from matplotlib.patches import Patch
+
+from archbench.errors import ReportError
+from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, tidy_frame
+from archbench.reports import (
+    COMPARISON_ROWS,
+    OPERATION_WORDING,
+    SPEEDUP_RSA_BITS,
+    Unit,
+    machine_names,
+    unit_label,
+    unit_value,
+)
+from archbench.results import Result
+
+FORMATS: Final = ("png", "pdf")
+EMULATED_HATCH: Final = "//"
+PALETTE: Final = (
+    "#4c72b0",
+    "#dd8452",
+    "#55a868",
+    "#c44e52",
+    "#8172b3",
+    "#937860",
+    "#da8bc3",
+    "#8c8c8c",
+)
+"""Colour per bar series, in series order (seaborn's "deep", colour-blind friendly)."""
+
+
+def _label(scheme: str, bits: int | None) -> str:
+    return "CS" if scheme == "CS" else f"RSA {bits} bit"
+
+
+def _records(results: Sequence[Result]) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
+    names = machine_names(results)
+    frame = tidy_frame([r for _, r in names])
+    by_id = {(r.run_id, r.target.name): name for name, r in names}
+    records = []
+    for record in frame.to_dict("records"):
+        bits = record["key_bits"]
+        records.append(
+            {
+                **{str(k): v for k, v in record.items()},
+                "machine": by_id[(record["run_id"], record["target"])],
+                "key_bits": None if bits is None or bits != bits else int(bits),
+            }
+        )
+    return names, records
+
+
+def _bars(
+    title: str,
+    ylabel: str,
+    machines: Sequence[tuple[str, bool]],
+    series: Sequence[str],
+    values: dict[tuple[str, str], float],
+    *,
+    reference_line: float | None = None,
+) -> Figure:
+    """Grouped bars: a group per machine, a bar per series that has a value.
+
+    ``machines`` are (name, emulated); ``values`` maps (machine, series) to
+    a positive number. The y axis is logarithmic.
+    """
+    fig = Figure(figsize=(max(6.0, 1.1 * len(machines) + 2.5), 4.8), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(series))
+    for s_index, name in enumerate(series):
+        colour = PALETTE[s_index % len(PALETTE)]
+        for m_index, (machine, emulated) in enumerate(machines):
+            value = values.get((machine, name))
+            if value is None:
+                continue
+            ax.bar(
+                m_index - 0.4 + width * (s_index + 0.5),
+                value,
+                width,
+                color=colour,
+                edgecolor="black" if emulated else colour,
+                linewidth=0.6,
+                hatch=EMULATED_HATCH if emulated else None,
+                alpha=0.55 if emulated else 1.0,
+            )
+    if reference_line is not None:
+        ax.axhline(reference_line, color="black", linewidth=0.8, linestyle="--")
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_xticks(range(len(machines)))
+    ax.set_xticklabels(
+        [f"{m}\n(emulated)" if e else m for m, e in machines], rotation=30, ha="right"
+    )
+    ax.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
+    handles = [Patch(color=PALETTE[i % len(PALETTE)], label=s) for i, s in enumerate(series)]
+    if any(e for _, e in machines):
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor="black",
+                hatch=EMULATED_HATCH,
+                label="emulated (QEMU): not comparable",
+            )
+        )
+    # Outside the axes: tall bars of slow machines would hide behind a legend inside.
+    fig.legend(handles=handles, loc="outside right upper", fontsize="small")
+    return fig
+
+
+def operation_figure(
+    results: Sequence[Result], operation: str, unit: Unit = "ms", ops: int | None = None
+) -> Figure | None:
+    """Bars of one operation across machines, one bar per scheme present; None if no machine has it.
+
+    ``ops`` picks the block size of a security-module operation (100 or
+    800 parallel signatures); blind-signature figures are always of 10
+    operations. Values are :func:`archbench.reports.unit_value` of the
+    valid rows (ms or µs per 10 operations, or operations per second);
+    invalid rows get no bar.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    names, records = _records(results)
+    chosen = [
+        r
+        for r in records
+        if r["operation"] == operation and r["valid"] and (ops is None or r["thesis_ops"] == ops)
+    ]
+    if not chosen:
+        return None
+    schemes = sorted(
+        {
+            (r["scheme"] != "CS", r["key_bits"] or 0, _label(r["scheme"], r["key_bits"]))
+            for r in chosen
+        }
+    )
+    series = [label for _, _, label in schemes]
+    present = {r["machine"] for r in chosen}
+    machines = [(n, r.emulated) for n, r in names if n in present]
+    values = {
+        (r["machine"], _label(r["scheme"], r["key_bits"])): unit_value(
+            float(r["thesis_ms"]), float(r["ops_per_s"]), unit
+        )
+        for r in chosen
+    }
+    count = chosen[0]["thesis_ops"]
+    words = OPERATION_WORDING.get(operation, operation)
+    title = f"{count} {words}" if operation in HELPER_OPERATIONS else f"{count}x {words}"
+    if unit == "ops/s":
+        title, ylabel = words, "operations per second (log scale)"
+    else:
+        ylabel = f"median time in {unit_label(unit)} (log scale)"
+    return _bars(title, ylabel, machines, series, values)
+
+
+def cs_vs_rsa_figure(results: Sequence[Result], rsa_bits: int = SPEEDUP_RSA_BITS) -> Figure | None:
+    """Per machine, RSA ``rsa_bits`` time / CS time for each of the thesis's comparison rows.
+
+    Above 1 (the dashed line) CS is faster. CS's "derive R0, R1 & blinding"
+    is the sum of r derivation, blinding-secret derivation and blinding
+    (:data:`archbench.reports.COMPARISON_ROWS`). A bar is drawn only when
+    every operation it needs is present and valid; None when no machine has
+    CS and RSA ``rsa_bits``.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    names, records = _records(results)
+    per_op: dict[tuple[str, str, str, int], float | None] = {}
+    for r in records:
+        if r["suite"] != "blindsig":
+            continue
+        key = (r["machine"], r["operation"], r["scheme"], r["key_bits"] or 0)
+        per_op[key] = float(r["per_op_ns"]) if r["valid"] else None
+
+    def total(machine: str, scheme: str, bits: int, operations: Sequence[str]) -> float | None:
+        parts = [per_op.get((machine, op, scheme, bits)) for op in operations]
+        return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+
+    values: dict[tuple[str, str], float] = {}
+    for name, _ in names:
+        for label, cs_ops, rsa_ops in COMPARISON_ROWS:
+            cs = total(name, "CS", 0, cs_ops)
+            rsa = total(name, "RSA", rsa_bits, rsa_ops)
+            if cs is not None and rsa is not None:
+                values[(name, label)] = rsa / cs
+    present = {m for m, _ in values}
+    if not present:
+        return None
+    machines = [(n, r.emulated) for n, r in names if n in present]
+    series = [label for label, _, _ in COMPARISON_ROWS]
+    return _bars(
+        f"Speedup of CS over RSA {rsa_bits} bit (RSA time / CS time)",
+        "speedup (log scale; above 1: CS is faster)",
+        machines,
+        series,
+        values,
+        reference_line=1.0,
+    )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def figures(results: Sequence[Result], unit: Unit = "ms") -> list[tuple[str, Figure]]:
+    """(file stem, figure) of every chart: ``fig-<operation>`` …, then ``fig-cs-vs-rsa-2048``.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    _, records = _records(results)
+    keys = sorted(
+        {(str(r["operation"]), int(r["thesis_ops"])) for r in records},
+        key=lambda k: (OPERATION_ORDER.index(k[0]) if k[0] in OPERATION_ORDER else 99, k[1]),
+    )
+    out: list[tuple[str, Figure]] = []
+    for operation, ops in keys:
+        fig = operation_figure(results, operation, unit, ops)
+        if fig is not None:
+            suffix = f"-{ops}" if operation in HELPER_OPERATIONS else ""
+            out.append((f"fig-{_slug(operation)}{suffix}", fig))
+    fig = cs_vs_rsa_figure(results)
+    if fig is not None:
+        out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))
+    return out
+
+
+def write_plots(results: Sequence[Result], out_dir: Path, unit: Unit = "ms") -> list[Path]:
+    """Write every chart of :func:`figures` as PNG (150 dpi) and PDF into ``out_dir``.
+
+    Returns:
+        The paths written, PNG before PDF for each chart.
+
+    Raises:
+        ReportError: no results, a damaged row, or ``out_dir`` is not writable.
+    """
+    paths: list[Path] = []
+    for stem, fig in figures(results, unit):
+        for fmt in FORMATS:
+            path = out_dir / f"{stem}.{fmt}"
+            try:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                # PDF metadata carries a creation date by default; drop it so
+                # regenerated plots are byte-identical.
+                metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+                fig.savefig(path, format=fmt, dpi=150, metadata=metadata)
+            except OSError as exc:
+                raise ReportError(
+                    f"{path}: cannot write plot: {exc.strerror or exc}; "
+                    "choose a writable output directory"
+                ) from exc
+            paths.append(path)
+    return paths

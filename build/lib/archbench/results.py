@@ -1,0 +1,582 @@
+"""Stored results: the versioned ``archbench-result`` JSON files and their store.
+
+A results file wraps one harness document (``harness/CONTRACT.md``, format
+``archbench-harness``) with what only the host knows: the target, whether it
+ran emulated, the QEMU version, the image. Files live at
+``<root>/<run-id>/<target>.json`` and are written atomically (temporary file
+in the same directory, then ``os.replace``), so a crash or Ctrl-C never
+leaves a half-written file and never touches another target's results.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import secrets
+import statistics
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+
+from archbench.errors import HarnessError, ResultsError
+
+RESULT_FORMAT: Literal["archbench-result"] = "archbench-result"
+RESULT_VERSION: Literal[1] = 1
+HARNESS_FORMAT = "archbench-harness"
+HARNESS_VERSION = 1
+
+# Listed in the thesis appendix's row order; reports sort by it.
+Operation = Literal[
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+    # Taler's security module (crypto helper) timings, imported or reference only:
+    # N signatures through the helper, one after another or N at once.
+    "helper_sequential_signing",
+    "helper_parallel_signing",
+]
+Scheme = Literal["CS", "RSA"]
+
+
+class _Frozen(BaseModel):
+    # Harness documents may gain fields without a version bump (CONTRACT.md),
+    # so unknown keys are ignored rather than rejected.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Row(_Frozen):
+    """One measured row: ``ops_per_block`` operations timed per sample.
+
+    ``samples_ns`` holds one wall-clock duration per repetition, in ns.
+    """
+
+    suite: str
+    scheme: Scheme
+    key_bits: int | None
+    operation: Operation
+    ops_per_block: int = Field(ge=1)
+    samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
+    valid: bool
+    invalid_reason: str | None = None
+    iterations_requested: int | None = None
+    """``--iterations``; ``ops_per_block`` is larger when calibration grew the block."""
+    calibrated: bool = False
+    repetitions_requested: int | None = None
+    """``--repetitions``; ``len(samples_ns)`` is how many were taken."""
+    budget_exhausted: bool = False
+    """True when ``--max-time`` stopped the repetitions early."""
+    printed: str | None = None
+    """For reference data: the value exactly as the source printed it (``10 000 ms``)."""
+    run_medians_ns: tuple[float, ...] | None = None
+    """Set by :func:`merge_repeats`: each container run's median block time, ns."""
+    run_sizes: tuple[int, ...] | None = None
+    """Set by :func:`merge_repeats`: how many of ``samples_ns`` each run contributed."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Row:
+        if (self.scheme == "RSA") != (self.key_bits is not None):
+            raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
+        if self.valid == (self.invalid_reason is not None):
+            raise ValueError("invalid_reason is set exactly when valid is false")
+        return self
+
+    @property
+    def label(self) -> str:
+        """Scheme as the thesis prints it: ``CS`` or ``RSA 2048 bit``."""
+        return "CS" if self.scheme == "CS" else f"RSA {self.key_bits} bit"
+
+
+class Parameters(_Frozen):
+    """What the harness was asked to run."""
+
+    iterations: int = Field(ge=1)
+    repetitions: int = Field(ge=1)
+    rsa_bits: tuple[int, ...]
+
+
+class CpuLimits(_Frozen):
+    """cgroup CPU controls of the container (``harness/CONTRACT.md``)."""
+
+    cgroup: str
+    quota_us: int | None = None
+    period_us: int | None = None
+    cpus: float | None = None
+    cpuset: str | None = None
+
+
+class Setup(_Frozen):
+    """The machine as seen from inside the container (the appendix's Setup box).
+
+    Fields after ``gnunet_version`` came with harness 0.2.0 and are None in
+    older documents.
+    """
+
+    cpu_model: str
+    cores: int = Field(ge=1)
+    machine: str
+    kernel: str
+    os: str
+    packages: dict[str, str | None]
+    gnunet_version: str | None = None
+    gcc_version: str | None = None
+    cpu_flags: tuple[str, ...] | None = None
+    cpu_affinity: tuple[int, ...] | None = None
+    cpu_limits: CpuLimits | None = None
+    load_average: tuple[float, ...] | None = None
+    """1, 5 and 15 minute load averages at the start of the run."""
+
+
+class Calibration(_Frozen):
+    """The clock as probed in the container, and the calibration target (ns)."""
+
+    clock: str = "CLOCK_MONOTONIC"
+    resolution_ns: float = Field(gt=0)
+    observed_tick_ns: float | None = None
+    pair_overhead_ns: float | None = None
+    min_block_ns: int = Field(ge=0)
+
+    @property
+    def tick_ns(self) -> float:
+        """The effective clock tick in ns: the coarser of clock_getres and the observed step."""
+        return max(self.resolution_ns, self.observed_tick_ns or 0.0)
+
+
+class HarnessDocument(_Frozen):
+    """The harness's JSON output, format ``archbench-harness`` version 1."""
+
+    format: Literal["archbench-harness"]
+    version: Literal[1]
+    harness_version: str
+    started_at: str
+    duration_s: float = Field(ge=0)
+    parameters: Parameters
+    calibration: Calibration | None = None
+    setup: Setup
+    rows: tuple[Row, ...]
+
+
+class TargetInfo(_Frozen):
+    """The matrix target a result was measured for."""
+
+    name: str
+    arch: str
+    platform: str
+    base: str
+    profile: str
+
+
+class Execution(_Frozen):
+    """How the harness was executed: host facts the container cannot see."""
+
+    emulated: bool
+    host_arch: str
+    host_cpu: str
+    qemu_version: str | None = None
+    qemu_cpu: str | None = None
+    """QEMU's CPU model: ``QEMU_CPU`` if set for the engine, else QEMU's default for the arch."""
+    image_id: str
+    image_tag: str
+    image_digest: str | None = None
+    """Registry digest of the image, when it was pushed or pulled (local builds have none)."""
+    base_image: str | None = None
+    base_built: str | None = None
+    """UTC build date of the base image (label written when it was bootstrapped)."""
+    docker_host: str = "local"
+    engine_version: str | None = None
+    host_kernel: str | None = None
+    host_parallel_runs: int = Field(default=1, ge=1)
+    """How many benchmark containers the host allowed at once (``max_parallel_runs``)."""
+    cpuset: str | None = None
+    """CPUs the container was pinned to (Docker cpuset), None when not pinned."""
+    repeat_index: int = Field(default=1, ge=1)
+    repeat_count: int = Field(default=1, ge=1)
+    """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
+
+
+class Reference(_Frozen):
+    """Where published figures come from, for results that were not measured by us.
+
+    Reference results carry one sample per row: the printed value converted
+    to ns, with ``Row.printed`` keeping the text as printed.
+    """
+
+    source: str
+    """File and table, e.g. ``thesis-appendix-performance.tex, tab:comp-sign-amd-ryzen-7``."""
+    citation: str
+    """Who published it, e.g. the thesis's title, authors and year."""
+    notes: str = ""
+    """Caveats, e.g. that printed values are truncated toward zero."""
+
+
+class Result(_Frozen):
+    """One stored results file, format ``archbench-result`` version 1.
+
+    Exactly one of ``execution`` (we measured it) and ``reference`` (published
+    figures carried over) is set.
+    """
+
+    format: Literal["archbench-result"] = RESULT_FORMAT
+    version: Literal[1] = RESULT_VERSION
+    run_id: str
+    target: TargetInfo
+    execution: Execution | None = None
+    reference: Reference | None = None
+    harness: HarnessDocument
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Result:
+        if (self.execution is None) == (self.reference is None):
+            raise ValueError("exactly one of 'execution' and 'reference' must be set")
+        return self
+
+    @property
+    def emulated(self) -> bool:
+        """True when measured under QEMU user emulation (never for reference data)."""
+        return self.execution is not None and self.execution.emulated
+
+
+def new_run_id(now: _dt.datetime | None = None) -> str:
+    """A sortable, unique run id: ``20261129T224000Z-1a2b3c``."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> None:
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != fmt:
+        raise ValueError(f"{source}: 'format' is {data.get('format')!r}, expected {fmt!r}")
+    if data.get("version") != version:
+        raise ValueError(
+            f"{source}: {fmt} version {data.get('version')!r} is not supported "
+            f"(this archbench reads version {version}); {fix}"
+        )
+
+
+def _describe(err: ValidationError) -> str:
+    first = err.errors()[0]
+    path = ".".join(str(p) for p in first["loc"]) or "<document>"
+    return f"at '{path}': {first['msg']} ({err.error_count()} problem(s) in all)"
+
+
+def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
+    """Parse and validate the harness's one JSON document.
+
+    Raises:
+        HarnessError: not JSON, wrong format/version, or a field that breaks
+            the contract in ``harness/CONTRACT.md``.
+    """
+    try:
+        data = json.loads(stdout)
+        _check_header(
+            data,
+            HARNESS_FORMAT,
+            HARNESS_VERSION,
+            source,
+            "rebuild the image so the harness matches this archbench (invoke images)",
+        )
+        return HarnessDocument.model_validate(data)
+    except json.JSONDecodeError as exc:
+        tail = stdout.strip()[-300:]
+        raise HarnessError(
+            f"{source}: not a JSON document ({exc}); output ended: {tail!r}"
+        ) from exc
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            raise HarnessError(f"{source}: {_describe(exc)}") from exc
+        raise HarnessError(str(exc)) from exc
+
+
+def load(path: Path) -> Result:
+    """Read one results file.
+
+    Raises:
+        ResultsError: the file is unreadable, not JSON, of another format or
+            an unsupported version (the message says which version this
+            archbench reads and how to proceed), or fails validation; the
+            message names the file and the key.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    try:
+        _check_header(
+            data,
+            RESULT_FORMAT,
+            RESULT_VERSION,
+            str(path),
+            "use the archbench release that wrote it, or re-measure with 'invoke bench'",
+        )
+        return Result.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: {_describe(exc)}") from exc
+    except ValueError as exc:
+        raise ResultsError(str(exc)) from exc
+
+
+# Read once at import, while single-threaded: os.umask can only be read by setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new, never half.
+
+    Raises:
+        OSError: the directory cannot be created or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp creates 0600; results and reports are meant to be shared.
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+MANIFEST_NAME = "run.json"
+
+
+class RunManifest(_Frozen):
+    """What a run was asked to do, kept beside its results for ``--resume``.
+
+    ``matrix_text`` is the matrix as it was when the run started, so a
+    resumed run measures the same targets with the same parameters even if
+    matrix.yml changed since. ``seconds`` maps target -> stage -> wall time
+    in s of the targets that finished; the progress display reads it as the
+    ETA of the next run of the same target.
+    """
+
+    format: Literal["archbench-run"] = "archbench-run"
+    version: Literal[1] = 1
+    run_id: str
+    started_at: str
+    matrix_file: str
+    matrix_text: str
+    targets: tuple[str, ...]
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = 1
+    cpuset: str | None = None
+    seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A results file that could not be loaded, and why."""
+
+    path: Path
+    message: str
+
+
+class ResultStore:
+    """The results directory: ``<root>/<run-id>/<target>.json``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(self, run_id: str, target: str, repeat_index: int = 1) -> Path:
+        """Where container run ``repeat_index`` of ``target`` in ``run_id`` lives.
+
+        The first is ``<target>.json``; further ones of ``--repeat K`` are
+        ``<target>.repeat-<i>.json``.
+        """
+        suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
+        return self.root / run_id / f"{target}{suffix}.json"
+
+    def save(self, result: Result) -> Path:
+        """Store ``result`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        index = result.execution.repeat_index if result.execution else 1
+        path = self.path_for(result.run_id, result.target.name, index)
+        try:
+            write_atomic(path, result.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot write results: {exc.strerror}") from exc
+        return path
+
+    def save_manifest(self, manifest: RunManifest) -> Path:
+        """Write ``<root>/<run-id>/run.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        path = self.root / manifest.run_id / MANIFEST_NAME
+        try:
+            write_atomic(path, manifest.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise ResultsError(f"{path}: cannot write the run manifest: {exc.strerror}") from exc
+        return path
+
+    def load_manifest(self, run_id: str) -> RunManifest:
+        """Read the manifest of ``run_id``.
+
+        Raises:
+            ResultsError: no such run, or its manifest is unreadable; the
+                message lists the runs there are.
+        """
+        path = self.root / run_id / MANIFEST_NAME
+        if not path.is_file():
+            known = ", ".join(self.runs()[-5:]) or "none"
+            raise ResultsError(
+                f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
+            )
+        try:
+            return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError) as exc:
+            raise ResultsError(f"{path}: unreadable run manifest: {exc}") from exc
+
+    def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
+        """Stage times of ``target`` in the newest run older than ``before`` that has them."""
+        for run_id in reversed(self.runs()):
+            if run_id >= before:
+                continue
+            try:
+                seconds = self.load_manifest(run_id).seconds.get(target)
+            except ResultsError:
+                continue
+            if seconds:
+                return seconds
+        return None
+
+    def runs(self) -> list[str]:
+        """Run ids present, oldest first (run ids sort by time)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        )
+
+    def latest_run(self) -> str | None:
+        """The newest run id that has results, or None when there is none.
+
+        Runs with logs only (``invoke images``, or every target failed) are
+        passed over.
+        """
+        for run_id in reversed(self.runs()):
+            if next(self.files([run_id]), None) is not None:
+                return run_id
+        return None
+
+    def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
+        """Result files of the given runs (all runs when None), sorted."""
+        for run_id in run_ids if run_ids is not None else self.runs():
+            for path in sorted((self.root / run_id).glob("[!.]*.json")):
+                if path.name != MANIFEST_NAME:
+                    yield path
+
+    def load_all(
+        self, run_ids: Sequence[str] | None = None, *, merge: bool = True
+    ) -> tuple[list[Result], list[LoadFailure]]:
+        """Load every results file of the given runs.
+
+        With ``merge``, the K files of a ``--repeat K`` run are merged into
+        one result per target (:func:`merge_repeats`). A bad file never hides
+        the good ones: it is returned as a :class:`LoadFailure` beside the
+        loaded results.
+        """
+        loaded: list[Result] = []
+        failures: list[LoadFailure] = []
+        for path in self.files(run_ids):
+            try:
+                loaded.append(load(path))
+            except ResultsError as exc:
+                failures.append(LoadFailure(path, str(exc)))
+        if not merge:
+            return loaded, failures
+        groups: dict[tuple[str, str], list[Result]] = {}
+        for r in loaded:
+            groups.setdefault((r.run_id, r.target.name), []).append(r)
+        merged: list[Result] = []
+        for (run_id, name), group in groups.items():
+            # One target's runs that cannot be pooled must not hide the others.
+            try:
+                merged.extend(merge_repeats(group))
+            except ResultsError as exc:
+                failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
+        return merged, failures
+
+
+def merge_repeats(results: Sequence[Result]) -> list[Result]:
+    """Merge the K container runs of ``--repeat K`` into one result per target.
+
+    Results are grouped by (run id, target name). A group of one is returned
+    unchanged. Otherwise the first run's result is kept with, in each row,
+    the samples of all runs concatenated (run order, rescaled to the first
+    run's ``ops_per_block`` where calibration chose another size) and
+    ``run_medians_ns`` holding each run's median block time in ns, so reports
+    can show the between-run spread next to the within-run spread. Order of
+    first appearance is kept.
+
+    Raises:
+        ResultsError: the runs of one target measured different rows, so
+            their samples cannot be pooled.
+    """
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.run_id, r.target.name), []).append(r)
+    merged: list[Result] = []
+    for (run_id, name), group in groups.items():
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        group.sort(key=lambda r: r.execution.repeat_index if r.execution else 1)
+        first = group[0]
+        rows = []
+        for i, row in enumerate(first.harness.rows):
+            same = [g.harness.rows[i] if i < len(g.harness.rows) else None for g in group]
+            key = (row.scheme, row.key_bits, row.operation)
+            if any(o is None or (o.scheme, o.key_bits, o.operation) != key for o in same):
+                raise ResultsError(
+                    f"run {run_id}, target {name}: the repeated runs measured different rows "
+                    f"at row {i} ({row.scheme} {row.operation}); render them "
+                    "separately with 'invoke report --run' per run"
+                )
+            # Calibration may choose another block size in each container run;
+            # samples are rescaled to the first run's block size (per-op time x
+            # ops_per_block) so they pool.
+            scaled = [
+                [max(1, round(x * row.ops_per_block / o.ops_per_block)) for x in o.samples_ns]
+                for o in same
+                if o is not None
+            ]
+            pooled = tuple(x for run in scaled for x in run)
+            medians = tuple(float(statistics.median(run)) for run in scaled)
+            valid = all(o is not None and o.valid for o in same)
+            reason = next((o.invalid_reason for o in same if o is not None and not o.valid), None)
+            rows.append(
+                row.model_copy(
+                    update={
+                        "samples_ns": pooled,
+                        "run_medians_ns": medians,
+                        "run_sizes": tuple(len(run) for run in scaled),
+                        "valid": valid,
+                        "invalid_reason": reason,
+                    }
+                )
+            )
+        harness = first.harness.model_copy(update={"rows": tuple(rows)})
+        merged.append(first.model_copy(update={"harness": harness}))
+    return merged

@@ -1,0 +1,163 @@
+"""Statistics of one measured row, from its raw per-block samples.
+
+Pure and engine-free. Inputs are the samples of one row: wall-clock ns per
+timed block of ``ops_per_block`` operations. Quartiles use linear
+interpolation between order statistics (Hyndman & Fan type 7, the default
+of numpy, pandas and R; ``statistics.quantiles(method="inclusive")``); the
+standard deviation is the sample one (n - 1). Flags follow hyperfine's and
+pyperf's practice of warning rather than silently publishing: a row is
+``noisy`` when its coefficient of variation exceeds ``cv_threshold`` and
+``near_resolution`` when its median block is shorter than
+``resolution_factor`` clock ticks.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DEFAULT_CV_THRESHOLD = 0.05
+DEFAULT_RESOLUTION_FACTOR = 100
+
+
+@dataclass(frozen=True)
+class RowStats:
+    """Summary of one row. Block times in ns; ``per_op_ns`` = median block / ops.
+
+    ``thesis_ms`` is the appendix's figure: the median time of ``thesis_ops``
+    (10) operations in ms, derived from the per-operation time so that rows
+    measured with calibrated, larger blocks still read like the thesis.
+    """
+
+    n: int
+    ops_per_block: int
+    median_ns: float
+    min_ns: float
+    max_ns: float
+    mean_ns: float
+    stdev_ns: float
+    q1_ns: float
+    q3_ns: float
+    cv: float
+    per_op_ns: float
+    ops_per_s: float
+    thesis_ms: float
+    flags: tuple[str, ...]
+
+    @property
+    def iqr_ns(self) -> float:
+        """Interquartile range Q3 - Q1 in ns."""
+        return self.q3_ns - self.q1_ns
+
+
+def summarize(
+    samples_ns: Sequence[int | float],
+    ops_per_block: int,
+    *,
+    clock_resolution_ns: float | None = None,
+    cv_threshold: float = DEFAULT_CV_THRESHOLD,
+    resolution_factor: float = DEFAULT_RESOLUTION_FACTOR,
+    thesis_ops: int = 10,
+) -> RowStats:
+    """Summarize the block samples of one row.
+
+    With one sample, stdev, CV and the IQR are 0 and the row is flagged
+    ``single_sample``. Every returned number is finite.
+
+    Raises:
+        ValueError: no samples, a sample that is not a positive finite
+            number, or ``ops_per_block`` < 1.
+    """
+    if not samples_ns:
+        raise ValueError("no samples")
+    if ops_per_block < 1:
+        raise ValueError(f"ops_per_block must be >= 1, got {ops_per_block}")
+    xs = [float(x) for x in samples_ns]
+    if any(not math.isfinite(x) or x <= 0 for x in xs):
+        raise ValueError(f"samples must be positive finite ns, got {list(samples_ns)!r}")
+    n = len(xs)
+    median = statistics.median(xs)
+    mean = statistics.fmean(xs)
+    if n > 1:
+        stdev = statistics.stdev(xs)
+        q1, _, q3 = statistics.quantiles(xs, n=4, method="inclusive")
+    else:
+        stdev, q1, q3 = 0.0, xs[0], xs[0]
+    cv = stdev / mean
+    per_op = median / ops_per_block
+    flags = []
+    if n == 1:
+        flags.append("single_sample")
+    if cv > cv_threshold:
+        flags.append("noisy")
+    if clock_resolution_ns and median < resolution_factor * clock_resolution_ns:
+        flags.append("near_resolution")
+    return RowStats(
+        n=n,
+        ops_per_block=ops_per_block,
+        median_ns=median,
+        min_ns=min(xs),
+        max_ns=max(xs),
+        mean_ns=mean,
+        stdev_ns=stdev,
+        q1_ns=q1,
+        q3_ns=q3,
+        cv=cv,
+        per_op_ns=per_op,
+        ops_per_s=1e9 / per_op,
+        thesis_ms=per_op * thesis_ops / 1e6,
+        flags=tuple(flags),
+    )
+
+
+def slowdown(emulated_per_op_ns: float, native_per_op_ns: float) -> float:
+    """Emulation slowdown factor of one operation: emulated / native per-op time.
+
+    Raises:
+        ValueError: either time is not positive and finite.
+    """
+    for v in (emulated_per_op_ns, native_per_op_ns):
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"per-operation times must be positive and finite, got {v}")
+    return emulated_per_op_ns / native_per_op_ns
+
+
+@dataclass(frozen=True)
+class Repeatability:
+    """Spread within and between independent container runs of one row.
+
+    ``within_cv``: median over runs of each run's coefficient of variation of
+    its block times. ``between_cv``: coefficient of variation of the runs'
+    median block times (pyperf reports the same two levels as "values" and
+    "runs").
+    """
+
+    runs: int
+    within_cv: float
+    between_cv: float
+
+
+def repeatability(samples_ns: Sequence[int | float], run_sizes: Sequence[int]) -> Repeatability:
+    """Split pooled ``samples_ns`` into runs of ``run_sizes`` and measure both spreads.
+
+    Raises:
+        ValueError: the sizes do not add up to the number of samples, fewer
+            than two runs, or a run without samples.
+    """
+    if sum(run_sizes) != len(samples_ns) or len(run_sizes) < 2 or min(run_sizes) < 1:
+        raise ValueError(
+            f"run sizes {list(run_sizes)} do not split {len(samples_ns)} samples into >= 2 runs"
+        )
+    runs, start = [], 0
+    for size in run_sizes:
+        runs.append([float(x) for x in samples_ns[start : start + size]])
+        start += size
+    cvs = [statistics.stdev(r) / statistics.fmean(r) if len(r) > 1 else 0.0 for r in runs]
+    medians = [statistics.median(r) for r in runs]
+    return Repeatability(
+        runs=len(runs),
+        within_cv=statistics.median(cvs),
+        between_cv=statistics.stdev(medians) / statistics.fmean(medians),
+    )
