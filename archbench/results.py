@@ -78,6 +78,9 @@ class Row(_Frozen):
     """True when ``--max-time`` stopped the repetitions early."""
     printed: str | None = None
     """For reference data: the value exactly as the source printed it (``10 000 ms``)."""
+    uncertainty_ns: int | None = Field(default=None, ge=0)
+    """For printed values truncated toward zero: the true block time lies in
+    ``[sample, sample + uncertainty_ns)`` (one unit of the printed value)."""
     run_medians_ns: tuple[float, ...] | None = None
     """Set by :func:`merge_repeats`: each container run's median block time, ns."""
     run_sizes: tuple[int, ...] | None = None
