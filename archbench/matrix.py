@@ -11,6 +11,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import difflib
+import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -396,7 +397,10 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
             the message names ``source``, the key path and the allowed values.
     """
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
+        # A named stream makes PyYAML's marks say 'in "matrix.yml", line 3'.
+        stream = io.StringIO(text)
+        stream.name = source
+        data = yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise MatrixError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

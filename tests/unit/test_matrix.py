@@ -124,7 +124,8 @@ def test_rsa_bits_range() -> None:
 
 
 def test_bad_yaml_and_missing_file() -> None:
-    assert "not valid YAML" in _err("version: [1")
+    msg = _err("version: 1\nbases: [\n")
+    assert "not valid YAML" in msg and 'in "m.yml", line 3' in msg
     with pytest.raises(MatrixError, match=r"nope.yml: cannot read the matrix"):
         load(Path("nope.yml"))
 
