@@ -360,8 +360,8 @@ def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> N
     s = _settings(c)
     native = Arch.native()
     archs = _archs(arch)
+    m = matrix_mod.load(Path(matrix or s["matrix"]))
     if not archs:
-        m = matrix_mod.load(Path(matrix or s["matrix"]))
         archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if fix:
         for action in emulation.fix(archs):
@@ -380,8 +380,8 @@ def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> N
             print(f"FAIL {a.key:8} {exc}")
             continue
         smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
+        status = "ok  "
         if client is not None:
-            m = matrix_mod.load(Path(matrix or s["matrix"]))
             for t in m.targets:
                 tag = bases.base_tag(t.base, a)
                 if t.arch is a and engine.image_labels(client, tag) is not None:
@@ -390,9 +390,10 @@ def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> N
                     except EmulationError as exc:
                         problems.append(f"{a.key}: {exc}")
                         smoke = f"smoke test FAILED: {exc}"
+                        status = "FAIL"
                     break
         print(
-            f"ok   {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
+            f"{status} {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
             f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
         )
     if problems:
