@@ -19,6 +19,7 @@ from invoke.exceptions import Exit
 from invoke.tasks import task
 
 from archbench import bases, emulation, engine, export, pipeline, reports, run
+from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
 from archbench import reference as reference_mod
@@ -445,3 +446,87 @@ def ci_matrix(c: Context, arch: str = "", target: str = "", matrix: str = "") ->
             }
         )
     print(json.dumps({"include": include}, indent=2))
+
+
+@task(
+    name="import",
+    # Automatic short flags would give rsa_bits "--" and scheme "-h": long flags only.
+    auto_shortflags=False,
+    help={
+        "logs": "saved output file(s), comma-separated; quoted globs work ('logs/*.log')",
+        "setup": "YAML file naming the machine: cpu_model, cores, machine, kernel, os, packages",
+        "target": "name for the machine (stored as <results>/<run>/<target>.json)",
+        "arch": "its architecture: " + ", ".join(Arch.keys()),
+        "run": "run id to store into (default: a new run)",
+        "results": "results directory (default from invoke.yaml: results)",
+        "cpu": "CPU model (without --setup, or over its cpu_model)",
+        "cores": "number of cores (without --setup, or over its cores)",
+        "os": "operating system, e.g. 'Debian GNU/Linux 12 (bookworm)' (over the setup's)",
+        "kernel": "kernel as uname -a prints it (over the setup's)",
+        "scheme": "cs or rsa: the test_helper of logs that do not say (nor their file names)",
+        "rsa_bits": "RSA key size of test_helper_rsa logs, which do not print it (RSA_KEYSIZE)",
+    },
+)
+@_errors_to_exit
+def import_(
+    c: Context,
+    logs: str,
+    setup: str = "",
+    target: str = "",
+    arch: str = "",
+    run: str = "",
+    results: str = "",
+    cpu: str = "",
+    cores: str | None = None,
+    os: str = "",
+    kernel: str = "",
+    scheme: str = "",
+    rsa_bits: str | None = None,
+) -> None:
+    """Import saved perf_crypto_cs/_rsa and test_helper_cs/_rsa output as one machine's results."""
+    paths = importer_mod.log_paths(logs)
+    if not target:
+        raise MatrixError("--target is required: the name the imported machine is stored under")
+    archs = _archs(arch)
+    if len(archs) != 1:
+        raise MatrixError(f"--arch: name exactly one architecture ({', '.join(Arch.keys())})")
+    overrides: dict[str, object] = {}
+    if cpu:
+        overrides["cpu_model"] = cpu
+    if cores is not None:
+        try:
+            overrides["cores"] = int(cores)
+        except ValueError as exc:
+            raise MatrixError(f"--cores: {cores!r} is not a whole number") from exc
+    if os:
+        overrides["os"] = os
+    if kernel:
+        overrides["kernel"] = kernel
+    if setup:
+        machine = importer_mod.load_setup(Path(setup), archs[0], overrides)
+    elif "cpu_model" in overrides and "cores" in overrides:
+        machine = importer_mod.parse_setup(overrides, "command line", archs[0])
+    else:
+        raise MatrixError(
+            "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
+        )
+    try:
+        bits = None if rsa_bits is None else int(rsa_bits)
+    except ValueError as exc:
+        raise MatrixError(f"--rsa-bits: {rsa_bits!r} is not a whole number") from exc
+    store = ResultStore(Path(results or _settings(c)["results"]))
+    run_id = run or new_run_id()
+    helper_scheme = importer_mod.parse_scheme(scheme)
+    scans = importer_mod.scan_files(paths, scheme=helper_scheme, rsa_bits=bits)
+    result = importer_mod.build_result(scans, machine, target, archs[0], run_id)
+    if store.path_for(run_id, target).exists():
+        raise ResultsError(
+            f"{store.path_for(run_id, target)} exists already; choose another --target "
+            "or --run (or remove the file to import again)"
+        )
+    saved = store.save(result)
+    for scan in scans:
+        print(importer_mod.describe(scan))
+    print(f"wrote {saved}")
+    print()
+    print(reports.render_markdown_table(result))

@@ -72,6 +72,8 @@ class TargetOutcome:
     seconds: dict[str, float] = field(default_factory=dict)
     skipped: bool = False
     """True when ``--resume`` found the target's results complete and kept them."""
+    run_windows: list[tuple[float, float]] = field(default_factory=list)
+    """Wall-clock (epoch s) start and end of each harness container run."""
 
 
 def plan(
@@ -358,6 +360,7 @@ def _execute_one(
     paths = []
     for index in range(1, p.repeat + 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+        started = time.time()
         with timed(stage):
             doc, stderr = run.run_harness(
                 client,
@@ -368,6 +371,7 @@ def _execute_one(
                 cpuset=p.cpuset,
                 on_line=on_line,
             )
+        outcome.run_windows.append((started, time.time()))
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
         update: dict[str, object] = {"repeat_index": index}

@@ -701,7 +701,11 @@ def _speed(
 ) -> _Speed:
     if not record["valid"]:
         return _Speed(None, note=note, bare=bare)
-    printed = record["printed"] if unit == "ms" and isinstance(record["printed"], str) else None
+    # Printed text stands in for the number only where it is in the table's unit
+    # (imported GNUnet logs print µs or s, too).
+    printed = record["printed"]
+    if unit != "ms" or not isinstance(printed, str) or not printed.endswith("ms"):
+        printed = None
     value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
     return _Speed(value, printed, _flags(record), bare=bare)
 
@@ -883,7 +887,8 @@ def _summary(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
     return _Part(
         title="Summary across machines",
         intro=(
-            "Each column is one machine; reference columns are the thesis's published figures. "
+            "Each column is one machine; reference columns are published figures (the "
+            "thesis's, or imported tool logs). "
             "Emulated machines have tables of their own: QEMU user emulation measures the "
             "emulator, not the architecture."
         ),

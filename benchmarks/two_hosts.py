@@ -8,9 +8,12 @@ wall time when all three run on the local engine, and their ratio.
 The second engine can be any reachable amd64 Docker engine; on one machine,
 start one on loopback (as root)::
 
+    ip link add ab2 type bridge && ip addr add 172.31.254.1/24 dev ab2 && ip link set ab2 up
     dockerd --data-root /tmp/ab2/data --exec-root /tmp/ab2/x --pidfile /tmp/ab2/pid \\
         -H unix:///tmp/ab2/docker.sock -H tcp://127.0.0.1:23750 \\
-        --bridge=none --iptables=false --ip6tables=false &
+        --bridge=ab2 --iptables=false --ip6tables=false &
+
+(not ``--bridge=none``: dockerd would delete the first engine's docker0).
     .venv/bin/python benchmarks/two_hosts.py --second tcp://127.0.0.1:23750
 
 On one machine both engines share its cores, so the ratio shows what the

@@ -1,13 +1,14 @@
 """Targets on a second, real Docker engine (loopback TCP) beside the local one.
 
 The fixture starts its own dockerd with its own data-root, exec-root, pid
-file and socket, listening on 127.0.0.1 only, without a bridge (builds use
-the host network, harness containers have no network anyway).
+file and socket, listening on 127.0.0.1 only, on a bridge of its own with no
+NAT (builds use the host network, harness containers have no network
+anyway). ``--bridge=none`` is not an option: dockerd then deletes the
+default ``docker0`` bridge, which the first engine still needs.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import shutil
 import signal
@@ -26,7 +27,7 @@ from archbench import engine, pipeline
 from archbench.errors import MatrixError
 from archbench.matrix import Matrix, parse
 from archbench.platforms import Arch
-from archbench.results import Result, ResultStore, load
+from archbench.results import ResultStore, load
 
 REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / ".archbench" / "work"
@@ -67,6 +68,13 @@ def second_engine() -> Iterator[int]:
     # exec-root holds unix sockets, whose paths must stay short.
     root = Path(tempfile.mkdtemp(prefix="ab2-", dir="/tmp"))
     port = _free_port()
+    bridge = f"ab2-{port}"  # interface names have at most 15 characters
+    for cmd in (
+        ["ip", "link", "add", bridge, "type", "bridge"],
+        ["ip", "addr", "add", "172.31.254.1/24", "dev", bridge],
+        ["ip", "link", "set", bridge, "up"],
+    ):
+        subprocess.run(cmd, check=True, capture_output=True)
     log = (root / "dockerd.log").open("w")
     proc = subprocess.Popen(
         [
@@ -76,7 +84,7 @@ def second_engine() -> Iterator[int]:
             "--pidfile", str(root / "dockerd.pid"),
             "-H", f"unix://{root}/docker.sock",
             "-H", f"tcp://127.0.0.1:{port}",
-            "--bridge=none",
+            f"--bridge={bridge}",
             "--iptables=false",
             "--ip6tables=false",
         ],
@@ -103,6 +111,7 @@ def second_engine() -> Iterator[int]:
             proc.kill()
         log.close()
         subprocess.run(["umount", "-R", str(root / "data")], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -116,9 +125,9 @@ def _connect(m: Matrix, names: list[str]) -> tuple[dict[str, docker.DockerClient
     return clients, {n: engine.engine_arch(c) for n, c in clients.items()}
 
 
-def _window(r: Result) -> tuple[float, float]:
-    start = dt.datetime.fromisoformat(r.harness.started_at.replace("Z", "+00:00")).timestamp()
-    return start, start + r.harness.duration_s
+def test_the_first_engine_keeps_its_bridge(second_engine: int) -> None:
+    # Regression: a second dockerd with --bridge=none deleted docker0.
+    assert subprocess.run(["ip", "link", "show", "docker0"], capture_output=True).returncode == 0
 
 
 def test_arm64_declared_native_on_an_amd64_engine_is_refused(matrix: Matrix) -> None:
@@ -151,8 +160,9 @@ def test_two_hosts_run_in_parallel_and_one_host_never_overlaps(
     assert riscv.execution is not None and riscv.execution.emulated
     assert riscv.execution.docker_host == "local" and riscv.harness.setup.machine == "riscv64"
     # max_parallel_runs 1: the two runs on the second engine follow each other.
-    (a0, a1), (b0, b1) = _window(a), _window(b)
+    ((a0, a1),), ((b0, b1),), ((r0, _r1),) = (o.run_windows for o in outcomes)
     assert a1 <= b0 or b1 <= a0
+    print(f"\nriscv64 on the local engine ran {r0 - min(a0, b0):+.1f} s after the first amd64 run")
     # The image was built on the second engine itself, from the context sent through the API.
     assert a.execution is not None
     assert clients["second"].images.get(a.execution.image_tag).id == a.execution.image_id
