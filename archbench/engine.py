@@ -75,28 +75,24 @@ def _redact(text: str) -> str:
     return re.sub(r"(\w+://)[^/@\s]+@", r"\1", text)
 
 
-def connect(base_url: str | None = None, timeout: int = 900) -> docker.DockerClient:
-    """Open a client to the Docker engine and check that it answers.
+def connect(timeout: int = 900) -> docker.DockerClient:
+    """Open a client to the environment's engine (``DOCKER_HOST`` or the local socket).
 
-    ``base_url`` None means the environment's engine (``DOCKER_HOST`` or the
-    local socket). ``timeout`` is the per-request HTTP timeout in seconds;
-    image builds stream, so it bounds silence, not total build time.
+    ``timeout`` is the per-request HTTP timeout in seconds; image builds
+    stream, so it bounds silence, not total build time. Named hosts go
+    through :func:`connect_host`.
 
     Raises:
         EngineError: the engine does not answer; the message says how to
             start one.
     """
     try:
-        if base_url is None:
-            client = docker.from_env(timeout=timeout)
-        else:
-            client = docker.DockerClient(base_url=base_url, timeout=timeout)
+        client = docker.from_env(timeout=timeout)
         client.ping()
     except docker.errors.DockerException as exc:
-        where = base_url or "the local Docker engine"
         raise EngineError(
-            f"cannot reach {where}: {exc}. Start it (as root: 'dockerd &', or "
-            "'systemctl start docker'); on a fresh Debian machine run scripts/setup-host.sh"
+            f"cannot reach the local Docker engine: {exc}. Start it (as root: 'dockerd &', "
+            "or 'systemctl start docker'); on a fresh Debian machine run scripts/setup-host.sh"
         ) from exc
     return client
 
