@@ -27,6 +27,7 @@ from archbench.errors import (
     ArchbenchError,
     EmulationError,
     EngineError,
+    Interrupted,
     MatrixError,
     ReportError,
     ResultsError,
@@ -155,23 +156,29 @@ def _pipeline(
             previous = store.previous_seconds(p.name, before=run_id)
             where = f"{p.host_name}, {p.target.arch.platform} {mode}"
             reporter.expect(p.name, sum(previous.values()) if previous else None, where)
-        outcomes = pipeline.execute(
-            clients,
-            plans,
-            ws,
-            host_archs,
-            reporter=reporter,
-            build_only=build_only,
-            rebuild=rebuild,
-            resume=bool(resume),
-        )
+        try:
+            outcomes = pipeline.execute(
+                clients,
+                plans,
+                ws,
+                host_archs,
+                reporter=reporter,
+                build_only=build_only,
+                rebuild=rebuild,
+                resume=bool(resume),
+            )
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; finished results are kept in {store.root / run_id} and this "
+                f"run's containers were removed. Finish it with: invoke bench --resume {run_id}"
+            ) from None
     if not build_only:
         done = {o.name: o.seconds for o in outcomes if o.ok and not o.skipped}
         store.save_manifest(manifest.model_copy(update={"seconds": {**manifest.seconds, **done}}))
     for o in outcomes:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
         state = "kept" if o.skipped else "ok" if o.ok else "FAILED"
-        print(f"{o.name}: {state} ({stages})")
+        print(f"{o.name}: {state}" + (f" ({stages})" if stages else ""))
     return store, run_id, outcomes
 
 

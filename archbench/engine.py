@@ -64,10 +64,17 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
         client.ping()
     except docker.errors.DockerException as exc:
         raise EngineError(
-            f"host {name} ({host.display}) does not answer: {_redact(str(exc))}. Check that "
+            f"host {name} ({host.display}) does not answer ({_reason(exc)}). Check that "
             "its Docker engine runs and that you can reach it (ssh key, TLS files, port)"
         ) from exc
     return client
+
+
+def _reason(exc: Exception) -> str:
+    """The useful end of a connection error ("[Errno 111] Connection refused"), redacted."""
+    text = _redact(str(exc))
+    errno = re.findall(r"\[Errno -?\d+\] [^'\")\]]+", text)
+    return errno[-1].strip() if errno else text[:300]
 
 
 def _redact(text: str) -> str:

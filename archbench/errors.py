@@ -65,3 +65,9 @@ class TargetsFailed(ArchbenchError):
     """One or more targets failed; the others' results were kept."""
 
     exit_code = 10
+
+
+class Interrupted(ArchbenchError):
+    """Ctrl-C stopped a run; finished results were kept and can be resumed."""
+
+    exit_code = 130

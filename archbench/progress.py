@@ -31,7 +31,7 @@ class Reporter(Protocol):
 
 def _eta(seconds: float | None) -> str:
     if seconds is None:
-        return "ETA ?"
+        return "no ETA"
     minutes, secs = divmod(round(seconds), 60)
     return f"ETA {minutes}m{secs:02d}s" if minutes else f"ETA {secs}s"
 
@@ -74,7 +74,8 @@ class RichReporter:
     def expect(self, target: str, seconds: float | None, where: str) -> None:
         self.progress.update(self._task(target), eta=_eta(seconds))
         if not self.live:
-            self.console.print(f"{target}: on {where}, {_eta(seconds)} (from its last run)")
+            how = " (from its last run)" if seconds is not None else " (no earlier run)"
+            self.console.print(f"{target}: on {where}, {_eta(seconds)}{how}", soft_wrap=True)
 
     def stage(self, target: str, stage: str) -> None:
         self.progress.update(self._task(target), stage=stage, detail="")

@@ -628,7 +628,7 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     return (
         ("CPU", cpu),
         ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
-        ("OS", f"{setup.os} {setup.kernel}"),
+        ("OS", " ".join(dict.fromkeys(v for v in (setup.os, setup.kernel) if v)) or "unknown"),
         (f"libsodium:{pkg_arch} version", version("libsodium")),
         (f"libgcrypt:{pkg_arch} version", version("libgcrypt")),
         (f"libgnunetutil:{pkg_arch} version", gnunet),

@@ -267,7 +267,9 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode != 0
+    output = proc.stdout.read() if proc.stdout else ""
+    assert proc.returncode == 130, output
+    assert "Finish it with: invoke bench --resume" in output
     assert client.containers.list(all=True, filters={"label": LABEL}) == []
     (run_dir,) = results.iterdir()
     assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json", "run.json"]
