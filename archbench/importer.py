@@ -732,6 +732,7 @@ def build_result(
         ),
         reference=Reference(
             source=", ".join(Path(s.source).name for s in scans),
+            kind="imported",
             citation=f"imported from {_enumerate(tools)} output",
             notes=notes,
         ),

@@ -601,7 +601,7 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
             ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
             ("OS", f"{setup.os} {setup.kernel}".strip()),
             *((f"{p}:{pkg_arch} version", v or "not installed") for p, v in setup.packages.items()),
-            ("Source", f"{reference.source} (published figures)"),
+            ("Source", f"{reference.source} ({reference.label})"),
         )
 
     def version(package: str) -> str:
@@ -745,7 +745,7 @@ def _section(machine: _Machine, unit: Unit) -> _Section:
     cpu = _cpu(result)
     helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
     if result.reference is not None:
-        caption = f"Comparison on {cpu} (published figures)"
+        caption = f"Comparison on {cpu} ({result.reference.label})"
         heading = f"{cpu} — {machine.name} (reference data)"
     elif result.emulated:
         execution = result.execution
@@ -955,7 +955,8 @@ def _cs_vs_rsa(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
             sizes = [b for b in sizes if b in options.compare_bits]
         if not sizes or not any(scheme == "CS" for (_, scheme, _) in records):
             continue
-        kind = " (emulated)" if m.emulated else " (published figures)" if m.is_reference else ""
+        reference = m.result.reference
+        kind = " (emulated)" if m.emulated else f" ({reference.label})" if reference else ""
         # Two RSA sizes per table: five value columns fit A4 beside the operation.
         for first in range(0, len(sizes), COMPARISON_SIZES_PER_TABLE):
             chunk = sizes[first : first + COMPARISON_SIZES_PER_TABLE]

@@ -220,6 +220,13 @@ class Reference(_Frozen):
     """Who published it, e.g. the thesis's title, authors and year."""
     notes: str = ""
     """Caveats, e.g. that printed values are truncated toward zero."""
+    kind: Literal["published", "imported"] = "published"
+    """``published``: figures from a paper or thesis; ``imported``: a tool's saved log."""
+
+    @property
+    def label(self) -> str:
+        """How tables name this origin: ``published figures`` or ``imported log``."""
+        return "published figures" if self.kind == "published" else "imported log"
 
 
 class Result(_Frozen):

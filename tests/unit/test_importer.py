@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from archbench import importer
@@ -522,6 +523,8 @@ def test_invoke_import_then_report(tmp_path: Path) -> None:
     markdown = (out / "appendix.md").read_text(encoding="utf-8")
     assert "— ryzen-upstream (reference data)" in markdown
     assert "perf_crypto_cs.log, perf_crypto_rsa.log, test_helper_cs.log" in markdown
+    # A saved tool log is not a publication: it says so wherever the origin shows.
+    assert "(imported log)" in markdown and "published figures)" not in markdown
     # Printed "31 s" is shown as the number in the table's unit (ms), not as printed.
     assert re.search(r"\|\s*RSA 4096 bit\s*\|\s*10x key generation\s*\|\s*31 000 ms\s*\|", markdown)
     assert re.search(
@@ -529,6 +532,10 @@ def test_invoke_import_then_report(tmp_path: Path) -> None:
     )
     csv = (out / "results.csv").read_text(encoding="utf-8")
     assert csv.count("ryzen-upstream") == 33
+    frame = pd.read_csv(out / "results.csv")
+    keygen = frame[(frame["key_bits"] == 4096) & (frame["operation"] == "key_generation")]
+    # "31 s" truncated toward zero: the true time lies in [31 s, 32 s).
+    assert keygen["uncertainty_ns"].tolist() == [1_000_000_000]
 
 
 def test_invoke_import_refuses_a_foreign_file_with_its_exit_code(tmp_path: Path) -> None:
