@@ -60,7 +60,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.matrix import _did_you_mean, _UniqueKeyLoader
+from archbench.matrix import UniqueKeyLoader, did_you_mean
 from archbench.platforms import Arch
 from archbench.results import (
     HarnessDocument,
@@ -527,7 +527,7 @@ def _setup_problem(err: dict[str, Any]) -> str:
     where = ".".join(loc) or "<top level>"
     if err["type"] == "extra_forbidden":
         key = loc[-1]
-        hint = _did_you_mean(key, SETUP_KEYS)
+        hint = did_you_mean(key, SETUP_KEYS)
         return f"  {where}: unknown key {key!r}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
@@ -606,7 +606,7 @@ def load_setup(
     except OSError as exc:
         raise MatrixError(f"{path}: cannot read the setup file: {exc.strerror}") from exc
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise MatrixError(f"{path}: not valid YAML: {exc}") from exc
     if overrides and isinstance(data, dict):

@@ -222,7 +222,7 @@ class Target(_Strict):
         except ValueError:
             raise ValueError(
                 f"unknown architecture {value!r}; allowed: {', '.join(Arch.keys())}"
-                + _did_you_mean(value, Arch.keys())
+                + did_you_mean(value, Arch.keys())
             ) from None
 
 
@@ -247,18 +247,18 @@ class Matrix(_Strict):
             if t.base not in self.bases:
                 raise ValueError(
                     f"{where}.base: unknown base {t.base!r}; defined in 'bases': "
-                    f"{', '.join(self.bases)}" + _did_you_mean(t.base, self.bases)
+                    f"{', '.join(self.bases)}" + did_you_mean(t.base, self.bases)
                 )
             if t.host != LOCAL_HOST and t.host not in self.hosts:
                 known = [LOCAL_HOST, *self.hosts]
                 raise ValueError(
                     f"{where}.host: unknown host {t.host!r}; defined in 'hosts': "
-                    f"{', '.join(known)}" + _did_you_mean(t.host, known)
+                    f"{', '.join(known)}" + did_you_mean(t.host, known)
                 )
             if t.profile not in self.profiles:
                 raise ValueError(
                     f"{where}.profile: unknown profile {t.profile!r}; defined in 'profiles': "
-                    f"{', '.join(self.profiles)}" + _did_you_mean(t.profile, self.profiles)
+                    f"{', '.join(self.profiles)}" + did_you_mean(t.profile, self.profiles)
                 )
         if LOCAL_HOST in self.hosts:
             raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
@@ -278,7 +278,7 @@ class Matrix(_Strict):
         for n in names:
             if n not in known:
                 raise MatrixError(
-                    f"no target named {n!r}; targets: {', '.join(known)}" + _did_you_mean(n, known)
+                    f"no target named {n!r}; targets: {', '.join(known)}" + did_you_mean(n, known)
                 )
         chosen = [
             t
@@ -294,16 +294,17 @@ class Matrix(_Strict):
         return chosen
 
 
-def _did_you_mean(value: str, choices: Iterable[str]) -> str:
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""`` when none is close."""
     close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last)."""
 
 
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+def _construct_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node)
@@ -315,7 +316,7 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict
     return mapping
 
 
-_UniqueKeyLoader.add_constructor(
+UniqueKeyLoader.add_constructor(
     yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
     _construct_mapping,
 )
@@ -376,7 +377,7 @@ def _explain(err: ValidationError, data: Any, source: str, prefix: tuple[str, ..
             where = _key_path(loc, data)
             lines.append(
                 f"  {where}: unknown key {key!r}; allowed: {', '.join(allowed)}"
-                + _did_you_mean(key, allowed)
+                + did_you_mean(key, allowed)
             )
             continue
         msg = str(e["msg"]).removeprefix("Value error, ")
@@ -400,7 +401,7 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
         # A named stream makes PyYAML's marks say 'in "matrix.yml", line 3'.
         stream = io.StringIO(text)
         stream.name = source
-        data = yaml.load(stream, Loader=_UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
+        data = yaml.load(stream, Loader=UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise MatrixError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

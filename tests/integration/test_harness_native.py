@@ -7,7 +7,6 @@ working tree stays clean.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -16,31 +15,15 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
 import pytest
+from helpers import HARNESS_DIR, SCHEMA, load_harness
 
 pytestmark = pytest.mark.native
 
-HARNESS_DIR = Path(__file__).resolve().parents[2] / "harness"
-SCHEMA = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
-
-
-def _load_harness() -> ModuleType:
-    """The harness module, for the Python side of the rules the driver must match."""
-    spec = importlib.util.spec_from_file_location(
-        "archbench_harness_native", HARNESS_DIR / "archbench_harness.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load_harness()
+H = load_harness("archbench_harness_native")
 
 THESIS_ROWS = [
     ("CS", None, "key_generation"),

@@ -23,19 +23,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import result, row
 
 from archbench import reference
 from archbench.reports import ReportOptions, Style, write_reports
-from archbench.results import (
-    Execution,
-    HarnessDocument,
-    Operation,
-    Parameters,
-    Result,
-    Row,
-    Setup,
-    TargetInfo,
-)
+from archbench.results import Result
 
 PACKAGES = (
     "texlive-latex-base texlive-latex-recommended texlive-latex-extra "
@@ -46,18 +38,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("pdflatex") is None or shutil.which("pdftoppm") is None,
     reason=f"pdflatex or pdftoppm not installed (apt-get install {PACKAGES})",
 )
-
-
-def row(scheme: str, operation: Operation, samples: list[int], bits: int | None = None) -> Row:
-    return Row(
-        suite="blindsig",
-        scheme="CS" if scheme == "CS" else "RSA",
-        key_bits=bits,
-        operation=operation,
-        ops_per_block=10,
-        samples_ns=tuple(samples),
-        valid=True,
-    )
 
 
 def machine(name: str, arch: str, cpu: str, *, emulated: bool) -> Result:
@@ -73,47 +53,24 @@ def machine(name: str, arch: str, cpu: str, *, emulated: bool) -> Result:
         row("CS", "unblinding", [1_000, 1_200, 900]),
         row("RSA", "unblinding", [10_000_000, 10_200_000, 9_900_000], 2048),
         row("CS", "verifying", [1_358_000, 1_360_000, 1_350_000]),
-        Row(
-            suite="blindsig",
-            scheme="RSA",
-            key_bits=2048,
-            operation="verifying",
-            ops_per_block=10,
-            samples_ns=(2_304_000,),
+        row(
+            "RSA",
+            "verifying",
+            [2_304_000],
+            2048,
             valid=False,
-            invalid_reason="signature 3 of 10 failed to verify: 100% & $5 #1 {x}",
+            reason="signature 3 of 10 failed to verify: 100% & $5 #1 {x}",
         ),
     ]
-    return Result(
-        run_id="20261129T224000Z-1a2b3c",
-        target=TargetInfo(
-            name=name, arch=arch, platform=f"linux/{arch}", base="debian:trixie", profile="t"
-        ),
-        execution=Execution(
-            emulated=emulated,
-            host_arch="amd64",
-            host_cpu="AMD EPYC 7763 64-Core Processor",
-            qemu_version="8.2.2" if emulated else None,
-            image_id="sha256:0123456789ab",
-            image_tag=f"archbench/{name}:latest",
-        ),
-        harness=HarnessDocument(
-            format="archbench-harness",
-            version=1,
-            harness_version="0.1.0",
-            started_at="2026-11-29T22:40:00Z",
-            duration_s=12.5,
-            parameters=Parameters(iterations=10, repetitions=3, rsa_bits=(2048,)),
-            setup=Setup(
-                cpu_model=cpu,
-                cores=4,
-                machine="x86_64" if arch == "amd64" else arch,
-                kernel="Linux 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 ~x^y",
-                os="Debian GNU/Linux 13 (trixie)",
-                packages={"libsodium": "1.0.18-1+b2", "libgcrypt": "1.11.0-7"},
-            ),
-            rows=tuple(rows),
-        ),
+    return result(
+        name,
+        arch,
+        "x86_64" if arch == "amd64" else arch,
+        cpu,
+        rows,
+        emulated=emulated,
+        cores=4,
+        kernel="Linux 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 ~x^y",
     )
 
 

@@ -14,6 +14,7 @@ from typing import cast
 
 import docker
 import pytest
+from helpers import CS_OPS, RSA_OPS
 
 from archbench import engine, images, pipeline
 from archbench.bases import build_scratch_image, ensure_base
@@ -30,16 +31,6 @@ REPO = HERE.parents[1]
 MATRIX = HERE / "matrix-ci.yml"
 WORK = REPO / ".archbench" / "work"
 
-CS_OPS = [
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-]
-RSA_OPS = ["key_generation", "blinding", "signing", "unblinding", "verifying"]
 
 pytestmark = pytest.mark.docker
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_reports import result, row
+from helpers import result, row
 
 from archbench import export, reference
 from archbench.errors import ReportError

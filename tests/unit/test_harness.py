@@ -8,46 +8,17 @@ driver is exercised by tests/integration/test_harness_native.py.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import jsonschema
 import pytest
+from helpers import CS_OPS, RSA_OPS, SCHEMA, load_harness
 
-HARNESS_DIR = Path(__file__).resolve().parents[2] / "harness"
-SCHEMA = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
-
-
-def _load_harness() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "archbench_harness", HARNESS_DIR / "archbench_harness.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolve string annotations through sys.modules.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-H = _load_harness()
-
-CS_OPS = [
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-]
-RSA_OPS = ["key_generation", "blinding", "signing", "unblinding", "verifying"]
+H = load_harness()
 MS = 1_000_000
 
 

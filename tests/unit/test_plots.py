@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import result, row
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from test_reports import result, row
 
 from archbench import plots, reference
 from archbench.results import Result

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import result, row
 
 from archbench import export, reference
 from archbench.errors import ReportError
@@ -38,14 +39,8 @@ from archbench.reports import (
     write_reports,
 )
 from archbench.results import (
-    Execution,
-    HarnessDocument,
     LoadFailure,
-    Parameters,
     Result,
-    Row,
-    Setup,
-    TargetInfo,
 )
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
@@ -70,83 +65,6 @@ RIGHT_ORDER = [
     ("RSA 1024 bit", "10x verifying"),
     ("RSA 2048 bit", "10x verifying"),
 ]
-
-
-def row(
-    scheme: str,
-    operation: str,
-    samples_ns: list[int],
-    key_bits: int | None = None,
-    valid: bool = True,
-    reason: str | None = None,
-    suite: str = "blindsig",
-) -> Row:
-    return Row.model_validate(
-        {
-            "suite": suite,
-            "scheme": scheme,
-            "key_bits": key_bits,
-            "operation": operation,
-            "ops_per_block": 10,
-            "samples_ns": samples_ns,
-            "valid": valid,
-            "invalid_reason": reason,
-        }
-    )
-
-
-def result(
-    name: str,
-    arch: str,
-    machine: str,
-    cpu_model: str,
-    rows: list[Row],
-    *,
-    emulated: bool = False,
-    cores: int = 8,
-    kernel: str = "Linux 6.1.0-28-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)",
-    run_id: str = "20261129T224000Z-1a2b3c",
-) -> Result:
-    return Result(
-        run_id=run_id,
-        target=TargetInfo(
-            name=name,
-            arch=arch,
-            platform=f"linux/{arch}",
-            base="debian:trixie",
-            profile="thesis",
-        ),
-        execution=Execution(
-            emulated=emulated,
-            host_arch="amd64",
-            host_cpu="AMD EPYC 7763 64-Core Processor",
-            qemu_version="8.2.2" if emulated else None,
-            image_id="sha256:0123456789ab",
-            image_tag=f"archbench/{name}:latest",
-        ),
-        harness=HarnessDocument(
-            format="archbench-harness",
-            version=1,
-            harness_version="0.1.0",
-            started_at="2026-11-29T22:40:00Z",
-            duration_s=12.5,
-            parameters=Parameters(iterations=10, repetitions=3, rsa_bits=(1024, 2048)),
-            setup=Setup(
-                cpu_model=cpu_model,
-                cores=cores,
-                machine=machine,
-                kernel=kernel,
-                os="Debian GNU/Linux 13 (trixie)",
-                packages={
-                    "libsodium": "1.0.18-1+b2",
-                    "libgcrypt": "1.11.0-7",
-                    "libgnunetutil": "0.21.1-1",
-                },
-                gnunet_version="0.21.1",
-            ),
-            rows=tuple(rows),
-        ),
-    )
 
 
 @pytest.fixture
