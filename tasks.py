@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -117,6 +117,7 @@ def _pipeline(
     repeat: int = 1,
     cpuset: str | None = None,
     resume: str = "",
+    suites: Sequence[str] = (),
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
@@ -125,6 +126,7 @@ def _pipeline(
         m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
         overrides, repeat, cpuset = manifest.overrides, manifest.repeat, manifest.cpuset
+        suites = manifest.suites
     else:
         path = Path(matrix or s["matrix"])
         m = matrix_mod.load(path)
@@ -138,6 +140,7 @@ def _pipeline(
             overrides=overrides or {},
             repeat=repeat,
             cpuset=cpuset,
+            suites=tuple(suites),
         )
     run_id = manifest.run_id
     clients = {}
@@ -145,7 +148,9 @@ def _pipeline(
     for name in dict.fromkeys(t.host for t in chosen):
         clients[name] = engine.connect_host(m.host(name), name)
         host_archs[name] = engine.engine_arch(clients[name])
-    plans = pipeline.plan(m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset)
+    plans = pipeline.plan(
+        m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset, suites=suites
+    )
     if not build_only:
         store.save_manifest(manifest)
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
@@ -202,6 +207,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "warmup": "override warmup repetitions (run and discarded)",
         "max_time": "override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
+        "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
+        "gnupg, sodium (settings from the matrix, else the suite's defaults)",
     }
 )
 @_errors_to_exit
@@ -219,6 +226,7 @@ def bench(
     warmup: int | None = None,
     max_time: float | None = None,
     resume: str = "",
+    suite: str = "",
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     store, run_id, outcomes = _pipeline(
@@ -232,6 +240,7 @@ def bench(
         repeat=int(repeat),
         cpuset=cpuset or None,
         resume=resume,
+        suites=_split(suite),
     )
     for o in outcomes:
         if o.ok and o.result_paths:

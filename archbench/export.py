@@ -268,7 +268,7 @@ def tidy_frame(results: Sequence[Result]) -> pd.DataFrame:
         ReportError: a row's samples are not positive finite numbers (a
             damaged results file); the message names target and run.
     """
-    rank = {op: i for i, op in enumerate(OPERATION_ORDER)}
+    rank: dict[str, int] = {op: i for i, op in enumerate(OPERATION_ORDER)}
     records: list[dict[str, Any]] = []
     for result in results:
         rows = sorted(

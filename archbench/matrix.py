@@ -14,7 +14,7 @@ import difflib
 import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import yaml
 from pydantic import (
@@ -39,7 +39,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class BlindsigSuite(_Strict):
+def _tuple(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+class _Suite(_Strict):
+    """Common to every suite: ``enabled: false`` keeps its settings without running it."""
+
+    enabled: StrictBool = True
+
+
+class BlindsigSuite(_Suite):
     """Parameters of the CS/RSA blind-signature suite (the thesis appendix).
 
     ``iterations`` is the number of operations per timed block (the thesis's
@@ -60,23 +70,214 @@ class BlindsigSuite(_Strict):
     @field_validator("rsa_bits", "schemes", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: Any) -> Any:
-        return tuple(value) if isinstance(value, list) else value
+        return _tuple(value)
 
     @field_validator("rsa_bits")
     @classmethod
     def _sane_bits(cls, value: tuple[int, ...]) -> tuple[int, ...]:
-        for bits in value:
-            if bits < 1024 or bits > 16384 or bits % 8:
+        return _rsa_sizes(value)
+
+
+def _rsa_sizes(value: tuple[int, ...]) -> tuple[int, ...]:
+    for bits in value:
+        if bits < 1024 or bits > 16384 or bits % 8:
+            raise ValueError(
+                f"RSA key size {bits} is not allowed; use a multiple of 8 from 1024 to 16384"
+            )
+    return tuple(sorted(set(value)))
+
+
+OPENSSL_ALGORITHMS: Final = (
+    "rsa1024",
+    "rsa2048",
+    "rsa3072",
+    "rsa4096",
+    "rsa7680",
+    "rsa15360",
+    "ecdsap256",
+    "ecdsap384",
+    "ecdsap521",
+    "ecdsabrp256r1",
+    "ecdsabrp384r1",
+    "ecdsabrp512r1",
+    "ecdhp256",
+    "ecdhp384",
+    "ecdhp521",
+    "ecdhbrp256r1",
+    "ecdhbrp384r1",
+    "ecdhbrp512r1",
+    "ecdhx25519",
+    "ecdhx448",
+    "ed25519",
+    "ed448",
+    "aes-128-gcm",
+    "aes-256-gcm",
+    "sha256",
+)
+"""``openssl speed`` algorithm names the openssl-speed suite accepts (the harness's list;
+``aes-*-gcm`` and ``sha256`` run as ``-evp``, one process each)."""
+
+
+class OpensslSpeedSuite(_Suite):
+    """``openssl speed -mr`` in the container (the openssl and tinc seeds).
+
+    ``seconds`` per algorithm (``-seconds``), ``multi``: process counts, 1 is
+    the single-process figure, N > 1 adds ``-multi N`` (aggregate ops/s);
+    ``repeat``: whole runs, one sample each.
+    """
+
+    algorithms: tuple[StrictStr, ...] = Field(
+        default=(
+            "rsa2048",
+            "rsa4096",
+            "ecdsap256",
+            "ecdsap521",
+            "ecdsabrp256r1",
+            "ecdsabrp512r1",
+            "ecdhp256",
+            "ecdhbrp256r1",
+            "ed25519",
+            "ecdhx25519",
+            "aes-128-gcm",
+            "sha256",
+        ),
+        min_length=1,
+    )
+    seconds: StrictInt = Field(default=3, ge=1, le=600)
+    multi: tuple[StrictInt, ...] = Field(default=(1,), min_length=1)
+    repeat: StrictInt = Field(default=1, ge=1, le=100)
+
+    @field_validator("algorithms", "multi", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return _tuple(value)
+
+    @field_validator("algorithms")
+    @classmethod
+    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if name not in OPENSSL_ALGORITHMS:
                 raise ValueError(
-                    f"RSA key size {bits} is not allowed; use a multiple of 8 from 1024 to 16384"
+                    f"unknown algorithm {name!r}; allowed: {', '.join(OPENSSL_ALGORITHMS)}"
+                    + did_you_mean(name, OPENSSL_ALGORITHMS)
                 )
+        return tuple(dict.fromkeys(value))
+
+    @field_validator("multi")
+    @classmethod
+    def _processes(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(n < 1 or n > 256 for n in value):
+            raise ValueError("process counts are from 1 to 256")
         return tuple(sorted(set(value)))
 
 
+class RsaLargeSuite(_Suite):
+    """RSA through libcrypto up to 16384 bits (the openssl-rsa-8192-16384 seed).
+
+    ``max_time``: budget in s per key size for the signing/verifying blocks;
+    key generation is timed apart (``keygen_repetitions`` keys per size).
+    """
+
+    bits: tuple[StrictInt, ...] = Field(default=(2048, 4096, 8192, 16384), min_length=1)
+    repetitions: StrictInt = Field(default=3, ge=1, le=10_000)
+    max_time: float = Field(default=60.0, gt=0, strict=False)
+    keygen_repetitions: StrictInt = Field(default=1, ge=1, le=100)
+    min_block_ns: StrictInt | None = Field(default=None, ge=1)
+
+    @field_validator("bits", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return _tuple(value)
+
+    @field_validator("bits")
+    @classmethod
+    def _sane_bits(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        return _rsa_sizes(value)
+
+
+class GnupgSuite(_Suite):
+    """GnuPG decryption timings in a throwaway GNUPGHOME (the gnupg-token seed).
+
+    ``device``: where the private key lives; only ``cpu`` (soft keys) exists.
+    """
+
+    algorithms: tuple[Literal["rsa2048", "rsa4096", "cv25519"], ...] = Field(
+        default=("rsa2048", "rsa4096", "cv25519"), min_length=1
+    )
+    file_bytes: StrictInt = Field(default=1_048_576, ge=1, le=1 << 31)
+    runs: StrictInt = Field(default=5, ge=1, le=1000)
+    device: Literal["cpu"] = "cpu"
+
+    @field_validator("algorithms", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return _tuple(value)
+
+
+class SodiumSuite(_Suite):
+    """libsodium primitives timed one operation at a time (the pycryptopp seed).
+
+    ``sizes``: message sizes in bytes for the per-byte rows; ``nth``: which
+    best sample is reported beside best, mean and worst (pycryptopp: 3rd).
+    """
+
+    repetitions: StrictInt = Field(default=64, ge=1, le=100_000)
+    warmup: StrictInt = Field(default=4, ge=0, le=10_000)
+    sizes: tuple[StrictInt, ...] = Field(default=(64, 1024, 65536), min_length=1)
+    nth: StrictInt = Field(default=3, ge=1)
+
+    @field_validator("sizes", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return _tuple(value)
+
+
+SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium")
+"""Suite names as matrix.yml, ``--suite`` and result rows write them."""
+
+
 class Suites(_Strict):
-    """The suites a target runs; absent ones are not run."""
+    """The suites a target runs: those present and enabled."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     blindsig: BlindsigSuite | None = None
+    openssl_speed: OpensslSpeedSuite | None = Field(default=None, alias="openssl-speed")
+    rsa_large: RsaLargeSuite | None = Field(default=None, alias="rsa-large")
+    gnupg: GnupgSuite | None = None
+    sodium: SodiumSuite | None = None
+
+    def get(self, name: str) -> _Suite | None:
+        """The settings of suite ``name`` (a :data:`SUITE_NAMES` entry), None when absent."""
+        value = getattr(self, name.replace("-", "_"))
+        return value if isinstance(value, _Suite) else None
+
+    def enabled(self) -> dict[str, _Suite]:
+        """Suite name -> settings of the suites that run, in :data:`SUITE_NAMES` order."""
+        found = {name: self.get(name) for name in SUITE_NAMES}
+        return {name: s for name, s in found.items() if s is not None and s.enabled}
+
+    def only(self, names: Sequence[str]) -> Suites:
+        """These suites alone, enabled, with their settings here or their defaults.
+
+        Raises:
+            MatrixError: a name is not a suite.
+        """
+        for name in names:
+            if name not in SUITE_NAMES:
+                raise MatrixError(
+                    f"--suite: unknown suite {name!r}; suites: {', '.join(SUITE_NAMES)}"
+                    + did_you_mean(name, SUITE_NAMES)
+                )
+        chosen: dict[str, Any] = {}
+        for name in names:
+            current = self.get(name)
+            settings = current.model_dump() if current is not None else {}
+            chosen[name] = {**settings, "enabled": True}
+        return Suites.model_validate(chosen)
+
+
+DEFAULT_SUITES: Final = Suites(blindsig=BlindsigSuite())
 
 
 class Base(_Strict):
@@ -208,7 +409,7 @@ class Target(_Strict):
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
     host: StrictStr = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
-    suites: Suites = Suites(blindsig=BlindsigSuite())
+    suites: Suites = DEFAULT_SUITES
 
     @field_validator("arch", mode="before")
     @classmethod
@@ -230,7 +431,7 @@ class Matrix(_Strict):
     """The whole matrix.yml."""
 
     version: Literal[1] = Field(description="matrix format version")
-    defaults: Suites = Suites(blindsig=BlindsigSuite())
+    defaults: Suites = DEFAULT_SUITES
     bases: dict[str, Base] = Field(min_length=1)
     profiles: dict[str, Profile] = Field(min_length=1)
     hosts: dict[str, Host] = Field(default_factory=dict)
@@ -344,9 +545,13 @@ def _key_path(loc: Sequence[str | int], data: Any) -> str:
 
 _FIELDS: dict[str, Sequence[str]] = {
     "": list(Matrix.model_fields),
-    "defaults": list(Suites.model_fields),
-    "suites": list(Suites.model_fields),
+    "defaults": list(SUITE_NAMES),
+    "suites": list(SUITE_NAMES),
     "blindsig": list(BlindsigSuite.model_fields),
+    "openssl-speed": list(OpensslSpeedSuite.model_fields),
+    "rsa-large": list(RsaLargeSuite.model_fields),
+    "gnupg": list(GnupgSuite.model_fields),
+    "sodium": list(SodiumSuite.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),
     "hosts": list(Host.model_fields),
@@ -409,11 +614,7 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
     try:
         # Defaults are checked on their own first so that one typo there is
         # reported once, not once per target that inherits it.
-        defaults = (
-            Suites.model_validate(data["defaults"])
-            if "defaults" in data
-            else Suites(blindsig=BlindsigSuite())
-        )
+        defaults = Suites.model_validate(data["defaults"]) if "defaults" in data else DEFAULT_SUITES
     except ValidationError as exc:
         raise MatrixError(_explain(exc, data, source, prefix=("defaults",))) from exc
     try:
@@ -423,8 +624,13 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
 
 
 def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:
-    """Fill each target's suites from ``defaults`` (per-key override)."""
-    defaults = validated.model_dump(exclude_none=True)
+    """Fill each target's suites from ``defaults``.
+
+    A target inherits every default suite; its own ``suites:`` entries
+    override the defaults key by key (``enabled: false`` turns one off) and
+    may add suites the defaults do not have.
+    """
+    defaults = validated.model_dump(exclude_none=True, by_alias=True)
     targets = data.get("targets")
     if not isinstance(targets, list):
         return data
@@ -435,9 +641,9 @@ def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:
             continue
         own = t.get("suites")
         if own is None:
-            suites = dict(defaults)
+            suites: Any = dict(defaults)
         elif isinstance(own, dict):
-            suites = {}
+            suites = dict(defaults)
             for name, params in own.items():
                 base = defaults.get(name)
                 if isinstance(base, dict) and isinstance(params, dict):

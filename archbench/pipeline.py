@@ -25,8 +25,8 @@ import docker.errors
 
 from archbench import bases, emulation, images, run
 from archbench.engine import engine_version, host_cpu_model
-from archbench.errors import ArchbenchError, MatrixError, ResultsError
-from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Target
+from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
+from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Suites, Target
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
@@ -40,7 +40,8 @@ class TargetPlan:
     base: Base
     packages: tuple[str, ...]
     emulated: bool
-    suite: BlindsigSuite
+    suites: Suites
+    """The suites to run (only enabled ones), command-line overrides applied."""
     cpuset: str | None = None
     """CPUs to pin the container to; from the target, overridden by ``--cpuset``."""
     repeat: int = 1
@@ -84,6 +85,7 @@ def plan(
     *,
     repeat: int = 1,
     cpuset: str | None = None,
+    suites: Sequence[str] = (),
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -95,7 +97,8 @@ def plan(
     parameters for this invocation (``iterations``, ``repetitions``,
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
-    (else the target's own).
+    (else the target's own); ``suites`` runs only these suites (``--suite``),
+    with the target's settings for them or the suite's defaults.
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
@@ -117,23 +120,35 @@ def plan(
             emulated = needs_emulation(t.arch, engine_arch, t.emulate)
         except ValueError as exc:
             raise MatrixError(f"target {t.name}: {exc}") from exc
-        suite = t.suites.blindsig
-        if suite is None:
+        chosen = t.suites.only(suites) if suites else t.suites
+        enabled = chosen.enabled()
+        if not enabled:
             raise MatrixError(
-                f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}'"
+                f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}' "
+                "or pass --suite"
             )
-        if overrides:
+        blindsig = enabled.get("blindsig")
+        if overrides and isinstance(blindsig, BlindsigSuite):
             try:
-                suite = BlindsigSuite.model_validate({**suite.model_dump(), **overrides})
+                blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
             except ValueError as exc:
                 raise MatrixError(f"command-line override: {exc}") from exc
+        elif overrides:
+            raise MatrixError(
+                f"target {t.name}: --iterations, --repetitions, --rsa-bits, --warmup and "
+                "--max-time set the blindsig suite, which this run does not include"
+            )
+        chosen = Suites.model_validate(
+            {name: settings.model_dump() for name, settings in enabled.items()}
+            | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
+        )
         plans.append(
             TargetPlan(
                 target=t,
                 base=matrix.bases[t.base],
                 packages=matrix.profiles[t.profile].packages,
                 emulated=emulated,
-                suite=suite,
+                suites=chosen,
                 cpuset=cpuset or t.cpuset,
                 repeat=repeat,
                 host_name=t.host,
@@ -366,7 +381,7 @@ def _execute_one(
                 client,
                 spec.tag,
                 arch,
-                p.suite,
+                p.suites,
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
                 on_line=on_line,
@@ -391,6 +406,17 @@ def _execute_one(
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
+    failed = {
+        suite: run_info.error
+        for path in paths
+        for suite, run_info in load(path).harness.suites.items()
+        if run_info.error
+    }
+    if failed:
+        # The rows of the suites that worked are saved; the target still fails
+        # so that the exit status says something is missing.
+        problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
+        raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
 
 
 class _Timer:

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
 
@@ -32,7 +32,8 @@ RESULT_VERSION: Literal[1] = 1
 HARNESS_FORMAT = "archbench-harness"
 HARNESS_VERSION = 1
 
-# Listed in the thesis appendix's row order; reports sort by it.
+# The blind-signature suite's vocabulary, in the thesis appendix's row order;
+# reports sort by it. Other suites name schemes and operations freely.
 Operation = Literal[
     "key_generation",
     "r_derivation",
@@ -48,6 +49,9 @@ Operation = Literal[
 ]
 Scheme = Literal["CS", "RSA"]
 
+APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module"})
+"""Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
+
 
 class _Frozen(BaseModel):
     # Harness documents may gain fields without a version bump (CONTRACT.md),
@@ -58,13 +62,19 @@ class _Frozen(BaseModel):
 class Row(_Frozen):
     """One measured row: ``ops_per_block`` operations timed per sample.
 
-    ``samples_ns`` holds one wall-clock duration per repetition, in ns.
+    ``samples_ns`` holds one wall-clock duration per repetition, in ns. Rows of
+    every suite share this shape (``harness/CONTRACT.md``): the appendix suites
+    (:data:`APPENDIX_SUITES`) use the ``CS``/``RSA`` schemes and
+    :data:`Operation`; the others name the algorithm family as the field does
+    (``ECDSA``, ``Ed25519``, ``AES-128-GCM``) with a lowercase verb
+    (``sign``, ``verify``, ``derive``, ``encrypt``, ``hash``, ``decrypt``) and
+    put a curve or message size in ``param``.
     """
 
-    suite: str
-    scheme: Scheme
+    suite: str = Field(min_length=1)
+    scheme: str = Field(min_length=1)
     key_bits: int | None
-    operation: Operation
+    operation: str = Field(min_length=1)
     ops_per_block: int = Field(ge=1)
     samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
     valid: bool
@@ -85,19 +95,44 @@ class Row(_Frozen):
     """Set by :func:`merge_repeats`: each container run's median block time, ns."""
     run_sizes: tuple[int, ...] | None = None
     """Set by :func:`merge_repeats`: how many of ``samples_ns`` each run contributed."""
+    param: str | None = None
+    """Curve or message size (``P-256``, ``brainpoolP512r1``, ``1024 B``); None for none."""
+    bytes_per_op: int | None = Field(default=None, ge=1)
+    """Bytes processed per operation, for throughput rows (MB/s = bytes_per_op × ops/s / 1e6)."""
+    processes: int = Field(default=1, ge=1)
+    """Parallel processes one block's operations ran in (``openssl speed -multi N``):
+    the row is their aggregate throughput."""
+    device: str = "cpu"
+    """Where the private-key operation ran; ``cpu`` unless a token was plugged in (gnupg)."""
+    block_ops: tuple[int, ...] | None = None
+    """Raw per-sample operation counts when they differed (``openssl speed``); the
+    samples are then rescaled to ``ops_per_block`` operations each."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
-        if (self.scheme == "RSA") != (self.key_bits is not None):
-            raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
+        if self.suite in APPENDIX_SUITES:
+            if self.scheme not in get_args(Scheme):
+                raise ValueError(f"{self.suite} rows have scheme CS or RSA, not {self.scheme!r}")
+            if self.operation not in get_args(Operation):
+                raise ValueError(
+                    f"unknown {self.suite} operation {self.operation!r}; allowed: "
+                    + ", ".join(get_args(Operation))
+                )
+            if (self.scheme == "RSA") != (self.key_bits is not None):
+                raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
         if self.valid == (self.invalid_reason is not None):
             raise ValueError("invalid_reason is set exactly when valid is false")
+        if self.block_ops is not None and len(self.block_ops) != len(self.samples_ns):
+            raise ValueError("block_ops needs one count per sample")
         return self
 
     @property
     def label(self) -> str:
-        """Scheme as the thesis prints it: ``CS`` or ``RSA 2048 bit``."""
-        return "CS" if self.scheme == "CS" else f"RSA {self.key_bits} bit"
+        """Scheme as tables print it: ``CS``, ``RSA 2048 bit``, ``ECDSA P-256``, ``Ed25519``."""
+        if self.scheme == "CS":
+            return "CS"
+        base = self.scheme if self.key_bits is None else f"{self.scheme} {self.key_bits} bit"
+        return f"{base} {self.param}" if self.param else base
 
 
 class Parameters(_Frozen):
@@ -138,6 +173,8 @@ class Setup(_Frozen):
     cpu_limits: CpuLimits | None = None
     load_average: tuple[float, ...] | None = None
     """1, 5 and 15 minute load averages at the start of the run."""
+    tools: dict[str, str] | None = None
+    """Versions of the tools the suites ran (``openssl version -a``, ``gpg --version``)."""
 
 
 class Calibration(_Frozen):
@@ -155,15 +192,34 @@ class Calibration(_Frozen):
         return max(self.resolution_ns, self.observed_tick_ns or 0.0)
 
 
+class SuiteRun(_Frozen):
+    """How one suite of the run went (``suites`` of the harness document).
+
+    ``error`` is set when the suite as a whole failed (tool missing, tool
+    failed); its rows are then absent while other suites' rows are kept.
+    """
+
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    duration_s: float | None = Field(default=None, ge=0)
+    extra: dict[str, Any] = Field(default_factory=dict)
+    """Suite-specific data kept for provenance (raw tool lines, CSV rows)."""
+
+
 class HarnessDocument(_Frozen):
-    """The harness's JSON output, format ``archbench-harness`` version 1."""
+    """The harness's JSON output, format ``archbench-harness`` version 1.
+
+    ``parameters`` are the blind-signature suite's (None when it did not
+    run); every suite's own settings and outcome are in ``suites``.
+    """
 
     format: Literal["archbench-harness"]
     version: Literal[1]
     harness_version: str
     started_at: str
     duration_s: float = Field(ge=0)
-    parameters: Parameters
+    parameters: Parameters | None = None
+    suites: dict[str, SuiteRun] = Field(default_factory=dict)
     calibration: Calibration | None = None
     setup: Setup
     rows: tuple[Row, ...]
@@ -277,7 +333,8 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
 def _describe(err: ValidationError) -> str:
     first = err.errors()[0]
     path = ".".join(str(p) for p in first["loc"]) or "<document>"
-    return f"at '{path}': {first['msg']} ({err.error_count()} problem(s) in all)"
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    return f"at '{path}': {msg} ({err.error_count()} problem(s) in all)"
 
 
 def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
@@ -388,6 +445,8 @@ class RunManifest(_Frozen):
     repeat: int = 1
     cpuset: str | None = None
     seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
+    suites: tuple[str, ...] = ()
+    """``--suite``: the suites this run was limited to (empty: the matrix's enabled ones)."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ leftovers can be found on any engine. Output comes back through the API
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -19,7 +20,7 @@ import docker.errors
 from docker.models.containers import Container
 
 from archbench.errors import EmulationError, EngineError, HarnessError
-from archbench.matrix import BlindsigSuite
+from archbench.matrix import BlindsigSuite, Suites
 from archbench.platforms import Arch
 from archbench.results import HarnessDocument, parse_harness_output
 
@@ -175,25 +176,40 @@ def emulated_cpu(client: docker.DockerClient, image: str, arch: Arch) -> str:
     return " ".join(["QEMU_CPU=default", *fields])
 
 
-def harness_command(suite: BlindsigSuite) -> list[str]:
-    """Arguments for ``archbench_harness.py`` from the suite's parameters."""
-    scheme = "all" if set(suite.schemes) == {"cs", "rsa"} else suite.schemes[0]
-    cmd = [
-        "--iterations",
-        str(suite.iterations),
-        "--repetitions",
-        str(suite.repetitions),
-        "--scheme",
-        scheme,
-        "--progress",
-    ]
-    if suite.rsa_bits and "rsa" in suite.schemes:
-        cmd += ["--rsa-bits", ",".join(str(b) for b in suite.rsa_bits)]
-    cmd += ["--warmup", str(suite.warmup)]
-    if suite.max_time is not None:
-        cmd += ["--max-time", f"{suite.max_time:g}"]
-    if suite.min_block_ns is not None:
-        cmd += ["--min-block-ns", str(suite.min_block_ns)]
+def harness_command(suites: Suites) -> list[str]:
+    """Arguments for ``archbench_harness.py`` running the enabled ``suites``.
+
+    ``--suites`` names them (``harness/CONTRACT.md``); the blind-signature
+    suite keeps its own flags, the others get their settings as one JSON
+    object in ``--suite-config`` (suite name -> settings, without ``enabled``).
+    """
+    enabled = suites.enabled()
+    cmd = ["--suites", ",".join(enabled), "--progress"]
+    blindsig = enabled.get("blindsig")
+    if isinstance(blindsig, BlindsigSuite):
+        scheme = "all" if set(blindsig.schemes) == {"cs", "rsa"} else blindsig.schemes[0]
+        cmd += [
+            "--iterations",
+            str(blindsig.iterations),
+            "--repetitions",
+            str(blindsig.repetitions),
+            "--scheme",
+            scheme,
+        ]
+        if blindsig.rsa_bits and "rsa" in blindsig.schemes:
+            cmd += ["--rsa-bits", ",".join(str(b) for b in blindsig.rsa_bits)]
+        cmd += ["--warmup", str(blindsig.warmup)]
+        if blindsig.max_time is not None:
+            cmd += ["--max-time", f"{blindsig.max_time:g}"]
+        if blindsig.min_block_ns is not None:
+            cmd += ["--min-block-ns", str(blindsig.min_block_ns)]
+    others = {
+        name: settings.model_dump(mode="json", exclude={"enabled"}, exclude_none=True)
+        for name, settings in enabled.items()
+        if name != "blindsig"
+    }
+    if others:
+        cmd += ["--suite-config", json.dumps(others, sort_keys=True, separators=(",", ":"))]
     return cmd
 
 
@@ -201,14 +217,14 @@ def run_harness(
     client: docker.DockerClient,
     image: str,
     arch: Arch,
-    suite: BlindsigSuite,
+    suites: Suites,
     *,
     run_id: str = "",
     cpuset: str | None = None,
     timeout: float | None = None,
     on_line: Callable[[str], None] | None = None,
 ) -> tuple[HarnessDocument, str]:
-    """Run the blind-signature harness in a fresh container of ``image``.
+    """Run the harness for the enabled ``suites`` in a fresh container of ``image``.
 
     Returns the validated harness document and the harness's stderr;
     ``on_line`` gets the harness's progress lines (one per repetition) live.
@@ -218,7 +234,7 @@ def run_harness(
             contract (``harness/CONTRACT.md``); the message has stderr's tail.
     """
     with BenchContainer(
-        client, image, arch, harness_command(suite), run_id=run_id, cpuset=cpuset
+        client, image, arch, harness_command(suites), run_id=run_id, cpuset=cpuset
     ) as box:
         done = box.wait(timeout=timeout, on_stderr=on_line)
     if done.exit_code != 0:

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from archbench import bases, engine, images, run
-from archbench.matrix import load
+from archbench.matrix import Suites, load
 from archbench.platforms import Arch
 from archbench.results import HarnessDocument, ResultStore, parse_harness_output
 from archbench.stats import summarize
@@ -99,7 +99,8 @@ def main() -> int:
     args = harness_args(suite.iterations, suite.repetitions)
     native = native_runs(opts.runs, args)
     container = [
-        per_op(run.run_harness(client, spec.tag, Arch.AMD64, suite)[0]) for _ in range(opts.runs)
+        per_op(run.run_harness(client, spec.tag, Arch.AMD64, Suites(blindsig=suite))[0])
+        for _ in range(opts.runs)
     ]
 
     print(f"{'measure':38} {'row':9} {'value':>12} {'goal':>8}")

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""archbench in-container harness: run the blindsig driver, print one JSON document.
+"""archbench in-container harness: run the requested suites, print one JSON document.
 
-Runs ``blindsig`` (built from ``blindsig.c`` by the Makefile next to this
-file), parses its TSV output, collects a description of the machine it ran on
-and prints exactly one ``archbench-harness`` version 1 document on stdout (see
-``CONTRACT.md`` and ``schema-v1.json``). Diagnostics go to stderr.
+``--suites`` names the suites to run (default ``blindsig``). The blind-signature
+suite runs ``blindsig`` (built from ``blindsig.c`` by the Makefile next to this
+file) and parses its TSV output; every other suite is a module
+``suite_<name>.py`` next to this file (interface in ``suite_common.py``) that
+gets its settings from ``--suite-config`` (a JSON object: suite name ->
+settings). The harness collects a description of the machine it ran on and
+prints exactly one ``archbench-harness`` version 1 document on stdout (see
+``CONTRACT.md`` and ``schema-v1.json``). Diagnostics go to stderr. One suite
+failing is recorded in ``suites[name].error`` and does not stop the others.
 
 Standard library only, Python >= 3.11 (Debian 12 and later, the releases that
 package GNUnet >= 0.19): this runs under the distribution's ``python3`` inside
@@ -18,9 +23,10 @@ in next_block_size()), runs ``--warmup`` discarded repetitions and then up to
 (should_stop_repetitions()). The harness re-checks every calibration and
 budget decision of the driver against the Python rules below.
 
-Exit status: 0 with a document on stdout; 2 (and nothing on stdout) when the
-driver is missing, fails, crashes or prints output that cannot be trusted;
-argparse's 2 on usage errors.
+Exit status: 0 with a document on stdout (possibly with failed suites
+recorded in it); 2 (and nothing on stdout) when blindsig is the only suite and
+its driver is missing, fails, crashes or prints output that cannot be trusted,
+or when every requested suite failed; argparse's 2 on usage errors.
 
 Example::
 
@@ -31,6 +37,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -42,7 +49,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
+
+from suite_common import SuiteError, SuiteOutcome
 
 HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"
@@ -389,6 +398,7 @@ class SetupDict(TypedDict):
     cpu_affinity: list[int] | None
     cpu_limits: CpuLimitsDict | None
     load_average: list[float] | None
+    tools: dict[str, str]
 
 
 class CalibrationDict(TypedDict):
@@ -411,10 +421,20 @@ class DocumentDict(TypedDict):
     harness_version: str
     started_at: str
     duration_s: float
-    parameters: ParametersDict
-    calibration: CalibrationDict
+    parameters: ParametersDict | None
+    calibration: CalibrationDict | None
     setup: SetupDict
-    rows: list[RowDict]
+    rows: list[dict[str, Any]]
+    suites: dict[str, SuiteRunDict]
+
+
+class SuiteRunDict(TypedDict):
+    """``suites[name]`` of the document: how one requested suite went."""
+
+    parameters: dict[str, Any]
+    error: str | None
+    duration_s: float
+    extra: dict[str, Any]
 
 
 def _parse_int(text: str, what: str, lineno: int, minimum: int) -> int:
@@ -1203,6 +1223,7 @@ def collect_setup(
         "cpu_affinity": read_cpu_affinity(),
         "cpu_limits": read_cpu_limits(),
         "load_average": load_average,
+        "tools": {},
     }
 
 
@@ -1290,20 +1311,22 @@ def utc_timestamp(moment: datetime) -> str:
 def build_document(
     started_at: datetime,
     duration_s: float,
-    parameters: ParametersDict,
-    calibration: CalibrationDict,
+    parameters: ParametersDict | None,
+    calibration: CalibrationDict | None,
     setup: SetupDict,
-    rows: list[RowDict],
+    rows: Sequence[RowDict | dict[str, Any]],
+    suites: dict[str, SuiteRunDict] | None = None,
 ) -> DocumentDict:
     """Assemble the version 1 document.
 
     Args:
         started_at: aware datetime at which the run started.
         duration_s: wall time of the whole run in seconds (>= 0).
-        parameters: the run parameters.
-        calibration: see build_calibration().
+        parameters: the blindsig suite's parameters; None when it did not run.
+        calibration: see build_calibration(); None without the blindsig driver.
         setup: see collect_setup().
-        rows: see build_rows().
+        rows: see build_rows() and the suites' make_row().
+        suites: suite name -> SuiteRunDict, one entry per requested suite.
     """
     return {
         "format": DOCUMENT_FORMAT,
@@ -1314,7 +1337,8 @@ def build_document(
         "parameters": parameters,
         "calibration": calibration,
         "setup": setup,
-        "rows": rows,
+        "rows": [dict(row) for row in rows],
+        "suites": suites or {},
     }
 
 
@@ -1362,6 +1386,90 @@ def parse_rsa_bits(text: str) -> list[int]:
     if len(sizes) > MAX_RSA_SIZES:
         raise argparse.ArgumentTypeError(f"more than {MAX_RSA_SIZES} sizes")
     return sizes
+
+
+SUITES = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium")
+"""Suites this harness knows; all but blindsig live in ``suite_<name>.py``."""
+
+
+def parse_suites(text: str) -> list[str]:
+    """argparse type for --suites: distinct comma-separated names from SUITES.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, unknown or duplicate name.
+    """
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no suite given")
+    for name in names:
+        if name not in SUITES:
+            raise argparse.ArgumentTypeError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"duplicate suite in {text!r}")
+    return names
+
+
+def parse_suite_config(text: str) -> dict[str, dict[str, Any]]:
+    """argparse type for --suite-config: a JSON object of suite name -> settings object.
+
+    Raises:
+        argparse.ArgumentTypeError: not JSON, not an object of objects, or an unknown suite.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise argparse.ArgumentTypeError("expected a JSON object: suite name -> settings object")
+    for name in value:
+        if name not in SUITES or name == "blindsig":
+            raise argparse.ArgumentTypeError(
+                f"unknown suite {name!r} in --suite-config; known: {', '.join(SUITES[1:])}"
+            )
+    return value
+
+
+def suite_module(name: str) -> Any:
+    """Import the module of suite ``name`` (``openssl-speed`` -> ``suite_openssl_speed``).
+
+    Raises:
+        SuiteError: the module is missing from the harness directory.
+    """
+    module_name = "suite_" + name.replace("-", "_")
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SuiteError(f"harness module {module_name}.py cannot be loaded: {exc}") from None
+
+
+def run_suite(name: str, settings: dict[str, Any]) -> tuple[SuiteOutcome | None, SuiteRunDict]:
+    """Run one non-blindsig suite; never raises for the suite's own failures.
+
+    Returns:
+        (outcome, entry): outcome is None when the suite failed, and then
+        ``entry["error"]`` says why.
+    """
+    t0 = time.monotonic()
+    module = None
+    parameters: dict[str, Any] = dict(settings)
+    try:
+        module = suite_module(name)
+        parameters = module.normalize_config(settings)
+        outcome: SuiteOutcome = module.run(parameters, _warn)
+    except SuiteError as exc:
+        _warn(f"suite {name} failed: {exc}")
+        return None, {
+            "parameters": parameters,
+            "error": str(exc),
+            "duration_s": round(time.monotonic() - t0, 3),
+            "extra": {},
+        }
+    return outcome, {
+        "parameters": outcome.parameters or parameters,
+        "error": None,
+        "duration_s": round(time.monotonic() - t0, 3),
+        "extra": outcome.extra,
+    }
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -1412,6 +1520,19 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--scheme", choices=("cs", "rsa", "all"), default="all")
     parser.add_argument(
+        "--suites",
+        type=parse_suites,
+        default=["blindsig"],
+        help=f"comma-separated suites to run: {', '.join(SUITES)} (default blindsig)",
+    )
+    parser.add_argument(
+        "--suite-config",
+        type=parse_suite_config,
+        default={},
+        metavar="JSON",
+        help="settings of the other suites as a JSON object: suite name -> settings",
+    )
+    parser.add_argument(
         "--driver",
         type=Path,
         default=Path(__file__).resolve().parent / DRIVER_NAME,
@@ -1453,49 +1574,37 @@ def _warn(message: str) -> None:
     print(f"archbench-harness: warning: {message}", file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the harness; print the document on stdout.
-
-    Args:
-        argv: arguments without the program name; None means sys.argv[1:].
+def run_blindsig(
+    args: argparse.Namespace,
+) -> tuple[list[RowDict], ParametersDict, CalibrationDict, dict[str, str]]:
+    """Run the blindsig driver as the arguments ask.
 
     Returns:
-        0 on success, EXIT_FAILURE (2) on driver or output errors.
+        (rows, parameters, calibration, driver meta lines).
+
+    Raises:
+        HarnessError: the driver is missing, fails or prints untrustworthy output.
     """
-    args = make_parser().parse_args(argv)
     schemes = {"cs": ["CS"], "rsa": ["RSA"], "all": ["CS", "RSA"]}[args.scheme]
     rsa_bits: list[int] = args.rsa_bits if "RSA" in schemes else []
     driver: Path = args.driver
-
-    started_at = datetime.now(UTC)
-    t0 = time.monotonic()
-    # Before the driver loads the machine itself.
-    load_average = read_load_average()
-    try:
-        output = parse_driver_output(run_driver(driver, driver_arguments(args, rsa_bits)))
-        calibration = build_calibration(output.meta)
-        request = RunRequest(
-            iterations=args.iterations,
-            repetitions=args.repetitions,
-            min_block_ns=calibration["min_block_ns"],
-            max_block_ops=calibration["max_block_ops"],
-            max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
-        )
-        rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
-        for (scheme, bits), reason in output.invalid.items():
+    output = parse_driver_output(run_driver(driver, driver_arguments(args, rsa_bits)))
+    calibration = build_calibration(output.meta)
+    request = RunRequest(
+        iterations=args.iterations,
+        repetitions=args.repetitions,
+        min_block_ns=calibration["min_block_ns"],
+        max_block_ops=calibration["max_block_ops"],
+        max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
+    )
+    rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
+    for (scheme, bits), reason in output.invalid.items():
+        label = scheme if bits is None else f"{scheme}-{bits}"
+        _warn(f"{label} is invalid: {reason}")
+    for (scheme, bits), done in output.done.items():
+        if done.budget_exhausted:
             label = scheme if bits is None else f"{scheme}-{bits}"
-            _warn(f"{label} is invalid: {reason}")
-        for (scheme, bits), done in output.done.items():
-            if done.budget_exhausted:
-                label = scheme if bits is None else f"{scheme}-{bits}"
-                _warn(
-                    f"{label}: --max-time spent after {done.taken} of {args.repetitions}"
-                    " repetitions"
-                )
-        setup = collect_setup(output.meta, driver.parent / BUILD_INFO_NAME, load_average)
-    except HarnessError as exc:
-        print(f"archbench-harness: error: {exc}", file=sys.stderr)
-        return EXIT_FAILURE
+            _warn(f"{label}: --max-time spent after {done.taken} of {args.repetitions} repetitions")
     parameters: ParametersDict = {
         "iterations": args.iterations,
         "repetitions": args.repetitions,
@@ -1506,8 +1615,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         "max_time_s": args.max_time,
         "min_block_ns": args.min_block_ns,
     }
+    return rows, parameters, calibration, output.meta
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the requested suites; print the document on stdout.
+
+    Args:
+        argv: arguments without the program name; None means sys.argv[1:].
+
+    Returns:
+        0 with a document; EXIT_FAILURE (2) when blindsig alone was asked for
+        and failed, or when every requested suite failed.
+    """
+    args = make_parser().parse_args(argv)
+    suites: list[str] = args.suites
+    started_at = datetime.now(UTC)
+    t0 = time.monotonic()
+    # Before any suite loads the machine itself.
+    load_average = read_load_average()
+    rows: list[RowDict | dict[str, Any]] = []
+    runs: dict[str, SuiteRunDict] = {}
+    tools: dict[str, str] = {}
+    parameters: ParametersDict | None = None
+    calibration: CalibrationDict | None = None
+    meta: dict[str, str] = {}
+    if "blindsig" in suites:
+        b0 = time.monotonic()
+        try:
+            blindsig_rows, parameters, calibration, meta = run_blindsig(args)
+        except HarnessError as exc:
+            print(f"archbench-harness: error: {exc}", file=sys.stderr)
+            if suites == ["blindsig"]:
+                return EXIT_FAILURE
+            runs["blindsig"] = {
+                "parameters": {},
+                "error": str(exc),
+                "duration_s": round(time.monotonic() - b0, 3),
+                "extra": {},
+            }
+        else:
+            rows += blindsig_rows
+            runs["blindsig"] = {
+                "parameters": dict(parameters),
+                "error": None,
+                "duration_s": round(time.monotonic() - b0, 3),
+                "extra": {},
+            }
+    for name in suites:
+        if name == "blindsig":
+            continue
+        outcome, entry = run_suite(name, args.suite_config.get(name, {}))
+        runs[name] = entry
+        if outcome is not None:
+            rows += outcome.rows
+            tools.update(outcome.tools)
+    if all(run["error"] for run in runs.values()):
+        print("archbench-harness: error: every requested suite failed", file=sys.stderr)
+        return EXIT_FAILURE
+    setup = collect_setup(meta, args.driver.parent / BUILD_INFO_NAME, load_average)
+    setup["tools"] = tools
     document = build_document(
-        started_at, time.monotonic() - t0, parameters, calibration, setup, rows
+        started_at, time.monotonic() - t0, parameters, calibration, setup, rows, runs
     )
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
     sys.stdout.flush()

@@ -207,4 +207,5 @@ def test_resume_keeps_finished_targets_and_measures_the_rest(
     assert "local-amd64: kept" in done.stdout
     assert first.stat().st_mtime_ns == before
     resumed = load(run_dir / "local-riscv64.json")
+    assert resumed.harness.parameters is not None
     assert resumed.run_id == run_dir.name and resumed.harness.parameters.repetitions == 30

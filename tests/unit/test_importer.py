@@ -324,6 +324,7 @@ def test_repeated_runs_pool_into_samples(tmp_path: Path) -> None:
     )
     # "4 ms" is exact to the µs, "812 µs" too: the row's width is the larger, 1 µs.
     assert (verifying.samples_ns, verifying.uncertainty_ns) == ((4 * MS, 812 * US), US)
+    assert result.harness.parameters is not None
     assert result.harness.parameters.repetitions == 2
 
 
@@ -374,6 +375,7 @@ def test_import_builds_a_reference_result_that_round_trips(tmp_path: Path) -> No
     assert harness.setup.packages["libgnunetutil"] == "0.19.3-1"
     assert harness.setup.gnunet_version == "0.19.3"
     assert len(harness.rows) == 7 + 20 + 3 + 3
+    assert harness.parameters is not None
     assert harness.parameters.rsa_bits == (1024, 2048, 3072, 4096)
     assert (harness.parameters.iterations, harness.parameters.repetitions) == (800, 8)
     saved = ResultStore(tmp_path).save(result)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,14 +54,16 @@ def test_overrides_and_harness_command() -> None:
         {"local": Arch.AMD64},
         {"iterations": 2, "repetitions": 3, "rsa_bits": [1024]},
     )
-    assert harness_command(p.suite) == [
+    assert harness_command(p.suites) == [
+        "--suites",
+        "blindsig",
+        "--progress",
         "--iterations",
         "2",
         "--repetitions",
         "3",
         "--scheme",
         "all",
-        "--progress",
         "--rsa-bits",
         "1024",
         "--warmup",
@@ -70,6 +73,64 @@ def test_overrides_and_harness_command() -> None:
     ]
     with pytest.raises(MatrixError, match=r"command-line override"):
         plan(m, m.select(archs=[Arch.RISCV64]), {"local": Arch.AMD64}, {"iterations": 0})
+
+
+def test_suite_selection_sends_settings_as_json() -> None:
+    text = (REPO / "matrix.yml").read_text() + (
+        "  - name: amd64-openssl\n"
+        "    arch: amd64\n"
+        "    base: debian-trixie\n"
+        "    suites:\n"
+        "      blindsig: {enabled: false}\n"
+        "      openssl-speed: {algorithms: [rsa2048, ed25519], seconds: 1, multi: [2, 1]}\n"
+    )
+    m = parse(text)
+    (p,) = plan(m, m.select(names=["amd64-openssl"]), {"local": Arch.AMD64})
+    assert list(p.suites.enabled()) == ["openssl-speed"]
+    cmd = harness_command(p.suites)
+    assert cmd[:3] == ["--suites", "openssl-speed", "--progress"]
+    assert "--iterations" not in cmd
+    config = json.loads(cmd[cmd.index("--suite-config") + 1])
+    assert config == {
+        "openssl-speed": {
+            "algorithms": ["rsa2048", "ed25519"],
+            "multi": [1, 2],
+            "repeat": 1,
+            "seconds": 1,
+        }
+    }
+    # --suite picks suites by name, enabling them with the target's settings or defaults.
+    (p,) = plan(
+        m, m.select(names=["amd64-trixie"]), {"local": Arch.AMD64}, suites=["sodium", "blindsig"]
+    )
+    assert list(p.suites.enabled()) == ["blindsig", "sodium"]
+    assert p.suites.sodium is not None and p.suites.sodium.nth == 3
+    with pytest.raises(
+        MatrixError, match=r"unknown suite 'openssl'; .*did you mean 'openssl-speed'"
+    ):
+        plan(m, m.select(names=["amd64-trixie"]), {"local": Arch.AMD64}, suites=["openssl"])
+    with pytest.raises(MatrixError, match=r"--iterations.*set the blindsig suite"):
+        plan(
+            m,
+            m.select(names=["amd64-trixie"]),
+            {"local": Arch.AMD64},
+            {"iterations": 2},
+            suites=["gnupg"],
+        )
+
+
+def test_a_target_with_every_suite_disabled_is_refused() -> None:
+    text = (
+        (REPO / "matrix.yml")
+        .read_text()
+        .replace(
+            "      blindsig: {rsa_bits: [1024, 2048], repetitions: 3}",
+            "      blindsig: {enabled: false}",
+        )
+    )
+    m = parse(text)
+    with pytest.raises(MatrixError, match=r"riscv64-trixie: no suite enabled"):
+        plan(m, m.select(archs=[Arch.RISCV64]), {"local": Arch.AMD64})
 
 
 def test_repeat_and_cpuset_reach_the_plan() -> None:
@@ -95,7 +156,7 @@ def test_budget_warmup_and_block_floor_reach_the_harness() -> None:
         {"local": Arch.AMD64},
         {"warmup": 2, "max_time": 30, "min_block_ns": 2_000_000},
     )
-    cmd = harness_command(p.suite)
+    cmd = harness_command(p.suites)
     assert cmd[cmd.index("--warmup") + 1] == "2"
     assert cmd[cmd.index("--max-time") + 1] == "30"
     assert cmd[cmd.index("--min-block-ns") + 1] == "2000000"
