@@ -21,11 +21,15 @@ from typing import Any, Final, get_args
 import pandas as pd
 
 from archbench.errors import ReportError
-from archbench.results import Operation, Result, Row, write_atomic
+from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
 from archbench.stats import repeatability, summarize
 
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
+GNUPG_CSV_FILE: Final = "gnupg-decrypt.csv"
+GNUPG_COLUMNS: Final = ("device", "algorithm", "time", "bandwidth", "machine", "run_id")
+"""The gnupg-token seed's CSV (device, algorithm, time in s; its bandwidth in bytes/s),
+plus where each decryption ran."""
 
 OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
 """The thesis appendix's row order (the order :data:`archbench.results.Operation` lists
@@ -52,8 +56,12 @@ COLUMNS: Final = (
     "suite",
     "scheme",
     "key_bits",
+    "param",
     "label",
     "operation",
+    "processes",
+    "device",
+    "bytes_per_op",
     "ops_per_block",
     "valid",
     "invalid_reason",
@@ -69,6 +77,7 @@ COLUMNS: Final = (
     "cv",
     "per_op_ns",
     "ops_per_s",
+    "mb_per_s",
     "thesis_ops",
     "thesis_ms",
     "flags",
@@ -110,6 +119,8 @@ _DTYPES: Final[dict[str, str]] = {
     "budget_exhausted": "bool",
     "runs": "int64",
     "key_bits": "Int64",
+    "bytes_per_op": "Int64",
+    "processes": "int64",
     "uncertainty_ns": "Int64",
     "ops_per_block": "int64",
     "n_samples": "int64",
@@ -129,6 +140,7 @@ _DTYPES: Final[dict[str, str]] = {
             "cv",
             "per_op_ns",
             "ops_per_s",
+            "mb_per_s",
             "thesis_ms",
             "within_run_cv",
             "between_run_cv",
@@ -194,8 +206,12 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "suite": row.suite,
         "scheme": row.scheme,
         "key_bits": row.key_bits,
+        "param": row.param,
         "label": row.label,
         "operation": row.operation,
+        "processes": row.processes,
+        "device": row.device,
+        "bytes_per_op": row.bytes_per_op,
         "ops_per_block": row.ops_per_block,
         "valid": row.valid,
         "invalid_reason": None if row.valid else row.invalid_reason,
@@ -211,6 +227,9 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "cv": stats.cv,
         "per_op_ns": stats.per_op_ns,
         "ops_per_s": stats.ops_per_s,
+        "mb_per_s": (
+            stats.ops_per_s * row.bytes_per_op / 1e6 if row.bytes_per_op is not None else None
+        ),
         "thesis_ops": ops,
         "thesis_ms": stats.thesis_ms,
         "flags": ";".join(flags),
@@ -261,8 +280,11 @@ def tidy_frame(results: Sequence[Result]) -> pd.DataFrame:
 
     Rows keep the results' order, and within one result the appendix's:
     operation (:data:`OPERATION_ORDER`), CS before RSA, RSA by ascending key
-    size, then block size. Columns are :data:`COLUMNS`; an empty input gives
-    an empty frame with those columns and dtypes.
+    size, then block size; rows of the other suites follow in the order
+    their suite emitted them. ``mb_per_s`` is ``bytes_per_op`` × ``ops_per_s``
+    / 10⁶ for throughput rows (MB, not MiB, as ``openssl speed`` prints).
+    Columns are :data:`COLUMNS`; an empty input gives an empty frame with
+    those columns and dtypes.
 
     Raises:
         ReportError: a row's samples are not positive finite numbers (a
@@ -271,8 +293,10 @@ def tidy_frame(results: Sequence[Result]) -> pd.DataFrame:
     rank: dict[str, int] = {op: i for i, op in enumerate(OPERATION_ORDER)}
     records: list[dict[str, Any]] = []
     for result in results:
+        appendix = [r for r in result.harness.rows if r.suite in APPENDIX_SUITES]
+        others = [r for r in result.harness.rows if r.suite not in APPENDIX_SUITES]
         rows = sorted(
-            result.harness.rows,
+            appendix,
             key=lambda r: (
                 rank.get(r.operation, len(rank)),
                 r.scheme != "CS",
@@ -281,6 +305,7 @@ def tidy_frame(results: Sequence[Result]) -> pd.DataFrame:
                 r.suite,
             ),
         )
+        rows += others
         records.extend(_record(result, row) for row in rows)
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS))
     return frame.astype(_DTYPES)
@@ -304,15 +329,48 @@ def frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per timed GnuPG decryption, in the gnupg-token seed's CSV shape.
+
+    Columns :data:`GNUPG_COLUMNS`: ``device`` (``CPU`` for soft keys, as the
+    seed names it), ``algorithm`` (``RSA-2048``, ``ECDH-Curve25519``),
+    ``time`` = one ``gpg --decrypt`` process's wall time in s, ``bandwidth`` =
+    file bytes / time in bytes/s (the seed's ``args.size / data['time']``),
+    ``machine`` the target and ``run_id`` its run. Invalid rows are left out.
+    An input without gnupg rows gives an empty frame with these columns.
+    """
+    records = []
+    for result in results:
+        for row in result.harness.rows:
+            if row.suite != "gnupg" or row.operation != "decrypt" or not row.valid:
+                continue
+            size = row.key_bits if row.key_bits is not None else row.param
+            device = "CPU" if row.device == "cpu" else row.device
+            for ns in row.samples_ns:
+                seconds = ns / row.ops_per_block / 1e9
+                records.append(
+                    {
+                        "device": device,
+                        "algorithm": f"{row.scheme}-{size}" if size is not None else row.scheme,
+                        "time": seconds,
+                        "bandwidth": row.bytes_per_op / seconds if row.bytes_per_op else None,
+                        "machine": result.target.name,
+                        "run_id": result.run_id,
+                    }
+                )
+    return pd.DataFrame.from_records(records, columns=list(GNUPG_COLUMNS))
+
+
 def write_exports(results: Sequence[Result], out_dir: Path) -> list[Path]:
     """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
 
     The CSV has a header row and empty cells for missing values; the JSON is
     an array of objects with ``null`` for them, so ``pd.read_json(path)`` and
-    ``pd.read_csv(path)`` both give the frame back. Written atomically.
+    ``pd.read_csv(path)`` both give the frame back. Written atomically. With
+    GnuPG rows, ``gnupg-decrypt.csv`` (:func:`gnupg_frame`) is written too.
 
     Returns:
-        ``[out_dir/results.csv, out_dir/results.json]``.
+        ``[out_dir/results.csv, out_dir/results.json]`` (+ ``gnupg-decrypt.csv``).
 
     Raises:
         ReportError: a damaged row, or ``out_dir`` is not writable.
@@ -322,6 +380,9 @@ def write_exports(results: Sequence[Result], out_dir: Path) -> list[Path]:
         out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",
     }
+    gnupg = gnupg_frame(results)
+    if not gnupg.empty:
+        rendered[out_dir / GNUPG_CSV_FILE] = gnupg.to_csv(index=False, lineterminator="\n")
     for path, text in rendered.items():
         try:
             write_atomic(path, text)

@@ -175,14 +175,19 @@ class RsaLargeSuite(_Suite):
     """RSA through libcrypto up to 16384 bits (the openssl-rsa-8192-16384 seed).
 
     ``max_time``: budget in s per key size for the signing/verifying blocks;
-    key generation is timed apart (``keygen_repetitions`` keys per size).
+    key generation is timed apart (``keygen_repetitions`` keys per size,
+    abandoned after ``keygen_max_time`` s: 16384-bit keys can take minutes,
+    and a size whose key is not ready is reported invalid, not waited for).
+    ``min_block_ns``: signing blocks double until one lasts this long (0: one
+    operation per block).
     """
 
     bits: tuple[StrictInt, ...] = Field(default=(2048, 4096, 8192, 16384), min_length=1)
-    repetitions: StrictInt = Field(default=3, ge=1, le=10_000)
-    max_time: float = Field(default=60.0, gt=0, strict=False)
-    keygen_repetitions: StrictInt = Field(default=1, ge=1, le=100)
-    min_block_ns: StrictInt | None = Field(default=None, ge=1)
+    repetitions: StrictInt = Field(default=3, ge=1, le=1000)
+    max_time: float = Field(default=60.0, gt=0)
+    keygen_repetitions: StrictInt = Field(default=1, ge=1, le=1000)
+    keygen_max_time: float = Field(default=600.0, gt=0)
+    min_block_ns: StrictInt | None = Field(default=None, ge=0, le=10_000_000_000)
 
     @field_validator("bits", mode="before")
     @classmethod
@@ -195,17 +200,37 @@ class RsaLargeSuite(_Suite):
         return _rsa_sizes(value)
 
 
+GNUPG_ALGORITHMS: Final = (
+    "rsa2048",
+    "rsa3072",
+    "rsa4096",
+    "cv25519",
+    "nistp256",
+    "nistp384",
+    "nistp521",
+    "brainpoolP256r1",
+    "brainpoolP384r1",
+    "brainpoolP512r1",
+)
+"""Encryption subkey algorithms gpg 2.2 and 2.4 both generate in batch mode (harness list)."""
+
+
 class GnupgSuite(_Suite):
     """GnuPG decryption timings in a throwaway GNUPGHOME (the gnupg-token seed).
 
-    ``device``: where the private key lives; only ``cpu`` (soft keys) exists.
+    ``file_bytes`` of random data is encrypted to each algorithm's subkey and
+    decrypted ``runs`` times after one discarded run; ``compress: true`` lets
+    gpg compress as by default (the seed did). ``device``: where the private
+    key lives; only ``cpu`` (soft keys) exists (``docs/suites-gnupg.md``).
     """
 
-    algorithms: tuple[Literal["rsa2048", "rsa4096", "cv25519"], ...] = Field(
+    algorithms: tuple[StrictStr, ...] = Field(
         default=("rsa2048", "rsa4096", "cv25519"), min_length=1
     )
-    file_bytes: StrictInt = Field(default=1_048_576, ge=1, le=1 << 31)
-    runs: StrictInt = Field(default=5, ge=1, le=1000)
+    file_bytes: StrictInt = Field(default=1_048_576, ge=1, le=1 << 30)
+    runs: StrictInt = Field(default=5, ge=1, le=10_000)
+    compress: StrictBool = False
+    timeout_s: float = Field(default=300.0, gt=0, le=86_400)
     device: Literal["cpu"] = "cpu"
 
     @field_validator("algorithms", mode="before")
@@ -213,23 +238,48 @@ class GnupgSuite(_Suite):
     def _list_to_tuple(cls, value: Any) -> Any:
         return _tuple(value)
 
+    @field_validator("algorithms")
+    @classmethod
+    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for name in value:
+            if name not in GNUPG_ALGORITHMS:
+                raise ValueError(
+                    f"unknown algorithm {name!r}; allowed: {', '.join(GNUPG_ALGORITHMS)}"
+                    + did_you_mean(name, GNUPG_ALGORITHMS)
+                )
+        if len(set(value)) != len(value):
+            raise ValueError("an algorithm is listed twice")
+        return value
+
 
 class SodiumSuite(_Suite):
     """libsodium primitives timed one operation at a time (the pycryptopp seed).
 
-    ``sizes``: message sizes in bytes for the per-byte rows; ``nth``: which
-    best sample is reported beside best, mean and worst (pycryptopp: 3rd).
+    ``sizes``: message sizes in bytes of the per-byte rows (the seed's small,
+    medium and large); ``nth``: which best sample is reported beside best,
+    mean and worst (pycryptopp: 3rd); ``ops_per_sample``: calls per timed
+    sample, 1 as pycryptopp, or ``auto`` to grow it past 100 clock ticks.
     """
 
     repetitions: StrictInt = Field(default=64, ge=1, le=100_000)
     warmup: StrictInt = Field(default=4, ge=0, le=10_000)
-    sizes: tuple[StrictInt, ...] = Field(default=(64, 1024, 65536), min_length=1)
+    sizes: tuple[StrictInt, ...] = Field(default=(1000, 10_000, 100_000), min_length=1)
     nth: StrictInt = Field(default=3, ge=1)
+    ops_per_sample: StrictInt | Literal["auto"] = 1
+    timeout_s: float = Field(default=900.0, gt=0)
 
     @field_validator("sizes", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: Any) -> Any:
         return _tuple(value)
+
+    @model_validator(mode="after")
+    def _nth(self) -> SodiumSuite:
+        if self.nth > self.repetitions:
+            raise ValueError(f"nth ({self.nth}) cannot exceed repetitions ({self.repetitions})")
+        if any(size < 1 or size > 1 << 30 for size in self.sizes):
+            raise ValueError("sizes are message sizes in bytes from 1 to 2^30")
+        return self
 
 
 SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium")
@@ -627,8 +677,9 @@ def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:
     """Fill each target's suites from ``defaults``.
 
     A target inherits every default suite; its own ``suites:`` entries
-    override the defaults key by key (``enabled: false`` turns one off) and
-    may add suites the defaults do not have.
+    override the defaults key by key and may add suites the defaults do not
+    have. A suite named under a target runs even when the defaults say
+    ``enabled: false``, unless the target says ``enabled: false`` itself.
     """
     defaults = validated.model_dump(exclude_none=True, by_alias=True)
     targets = data.get("targets")
@@ -647,7 +698,8 @@ def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:
             for name, params in own.items():
                 base = defaults.get(name)
                 if isinstance(base, dict) and isinstance(params, dict):
-                    suites[name] = {**base, **params}
+                    # Naming a suite under a target runs it unless it says enabled: false.
+                    suites[name] = {**base, "enabled": True, **params}
                 else:
                     suites[name] = params
         else:

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
 
 from archbench.errors import ReportError
-from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, tidy_frame
+from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, gnupg_frame, tidy_frame
 from archbench.reports import (
     COMPARISON_ROWS,
     OPERATION_WORDING,
@@ -43,7 +43,7 @@ from archbench.reports import (
     unit_label,
     unit_value,
 )
-from archbench.results import Result
+from archbench.results import APPENDIX_SUITES, Result
 
 FORMATS: Final = ("png", "pdf")
 EMULATED_HATCH: Final = "//"
@@ -67,6 +67,8 @@ def _label(scheme: str, bits: int | None) -> str:
 def _records(results: Sequence[Result]) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
     names = machine_names(results)
     frame = tidy_frame([r for _, r in names])
+    # Per-operation charts are the appendix's; other suites have their own (GnuPG).
+    frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
     by_id = {(r.run_id, r.target.name): name for name, r in names}
     records = []
     for record in frame.to_dict("records"):
@@ -256,7 +258,48 @@ def figures(results: Sequence[Result], unit: Unit = "ms") -> list[tuple[str, Fig
     fig = cs_vs_rsa_figure(results)
     if fig is not None:
         out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))
+    fig = gnupg_figure(results)
+    if fig is not None:
+        out.append(("fig-gnupg-decrypt", fig))
     return out
+
+
+def gnupg_figure(results: Sequence[Result]) -> Figure | None:
+    """The gnupg-token seed's bar plot: device (per machine) on x, one bar per algorithm.
+
+    Bar height is the median decryption time in s of one ``gpg --decrypt``
+    process (from :func:`archbench.export.gnupg_frame`), with the label on
+    each bar as the seed's ``%.2f`` annotation. None without GnuPG rows.
+    """
+    frame = gnupg_frame(results)
+    if frame.empty:
+        return None
+    frame = frame.assign(where=frame["device"] + "\n" + frame["machine"])
+    medians = frame.groupby(["where", "algorithm"], sort=False)["time"].median().unstack()
+    places = list(medians.index)
+    algorithms = list(medians.columns)
+    fig = Figure(figsize=(max(4.0, 1.6 * len(places) + 2), 4.0))
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(algorithms))
+    for i, algorithm in enumerate(algorithms):
+        xs = [p + (i - (len(algorithms) - 1) / 2) * width for p in range(len(places))]
+        heights = [float(v) for v in medians[algorithm]]
+        bars = ax.bar(xs, heights, width, label=algorithm, color=PALETTE[i % len(PALETTE)])
+        for bar, height in zip(bars, heights, strict=True):
+            if height == height:  # not NaN: this machine ran the algorithm
+                ax.annotate(
+                    f"{height:.2f}",
+                    (bar.get_x() + bar.get_width() / 2, height),
+                    ha="center",
+                    va="bottom",
+                    fontsize=7,
+                )
+    ax.set_xticks(range(len(places)), places)
+    ax.set_ylabel("decryption time (s, median)")
+    ax.set_title("GnuPG decryption (time)")
+    ax.legend(title="algorithm", fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 def write_plots(results: Sequence[Result], out_dir: Path, unit: Unit = "ms") -> list[Path]:

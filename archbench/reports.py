@@ -33,6 +33,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
@@ -46,10 +47,11 @@ import jinja2
 import pandas as pd
 from tabulate import tabulate
 
+from archbench import suite_tables
 from archbench.errors import ReportError
 from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS, tidy_frame
 from archbench.platforms import Arch
-from archbench.results import LoadFailure, Operation, Result, write_atomic
+from archbench.results import APPENDIX_SUITES, LoadFailure, Operation, Result, write_atomic
 from archbench.stats import DEFAULT_CV_THRESHOLD, DEFAULT_RESOLUTION_FACTOR
 
 TEMPLATES_DIR: Final = Path(__file__).resolve().parent.parent / "reports" / "templates"
@@ -1191,6 +1193,73 @@ def _repeatability(machines: Sequence[_Machine], options: ReportOptions) -> _Par
     return _Part(title="Repeatability", intro=intro, tables=tuple(tables))
 
 
+def _suite_number(value: float) -> str:
+    """Suite tables' numbers: the appendix's format, three significant digits below 5."""
+    return format_ratio(value) if abs(value) < THREE_DECIMALS_BELOW else format_number(value)
+
+
+def _from_suite_table(table: suite_tables.SuiteTable) -> _Table:
+    return _Table(
+        label=table.label,
+        caption=table.caption,
+        header=table.header,
+        align=table.align,
+        groups=(tuple(tuple(row) for row in table.rows),),
+        small=len(table.header) > 5,
+    )
+
+
+def _machines_table(machines: Sequence[_Machine]) -> _Table:
+    """Where the other suites ran: CPU, architecture, OS and the tool versions they used."""
+    rows = []
+    for m in machines:
+        setup = m.result.harness.setup
+        tools = "; ".join(
+            f"{name} {version.splitlines()[0] if version else ''}".strip()
+            for name, version in sorted((setup.tools or {}).items())
+        )
+        mode = "emulated" if m.emulated else "native"
+        rows.append((m.name, _cpu(m.result), f"{m.result.target.arch} ({mode})", setup.os, tools))
+    return _Table(
+        label="tab:suite-machines",
+        caption="Machines of the other suites and the tool versions they ran",
+        header=("Machine", "CPU", "Architecture", "OS", "Tools"),
+        align="lllll",
+        groups=(tuple(rows),),
+        small=True,
+    )
+
+
+def _other_suites(machines: Sequence[_Machine], options: ReportOptions) -> list[_Part]:
+    """One part per suite beyond the appendix's (see :mod:`archbench.suite_tables`)."""
+    inputs = [
+        suite_tables.SuiteMachine(m.name, m.header, m.result, m.frame)
+        for m in machines
+        if not m.frame[~m.frame["suite"].isin(APPENDIX_SUITES)].empty
+    ]
+    parts = []
+    for index, (title, tables) in enumerate(
+        suite_tables.suite_tables(
+            inputs, _suite_number, format_ratio, columns=options.summary_columns
+        )
+    ):
+        converted = [_from_suite_table(t) for t in tables]
+        if index == 0:
+            with_rows = [m for m in machines if m.name in {i.name for i in inputs}]
+            converted.insert(0, _machines_table(with_rows))
+        parts.append(
+            _Part(
+                title=f"Suite: {title}",
+                intro=(
+                    "Median of all timed samples per row; † marks rows whose samples vary by "
+                    "more than 5 % (CV). Emulated machines have tables of their own."
+                ),
+                tables=tuple(converted),
+            )
+        )
+    return parts
+
+
 def _chapter(
     results: Sequence[Result], options: ReportOptions, failures: Sequence[LoadFailure] = ()
 ) -> _Chapter:
@@ -1200,20 +1269,28 @@ def _chapter(
         ReportError: no results, a damaged row, or an unknown or emulated baseline.
     """
     frame = tidy_frame(results)
-    machines = _machines(results, frame)
+    everything = _machines(results, frame)
+    # The appendix's sections and tables show the appendix suites; the other
+    # suites have parts of their own (archbench.suite_tables).
+    machines = [
+        dataclasses.replace(m, frame=m.frame[m.frame["suite"].isin(APPENDIX_SUITES)])
+        for m in everything
+    ]
+    machines = [m for m in machines if not m.frame.empty or not m.result.harness.rows]
     parts = [
         _summary(machines, options),
         _cs_vs_rsa(machines, options),
         _comparison(machines, options),
         _emulation(machines, options),
         _repeatability(machines, options),
+        *_other_suites(everything, options),
     ]
     citations = sorted({m.result.reference.citation for m in machines if m.result.reference})
     # load() messages start with the path; print it once.
     skipped = tuple((str(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
     return _Chapter(
         unit=options.unit,
-        sections=tuple(_section(m, options.unit) for m in machines),
+        sections=tuple(_section(m, options.unit) for m in machines if not m.frame.empty),
         parts=tuple(p for p in parts if p.tables),
         citation="; ".join(citations) or None,
         failures=skipped,
@@ -1437,17 +1514,29 @@ def render_markdown(
 
 
 def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
-    """The Markdown table of one result (with its notes and flag legend), no trailing newline.
+    """The Markdown tables of one result (with notes and flag legend), no trailing newline.
 
-    Speeds are the median time of 10 operations (see
+    The appendix suites' speeds are the median time of 10 operations (see
     :func:`archbench.export.tidy_frame`); invalid rows read ``invalid [n]``
-    and note ``n`` below the table gives the reason.
+    and note ``n`` below the table gives the reason. The other suites follow,
+    one table each (:mod:`archbench.suite_tables`).
 
     Raises:
         ReportError: a damaged row.
     """
-    machine = _machines([result], tidy_frame([result]))[0]
-    return str(_markdown_table(_section(machine, unit).table, unit))
+    (machine,) = _machines([result], tidy_frame([result]))
+    out = []
+    appendix = dataclasses.replace(
+        machine, frame=machine.frame[machine.frame["suite"].isin(APPENDIX_SUITES)]
+    )
+    if not appendix.frame.empty:
+        out.append(str(_markdown_table(_section(appendix, unit).table, unit)))
+    for part in _other_suites([machine], ReportOptions(unit=unit)):
+        for table in part.tables:
+            if table.label == "tab:suite-machines":
+                continue
+            out.append(f"**{markdown_escape(table.caption)}**\n\n{_markdown_table(table, unit)}")
+    return "\n\n".join(out)
 
 
 # --- selection and files ------------------------------------------------------------

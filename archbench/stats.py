@@ -161,3 +161,47 @@ def repeatability(samples_ns: Sequence[int | float], run_sizes: Sequence[int]) -
         within_cv=statistics.median(cvs),
         between_cv=statistics.stdev(medians) / statistics.fmean(medians),
     )
+
+
+@dataclass(frozen=True)
+class OrderStatistics:
+    """Best, Nth best, mean, Nth worst and worst time per operation, in ns."""
+
+    best: float
+    nth_best: float
+    mean: float
+    nth_worst: float
+    worst: float
+
+
+def order_statistics(
+    samples_ns: Sequence[int | float], ops_per_block: int, nth: int
+) -> OrderStatistics:
+    """Order statistics of one row as pycryptopp reported them (pyutil ``rep_bench``).
+
+    Each sample (a block of ``ops_per_block`` operations, ns) is divided by the
+    block size, the per-operation times are sorted, and the k-th smallest is
+    the "k-th best". When fewer than ``nth`` samples exist the last one is
+    used (with one sample all five figures are equal). The harness's sodium
+    suite documents the same rule (``harness/suite_sodium.py``); pyutil chose
+    k = n // 4 itself, we take ``nth`` from the suite's settings (3, as in the
+    seed's 8-sample rows).
+
+    Raises:
+        ValueError: no samples, a sample <= 0, ``ops_per_block`` < 1 or ``nth`` < 1.
+    """
+    if not samples_ns:
+        raise ValueError("order_statistics needs at least one sample")
+    if any(not math.isfinite(s) or s <= 0 for s in samples_ns):
+        raise ValueError("order_statistics: samples must be positive finite ns values")
+    if ops_per_block < 1 or nth < 1:
+        raise ValueError(f"ops_per_block ({ops_per_block}) and nth ({nth}) must be >= 1")
+    per_op = sorted(s / ops_per_block for s in samples_ns)
+    k = min(nth, len(per_op))
+    return OrderStatistics(
+        best=per_op[0],
+        nth_best=per_op[k - 1],
+        mean=math.fsum(per_op) / len(per_op),
+        nth_worst=per_op[-k],
+        worst=per_op[-1],
+    )

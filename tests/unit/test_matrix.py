@@ -194,3 +194,44 @@ def test_without_defaults_targets_run_the_blindsig_suite_with_thesis_parameters(
     assert (
         suite is not None and suite.iterations == 10 and suite.rsa_bits == (1024, 2048, 3072, 4096)
     )
+
+
+SUITES = GOOD.replace(
+    "  blindsig: {iterations: 10, repetitions: 3, rsa_bits: [2048, 1024]}\n",
+    "  blindsig: {iterations: 10, repetitions: 3, rsa_bits: [2048, 1024]}\n"
+    "  openssl-speed: {enabled: false, seconds: 2}\n"
+    "  sodium: {repetitions: 16}\n",
+).replace(
+    "    suites: {blindsig: {repetitions: 5}}",
+    "    suites: {blindsig: {enabled: false}, openssl-speed: {algorithms: [ecdsap521]}}",
+)
+
+
+def test_suites_inherit_defaults_and_a_named_suite_runs() -> None:
+    a, r = parse(SUITES).targets
+    # a: everything enabled in defaults; openssl-speed keeps its settings but does not run.
+    assert list(a.suites.enabled()) == ["blindsig", "sodium"]
+    assert a.suites.openssl_speed is not None and a.suites.openssl_speed.seconds == 2
+    # r: naming openssl-speed under the target runs it, with the default seconds kept.
+    assert list(r.suites.enabled()) == ["openssl-speed", "sodium"]
+    assert r.suites.openssl_speed is not None
+    assert (r.suites.openssl_speed.algorithms, r.suites.openssl_speed.seconds) == (
+        ("ecdsap521",),
+        2,
+    )
+
+
+def test_unknown_suite_key_and_algorithm_are_named() -> None:
+    msg = _err(SUITES.replace("seconds: 2", "secnds: 2"))
+    assert "defaults.openssl-speed.secnds: unknown key 'secnds'" in msg
+    assert "did you mean 'seconds'?" in msg
+    msg = _err(SUITES.replace("algorithms: [ecdsap521]", "algorithms: [ecdsabrp521r1]"))
+    assert "targets[1] (r).suites.openssl-speed.algorithms" in msg
+    assert "unknown algorithm 'ecdsabrp521r1'" in msg and "did you mean 'ecdsabrp512r1'?" in msg
+    msg = _err(SUITES.replace("sodium: {repetitions: 16}", "sodum: {repetitions: 16}"))
+    assert "defaults.sodum: unknown key 'sodum'" in msg and "did you mean 'sodium'?" in msg
+
+
+def test_rsa_large_sizes_are_checked() -> None:
+    msg = _err(SUITES.replace("sodium: {repetitions: 16}", "rsa-large: {bits: [2048, 20000]}"))
+    assert "RSA key size 20000 is not allowed" in msg
