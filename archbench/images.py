@@ -21,6 +21,7 @@ import docker
 import jinja2
 
 from archbench.engine import build_image, image_labels
+from archbench.matrix import Recipe
 from archbench.platforms import Arch
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -67,14 +68,29 @@ def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], .
     return tuple((f"harness/{p.name}", p.read_bytes()) for p in found)
 
 
+def recipe_files(
+    recipe: Recipe | None, template_dir: Path = TEMPLATE_DIR
+) -> tuple[tuple[str, bytes], ...]:
+    """Context files of a profile's recipe: ``recipes/<name>.sh`` (none without a recipe).
+
+    Raises:
+        FileNotFoundError: the recipe's script is missing from ``images/recipes``.
+    """
+    if recipe is None:
+        return ()
+    path = template_dir / "recipes" / f"{recipe.name}.sh"
+    return ((f"recipes/{recipe.name}.sh", path.read_bytes()),)
+
+
 def render_dockerfile(
     base_tag: str,
     arch: Arch,
     profile: str,
     packages: tuple[str, ...],
     template_dir: Path = TEMPLATE_DIR,
+    recipe: Recipe | None = None,
 ) -> str:
-    """Render ``Dockerfile.j2`` for one target.
+    """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any).
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -86,7 +102,11 @@ def render_dockerfile(
         autoescape=False,  # noqa: S701  # a Dockerfile, not HTML
     )
     return env.get_template("Dockerfile.j2").render(
-        base_image=base_tag, platform=arch.platform, profile=profile, packages=packages
+        base_image=base_tag,
+        platform=arch.platform,
+        profile=profile,
+        packages=packages,
+        recipe=recipe,
     )
 
 
@@ -120,10 +140,11 @@ def plan_image(
     base_id: str,
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
+    recipe: Recipe | None = None,
 ) -> ImageSpec:
     """Assemble the :class:`ImageSpec` (and its tag) without touching an engine."""
-    dockerfile = render_dockerfile(base_tag, arch, profile, packages, template_dir)
-    files = harness_files(harness_dir)
+    dockerfile = render_dockerfile(base_tag, arch, profile, packages, template_dir, recipe)
+    files = harness_files(harness_dir) + recipe_files(recipe, template_dir)
     digest = content_hash(dockerfile, base_id, arch, packages, files)
     return ImageSpec(arch, profile, packages, base_tag, base_id, dockerfile, files, digest)
 

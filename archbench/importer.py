@@ -774,3 +774,34 @@ def import_logs(
     return build_result(
         scan_files(paths, scheme=scheme, rsa_bits=rsa_bits), setup, target, arch, run_id
     )
+
+
+def add_taler_helper_rows(doc: HarnessDocument) -> HarnessDocument:
+    """Parse the ``taler-helper`` suite's raw logs into ``security-module`` rows.
+
+    The harness keeps ``test_helper_rsa``/``test_helper_cs`` output verbatim
+    (``suites["taler-helper"].extra["logs"]``, test name -> text); this turns
+    it into rows with :func:`parse_log`, the scheme from the test's name and
+    the RSA size from ``extra["rsa_bits"]``. A log that cannot be parsed sets
+    the suite's ``error`` instead of raising, so the other suites' rows stay.
+    Documents without the suite come back unchanged.
+    """
+    run = doc.suites.get("taler-helper")
+    logs = run.extra.get("logs") if run is not None and run.error is None else None
+    if run is None or not isinstance(logs, dict):
+        return doc
+    bits = run.extra.get("rsa_bits")
+    rows: list[Row] = []
+    try:
+        for test, text in logs.items():
+            rsa = str(test).endswith("_rsa")
+            rows += parse_log(
+                str(text),
+                f"{test}.log",
+                scheme="RSA" if rsa else "CS",
+                rsa_bits=int(bits) if rsa and isinstance(bits, int) else None,
+            )
+    except ResultsError as exc:
+        failed = run.model_copy(update={"error": f"cannot parse the logs: {exc}"})
+        return doc.model_copy(update={"suites": {**doc.suites, "taler-helper": failed}})
+    return doc.model_copy(update={"rows": (*doc.rows, *rows)})

@@ -143,11 +143,15 @@ class OpensslSpeedSuite(_Suite):
         ),
         min_length=1,
     )
+    evp_sizes: tuple[StrictInt, ...] = Field(default=(16, 64, 256, 1024, 8192, 16384), min_length=1)
+    """Buffer sizes in bytes of the ``-evp`` algorithms (one process each)."""
     seconds: StrictInt = Field(default=3, ge=1, le=600)
     multi: tuple[StrictInt, ...] = Field(default=(1,), min_length=1)
     repeat: StrictInt = Field(default=1, ge=1, le=100)
+    timeout_s: float = Field(default=300.0, gt=0)
+    """Per openssl process; OpenSSL 3.5 runs ten RSA tests per ``rsaNNNN`` name."""
 
-    @field_validator("algorithms", "multi", mode="before")
+    @field_validator("algorithms", "multi", "evp_sizes", mode="before")
     @classmethod
     def _list_to_tuple(cls, value: Any) -> Any:
         return _tuple(value)
@@ -282,7 +286,28 @@ class SodiumSuite(_Suite):
         return self
 
 
-SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium")
+class TalerHelperSuite(_Suite):
+    """Taler's security-module benchmarks ``test_helper_rsa``/``test_helper_cs``.
+
+    Needs a profile with the ``taler-helper`` recipe; their output is parsed by
+    :mod:`archbench.importer` on the host (suite ``security-module``).
+    ``rsa_bits``: the ``RSA_KEYSIZE`` of the test configuration as built
+    (the log does not print it).
+    """
+
+    tests: tuple[Literal["test_helper_rsa", "test_helper_cs"], ...] = Field(
+        default=("test_helper_rsa", "test_helper_cs"), min_length=1
+    )
+    rsa_bits: StrictInt = Field(default=2048, ge=1024, le=16384)
+    timeout_s: float = Field(default=1800.0, gt=0)
+
+    @field_validator("tests", mode="before")
+    @classmethod
+    def _list_to_tuple(cls, value: Any) -> Any:
+        return _tuple(value)
+
+
+SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium", "taler-helper")
 """Suite names as matrix.yml, ``--suite`` and result rows write them."""
 
 
@@ -296,6 +321,7 @@ class Suites(_Strict):
     rsa_large: RsaLargeSuite | None = Field(default=None, alias="rsa-large")
     gnupg: GnupgSuite | None = None
     sodium: SodiumSuite | None = None
+    taler_helper: TalerHelperSuite | None = Field(default=None, alias="taler-helper")
 
     def get(self, name: str) -> _Suite | None:
         """The settings of suite ``name`` (a :data:`SUITE_NAMES` entry), None when absent."""
@@ -357,11 +383,47 @@ class Base(_Strict):
         return self
 
 
+class Source(_Strict):
+    """A pinned upstream release tarball: its version, where to fetch it, its sha256."""
+
+    version: StrictStr = Field(min_length=1)
+    url: StrictStr
+    sha256: StrictStr
+
+    @model_validator(mode="after")
+    def _pinned(self) -> Source:
+        if not self.url.startswith(("https://", "http://", "file://")):
+            raise ValueError(
+                f"url {self.url!r}: give the http(s):// or file:// URL of the release "
+                f"tarball of version {self.version} that you can reach (archbench names no "
+                "download host; a local mirror or a file:// copy works)"
+            )
+        if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
+            raise ValueError(
+                f"sha256 {self.sha256!r}: pin the tarball with its 64-digit lowercase sha256"
+            )
+        return self
+
+
+class Recipe(_Strict):
+    """Build steps beyond packages; ``taler-helper`` builds GNUnet and taler-exchange.
+
+    Untested on archbench's own machines, which cannot reach the upstream
+    sources (``docs/taler-recipe.md``). The image build fails with a message
+    naming the URL when a tarball cannot be fetched or its sha256 differs.
+    """
+
+    name: Literal["taler-helper"]
+    gnunet: Source
+    exchange: Source
+
+
 class Profile(_Strict):
-    """A dependency profile: Debian packages installed into the image."""
+    """A dependency profile: Debian packages installed into the image, then an optional recipe."""
 
     description: StrictStr = ""
     packages: tuple[StrictStr, ...] = Field(min_length=1)
+    recipe: Recipe | None = None
 
     @field_validator("packages", mode="before")
     @classmethod
@@ -602,6 +664,10 @@ _FIELDS: dict[str, Sequence[str]] = {
     "rsa-large": list(RsaLargeSuite.model_fields),
     "gnupg": list(GnupgSuite.model_fields),
     "sodium": list(SodiumSuite.model_fields),
+    "taler-helper": list(TalerHelperSuite.model_fields),
+    "recipe": list(Recipe.model_fields),
+    "gnunet": list(Source.model_fields),
+    "exchange": list(Source.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),
     "hosts": list(Host.model_fields),

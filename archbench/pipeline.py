@@ -23,10 +23,10 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import bases, emulation, images, run
+from archbench import bases, emulation, images, importer, run
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
-from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Suites, Target
+from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Recipe, Suites, Target
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
@@ -49,6 +49,8 @@ class TargetPlan:
     host_name: str = LOCAL_HOST
     host: Host | None = None
     """The matrix host (None: the environment's engine)."""
+    recipe: Recipe | None = None
+    """Build steps of the profile beyond its packages (``taler-helper``)."""
 
     @property
     def name(self) -> str:
@@ -147,6 +149,7 @@ def plan(
                 target=t,
                 base=matrix.bases[t.base],
                 packages=matrix.profiles[t.profile].packages,
+                recipe=matrix.profiles[t.profile].recipe,
                 emulated=emulated,
                 suites=chosen,
                 cpuset=cpuset or t.cpuset,
@@ -332,7 +335,9 @@ def _execute_one(
                 with h.lock:
                     h.smoked.add(arch)
             qemu_cpu = run.emulated_cpu(client, base.tag, arch)
-    spec = images.plan_image(arch, p.target.profile, p.packages, base.tag, base.image_id)
+    spec = images.plan_image(
+        arch, p.target.profile, p.packages, base.tag, base.image_id, recipe=p.recipe
+    )
     with timed("image"):
         image_id, reused = images.ensure_image(
             client,
@@ -387,6 +392,8 @@ def _execute_one(
                 on_line=on_line,
             )
         outcome.run_windows.append((started, time.time()))
+        # Taler's helper benchmarks print text; one parser (the importer's) reads it.
+        doc = importer.add_taler_helper_rows(doc)
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
         update: dict[str, object] = {"repeat_index": index}

@@ -1194,8 +1194,8 @@ def _repeatability(machines: Sequence[_Machine], options: ReportOptions) -> _Par
 
 
 def _suite_number(value: float) -> str:
-    """Suite tables' numbers: the appendix's format, three significant digits below 5."""
-    return format_ratio(value) if abs(value) < THREE_DECIMALS_BELOW else format_number(value)
+    """Suite tables' numbers: three significant digits, whole numbers from 100 on."""
+    return format_ratio(value)
 
 
 def _from_suite_table(table: suite_tables.SuiteTable) -> _Table:

@@ -1388,7 +1388,7 @@ def parse_rsa_bits(text: str) -> list[int]:
     return sizes
 
 
-SUITES = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium")
+SUITES = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium", "taler-helper")
 """Suites this harness knows; all but blindsig live in ``suite_<name>.py``."""
 
 

@@ -94,9 +94,11 @@ def test_suite_selection_sends_settings_as_json() -> None:
     assert config == {
         "openssl-speed": {
             "algorithms": ["rsa2048", "ed25519"],
+            "evp_sizes": [16, 64, 256, 1024, 8192, 16384],
             "multi": [1, 2],
             "repeat": 1,
             "seconds": 1,
+            "timeout_s": 300.0,
         }
     }
     # --suite picks suites by name, enabling them with the target's settings or defaults.

@@ -1,0 +1,114 @@
+"""The suites beyond blindsig, run by the real pipeline in real containers (``--run-docker``).
+
+Tiny budgets: openssl-speed natively (single and ``-multi 2``) and emulated
+on riscv64, rsa-large at 2048 bit, gnupg on 64 KiB, sodium with 8 samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+from archbench import engine, pipeline
+from archbench.export import gnupg_frame, tidy_frame
+from archbench.matrix import Matrix, load
+from archbench.platforms import Arch
+from archbench.reports import render_markdown
+from archbench.results import Result, ResultStore
+from archbench.results import load as load_result
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+WORK = REPO / ".archbench" / "work"
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def results() -> Iterator[dict[str, Result]]:
+    client: docker.DockerClient = engine.connect()
+    matrix: Matrix = load(HERE / "matrix-ci.yml")
+    host = engine.engine_arch(client)
+    names = ["ci-suites-amd64", "ci-openssl-riscv64"]
+    plans = pipeline.plan(matrix, matrix.select(names), {"local": host})
+    store = ResultStore(WORK.parent / "test-suites-results")
+    ws = pipeline.Workspace(store=store, run_id="20261130T000000Z-suites", work_dir=WORK)
+    outcomes = pipeline.execute({"local": client}, plans, ws, {"local": host})
+    out = {}
+    for o in outcomes:
+        assert o.ok, f"{o.name}: {o.message}"
+        assert o.result_path is not None
+        out[o.name] = load_result(o.result_path)
+    yield out
+
+
+def _rows(result: Result, suite: str) -> dict[tuple[str, int | None, str | None, str, int], int]:
+    """(scheme, key_bits, param, operation, processes) -> number of samples, valid rows only."""
+    out = {}
+    for row in result.harness.rows:
+        if row.suite == suite:
+            assert row.valid, (row, row.invalid_reason)
+            out[(row.scheme, row.key_bits, row.param, row.operation, row.processes)] = len(
+                row.samples_ns
+            )
+    return out
+
+
+@pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the native target is amd64")
+def test_openssl_speed_native_single_and_multi(results: dict[str, Result]) -> None:
+    result = results["ci-suites-amd64"]
+    assert not result.emulated
+    assert result.harness.parameters is None  # blindsig did not run
+    assert set(result.harness.suites) == {"openssl-speed", "rsa-large", "gnupg", "sodium"}
+    assert all(run.error is None for run in result.harness.suites.values())
+    tools = result.harness.setup.tools or {}
+    assert tools["openssl"].startswith("OpenSSL 3.")
+    rows = _rows(result, "openssl-speed")
+    for processes in (1, 2):
+        assert ("RSA", 2048, None, "sign", processes) in rows
+        assert ("ECDSA", None, "P-521", "sign", processes) in rows
+        assert ("ECDSA", None, "brainpoolP512r1", "verify", processes) in rows
+    frame = tidy_frame([result])
+    single = frame[(frame["suite"] == "openssl-speed") & (frame["processes"] == 1)]
+    rsa_sign = single[(single["scheme"] == "RSA") & (single["operation"] == "sign")]
+    # A 2048-bit RSA signature takes 0.1-10 ms on any amd64 machine of this decade.
+    assert 100 < float(rsa_sign["ops_per_s"].iloc[0]) < 10_000
+    gcm = frame[frame["scheme"] == "AES-128-GCM"]
+    assert set(gcm["bytes_per_op"]) >= {16, 16384}
+    assert (gcm["mb_per_s"] > 0).all()
+
+
+@pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the native target is amd64")
+def test_rsa_large_gnupg_and_sodium_native(results: dict[str, Result]) -> None:
+    result = results["ci-suites-amd64"]
+    rsa = _rows(result, "rsa-large")
+    assert set(rsa) == {
+        ("RSA", 2048, None, "key_generation", 1),
+        ("RSA", 2048, None, "sign", 1),
+        ("RSA", 2048, None, "verify", 1),
+    }
+    gnupg = _rows(result, "gnupg")
+    assert gnupg[("RSA", 2048, None, "decrypt", 1)] == 2
+    assert gnupg[("ECDH", None, "Curve25519", "decrypt", 1)] == 2
+    csv = gnupg_frame([result])
+    assert list(csv.columns[:3]) == ["device", "algorithm", "time"]
+    assert set(csv["algorithm"]) == {"RSA-2048", "ECDH-Curve25519"} and len(csv) == 4
+    assert (csv["bandwidth"] == 65536 / csv["time"]).all()
+    sodium = _rows(result, "sodium")
+    assert sodium[("Ed25519", None, None, "sign", 1)] == 8
+    assert sodium[("SHA-256", None, "1000 B", "hash", 1)] == 8
+    markdown = render_markdown([result])
+    assert "## Suite: libsodium" in markdown and "3. best" in markdown
+    assert "P-521 / brainpoolP512r1" in markdown
+
+
+def test_openssl_speed_emulated_riscv64(results: dict[str, Result]) -> None:
+    result = results["ci-openssl-riscv64"]
+    assert result.emulated and result.harness.setup.machine == "riscv64"
+    rows = _rows(result, "openssl-speed")
+    assert ("RSA", 2048, None, "sign", 1) in rows and ("Ed25519", None, None, "sign", 1) in rows
+    markdown = render_markdown(list(results.values()))
+    assert "QEMU user emulation: not comparable with hardware" in markdown
