@@ -143,8 +143,10 @@ def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
     util = tmp_path / "exchange" / "src" / "util"
     util.mkdir(parents=True)
     (tmp_path / "exchange-version").write_text("0.9.3\n")
-    for test, log in (("test_helper_rsa", "test_helper_rsa-2048.log"),
-                      ("test_helper_cs", "test_helper_cs.log")):  # fmt: skip
+    for test, log in (
+        ("test_helper_rsa", "test_helper_rsa-2048.log"),
+        ("test_helper_cs", "test_helper_cs.log"),
+    ):
         program = util / test
         # Stands in for the built test: prints a saved log on stderr, as the real one does.
         program.write_text(f"#!/bin/sh\ncat '{LOGS / log}' >&2\n")
