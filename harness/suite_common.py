@@ -34,6 +34,10 @@ class SuiteError(Exception):
     """A suite cannot produce trustworthy rows; the message says what and how to fix it."""
 
 
+class SuiteTimeout(SuiteError):
+    """A command of a suite ran past its time limit (raised by :func:`run_command`)."""
+
+
 @dataclass
 class SuiteOutcome:
     """What one suite produced.
@@ -151,7 +155,8 @@ def run_command(
         stdin: bytes fed to standard input (None: no input).
 
     Raises:
-        SuiteError: the program is not installed, cannot be started, or timed out.
+        SuiteTimeout: the program ran past ``timeout_s`` (it is killed).
+        SuiteError: the program is not installed or cannot be started.
     """
     full_env = dict(os.environ)
     if env:
@@ -173,7 +178,7 @@ def run_command(
             f"{argv[0]} is not installed in the image; add its package to the target's profile"
         ) from None
     except subprocess.TimeoutExpired:
-        raise SuiteError(f"{' '.join(argv)} did not finish within {timeout_s:g} s") from None
+        raise SuiteTimeout(f"{' '.join(argv)} did not finish within {timeout_s:g} s") from None
     except OSError as exc:
         raise SuiteError(f"cannot run {argv[0]}: {exc.strerror}") from None
     return CommandResult(
