@@ -6,6 +6,8 @@ on riscv64, rsa-large at 2048 bit, gnupg on 64 KiB, sodium with 8 samples.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,13 +30,17 @@ pytestmark = pytest.mark.docker
 
 
 @pytest.fixture(scope="module")
-def results() -> Iterator[dict[str, Result]]:
+def store(tmp_path_factory: pytest.TempPathFactory) -> ResultStore:
+    return ResultStore(tmp_path_factory.mktemp("suites-results"))
+
+
+@pytest.fixture(scope="module")
+def results(store: ResultStore) -> Iterator[dict[str, Result]]:
     client: docker.DockerClient = engine.connect()
     matrix: Matrix = load(HERE / "matrix-ci.yml")
     host = engine.engine_arch(client)
     names = ["ci-suites-amd64", "ci-openssl-riscv64"]
     plans = pipeline.plan(matrix, matrix.select(names), {"local": host})
-    store = ResultStore(WORK.parent / "test-suites-results")
     ws = pipeline.Workspace(store=store, run_id="20261130T000000Z-suites", work_dir=WORK)
     outcomes = pipeline.execute({"local": client}, plans, ws, {"local": host})
     out = {}
@@ -112,3 +118,19 @@ def test_openssl_speed_emulated_riscv64(results: dict[str, Result]) -> None:
     assert ("RSA", 2048, None, "sign", 1) in rows and ("Ed25519", None, None, "sign", 1) in rows
     markdown = render_markdown(list(results.values()))
     assert "QEMU user emulation: not comparable with hardware" in markdown
+
+
+def test_invoke_report_writes_the_gnupg_csv_and_plot(
+    results: dict[str, Result], store: ResultStore, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("invoke")), "report", "--results", str(store.root),
+         "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    csv = (tmp_path / "gnupg-decrypt.csv").read_text().splitlines()
+    assert csv[0] == "device,algorithm,time,bandwidth,machine,run_id" and len(csv) == 5
+    assert (tmp_path / "fig-gnupg-decrypt.png").stat().st_size > 1000
+    tex = (tmp_path / "appendix.tex").read_text()
+    assert "NIST vs Brainpool" in tex and "ci-openssl-riscv64" in tex
