@@ -21,6 +21,8 @@ import jsonschema
 import pytest
 from helpers import HARNESS_DIR, SCHEMA, load_harness
 
+from archbench.images import harness_files
+
 pytestmark = pytest.mark.native
 
 H = load_harness("archbench_harness_native")
@@ -43,7 +45,7 @@ THESIS_ROWS = [
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A temporary harness directory with blindsig compiled by its Makefile."""
+    """A temporary harness directory with its drivers compiled by its Makefile."""
     for tool in ("make", "cc", "pkg-config"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} not found on PATH")
@@ -53,8 +55,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if probe.returncode != 0:
         pytest.skip("pkg-config cannot find gnunetutil: install libgnunet-dev and libsodium-dev")
     dest = tmp_path_factory.mktemp("harness")
-    for name in ("blindsig.c", "Makefile", "archbench_harness.py"):
-        shutil.copy2(HARNESS_DIR / name, dest / name)
+    # What the image gets: every source of the harness (drivers, suites, Makefile).
+    for path, data in harness_files(HARNESS_DIR):
+        (dest / Path(path).name).write_bytes(data)
     make = subprocess.run(["make", "-C", str(dest)], capture_output=True, text=True, check=False)
     assert make.returncode == 0, f"make failed:\n{make.stdout}\n{make.stderr}"
     return dest
