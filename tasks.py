@@ -198,17 +198,17 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
 @task(
     help={
         **_SELECT_HELP,
-        "iterations": "override operations per timed block (the thesis's 10x)",
-        "repetitions": "override timed blocks per row",
-        "rsa_bits": "override RSA key sizes, comma-separated (e.g. 1024,2048)",
+        "iterations": "blindsig: override operations per timed block (the thesis's 10x)",
+        "repetitions": "blindsig: override timed blocks per row",
+        "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
         "rebuild": "rebuild bases and images even when up to date",
         "repeat": "independent container runs per target (fresh process each), merged in reports",
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
-        "warmup": "override warmup repetitions (run and discarded)",
-        "max_time": "override the time budget in s per scheme and key size",
+        "warmup": "blindsig: override warmup repetitions (run and discarded)",
+        "max_time": "blindsig: override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
-        "gnupg, sodium (settings from the matrix, else the suite's defaults)",
+        "gnupg, sodium, taler-helper (settings from the matrix, else the suite's defaults)",
     }
 )
 @_errors_to_exit
@@ -350,7 +350,11 @@ def report(
     paths += export.write_exports(chosen, out_dir)
     # Figures of machines or operations no longer selected must not linger
     # beside the new tables.
-    for stale in [*out_dir.glob("fig-*.png"), *out_dir.glob("fig-*.pdf")]:
+    stale_files = [*out_dir.glob("fig-*.png"), *out_dir.glob("fig-*.pdf")]
+    stale_files += (
+        [out_dir / export.GNUPG_CSV_FILE] if (out_dir / export.GNUPG_CSV_FILE).exists() else []
+    )
+    for stale in stale_files:
         stale.unlink()
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)

@@ -97,6 +97,7 @@ COLUMNS: Final = (
     "libgcrypt",
     "libgnunetutil",
     "gnunet_version",
+    "tools",
     "harness_version",
     "started_at",
     "host_arch",
@@ -249,6 +250,11 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "libgcrypt": setup.packages.get("libgcrypt"),
         "libgnunetutil": setup.packages.get("libgnunetutil"),
         "gnunet_version": setup.gnunet_version,
+        "tools": "; ".join(
+            f"{name}: {text.splitlines()[0] if text else ''}"
+            for name, text in sorted((setup.tools or {}).items())
+        )
+        or None,
         "harness_version": result.harness.harness_version,
         "started_at": result.harness.started_at,
         "host_arch": execution.host_arch if execution else None,

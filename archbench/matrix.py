@@ -392,11 +392,11 @@ class Source(_Strict):
 
     @model_validator(mode="after")
     def _pinned(self) -> Source:
-        if not self.url.startswith(("https://", "http://", "file://")):
+        if not self.url.startswith(("https://", "http://")):
             raise ValueError(
-                f"url {self.url!r}: give the http(s):// or file:// URL of the release "
-                f"tarball of version {self.version} that you can reach (archbench names no "
-                "download host; a local mirror or a file:// copy works)"
+                f"url {self.url!r}: give the http(s):// URL of the release tarball of "
+                f"version {self.version} that the engine's image builds can reach "
+                "(archbench names no download host; a local mirror works)"
             )
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(

@@ -137,8 +137,9 @@ def plan(
                 raise MatrixError(f"command-line override: {exc}") from exc
         elif overrides:
             raise MatrixError(
-                f"target {t.name}: --iterations, --repetitions, --rsa-bits, --warmup and "
-                "--max-time set the blindsig suite, which this run does not include"
+                "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "
+                f"blindsig suite, which this run of {t.name} does not include; set the other "
+                "suites' budgets in matrix.yml"
             )
         chosen = Suites.model_validate(
             {name: settings.model_dump() for name, settings in enabled.items()}

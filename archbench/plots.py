@@ -267,15 +267,16 @@ def figures(results: Sequence[Result], unit: Unit = "ms") -> list[tuple[str, Fig
 def gnupg_figure(results: Sequence[Result]) -> Figure | None:
     """The gnupg-token seed's bar plot: device (per machine) on x, one bar per algorithm.
 
-    Bar height is the median decryption time in s of one ``gpg --decrypt``
-    process (from :func:`archbench.export.gnupg_frame`), with the label on
-    each bar as the seed's ``%.2f`` annotation. None without GnuPG rows.
+    Bar height is the median decryption time in ms of one ``gpg --decrypt``
+    process (from :func:`archbench.export.gnupg_frame`, which keeps the seed's
+    seconds), labelled on each bar to three significant digits as the seed
+    annotates its bars. None without GnuPG rows.
     """
     frame = gnupg_frame(results)
     if frame.empty:
         return None
     frame = frame.assign(where=frame["device"] + "\n" + frame["machine"])
-    medians = frame.groupby(["where", "algorithm"], sort=False)["time"].median().unstack()
+    medians = frame.groupby(["where", "algorithm"], sort=False)["time"].median().unstack() * 1e3
     places = list(medians.index)
     algorithms = list(medians.columns)
     fig = Figure(figsize=(max(4.0, 1.6 * len(places) + 2), 4.0))
@@ -288,16 +289,17 @@ def gnupg_figure(results: Sequence[Result]) -> Figure | None:
         for bar, height in zip(bars, heights, strict=True):
             if height == height:  # not NaN: this machine ran the algorithm
                 ax.annotate(
-                    f"{height:.2f}",
+                    f"{height:.3g}",
                     (bar.get_x() + bar.get_width() / 2, height),
                     ha="center",
                     va="bottom",
                     fontsize=7,
                 )
     ax.set_xticks(range(len(places)), places)
-    ax.set_ylabel("decryption time (s, median)")
+    ax.set_ylabel("decryption time (ms, median)")
     ax.set_title("GnuPG decryption (time)")
-    ax.legend(title="algorithm", fontsize=8)
+    ax.set_ylim(0, float(medians.max().max()) * 1.25)  # room for the labels and legend
+    ax.legend(title="algorithm", fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
 

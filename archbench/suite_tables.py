@@ -207,7 +207,8 @@ def cross_machine_tables(
                     label=f"tab:suite-{suite}-{kind}-{index}",
                     caption=(
                         f"{SUITE_TITLES.get(suite, suite)} across machines{part}: median "
-                        f"ops/s, MB/s or ms per operation as the Unit column says{suffix}"
+                        "ops/s, MB/s (10^6 bytes/s) or ms per operation as the Unit column "
+                        f"says; † marks a row whose samples vary by more than 5 % (CV){suffix}"
                     ),
                     header=("Scheme", "Operation", "Unit", *(m.header for m in chunk)),
                     align="lll" + "r" * len(chunk),
@@ -223,10 +224,15 @@ def multi_scaling_table(
     """``openssl speed -multi N`` against the single process, per machine and row.
 
     Scaling = aggregate ops/s of N processes / ops/s of one process (ideal: N
-    on N free cores). None when no machine has both figures.
+    on N free cores). The 1-minute load average at the start of the run is
+    shown beside it: scaling well below N with a load near the core count
+    means the cores were shared, not that the machine does not scale. None
+    when no machine has both figures.
     """
     rows = []
     for m in machines:
+        load = m.result.harness.setup.load_average
+        load_text = f"{load[0]:.2f}" if load else "–"
         records = [r for r in _records(m.frame) if r["suite"] == "openssl-speed" and r["valid"]]
         single = {_key(r)[:4]: r for r in records if int(r["processes"]) == 1}
         for r in records:
@@ -245,6 +251,7 @@ def multi_scaling_table(
                     str(processes),
                     fmt(many),
                     ratio(many / one),
+                    f"{m.result.harness.setup.cores} / {load_text}",
                 )
             )
     if not rows:
@@ -253,7 +260,9 @@ def multi_scaling_table(
         label="tab:suite-openssl-speed-multi",
         caption=(
             "openssl speed: one process against -multi N (aggregate of N processes); "
-            "scaling = N-process figure / single-process figure"
+            "scaling = N-process figure / single-process figure, ideally N on N idle cores; "
+            "cores / load is the CPU count and the 1-minute load average when the run began "
+            "(a load near the core count means the processes shared cores)"
         ),
         header=(
             "Machine",
@@ -264,8 +273,9 @@ def multi_scaling_table(
             "N",
             "N processes",
             "Scaling",
+            "Cores / load",
         ),
-        align="llllrrrr",
+        align="llllrrrrr",
         rows=tuple(rows),
     )
 

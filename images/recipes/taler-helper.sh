@@ -29,7 +29,7 @@ fetch() { # name version url sha256
 	mkdir -p "$DIR/src" "$DIR/$name"
 	file="$DIR/src/$name-$version.tar"
 	if ! curl -fsSL --retry 2 -o "$file" "$url" 2>"$DIR/src/$name.curl.log"; then
-		fail "cannot fetch $name $version from $url ($(tail -n 1 "$DIR/src/$name.curl.log")). The recipe needs the upstream release tarball: set profiles.<profile>.recipe.$name.url in matrix.yml to a copy this engine can reach (a local mirror, or a file:// path inside the build). This recipe is untested on archbench's CI machines, which cannot reach upstream (docs/taler-recipe.md)."
+		fail "cannot fetch $name $version from $url ($(tail -n 1 "$DIR/src/$name.curl.log")). The recipe needs the upstream release tarball: set profiles.<profile>.recipe.$name.url in matrix.yml to a copy this engine can reach (a local mirror). This recipe is untested on archbench's CI machines, which cannot reach upstream (docs/taler-recipe.md)."
 	fi
 	got=$(sha256sum "$file" | cut -d ' ' -f 1)
 	[ "$got" = "$sum" ] || fail "$url has sha256 $got, not the pinned $sum: refusing to build an unpinned $name"
