@@ -346,16 +346,14 @@ def report(
         suites=_split(suite),
     )
     out_dir = Path(out or s["reports"])
-    paths = reports.write_reports(chosen, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir)
-    # Figures of machines or operations no longer selected must not linger
-    # beside the new tables.
+    # Figures and the GnuPG CSV of machines or suites no longer selected must
+    # not linger beside the new tables; whatever applies is written again below.
     stale_files = [*out_dir.glob("fig-*.png"), *out_dir.glob("fig-*.pdf")]
-    stale_files += (
-        [out_dir / export.GNUPG_CSV_FILE] if (out_dir / export.GNUPG_CSV_FILE).exists() else []
-    )
+    stale_files += [p for p in [out_dir / export.GNUPG_CSV_FILE] if p.exists()]
     for stale in stale_files:
         stale.unlink()
+    paths = reports.write_reports(chosen, failures, out_dir, options)
+    paths += export.write_exports(chosen, out_dir)
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
