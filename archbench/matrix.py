@@ -38,6 +38,12 @@ MATRIX_VERSION = 1
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _lists_to_tuples(cls, value: Any) -> Any:
+        # YAML gives lists; the frozen models hold tuples.
+        return _tuple(value)
+
 
 def _tuple(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
@@ -66,11 +72,6 @@ class BlindsigSuite(_Suite):
     """Budget in s per scheme and key size; repetitions stop once it is spent (>= 1 taken)."""
     min_block_ns: StrictInt | None = Field(default=None, ge=1)
     """Calibration floor for one timed block in ns (harness default: max(100 ticks, 1 ms))."""
-
-    @field_validator("rsa_bits", "schemes", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
 
     @field_validator("rsa_bits")
     @classmethod
@@ -151,11 +152,6 @@ class OpensslSpeedSuite(_Suite):
     timeout_s: float = Field(default=300.0, gt=0)
     """Per openssl process; OpenSSL 3.5 runs ten RSA tests per ``rsaNNNN`` name."""
 
-    @field_validator("algorithms", "multi", "evp_sizes", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
-
     @field_validator("algorithms")
     @classmethod
     def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -192,11 +188,6 @@ class RsaLargeSuite(_Suite):
     keygen_repetitions: StrictInt = Field(default=1, ge=1, le=1000)
     keygen_max_time: float = Field(default=600.0, gt=0)
     min_block_ns: StrictInt | None = Field(default=None, ge=0, le=10_000_000_000)
-
-    @field_validator("bits", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
 
     @field_validator("bits")
     @classmethod
@@ -237,11 +228,6 @@ class GnupgSuite(_Suite):
     timeout_s: float = Field(default=300.0, gt=0, le=86_400)
     device: Literal["cpu"] = "cpu"
 
-    @field_validator("algorithms", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
-
     @field_validator("algorithms")
     @classmethod
     def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -272,11 +258,6 @@ class SodiumSuite(_Suite):
     ops_per_sample: StrictInt | Literal["auto"] = 1
     timeout_s: float = Field(default=900.0, gt=0)
 
-    @field_validator("sizes", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
-
     @model_validator(mode="after")
     def _nth(self) -> SodiumSuite:
         if self.nth > self.repetitions:
@@ -300,11 +281,6 @@ class TalerHelperSuite(_Suite):
     )
     rsa_bits: StrictInt = Field(default=2048, ge=1024, le=16384)
     timeout_s: float = Field(default=1800.0, gt=0)
-
-    @field_validator("tests", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return _tuple(value)
 
 
 SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium", "taler-helper")
@@ -424,11 +400,6 @@ class Profile(_Strict):
     description: StrictStr = ""
     packages: tuple[StrictStr, ...] = Field(min_length=1)
     recipe: Recipe | None = None
-
-    @field_validator("packages", mode="before")
-    @classmethod
-    def _list_to_tuple(cls, value: Any) -> Any:
-        return tuple(value) if isinstance(value, list) else value
 
 
 class Tls(_Strict):

@@ -379,6 +379,7 @@ def _execute_one(
     )
     ws.log_dir.mkdir(parents=True, exist_ok=True)
     paths = []
+    failed: dict[str, str] = {}
     for index in range(1, p.repeat + 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
@@ -395,6 +396,7 @@ def _execute_one(
         outcome.run_windows.append((started, time.time()))
         # Taler's helper benchmarks print text; one parser (the importer's) reads it.
         doc = importer.add_taler_helper_rows(doc)
+        failed.update({s: run.error for s, run in doc.suites.items() if run.error})
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
         update: dict[str, object] = {"repeat_index": index}
@@ -414,12 +416,6 @@ def _execute_one(
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
-    failed = {
-        suite: run_info.error
-        for path in paths
-        for suite, run_info in load(path).harness.suites.items()
-        if run_info.error
-    }
     if failed:
         # The rows of the suites that worked are saved; the target still fails
         # so that the exit status says something is missing.

@@ -29,13 +29,13 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pandas as pd
 
+from archbench.export import frame_records
 from archbench.results import APPENDIX_SUITES, Result
 from archbench.stats import order_statistics
 
@@ -82,17 +82,6 @@ class SuiteTable:
     align: str
     rows: tuple[tuple[str, ...], ...]
     notes: tuple[str, ...] = ()
-
-
-def _nan(value: object) -> bool:
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(k): (None if v is pd.NA or _nan(v) else v) for k, v in r.items()}
-        for r in frame.to_dict("records")
-    ]
 
 
 def other_suites(frame: pd.DataFrame) -> list[str]:
@@ -184,7 +173,7 @@ def cross_machine_tables(
             by_key: dict[_Key, dict[str, dict[str, Any]]] = {}
             order: list[_Key] = []
             for m in chunk:
-                for record in _records(m.frame[m.frame["suite"] == suite]):
+                for record in frame_records(m.frame[m.frame["suite"] == suite]):
                     key = _key(record)
                     if key not in by_key:
                         by_key[key] = {}
@@ -233,7 +222,9 @@ def multi_scaling_table(
     for m in machines:
         load = m.result.harness.setup.load_average
         load_text = f"{load[0]:.2f}" if load else "–"
-        records = [r for r in _records(m.frame) if r["suite"] == "openssl-speed" and r["valid"]]
+        records = [
+            r for r in frame_records(m.frame) if r["suite"] == "openssl-speed" and r["valid"]
+        ]
         single = {_key(r)[:4]: r for r in records if int(r["processes"]) == 1}
         for r in records:
             processes = int(r["processes"])
@@ -293,7 +284,7 @@ def nist_brainpool_table(
     for m in machines:
         records = [
             r
-            for r in _records(m.frame)
+            for r in frame_records(m.frame)
             if r["suite"] == "openssl-speed" and r["valid"] and int(r["processes"]) == 1
         ]
         by = {(str(r["scheme"]), str(r["param"] or ""), str(r["operation"])): r for r in records}
@@ -396,7 +387,7 @@ def gnupg_table(machines: Sequence[SuiteMachine], fmt: Formatter) -> SuiteTable 
     """
     rows = []
     for m in machines:
-        for r in _records(m.frame):
+        for r in frame_records(m.frame):
             if r["suite"] != "gnupg" or r["operation"] != "decrypt":
                 continue
             if not r["valid"]:

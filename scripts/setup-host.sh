@@ -14,8 +14,9 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# texlive + poppler-utils: the report compile test (pdflatex, pdftoppm).
-packages=(docker.io qemu-user-static debootstrap python3 python3-venv
+# texlive + poppler-utils: the report compile test (pdflatex, pdftoppm);
+# curl: the taler-helper recipe's fetch test.
+packages=(docker.io qemu-user-static debootstrap python3 python3-venv curl
           gcc make pkgconf libgnunet-dev libsodium-dev
           texlive-latex-base texlive-latex-recommended texlive-latex-extra
           texlive-fonts-recommended poppler-utils)

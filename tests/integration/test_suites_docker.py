@@ -134,3 +134,20 @@ def test_invoke_report_writes_the_gnupg_csv_and_plot(
     assert (tmp_path / "fig-gnupg-decrypt.png").stat().st_size > 1000
     tex = (tmp_path / "appendix.tex").read_text()
     assert "NIST vs Brainpool" in tex and "ci-openssl-riscv64" in tex
+
+
+@pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the target is amd64")
+def test_a_failing_suite_fails_the_target_and_keeps_the_others(store: ResultStore) -> None:
+    client: docker.DockerClient = engine.connect()
+    matrix = load(HERE / "matrix-ci.yml")
+    plans = pipeline.plan(matrix, matrix.select(["ci-no-gpg"]), {"local": Arch.AMD64})
+    ws = pipeline.Workspace(store=store, run_id="20261130T000001Z-nogpg", work_dir=WORK)
+    (outcome,) = pipeline.execute({"local": client}, plans, ws, {"local": Arch.AMD64})
+    assert not outcome.ok
+    assert outcome.message.startswith(
+        "suite gnupg failed: gnupg: gpg is not installed in the image"
+    )
+    assert outcome.result_path is not None
+    saved = load_result(outcome.result_path)
+    assert saved.harness.suites["sodium"].error is None
+    assert {r.suite for r in saved.harness.rows} == {"sodium"}
