@@ -51,9 +51,7 @@ Settings (``normalize_config``): ``device`` (``cpu``), ``algorithms``
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import re
 import tempfile
@@ -763,47 +761,3 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
         tools={"gnupg": version.tool_text},
         extra={"gpg_version": list(version.version), "keys": per_key},
     )
-
-
-# --------------------------------------------------------------------------- seed CSV
-
-#: Columns of the seed script's saved data (``device,algorithm,time`` + ``bandwidth``).
-CSV_COLUMNS = ("device", "algorithm", "time", "bandwidth")
-
-#: Row ``device`` -> the seed's device label (it called the host CPU ``CPU``).
-DEVICE_LABELS = {"cpu": "CPU"}
-
-
-def to_csv_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, str | float | None]]:
-    """One seed-CSV record per timed decryption of the valid ``gnupg`` ``decrypt`` rows.
-
-    Returns:
-        dicts with :data:`CSV_COLUMNS`: ``device`` (``CPU`` for ``cpu``), ``algorithm``
-        (``RSA-2048``, ``ECDH-Curve25519``), ``time`` = one process's wall time in s
-        (sample ns / ops_per_block / 1e9) and ``bandwidth`` = bytes_per_op / time in
-        bytes/s, the seed's ``args.size / data['time']`` (None without bytes_per_op).
-    """
-    out: list[dict[str, str | float | None]] = []
-    for row in rows:
-        if row.get("suite") != SUITE or row.get("operation") != "decrypt" or not row["valid"]:
-            continue
-        bits = row.get("key_bits")
-        algorithm = f"{row['scheme']}-{bits if bits is not None else row.get('param')}"
-        device = DEVICE_LABELS.get(row["device"], row["device"])
-        size = row.get("bytes_per_op")
-        for ns in row["samples_ns"]:
-            seconds = ns / row["ops_per_block"] / 1e9
-            bandwidth = size / seconds if size else None
-            out.append(
-                {"device": device, "algorithm": algorithm, "time": seconds, "bandwidth": bandwidth}
-            )
-    return out
-
-
-def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
-    """:func:`to_csv_rows` as CSV text with a header line (``\\n`` line ends)."""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(to_csv_rows(rows))
-    return buffer.getvalue()

@@ -1,4 +1,4 @@
-"""GnuPG suite (harness/suite_gnupg.py): parsing of recorded gpg output, settings, seed CSV.
+"""GnuPG suite (harness/suite_gnupg.py): parsing of recorded gpg output, settings.
 
 Fixtures in tests/fixtures/gnupg/ are real output of gpg 2.4.7 (trixie dev image) and
 gpg 2.2.40 (bookworm host); their README.txt gives the commands. Process running is
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import suite_gnupg as G
-from suite_common import CommandResult, SuiteError, make_row
+from suite_common import CommandResult, SuiteError
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gnupg"
 TRIXIE = "gpg2.4.7-trixie"
@@ -392,49 +392,3 @@ def test_cpu_device_primary_failure_is_suite_error() -> None:
     fake.primary_rc = 2
     with pytest.raises(SuiteError, match="cannot create the primary key: gpg: Key generation"):
         G.CpuDevice().prepare(fake, [G.ALGORITHMS["rsa2048"]])
-
-
-# ------------------------------------------------------------------ seed CSV
-
-
-def csv_fixture_rows() -> list[dict[str, Any]]:
-    mib = 1 << 20
-    return [
-        make_row("gnupg", "RSA", "key_generation", [800_000_000], 1, key_bits=2048),
-        make_row(
-            "gnupg", "RSA", "decrypt", [20_000_000, 25_000_000], 1, key_bits=2048, bytes_per_op=mib
-        ),
-        make_row("gnupg", "ECDH", "decrypt", [16_000_000], 1, param="Curve25519", bytes_per_op=mib),
-        make_row(
-            "gnupg",
-            "RSA",
-            "decrypt",
-            [1],
-            1,
-            key_bits=4096,
-            valid=False,
-            invalid_reason="timed run 1 failed",
-        ),
-        make_row("openssl-speed", "RSA", "decrypt", [5], 1, key_bits=2048),
-    ]
-
-
-def test_to_csv_rows_seed_shape() -> None:
-    records = G.to_csv_rows(csv_fixture_rows())
-    assert records == [
-        {"device": "CPU", "algorithm": "RSA-2048", "time": 0.02, "bandwidth": 52428800.0},
-        {"device": "CPU", "algorithm": "RSA-2048", "time": 0.025, "bandwidth": 41943040.0},
-        {"device": "CPU", "algorithm": "ECDH-Curve25519", "time": 0.016, "bandwidth": 65536000.0},
-    ]
-
-
-def test_csv_text_header_and_other_devices() -> None:
-    rows = csv_fixture_rows()[1:3]
-    rows[1] = rows[1] | {"device": "FST-01", "bytes_per_op": None, "ops_per_block": 2}
-    assert G.csv_text(rows) == (
-        "device,algorithm,time,bandwidth\n"
-        "CPU,RSA-2048,0.02,52428800.0\n"
-        "CPU,RSA-2048,0.025,41943040.0\n"
-        "FST-01,ECDH-Curve25519,0.008,\n"
-    )
-    assert G.csv_text([]) == "device,algorithm,time,bandwidth\n"
