@@ -286,6 +286,10 @@ def execute(
             run.remove_run_containers(h.client, workspace.run_id)
         for t in threads:
             t.join(timeout=30)
+        # A worker may have started its next container (harness after smoke
+        # test) between the first sweep and seeing the cancel flag.
+        for h in hosts.values():
+            run.remove_run_containers(h.client, workspace.run_id)
         raise
     return [outcomes[p.name] for p in plans]
 
