@@ -7,6 +7,7 @@ Run ``invoke --list`` for the tasks and ``invoke --help TASK`` for flags.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from collections.abc import Callable, Sequence
@@ -18,7 +19,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, emulation, engine, export, pipeline, reports, run
+from archbench import archiver, bases, emulation, engine, export, pipeline, reports, run
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
@@ -118,13 +119,37 @@ def _pipeline(
     cpuset: str | None = None,
     resume: str = "",
     suites: Sequence[str] = (),
+    from_archive: str = "",
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
-    if resume:
+    arc = archiver.open_archive(Path(from_archive), Path(s["work"])) if from_archive else None
+    if arc is not None and not resume:
+        archived = archiver.run_manifest(arc)
+        m = matrix_mod.parse(archived.matrix_text, f"matrix.yml of archive {arc.root}")
+        chosen = archiver.local_targets(m, arc.manifest, _split(target), _archs(arch))
+        manifest = archived.model_copy(
+            update={
+                "run_id": new_run_id(),
+                "started_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "targets": tuple(t.name for t in chosen),
+                "overrides": {**archived.overrides, **(overrides or {})},
+                "seconds": {},
+                "archive": arc.ref,
+            }
+        )
+        overrides, repeat, cpuset, suites = (
+            manifest.overrides,
+            manifest.repeat,
+            manifest.cpuset,
+            manifest.suites,
+        )
+    elif resume:
         manifest = store.load_manifest(resume)
         m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
+        if manifest.archive is not None or arc is not None:
+            chosen = archiver.resume_targets(manifest, arc, m)
         overrides, repeat, cpuset = manifest.overrides, manifest.repeat, manifest.cpuset
         suites = manifest.suites
     else:
@@ -151,6 +176,9 @@ def _pipeline(
     plans = pipeline.plan(
         m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset, suites=suites
     )
+    if arc is not None:
+        loaded = archiver.load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
+        plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
     if not build_only:
         store.save_manifest(manifest)
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
@@ -209,6 +237,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
         "gnupg, sodium, taler-helper (settings from the matrix, else the suite's defaults)",
+        "from_archive": "DIR (or .tar) written by 'invoke archive': verify it, load its images "
+        "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",
     }
 )
 @_errors_to_exit
@@ -227,6 +257,7 @@ def bench(
     max_time: float | None = None,
     resume: str = "",
     suite: str = "",
+    from_archive: str = "",
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     store, run_id, outcomes = _pipeline(
@@ -241,6 +272,7 @@ def bench(
         cpuset=cpuset or None,
         resume=resume,
         suites=_split(suite),
+        from_archive=from_archive,
     )
     for o in outcomes:
         if o.ok and o.result_paths:
@@ -250,6 +282,31 @@ def bench(
     if any(o.ok for o in outcomes):
         print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
     _raise_failures(outcomes)
+
+
+@task(
+    help={
+        "run_id": "the run to archive (a directory name under the results directory)",
+        "out": "directory to write (default: archives/<run-id>); must not exist",
+        "tar": "write <out>.tar (uncompressed) instead of the directory",
+        "plots": "render the report's bar charts too (--no-plots: tables and exports only)",
+        "results": "results directory (default from invoke.yaml: results)",
+    }
+)
+@_errors_to_exit
+def archive(
+    c: Context, run_id: str, out: str = "", tar: bool = False, plots: bool = True, results: str = ""
+) -> None:
+    """Write a run's images (docker save), matrix, results and report into one directory."""
+    store = ResultStore(Path(results or _settings(c)["results"]))
+    summary = archiver.create(
+        store, run_id, Path(out or f"archives/{run_id}"), tar=tar, plots=plots
+    )
+    print(
+        f"wrote {summary.path}: {summary.total_bytes / 1e6:.0f} MB in {summary.seconds:.1f} s, "
+        f"archive {summary.archive_id}, manifest sha256 {summary.manifest_sha256}"
+    )
+    print(f"rerun elsewhere: invoke bench --from-archive {summary.path}")
 
 
 @task(help={**_SELECT_HELP, "rebuild": "rebuild bases and images even when up to date"})

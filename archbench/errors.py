@@ -67,6 +67,12 @@ class TargetsFailed(ArchbenchError):
     exit_code = 10
 
 
+class ArchiveError(ArchbenchError):
+    """An archive (``invoke archive`` / ``--from-archive``) is invalid, damaged or incomplete."""
+
+    exit_code = 11
+
+
 class Interrupted(ArchbenchError):
     """Ctrl-C stopped a run; finished results were kept and can be resumed."""
 

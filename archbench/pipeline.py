@@ -23,7 +23,8 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import bases, emulation, images, importer, run
+from archbench import archiver, bases, emulation, images, importer, run
+from archbench.archive import ArchivedImage
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
 from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Recipe, Suites, Target
@@ -51,6 +52,8 @@ class TargetPlan:
     """The matrix host (None: the environment's engine)."""
     recipe: Recipe | None = None
     """Build steps of the profile beyond its packages (``taler-helper``)."""
+    archived: ArchivedImage | None = None
+    """``--from-archive``: run this loaded image; nothing is bootstrapped or built."""
 
     @property
     def name(self) -> str:
@@ -320,41 +323,54 @@ def _execute_one(
         # remote host the smoke test below is the check.
         with timed("preflight"):
             qemu = emulation.check(arch).qemu_version
-    with timed("base"):
-        base = bases.ensure_base(
-            client,
-            p.target.base,
-            p.base,
-            arch,
-            work_dir=ws.work_dir,
-            log_dir=ws.log_dir,
-            on_line=on_line,
-            rebuild=rebuild,
-        )
-    if p.emulated:
-        with timed("smoke"):
-            with h.lock:
-                first = arch not in h.smoked
-            if first:
-                run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
+    if p.archived is not None:
+        # The archived image, loaded and checked by id, is run by id: no base, no build.
+        with timed("image"):
+            image_id = run_image = archiver.check_image(client, p.archived.entry)
+        image_tag, base_tag = p.archived.entry.tag, p.archived.entry.base_image
+        base_built = p.archived.entry.base_built
+        if p.emulated:
+            with timed("smoke"):
+                run.smoke_test(client, image_id, arch, run_id=ws.run_id)
+                qemu_cpu = run.emulated_cpu(client, image_id, arch)
+    else:
+        with timed("base"):
+            base = bases.ensure_base(
+                client,
+                p.target.base,
+                p.base,
+                arch,
+                work_dir=ws.work_dir,
+                log_dir=ws.log_dir,
+                on_line=on_line,
+                rebuild=rebuild,
+            )
+        if p.emulated:
+            with timed("smoke"):
                 with h.lock:
-                    h.smoked.add(arch)
-            qemu_cpu = run.emulated_cpu(client, base.tag, arch)
-    spec = images.plan_image(
-        arch, p.target.profile, p.packages, base.tag, base.image_id, recipe=p.recipe
-    )
-    with timed("image"):
-        image_id, reused = images.ensure_image(
-            client,
-            spec,
-            log_path=ws.log_dir / f"{name}.build.log",
-            on_line=on_line,
-            rebuild=rebuild,
-            network_mode=p.host.build_network if p.host else None,
+                    first = arch not in h.smoked
+                if first:
+                    run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
+                    with h.lock:
+                        h.smoked.add(arch)
+                qemu_cpu = run.emulated_cpu(client, base.tag, arch)
+        spec = images.plan_image(
+            arch, p.target.profile, p.packages, base.tag, base.image_id, recipe=p.recipe
         )
-    if build_only:
-        outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
-        return
+        with timed("image"):
+            image_id, reused = images.ensure_image(
+                client,
+                spec,
+                log_path=ws.log_dir / f"{name}.build.log",
+                on_line=on_line,
+                rebuild=rebuild,
+                network_mode=p.host.build_network if p.host else None,
+            )
+        if build_only:
+            outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
+            return
+        image_tag = run_image = spec.tag
+        base_tag, base_built = base.tag, base.built or None
     info = client.info()
     execution = Execution(
         emulated=p.emulated,
@@ -363,16 +379,17 @@ def _execute_one(
         qemu_version=qemu,
         qemu_cpu=qemu_cpu,
         image_id=image_id,
-        image_tag=spec.tag,
+        image_tag=image_tag,
         image_digest=next(iter(client.images.get(image_id).attrs.get("RepoDigests") or []), None),
-        base_image=base.tag,
-        base_built=base.built or None,
+        base_image=base_tag,
+        base_built=base_built,
         docker_host=f"{h.name} ({p.host.display})" if p.host else LOCAL_HOST,
         engine_version=engine_version(client),
         host_kernel=str(info.get("KernelVersion") or "") or None,
         host_parallel_runs=h.slots,
         cpuset=p.cpuset,
         repeat_count=p.repeat,
+        archive=p.archived.ref if p.archived else None,
     )
     target = TargetInfo(
         name=name,
@@ -390,7 +407,7 @@ def _execute_one(
         with timed(stage):
             doc, stderr = run.run_harness(
                 client,
-                spec.tag,
+                run_image,
                 arch,
                 p.suites,
                 run_id=ws.run_id,

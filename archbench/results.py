@@ -235,6 +235,16 @@ class TargetInfo(_Frozen):
     profile: str
 
 
+class ArchiveRef(_Frozen):
+    """The archive (``invoke archive``) a rerun took its images and matrix from."""
+
+    archive_id: str
+    manifest_sha256: str
+    """sha256 (hex) of the archive's ``manifest.json`` bytes: names its exact content."""
+    source_run_id: str
+    """The run that was archived."""
+
+
 class Execution(_Frozen):
     """How the harness was executed: host facts the container cannot see."""
 
@@ -261,6 +271,8 @@ class Execution(_Frozen):
     repeat_index: int = Field(default=1, ge=1)
     repeat_count: int = Field(default=1, ge=1)
     """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
+    archive: ArchiveRef | None = None
+    """Set when ``invoke bench --from-archive`` ran the archived image (nothing built)."""
 
 
 class Reference(_Frozen):
@@ -447,6 +459,8 @@ class RunManifest(_Frozen):
     seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
     suites: tuple[str, ...] = ()
     """``--suite``: the suites this run was limited to (empty: the matrix's enabled ones)."""
+    archive: ArchiveRef | None = None
+    """Set for ``invoke bench --from-archive``: the archive whose images and matrix it reran."""
 
 
 @dataclass(frozen=True)
