@@ -26,7 +26,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import tarfile
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -444,18 +446,26 @@ def extract_tar(tar_path: Path, dest_parent: Path) -> Path:
             # Unpacked before: verify() checks it against its manifest.
             return dest
         dest_parent.mkdir(parents=True, exist_ok=True)
-        for m in members:
-            target = dest_parent / m.name
-            if m.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            src = tar.extractfile(m)
-            if src is None:
-                raise ArchiveError(f"{tar_path}: member {m.name!r} has no data")
-            with src, target.open("xb") as out:
-                while chunk := src.read(_CHUNK):
-                    out.write(chunk)
+        # Unpacked beside its place and renamed when whole: an interrupted
+        # unpack never looks like an archive.
+        tmp = Path(tempfile.mkdtemp(prefix=f".{top}.partial-", dir=dest_parent))
+        try:
+            for m in members:
+                target = tmp.joinpath(*PurePosixPath(m.name).parts[1:])
+                if m.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                src = tar.extractfile(m)
+                if src is None:
+                    raise ArchiveError(f"{tar_path}: member {m.name!r} has no data")
+                with src, target.open("xb") as out:
+                    while chunk := src.read(_CHUNK):
+                        out.write(chunk)
+            tmp.rename(dest)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     return dest
 
 
