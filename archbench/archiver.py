@@ -14,6 +14,7 @@ bootstrapping or building anything.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import shutil
 import time
@@ -161,9 +162,17 @@ def create(
         EngineError: an engine cannot be reached or fails while saving.
     """
     started = time.monotonic()
-    archive.check_relpath(run_id, "RUN_ID")
-    if "/" in run_id:
-        raise ArchiveError(f"RUN_ID: {run_id!r} is a path; give the run id alone")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", run_id):
+        raise ArchiveError(
+            f"RUN_ID: {run_id!r} is not a run id (letters, digits and ._- only, e.g. "
+            "20261201T090000Z-1a2b3c: a directory name under the results directory)"
+        )
+    if not (store.root / run_id / MANIFEST_NAME).is_file():
+        known = ", ".join(store.runs()[-5:]) or "none"
+        raise ArchiveError(
+            f"no run {run_id!r} with a run manifest in {store.root} (latest runs: {known}); "
+            "pass --results DIR if it is stored elsewhere"
+        )
     run = store.load_manifest(run_id)
     final = out.with_name(out.name + ".tar") if tar else out
     if final.exists():

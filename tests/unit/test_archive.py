@@ -7,6 +7,7 @@ import json
 import os
 import posixpath
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,19 @@ def test_any_accepted_path_stays_below_the_root(path: str) -> None:
     joined = posixpath.normpath(posixpath.join("/archive", str(rel)))
     assert joined.startswith("/archive/")
     assert "\\" not in path and "\x00" not in path
+
+
+@given(st.text(alphabet="ab./\\-_", max_size=30))
+@settings(max_examples=300)
+def test_resolve_inside_never_leaves_the_root(path: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "arc"
+        root.mkdir()
+        try:
+            resolved = resolve_inside(root, path)
+        except ArchiveError:
+            return
+        assert resolved.is_relative_to(root.resolve()) and resolved != root.resolve()
 
 
 @given(_valid_paths, st.integers(min_value=0, max_value=8), st.sampled_from(["..", ".", ""]))
