@@ -123,6 +123,8 @@ def _pipeline(
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
+    if from_archive and rebuild:
+        raise MatrixError("--rebuild and --from-archive: a rerun runs the archived images as is")
     arc = archiver.open_archive(Path(from_archive), Path(s["work"])) if from_archive else None
     if arc is not None and not resume:
         archived = archiver.run_manifest(arc)
