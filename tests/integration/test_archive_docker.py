@@ -11,6 +11,7 @@ the archive and the new result records which archive it came from.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -25,6 +26,7 @@ import docker.errors
 import pytest
 
 from archbench import archive, archiver, engine, pipeline
+from archbench.errors import ArchiveError
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.results import ResultStore, RunManifest, new_run_id
@@ -193,3 +195,15 @@ def test_archive_round_trip(
     assert logs == ["arc-amd64.harness.log"]
     unpacked = tmp_path / "work" / "from-archive" / "arc"
     assert archive.verify(unpacked, check_hashes=False).manifest == m
+
+    # A manifest that names another id than its tar holds: loading says so, and the
+    # rerun's image check refuses an id the engine does not have.
+    forged_id = "sha256:" + "0" * 64
+    raw = json.loads((unpacked / archive.MANIFEST_FILE).read_text(encoding="utf-8"))
+    raw["images"][0]["id"] = forged_id
+    (unpacked / archive.MANIFEST_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    forged = archive.verify(unpacked, check_hashes=False)
+    with pytest.raises(ArchiveError, match=f"gave image id\\(s\\) {image_id}, not {forged_id}"):
+        archiver.load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
+    with pytest.raises(ArchiveError, match=f"image {forged_id} .* is not on the engine"):
+        archiver.check_image(client, forged.manifest.images[0])
