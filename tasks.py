@@ -18,7 +18,17 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, compare_tables, emulation, engine, export, pipeline, reports, run
+from archbench import (
+    bases,
+    compare_tables,
+    emulation,
+    engine,
+    export,
+    gnunet_perf_tables,
+    pipeline,
+    reports,
+    run,
+)
 from archbench import compare as compare_mod
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
@@ -355,6 +365,7 @@ def report(
         stale.unlink()
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir)
+    paths += gnunet_perf_tables.write(chosen, out_dir)
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
