@@ -116,11 +116,15 @@ def _ratio(r: WitnessRow) -> str:
     return f"{low}×" if low == high else f"{low}–{high}×"
 
 
+def _gnunet(r: WitnessRow) -> str:
+    # The truncation interval only where it shows at three significant digits.
+    low = format_time_ns(r.gnunet_low_ns) if r.gnunet_low_ns else "0"
+    high = format_time_ns(r.gnunet_high_ns)
+    return low if low == high else f"[{low}, {high})"
+
+
 def _cells(r: WitnessRow) -> list[str]:
-    gnunet = format_time_ns(r.gnunet_low_ns) if r.gnunet_low_ns else "0"
-    if r.gnunet_high_ns > r.gnunet_low_ns:
-        gnunet = f"[{gnunet}, {format_time_ns(r.gnunet_high_ns)})"
-    return [r.target, r.label, format_time_ns(r.archbench_ns), gnunet, _ratio(r)]
+    return [r.target, r.label, format_time_ns(r.archbench_ns), _gnunet(r), _ratio(r)]
 
 
 NOTE: Final = (
