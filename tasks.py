@@ -218,8 +218,9 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "warmup": "blindsig: override warmup repetitions (run and discarded)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
-        "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
-        "gnupg, sodium, taler-helper (settings from the matrix, else the suite's defaults)",
+        "suite": "run only these suites, comma-separated: "
+        + ", ".join(matrix_mod.SUITE_NAMES)
+        + " (settings from the matrix, else the suite's defaults)",
     }
 )
 @_errors_to_exit
