@@ -54,11 +54,11 @@ class RowKey:
 
     @property
     def label(self) -> str:
-        """Human-readable row name, e.g. ``blindsig RSA-2048 signing``."""
+        """Human-readable row name, e.g. ``blindsig RSA-2048 key generation``."""
         scheme = f"{self.scheme}-{self.key_bits}" if self.key_bits else self.scheme
         param = f" {self.param}" if self.param else ""
         procs = f" ×{self.processes}" if self.processes > 1 else ""
-        return f"{self.suite} {scheme}{param} {self.operation}{procs}"
+        return f"{self.suite} {scheme}{param} {self.operation.replace('_', ' ')}{procs}"
 
 
 @dataclass(frozen=True)
