@@ -26,7 +26,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import __version__, archive, engine, export, reports
+from archbench import __version__, archive, engine, export, gnunet_perf_tables, reports
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
 from archbench.archive import (
@@ -201,8 +201,10 @@ def create(
         copied = ResultStore(tmp / "results")
         loaded, bad = copied.load_all([run_id])
         report_dir = tmp / "report"
+        # The files 'invoke report --run RUN_ID' writes, with its default options.
         written = reports.write_reports(loaded, bad, report_dir)
         written += export.write_exports(loaded, report_dir)
+        written += gnunet_perf_tables.write(loaded, report_dir)
         if plots:
             written += plots_mod.write_plots(loaded, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")

@@ -49,7 +49,7 @@ Operation = Literal[
 ]
 Scheme = Literal["CS", "RSA"]
 
-APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module"})
+APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"})
 """Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
 
 
