@@ -111,6 +111,7 @@ COLUMNS: Final = (
     "cpuset",
     "base_built",
     "docker_host",
+    "archive_id",
     "reference_source",
     "reference_citation",
 )
@@ -273,6 +274,7 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "cpuset": execution.cpuset if execution else None,
         "base_built": execution.base_built if execution else None,
         "docker_host": execution.docker_host if execution else None,
+        "archive_id": execution.archive.archive_id if execution and execution.archive else None,
         "reference_source": reference.source if reference else None,
         "reference_citation": reference.citation if reference else None,
     }

@@ -12,7 +12,7 @@ from helpers import result, row
 
 from archbench import export, reference
 from archbench.errors import ReportError
-from archbench.results import Result
+from archbench.results import ArchiveRef, Result
 from archbench.stats import summarize
 
 
@@ -134,3 +134,20 @@ def test_unwritable_directory(tmp_path: Path, measured: Result) -> None:
     blocker.write_text("", encoding="utf-8")
     with pytest.raises(ReportError, match="cannot write export"):
         export.write_exports([measured], blocker / "out")
+
+
+def test_rerun_from_an_archive_names_it(measured: Result) -> None:
+    assert measured.execution is not None
+    ref = ArchiveRef(
+        archive_id="20261201T090000Z-abc123-0011aabb",
+        manifest_sha256="1" * 64,
+        source_run_id="20261201T090000Z-abc123",
+    )
+    rerun = measured.model_copy(
+        update={"execution": measured.execution.model_copy(update={"archive": ref})}
+    )
+    frame = export.tidy_frame([measured, rerun])
+    assert frame["archive_id"].isna().sum() == len(measured.harness.rows)
+    assert list(frame["archive_id"].dropna()) == ["20261201T090000Z-abc123-0011aabb"] * len(
+        rerun.harness.rows
+    )
