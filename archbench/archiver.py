@@ -26,7 +26,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import __version__, archive, engine, export, gnunet_perf_tables, reports
+from archbench import __version__, archive, archive_tar, engine, export, gnunet_perf_tables, reports
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
 from archbench.archive import (
@@ -229,7 +229,7 @@ def create(
         data = (manifest.model_dump_json(indent=2) + "\n").encode()
         (tmp / MANIFEST_FILE).write_bytes(data)
         if tar:
-            archive.write_tar(tmp, final)
+            archive_tar.write_tar(tmp, final)
             shutil.rmtree(tmp)
         else:
             tmp.rename(final)
@@ -260,7 +260,7 @@ def open_archive(path: Path, work_dir: Path) -> VerifiedArchive:
         ArchiveError: not an archive, unsafe tar members, or a file whose
             size or sha256 differs from the manifest.
     """
-    root = archive.extract_tar(path, work_dir / "from-archive") if path.is_file() else path
+    root = archive_tar.extract_tar(path, work_dir / "from-archive") if path.is_file() else path
     return archive.verify(root)
 
 

@@ -25,7 +25,7 @@ import docker
 import docker.errors
 import pytest
 
-from archbench import archive, archiver, engine, pipeline
+from archbench import archive, archive_tar, archiver, engine, pipeline
 from archbench.errors import ArchiveError
 from archbench.matrix import load
 from archbench.platforms import Arch
@@ -148,7 +148,7 @@ def test_archive_round_trip(
 
     # The reviewer gets it as one tar: --from-archive unpacks it (checking every member).
     packed = tmp_path / "arc.tar"
-    archive.write_tar(out, packed)
+    archive_tar.write_tar(out, packed)
     shutil.rmtree(out)
 
     results = tmp_path / "rerun-results"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import archive
+from archbench import archive, archive_tar
 from archbench.archive import (
     ArchiveManifest,
     FileEntry,
@@ -270,18 +270,18 @@ def test_tar_round_trip(tmp_path: Path) -> None:
     root.mkdir()
     written = _make_archive(root)
     out = tmp_path / "arc.tar"
-    archive.write_tar(root, out)
+    archive_tar.write_tar(root, out)
     with tarfile.open(out) as tar:
         names = tar.getnames()
         assert names[0] == "arc/manifest.json"
         assert all(m.uid == 0 and m.uname == "" for m in tar.getmembers())
-    unpacked = archive.extract_tar(out, tmp_path / "unpacked")
+    unpacked = archive_tar.extract_tar(out, tmp_path / "unpacked")
     assert unpacked == tmp_path / "unpacked" / "arc"
     assert verify(unpacked).manifest == written
     # Unpacked before: the same directory is returned, not overwritten.
-    assert archive.extract_tar(out, tmp_path / "unpacked") == unpacked
+    assert archive_tar.extract_tar(out, tmp_path / "unpacked") == unpacked
     with pytest.raises(ArchiveError, match="exists already"):
-        archive.write_tar(root, out)
+        archive_tar.write_tar(root, out)
 
 
 def _tar_with(tmp_path: Path, member: tarfile.TarInfo, data: bytes = b"") -> Path:
@@ -315,7 +315,7 @@ def test_extract_refuses_unsafe_members(
     evil = _tar_with(tmp_path, member, b"x" if kind == tarfile.REGTYPE else b"")
     dest = tmp_path / "dest"
     with pytest.raises(ArchiveError, match=message):
-        archive.extract_tar(evil, dest)
+        archive_tar.extract_tar(evil, dest)
     assert not dest.exists()
     assert not (tmp_path / "escape").exists()
 
@@ -324,7 +324,7 @@ def test_extract_refuses_a_non_tar(tmp_path: Path) -> None:
     path = tmp_path / "x.tar"
     path.write_bytes(os.urandom(100))
     with pytest.raises(ArchiveError, match="not an uncompressed tar"):
-        archive.extract_tar(path, tmp_path / "dest")
+        archive_tar.extract_tar(path, tmp_path / "dest")
 
 
 def _result(target: str, image_id: str, host: str = "local") -> Result:
