@@ -11,13 +11,12 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import difflib
-import io
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,10 +28,22 @@ from pydantic import (
     model_validator,
 )
 
+from archbench import grammar, messages, safe_load
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
 
 MATRIX_VERSION = 1
+MAX_MATRIX_BYTES: Final = 4 * 1024 * 1024
+
+# Strings that reach a root shell, debootstrap's argv, a Dockerfile or a file
+# name, each checked against its grammar (archbench.grammar).
+PackageSpec = Annotated[StrictStr, AfterValidator(grammar.check_package)]
+Name = Annotated[StrictStr, AfterValidator(grammar.check_name)]
+BaseName = Annotated[StrictStr, AfterValidator(grammar.check_base_name)]
+TargetName = Annotated[StrictStr, AfterValidator(grammar.check_target_name)]
+SuiteName = Annotated[StrictStr, AfterValidator(grammar.check_suite)]
+MirrorUrl = Annotated[StrictStr, AfterValidator(grammar.check_mirror)]
+ImageRef = Annotated[StrictStr, AfterValidator(grammar.check_image)]
 
 
 class _Strict(BaseModel):
@@ -341,10 +352,10 @@ class Base(_Strict):
     """
 
     source: Literal["bootstrap", "pull"]
-    suite: StrictStr | None = None
+    suite: SuiteName | None = None
     variant: Literal["minbase", "buildd"] = "minbase"
-    mirror: StrictStr | None = None
-    image: StrictStr | None = None
+    mirror: MirrorUrl | None = None
+    image: ImageRef | None = None
 
     @model_validator(mode="after")
     def _source_fields(self) -> Base:
@@ -362,7 +373,7 @@ class Base(_Strict):
 class Source(_Strict):
     """A pinned upstream release tarball: its version, where to fetch it, its sha256."""
 
-    version: StrictStr = Field(min_length=1)
+    version: Annotated[StrictStr, AfterValidator(grammar.check_upstream_version)]
     url: StrictStr
     sha256: StrictStr
 
@@ -374,6 +385,7 @@ class Source(_Strict):
                 f"version {self.version} that the engine's image builds can reach "
                 "(archbench names no download host; a local mirror works)"
             )
+        grammar.check_tarball_url(self.url)
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(
                 f"sha256 {self.sha256!r}: pin the tarball with its 64-digit lowercase sha256"
@@ -398,7 +410,7 @@ class Profile(_Strict):
     """A dependency profile: Debian packages installed into the image, then an optional recipe."""
 
     description: StrictStr = ""
-    packages: tuple[StrictStr, ...] = Field(min_length=1)
+    packages: tuple[PackageSpec, ...] = Field(min_length=1)
     recipe: Recipe | None = None
 
 
@@ -483,14 +495,14 @@ class Target(_Strict):
     demands native execution.
     """
 
-    name: StrictStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    name: TargetName
     arch: Arch
-    base: StrictStr
-    profile: StrictStr = "slim"
+    base: BaseName
+    profile: Name = "slim"
     emulate: StrictBool | None = None
     cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
-    host: StrictStr = LOCAL_HOST
+    host: Name = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
 
@@ -515,9 +527,9 @@ class Matrix(_Strict):
 
     version: Literal[1] = Field(description="matrix format version")
     defaults: Suites = DEFAULT_SUITES
-    bases: dict[str, Base] = Field(min_length=1)
-    profiles: dict[str, Profile] = Field(min_length=1)
-    hosts: dict[str, Host] = Field(default_factory=dict)
+    bases: dict[BaseName, Base] = Field(min_length=1)
+    profiles: dict[Name, Profile] = Field(min_length=1)
+    hosts: dict[Name, Host] = Field(default_factory=dict)
     targets: tuple[Target, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -584,26 +596,8 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last)."""
-
-
-def _construct_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node)
-        if key in mapping:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        mapping[key] = loader.construct_object(value_node, deep=True)
-    return mapping
-
-
-UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
+UniqueKeyLoader = safe_load.BoundedLoader
+"""SafeLoader that rejects duplicate keys and bounds nesting and aliases (kept for importers)."""
 
 
 def _key_path(loc: Sequence[str | int], data: Any) -> str:
@@ -661,22 +655,25 @@ def _allowed_keys(loc: Sequence[str | int]) -> Sequence[str]:
 
 def _explain(err: ValidationError, data: Any, source: str, prefix: tuple[str, ...] = ()) -> str:
     lines = [f"{source}: invalid matrix ({err.error_count()} problem(s)):"]
-    for e in err.errors():
+    for e in err.errors()[:_MAX_PROBLEMS]:
         loc = [*prefix, *e["loc"]]
         if e["type"] == "extra_forbidden":
             key = str(loc[-1])
             allowed = _allowed_keys(loc)
             where = _key_path(loc, data)
             lines.append(
-                f"  {where}: unknown key {key!r}; allowed: {', '.join(allowed)}"
-                + did_you_mean(key, allowed)
+                f"  {where}: unknown key {safe_load.quote(key)}; allowed: {', '.join(allowed)}"
+                + did_you_mean(key[:100], allowed)
             )
             continue
-        msg = str(e["msg"]).removeprefix("Value error, ")
-        if e["type"].endswith("_type") or e["type"] in {"literal_error", "enum"}:
-            msg += f" (got {e['input']!r}, a {type(e['input']).__name__})"
+        msg = messages.problem(e)
         lines.append(f"  {_key_path(loc, data)}: {msg}" if loc else f"  {msg}")
+    if err.error_count() > _MAX_PROBLEMS:
+        lines.append(f"  … and {err.error_count() - _MAX_PROBLEMS} more")
     return "\n".join(lines)
+
+
+_MAX_PROBLEMS: Final = 20
 
 
 def parse(text: str, source: str = "matrix.yml") -> Matrix:
@@ -689,13 +686,7 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
         MatrixError: YAML syntax error, duplicate key, or any schema problem;
             the message names ``source``, the key path and the allowed values.
     """
-    try:
-        # A named stream makes PyYAML's marks say 'in "matrix.yml", line 3'.
-        stream = io.StringIO(text)
-        stream.name = source
-        data = yaml.load(stream, Loader=UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise MatrixError(f"{source}: not valid YAML: {exc}") from exc
+    data = safe_load.load_yaml(text, source, MatrixError)
     if not isinstance(data, dict):
         raise MatrixError(f"{source}: expected a mapping with version, bases, profiles, targets")
     try:
@@ -751,8 +742,13 @@ def load(path: Path) -> Matrix:
     Raises:
         MatrixError: the file is missing or invalid (see :func:`parse`).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MatrixError(f"{path}: cannot read the matrix: {exc.strerror}") from exc
-    return parse(text, str(path))
+    return parse(read_matrix_text(path), str(path))
+
+
+def read_matrix_text(path: Path) -> str:
+    """The text of a matrix file: at most 4 MiB of UTF-8.
+
+    Raises:
+        MatrixError: unreadable, too large or not UTF-8; the message names the file.
+    """
+    return safe_load.read_text(path, MatrixError, "the matrix", MAX_MATRIX_BYTES)
