@@ -129,11 +129,7 @@ def check_base_name(value: str) -> str:
     Raises:
         ValueError: anything else (e.g. ``a..b``, ``a-``, upper case).
     """
-    if (
-        len(value) > MAX_NAME
-        or not _ascii(value)
-        or not re.fullmatch(DOCKER_PATH_COMPONENT, value)
-    ):
+    if len(value) > MAX_NAME or not _ascii(value) or not re.fullmatch(DOCKER_PATH_COMPONENT, value):
         raise _bad(
             "base name",
             value,

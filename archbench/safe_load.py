@@ -108,11 +108,11 @@ class BoundedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
 
-    def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D102  # PyYAML's hook
+    def compose_node(self, parent: Any, index: Any) -> Any:  # PyYAML's hook
         self._depth += 1
         try:
             if self._depth > self.max_depth:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise _Limits(
                     f"nested deeper than {self.max_depth} levels{_where(mark)}; "
                     "no archbench file needs that"
@@ -121,7 +121,7 @@ class BoundedLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
-    def get_single_data(self) -> Any:  # noqa: D102  # PyYAML's hook
+    def get_single_data(self) -> Any:  # PyYAML's hook
         node = self.get_single_node()
         if node is None:
             return None
@@ -142,8 +142,8 @@ def _count_expanded(root: yaml.Node, limit: int) -> None:
         count += 1
         if count > limit:
             raise _Limits(
-                f"more than {limit} values once aliases (*name) are expanded{_where(root.start_mark)}"
-                "; an alias bomb or a generated file, not a configuration"
+                f"more than {limit} values once aliases (*name) are expanded"
+                f"{_where(root.start_mark)}; an alias bomb or a generated file, not a configuration"
             )
         if isinstance(node, yaml.SequenceNode):
             stack.extend(node.value)
@@ -201,17 +201,17 @@ _JSON_TOKENS: Final = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
 def json_depth(text: str, limit: int = MAX_DEPTH) -> int:
-    """Deepest nesting of ``[``/``{`` in JSON ``text`` (strings skipped), stopping past ``limit``."""
+    """Deepest nesting of ``[``/``{`` in JSON ``text`` (strings skipped), stops past ``limit``."""
     depth = deepest = 0
     for match in _JSON_TOKENS.finditer(text):
-        token = match.group()
-        if token in "[{":
+        bracket = match.group()
+        if bracket in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > limit:
                     return deepest
-        elif token in "]}":
+        elif bracket in "]}":
             depth -= 1
     return deepest
 

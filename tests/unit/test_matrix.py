@@ -82,7 +82,9 @@ def test_unknown_architecture_suggests_the_closest() -> None:
 
 def test_wrong_type_names_the_value() -> None:
     msg = _err(GOOD.replace("repetitions: 5", "repetitions: '5'"))
-    assert "targets[1] (r).suites.blindsig.repetitions: must be a whole number (got '5', a str)" in msg
+    assert (
+        "targets[1] (r).suites.blindsig.repetitions: must be a whole number (got '5', a str)" in msg
+    )
     assert "got '5', a str" in msg
 
 
