@@ -258,6 +258,7 @@ def bench(
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     # Every flag is checked before the matrix is read or an engine is called.
     overrides = _overrides(iterations, repetitions, rsa_bits, warmup, max_time)
+    _split(target, "--target"), _archs(arch)
     store, run_id, outcomes = _pipeline(
         c,
         arch,

@@ -560,13 +560,10 @@ def _setup_problem(err: dict[str, Any]) -> str:
         return f"  {where}: unknown key {key!r}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    value = err.get("input")
-    if err["type"] == "string_type" and isinstance(value, int | float):
+    msg = messages.problem(err)
+    if err["type"] == "string_type" and isinstance(err.get("input"), int | float):
         # YAML reads 0.19 and 1.10 as numbers; versions must be quoted.
-        msg += f" (got {value!r}, a {type(value).__name__}: write it in quotes)"
-    elif err["type"].endswith("_type"):
-        msg += f" (got {value!r}, a {type(value).__name__})"
+        msg = msg.removesuffix(")") + ": write it in quotes)"
     return f"  {where}: {msg}"
 
 

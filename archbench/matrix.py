@@ -11,6 +11,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
@@ -329,8 +330,8 @@ class Suites(_Strict):
         for name in names:
             if name not in SUITE_NAMES:
                 raise MatrixError(
-                    f"--suite: unknown suite {name!r}; suites: {', '.join(SUITE_NAMES)}"
-                    + did_you_mean(name, SUITE_NAMES)
+                    f"--suite: unknown suite {safe_load.quote(name)}; suites: "
+                    f"{', '.join(SUITE_NAMES)}" + did_you_mean(name[:100], SUITE_NAMES)
                 )
         chosen: dict[str, Any] = {}
         for name in names:
@@ -381,14 +382,15 @@ class Source(_Strict):
     def _pinned(self) -> Source:
         if not self.url.startswith(("https://", "http://")):
             raise ValueError(
-                f"url {self.url!r}: give the http(s):// URL of the release tarball of "
-                f"version {self.version} that the engine's image builds can reach "
+                f"url {safe_load.quote(self.url)}: give the http(s):// URL of the release "
+                f"tarball of version {self.version} that the engine's image builds can reach "
                 "(archbench names no download host; a local mirror works)"
             )
         grammar.check_tarball_url(self.url)
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(
-                f"sha256 {self.sha256!r}: pin the tarball with its 64-digit lowercase sha256"
+                f"sha256 {safe_load.quote(self.sha256)}: pin the tarball with its 64-digit "
+                "lowercase sha256"
             )
         return self
 
@@ -574,7 +576,8 @@ class Matrix(_Strict):
         for n in names:
             if n not in known:
                 raise MatrixError(
-                    f"no target named {n!r}; targets: {', '.join(known)}" + did_you_mean(n, known)
+                    f"no target named {safe_load.quote(n)}; targets: {', '.join(known)}"
+                    + did_you_mean(n[:100], known)
                 )
         chosen = [
             t
@@ -600,6 +603,11 @@ UniqueKeyLoader = safe_load.BoundedLoader
 """SafeLoader that rejects duplicate keys and bounds nesting and aliases (kept for importers)."""
 
 
+def _plain(key: str) -> str:
+    """A key or name for a message: as is when plain, else quoted and cut short."""
+    return key if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) else safe_load.quote(key, 40)
+
+
 def _key_path(loc: Sequence[str | int], data: Any) -> str:
     """Render a pydantic location as ``targets[1] (name).suites.blindsig``."""
     parts: list[str] = []
@@ -610,12 +618,12 @@ def _key_path(loc: Sequence[str | int], data: Any) -> str:
             if isinstance(node, list) and item < len(node):
                 node = node[item]
                 if isinstance(node, dict) and isinstance(node.get("name"), str):
-                    label += f" ({node['name']})"
+                    label += f" ({_plain(node['name'])})"
             parts.append(label)
         else:
             if item in {"function-after", "function-before"} or "[" in item:
                 continue
-            parts.append(("." if parts else "") + item)
+            parts.append(("." if parts else "") + _plain(item))
             node = node.get(item) if isinstance(node, dict) else None
     return "".join(parts) or "<top level>"
 

@@ -62,11 +62,17 @@ def read_bytes(
         error: the file cannot be read (named with ``what``) or is larger
             than ``max_bytes``.
     """
+    chunks: list[bytes] = []
+    size = 0
     try:
         with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
+            # In chunks: read(max_bytes + 1) would allocate the whole cap up front.
+            while size <= max_bytes and (chunk := fh.read(1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
     except OSError as exc:
         raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    data = b"".join(chunks)
     if len(data) > max_bytes:
         raise error(f"{path}: {what} is larger than {max_bytes // 1024} KiB; refusing to read it")
     return data
@@ -182,6 +188,9 @@ def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
             the limits, or a value PyYAML cannot build (an integer of more
             than 4300 digits); the message names ``source``.
     """
+    if _flow_depth(text) > MAX_DEPTH:
+        # PyYAML's scanner is quadratic in flow nesting ([[[[…): refuse before it runs.
+        raise error(f"{source}: refused: nested deeper than {MAX_DEPTH} levels ([ and {{)")
     try:
         loader = BoundedLoader(text)
         loader.name = source
@@ -192,9 +201,34 @@ def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
     except _Limits as exc:
         raise error(f"{source}: refused: {exc}") from None
     except yaml.YAMLError as exc:
-        raise error(f"{source}: not valid YAML: {_cut(str(exc))}") from None
+        detail = _cut(str(exc)).replace("\n", "\n  ")
+        raise error(f"{source}: not valid YAML: {detail}") from None
     except (ValueError, OverflowError, RecursionError) as exc:
         raise error(f"{source}: a value cannot be read: {_cut(str(exc))}") from None
+
+
+_YAML_FLOW_TOKENS: Final = re.compile(
+    r'"(?:[^"\\]|\\.)*"|\'(?:[^\']|\'\')*\'|(?:^|(?<=\s))#[^\n]*|[\[\]{}]', re.MULTILINE
+)
+
+
+def _flow_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """Deepest ``[``/``{`` nesting of YAML ``text`` outside quotes and comments.
+
+    Stops counting past ``limit``. Brackets inside plain scalars are counted
+    too; balanced ones (``http://h/[x]``) add one level only.
+    """
+    depth = deepest = 0
+    for match in _YAML_FLOW_TOKENS.finditer(text):
+        bracket = match.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                break
+        elif bracket in ("]", "}"):
+            depth = max(0, depth - 1)
+    return deepest
 
 
 _JSON_TOKENS: Final = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
