@@ -185,7 +185,7 @@ def test_an_absurd_imported_number_is_refused_before_writing(tmp_path: Path) -> 
     log = tmp_path / "perf_crypto_rsa.log"
     log.write_text("10x 2048-signing took 34 ms\n10x 2048-verifying took " + "9" * 400 + " ms\n")
     ctx = _ctx(tmp_path)
-    with pytest.raises(Exit, match="line 2: .* is longer than any run") as info:
+    with pytest.raises(Exit, match=r"line 2: .* is longer than any run") as info:
         TASKS.import_(ctx, logs=str(log), target="box", arch="amd64", cpu="c", cores="2")
     assert info.value.code == ResultsError.exit_code
     assert not (tmp_path / "results").exists()

@@ -30,9 +30,7 @@ BASE = {
 }
 
 # Text that leans on what matters: shell metacharacters, options, look-alikes, controls.
-SPICY = st.sampled_from(
-    list(";$`'\"\\|&<>(){}[]*?!~#%=:@/ \t\n\r\x00-+.,_") + ["с", "ｇ", "\u200b"]
-)
+SPICY = st.sampled_from([*";$`'\"\\|&<>(){}[]*?!~#%=:@/ \t\n\r\x00-+.,_", "с", "ｇ", "\u200b"])
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=80),
     st.text(alphabet=st.one_of(SPICY, st.characters(max_codepoint=0x7F)), max_size=80),
