@@ -150,7 +150,12 @@ def _pipeline(
         manifest = store.load_manifest(resume)
         m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
-        overrides, repeat, cpuset = manifest.overrides, manifest.repeat, manifest.cpuset
+        # run.json is a file like any other: its values are checked as the flags were.
+        where = f"{store.root / resume / 'run.json'}:"
+        overrides = dict(manifest.overrides)
+        flags.blindsig_overrides(overrides)
+        repeat = flags.integer(f"{where} repeat", manifest.repeat, 1, 100)
+        cpuset = flags.cpuset(f"{where} cpuset", manifest.cpuset)
         suites = manifest.suites
     else:
         path = Path(matrix or s["matrix"])
