@@ -627,7 +627,7 @@ def load_setup(
         MatrixError: the file is unreadable, not YAML, has duplicate keys, or
             fails :func:`parse_setup`.
     """
-    text = safe_load.read_text(path, MatrixError, "the setup file", 1024 * 1024)
+    text = safe_load.read_text(path, MatrixError, "the setup file", 256 * 1024)
     data = safe_load.load_yaml(text, str(path), MatrixError)
     if overrides and isinstance(data, dict):
         data = {**data, **overrides}

@@ -365,10 +365,12 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
     if data.get("format") != fmt:
-        raise ValueError(f"{source}: 'format' is {data.get('format')!r}, expected {fmt!r}")
+        raise ValueError(
+            f"{source}: 'format' is {safe_load.quote(data.get('format'))}, expected {fmt!r}"
+        )
     if data.get("version") != version:
         raise ValueError(
-            f"{source}: {fmt} version {data.get('version')!r} is not supported "
+            f"{source}: {fmt} version {safe_load.quote(data.get('version'))} is not supported "
             f"(this archbench reads version {version}); {fix}"
         )
 

@@ -34,7 +34,7 @@ MAX_BYTES: Final = 64 * 1024 * 1024
 """Default cap on a file's size (results files with raw tool logs reach a few MB)."""
 MAX_DEPTH: Final = 64
 """Deepest nesting of mappings/sequences accepted (matrix.yml needs 6)."""
-MAX_NODES: Final = 200_000
+MAX_NODES: Final = 20_000
 """Most YAML nodes accepted, aliases counted once per use (matrix.yml has ~300)."""
 QUOTE_LIMIT: Final = 80
 
@@ -113,10 +113,17 @@ class BoundedLoader(yaml.SafeLoader):
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._depth = 0
+        self._composed = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:  # PyYAML's hook
         self._depth += 1
+        self._composed += 1
         try:
+            if self._composed > self.max_nodes:
+                raise _Limits(
+                    f"more than {self.max_nodes} values{_where(self.peek_event().start_mark)}; "  # type: ignore[no-untyped-call]
+                    "a generated file, not a configuration"
+                )
             if self._depth > self.max_depth:
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise _Limits(
@@ -208,7 +215,8 @@ def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
 
 
 _YAML_FLOW_TOKENS: Final = re.compile(
-    r'"(?:[^"\\]|\\.)*"|\'(?:[^\']|\'\')*\'|(?:^|(?<=\s))#[^\n]*|[\[\]{}]', re.MULTILINE
+    r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|\'[^\']*+(?:\'\'[^\']*+)*+\'|(?:^|(?<=\s))#[^\n]*+|[\[\]{}]',
+    re.MULTILINE | re.DOTALL,
 )
 
 
@@ -231,7 +239,9 @@ def _flow_depth(text: str, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-_JSON_TOKENS: Final = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# Unrolled and possessive: a (?:a|b)* group over a 60 MB string would grow the regex
+# engine's stack per character (minutes and gigabytes); these run in linear time and memory.
+_JSON_TOKENS: Final = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{}]', re.DOTALL)
 
 
 def json_depth(text: str, limit: int = MAX_DEPTH) -> int:
