@@ -230,13 +230,14 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
 @task(
     help={
         **_SELECT_HELP,
-        "iterations": "blindsig: override operations per timed block (the thesis's 10x)",
-        "repetitions": "blindsig: override timed blocks per row",
+        "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
+        "repetitions": "blindsig: override timed blocks per row (1-10000)",
         "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
         "rebuild": "rebuild bases and images even when up to date",
-        "repeat": "independent container runs per target (fresh process each), merged in reports",
+        "repeat": "independent container runs per target (fresh process each), merged in reports "
+        "(1-100, default 1)",
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
-        "warmup": "blindsig: override warmup repetitions (run and discarded)",
+        "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
