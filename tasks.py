@@ -19,7 +19,20 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, emulation, engine, export, flags, outputs, pipeline, reports, run
+from archbench import (
+    bases,
+    compare_tables,
+    emulation,
+    engine,
+    export,
+    flags,
+    gnunet_perf_tables,
+    outputs,
+    pipeline,
+    reports,
+    run,
+)
+from archbench import compare as compare_mod
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
@@ -240,8 +253,9 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
-        "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
-        "gnupg, sodium, taler-helper (settings from the matrix, else the suite's defaults)",
+        "suite": "run only these suites, comma-separated: "
+        + ", ".join(matrix_mod.SUITE_NAMES)
+        + " (settings from the matrix, else the suite's defaults)",
     }
 )
 @_errors_to_exit
@@ -387,6 +401,7 @@ def report(
     out_dir = Path(out or s["reports"])
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir)
+    paths += gnunet_perf_tables.write(chosen, out_dir)
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
@@ -581,3 +596,70 @@ def import_(
     print(f"wrote {saved}")
     print()
     print(reports.render_markdown_table(result))
+
+
+def _number(flag: str, text: str, ok: Callable[[float], bool], allowed: str) -> float:
+    """``--flag`` as a float, or a ReportError naming the flag, the value and what is allowed."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not ok(value):
+        raise ReportError(f"--{flag} {text!r}: give {allowed}")
+    return value
+
+
+@task(
+    help={
+        "results": "results directory (default from invoke.yaml: results)",
+        "out": "where compare-<A>-vs-<B>.tex/.csv go (default from invoke.yaml: reports/out)",
+        "target": "only these targets, comma-separated",
+        "arch": "only these architectures: " + ", ".join(Arch.keys()),
+        "suite": "only rows of these suites, comma-separated (e.g. blindsig)",
+        "confidence": "confidence level of the bootstrap interval of B/A (default 0.95)",
+        "threshold": "smallest change called slower/faster, as a fraction (default 0.05)",
+    }
+)
+@_errors_to_exit
+def compare(
+    c: Context,
+    run_a: str,
+    run_b: str,
+    results: str = "",
+    out: str = "",
+    target: str | None = None,
+    arch: str | None = None,
+    suite: str | None = None,
+    confidence: str = "0.95",
+    threshold: str = "0.05",
+) -> None:
+    """Compare two runs row by row: B/A, its interval and a verdict (faster, slower, no change)."""
+    s = _settings(c)
+    level = _number("confidence", confidence, lambda v: 0.5 <= v < 1, "a level in [0.5, 1)")
+    change = _number("threshold", threshold, lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
+    targets, archs = _split(target, "--target"), [a.key for a in _archs(arch)]
+    suites = _split(suite, "--suite")
+    check_run_id(run_a, "RUN_A"), check_run_id(run_b, "RUN_B")
+    store = ResultStore(Path(results or s["results"]))
+    known = store.runs()
+    missing = [r for r in (run_a, run_b) if r not in known]
+    if missing:
+        raise ReportError(
+            f"no run {', '.join(missing)} in {store.root}; runs there: "
+            f"{', '.join(known[-8:]) or 'none'}"
+        )
+    sides = []
+    for run_id in (run_a, run_b):
+        loaded, failures = store.load_all([run_id])
+        for f in failures:
+            print(f"warning: skipped {f.message}")
+        sides.append(reports.select_results(loaded, targets=targets, archs=archs, suites=suites))
+    rows = compare_mod.compare(sides[0], sides[1], confidence=level, threshold=change)
+    if not rows:
+        raise ReportError(
+            f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
+            "key size and operation); select one target on each side with --target"
+        )
+    print(compare_tables.markdown(rows, run_a, run_b, level))
+    for p in compare_tables.write(rows, run_a, run_b, Path(out or s["reports"]), level):
+        print(f"wrote {p}")

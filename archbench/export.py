@@ -22,7 +22,7 @@ import pandas as pd
 
 from archbench.errors import ReportError
 from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
-from archbench.stats import repeatability, summarize
+from archbench.stats import median_interval, repeatability, summarize
 
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
@@ -76,6 +76,8 @@ COLUMNS: Final = (
     "iqr_ns",
     "cv",
     "per_op_ns",
+    "per_op_ns_ci_low",
+    "per_op_ns_ci_high",
     "ops_per_s",
     "mb_per_s",
     "thesis_ops",
@@ -140,6 +142,8 @@ _DTYPES: Final[dict[str, str]] = {
             "iqr_ns",
             "cv",
             "per_op_ns",
+            "per_op_ns_ci_low",
+            "per_op_ns_ci_high",
             "ops_per_s",
             "mb_per_s",
             "thesis_ms",
@@ -194,6 +198,7 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         if row.run_sizes is not None and len(row.run_sizes) > 1
         else None
     )
+    interval = median_interval(row.samples_ns)
     flags = stats.flags
     if reference is not None:
         flags = tuple(f for f in flags if f not in REFERENCE_IGNORED_FLAGS)
@@ -227,6 +232,8 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "iqr_ns": stats.iqr_ns,
         "cv": stats.cv,
         "per_op_ns": stats.per_op_ns,
+        "per_op_ns_ci_low": interval[0] / row.ops_per_block if interval else None,
+        "per_op_ns_ci_high": interval[1] / row.ops_per_block if interval else None,
         "ops_per_s": stats.ops_per_s,
         "mb_per_s": (
             stats.ops_per_s * row.bytes_per_op / 1e6 if row.bytes_per_op is not None else None

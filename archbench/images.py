@@ -85,6 +85,22 @@ def recipe_files(
     return ((f"recipes/{recipe.name}.sh", path.read_bytes()),)
 
 
+def gnunet_perf_files(
+    enabled: bool, template_dir: Path = TEMPLATE_DIR
+) -> tuple[tuple[str, bytes], ...]:
+    """Context files of the gnunet-perf build (``gnunet-perf/*``), none unless ``enabled``.
+
+    Raises:
+        FileNotFoundError: ``images/gnunet-perf`` is missing.
+    """
+    if not enabled:
+        return ()
+    found = sorted(p for p in (template_dir / "gnunet-perf").iterdir() if p.is_file())
+    if not found:
+        raise FileNotFoundError(f"no gnunet-perf build files in {template_dir / 'gnunet-perf'}")
+    return tuple((f"gnunet-perf/{p.name}", p.read_bytes()) for p in found)
+
+
 def render_dockerfile(
     base_tag: str,
     arch: Arch,
@@ -92,8 +108,10 @@ def render_dockerfile(
     packages: tuple[str, ...],
     template_dir: Path = TEMPLATE_DIR,
     recipe: Recipe | None = None,
+    gnunet_perf: bool = False,
 ) -> str:
-    """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any).
+    """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
+    and the build of GNUnet's perf programs when ``gnunet_perf``).
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -111,6 +129,7 @@ def render_dockerfile(
         profile=profile,
         packages=packages,
         recipe=recipe,
+        gnunet_perf=gnunet_perf,
     )
 
 
@@ -182,10 +201,21 @@ def plan_image(
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
     recipe: Recipe | None = None,
+    gnunet_perf: bool = False,
 ) -> ImageSpec:
-    """Assemble the :class:`ImageSpec` (and its tag) without touching an engine."""
-    dockerfile = render_dockerfile(base_tag, arch, profile, packages, template_dir, recipe)
-    files = harness_files(harness_dir) + recipe_files(recipe, template_dir)
+    """Assemble the :class:`ImageSpec` (and its tag) without touching an engine.
+
+    ``gnunet_perf``: also build GNUnet's perf programs (the ``gnunet-perf`` suite
+    runs); the image of a target without that suite is unchanged by it.
+    """
+    dockerfile = render_dockerfile(
+        base_tag, arch, profile, packages, template_dir, recipe, gnunet_perf
+    )
+    files = (
+        harness_files(harness_dir)
+        + recipe_files(recipe, template_dir)
+        + gnunet_perf_files(gnunet_perf, template_dir)
+    )
     digest = content_hash(dockerfile, base_id, arch, packages, files)
     return ImageSpec(arch, profile, packages, base_tag, base_id, dockerfile, files, digest)
 

@@ -832,3 +832,33 @@ def add_taler_helper_rows(doc: HarnessDocument) -> HarnessDocument:
         failed = run.model_copy(update={"error": f"cannot parse the logs: {exc}"})
         return doc.model_copy(update={"suites": {**doc.suites, "taler-helper": failed}})
     return doc.model_copy(update={"rows": (*doc.rows, *rows)})
+
+
+GNUNET_PERF_SUITE: Final = "gnunet-perf"
+
+
+def add_gnunet_perf_rows(doc: HarnessDocument) -> HarnessDocument:
+    """Parse the ``gnunet-perf`` suite's raw logs into rows of suite ``gnunet-perf``.
+
+    The harness keeps each run of ``perf_crypto_rsa``/``perf_crypto_cs``
+    verbatim (``suites["gnunet-perf"].extra["logs"]``, ``"<program>#<run>"`` ->
+    stdout). Every timing line becomes a sample (:func:`scan_log`); the lines
+    of one row in different runs pool, so a row has one sample per run, in ns
+    per block of 10 operations, with GNUnet's truncation as ``uncertainty_ns``.
+    A log that cannot be parsed sets the suite's ``error`` instead of raising,
+    so the other suites' rows stay. Documents without the suite come back
+    unchanged.
+    """
+    run = doc.suites.get(GNUNET_PERF_SUITE)
+    logs = run.extra.get("logs") if run is not None and run.error is None else None
+    if run is None or not isinstance(logs, dict):
+        return doc
+    measurements: list[Measurement] = []
+    try:
+        for name, text in logs.items():
+            measurements += scan_log(str(text), f"{name}.log").measurements
+    except ResultsError as exc:
+        failed = run.model_copy(update={"error": f"cannot parse the logs: {exc}"})
+        return doc.model_copy(update={"suites": {**doc.suites, GNUNET_PERF_SUITE: failed}})
+    rows = [r.model_copy(update={"suite": GNUNET_PERF_SUITE}) for r in build_rows(measurements)]
+    return doc.model_copy(update={"rows": (*doc.rows, *rows)})

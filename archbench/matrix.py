@@ -295,7 +295,45 @@ class TalerHelperSuite(_Suite):
     timeout_s: float = Field(default=1800.0, gt=0)
 
 
-SUITE_NAMES: Final = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium", "taler-helper")
+class GnunetPerfSuite(_Suite):
+    """GNUnet's own ``perf_crypto_rsa`` and ``perf_crypto_cs``, built from Debian's source.
+
+    The image builds them from the ``gnunet`` source package of the installed
+    libgnunetutil (``deb-src``), with archbench's minimal patch
+    (``images/gnunet-perf/perf-crypto-0.20.patch``: the 0.20 ``cs_r_derive``
+    seed argument, RSA key sizes from the command line); their output is
+    parsed on the host by :mod:`archbench.importer` into rows of suite
+    ``gnunet-perf``. ``runs``: whole program runs, one sample per row each;
+    ``rsa_bits``: the sizes ``perf_crypto_rsa`` measures (its own default is
+    all four); ``programs``: which of the two to run.
+    """
+
+    programs: tuple[Literal["perf_crypto_rsa", "perf_crypto_cs"], ...] = Field(
+        default=("perf_crypto_rsa", "perf_crypto_cs"), min_length=1
+    )
+    runs: StrictInt = Field(default=3, ge=1, le=1000)
+    rsa_bits: tuple[StrictInt, ...] = Field(default=(1024, 2048, 3072, 4096), min_length=1)
+    timeout_s: float = Field(default=1800.0, gt=0)
+
+    @field_validator("rsa_bits")
+    @classmethod
+    def _bits(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(not 512 <= b <= 16384 for b in value):
+            raise ValueError("RSA key sizes are whole numbers of bits from 512 to 16384")
+        if len(set(value)) != len(value):
+            raise ValueError("a key size is listed twice")
+        return value
+
+
+SUITE_NAMES: Final = (
+    "blindsig",
+    "openssl-speed",
+    "rsa-large",
+    "gnupg",
+    "sodium",
+    "taler-helper",
+    "gnunet-perf",
+)
 """Suite names as matrix.yml, ``--suite`` and result rows write them."""
 
 
@@ -310,6 +348,7 @@ class Suites(_Strict):
     gnupg: GnupgSuite | None = None
     sodium: SodiumSuite | None = None
     taler_helper: TalerHelperSuite | None = Field(default=None, alias="taler-helper")
+    gnunet_perf: GnunetPerfSuite | None = Field(default=None, alias="gnunet-perf")
 
     def get(self, name: str) -> _Suite | None:
         """The settings of suite ``name`` (a :data:`SUITE_NAMES` entry), None when absent."""
@@ -638,6 +677,7 @@ _FIELDS: dict[str, Sequence[str]] = {
     "gnupg": list(GnupgSuite.model_fields),
     "sodium": list(SodiumSuite.model_fields),
     "taler-helper": list(TalerHelperSuite.model_fields),
+    "gnunet-perf": list(GnunetPerfSuite.model_fields),
     "recipe": list(Recipe.model_fields),
     "gnunet": list(Source.model_fields),
     "exchange": list(Source.model_fields),

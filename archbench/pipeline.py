@@ -342,7 +342,13 @@ def _execute_one(
                     h.smoked.add(arch)
             qemu_cpu = run.emulated_cpu(client, base.tag, arch)
     spec = images.plan_image(
-        arch, p.target.profile, p.packages, base.tag, base.image_id, recipe=p.recipe
+        arch,
+        p.target.profile,
+        p.packages,
+        base.tag,
+        base.image_id,
+        recipe=p.recipe,
+        gnunet_perf="gnunet-perf" in p.suites.enabled(),
     )
     with timed("image"):
         image_id, reused = images.ensure_image(
@@ -399,8 +405,9 @@ def _execute_one(
                 on_line=on_line,
             )
         outcome.run_windows.append((started, time.time()))
-        # Taler's helper benchmarks print text; one parser (the importer's) reads it.
-        doc = importer.add_taler_helper_rows(doc)
+        # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
+        # (the importer's) reads it.
+        doc = importer.add_gnunet_perf_rows(importer.add_taler_helper_rows(doc))
         failed.update({s: run.error for s, run in doc.suites.items() if run.error})
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")

@@ -882,7 +882,11 @@ def _cross_tables(
 
 
 def _suite_title(suite: str) -> str:
-    return {"blindsig": "blind signatures", "security-module": "security module"}.get(suite, suite)
+    return {
+        "blindsig": "blind signatures",
+        "security-module": "security module",
+        "gnunet-perf": "GNUnet's perf_crypto programs",
+    }.get(suite, suite)
 
 
 def _summary(machines: Sequence[_Machine], options: ReportOptions) -> _Part:

@@ -90,7 +90,7 @@ def inside(root: Path, path: Path, what: str) -> Path:
     return path
 
 
-APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module"})
+APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"})
 """Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
 
 

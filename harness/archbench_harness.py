@@ -1388,7 +1388,15 @@ def parse_rsa_bits(text: str) -> list[int]:
     return sizes
 
 
-SUITES = ("blindsig", "openssl-speed", "rsa-large", "gnupg", "sodium", "taler-helper")
+SUITES = (
+    "blindsig",
+    "openssl-speed",
+    "rsa-large",
+    "gnupg",
+    "sodium",
+    "taler-helper",
+    "gnunet-perf",
+)
 """Suites this harness knows; all but blindsig live in ``suite_<name>.py``."""
 
 

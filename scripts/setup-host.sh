@@ -47,10 +47,14 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import archbench, pytest, matplotlib" 2>/dev/null; then
+# Reinstall whenever pyproject.toml (the dependency list) changed since the last install.
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat .venv/.archbench-pyproject.sha256 2>/dev/null)" != "$want" ] \
+   || ! .venv/bin/python -c "import archbench, pytest, matplotlib" 2>/dev/null; then
   say "installing archbench into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'
+  echo "$want" > .venv/.archbench-pyproject.sha256
 fi
 
 # binfmt_misc and the qemu handlers, through archbench's own preflight.

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from archbench.stats import repeatability, slowdown, summarize
+from archbench.stats import median_interval, repeatability, slowdown, summarize
 
 
 def test_odd_sample_count_by_hand() -> None:
@@ -66,3 +69,31 @@ def test_repeatability_by_hand() -> None:
         repeatability([1, 2, 3], [2, 2])
     with pytest.raises(ValueError, match="do not split"):
         repeatability([1, 2], [2])
+
+
+# --- distribution-free interval of the median -------------------------------------------
+
+
+def test_median_interval_ranks_follow_the_binomial() -> None:
+    # n = 6: [x1, x6] covers with 1 - 2/64 = 96.9 %; n = 10: [x2, x9], 97.9 %
+    # (x3..x8 would be 89.1 %); n = 5 reaches 93.75 % at best: no 95 % interval.
+    assert median_interval([6, 1, 5, 2, 4, 3]) == (1.0, 6.0)
+    assert median_interval(list(range(1, 11))) == (2.0, 9.0)
+    assert median_interval([1, 2, 3, 4, 5]) is None
+    assert median_interval([1, 2, 3, 4, 5], confidence=0.9) == (1.0, 5.0)
+    assert median_interval(list(range(100)), confidence=0.95) == (39.0, 60.0)
+
+
+def test_median_interval_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="confidence"):
+        median_interval([1, 2, 3], confidence=1.0)
+    with pytest.raises(ValueError, match="no samples"):
+        median_interval([])
+
+
+@given(st.lists(st.floats(min_value=1, max_value=1e12), min_size=6, max_size=200))
+def test_median_interval_brackets_the_sample_median(xs: list[float]) -> None:
+    interval = median_interval(xs)
+    assert interval is not None
+    low, high = interval
+    assert min(xs) <= low <= statistics.median(xs) <= high <= max(xs)
