@@ -520,6 +520,27 @@ CASES: list[Case] = [
         ("import_", {"logs": "x.log", "target": "t", "arch": ""}),
         "--arch: empty selection",
     ),
+    Case(
+        "compare-run-escape",
+        "flag",
+        ("compare", {"run_a": "../../etc", "run_b": "x"}),
+        "RUN_A '../../etc' is not a run id",
+        "ResultsError",
+    ),
+    Case(
+        "compare-target-empty",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "target": ""}),
+        "--target: empty selection",
+    ),
+    Case(
+        "matrix-gnunet-perf-bits",
+        "matrix-bytes",
+        GOOD_MATRIX.replace(
+            "version: 1\n", "version: 1\ndefaults: {gnunet-perf: {rsa_bits: [-2048]}}\n"
+        ).encode(),
+        "RSA key sizes are whole numbers of bits from 512 to 16384",
+    ),
     # --- paths taken from flags ----------------------------------------------------------
     Case(
         "resume-escape",
