@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import docker.errors
 from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
@@ -26,7 +27,9 @@ from archbench import (
     emulation,
     engine,
     export,
+    flags,
     gnunet_perf_tables,
+    outputs,
     pipeline,
     reports,
     run,
@@ -49,7 +52,14 @@ from archbench.errors import (
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
-from archbench.results import ResultStore, RunManifest, load, merge_repeats, new_run_id
+from archbench.results import (
+    ResultStore,
+    RunManifest,
+    check_run_id,
+    load,
+    merge_repeats,
+    new_run_id,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,47 +91,63 @@ def _settings(c: Context) -> dict[str, str]:
     }
 
 
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split(",") if v.strip()]
+def _split(value: str | None, flag: str = "") -> list[str]:
+    # None: the flag was not given (all); an explicitly empty value is an error.
+    return flags.selection(flag or "selection", value)
 
 
-def _archs(value: str) -> list[Arch]:
+def _archs(value: str | None) -> list[Arch]:
     try:
-        return [Arch.from_key(a) for a in _split(value)]
+        return [Arch.from_key(a) for a in _split(value, "--arch")]
     except ValueError as exc:
         raise MatrixError(f"--arch: {exc}") from exc
 
 
 def _overrides(
-    iterations: int | None,
-    repetitions: int | None,
-    rsa_bits: str,
-    warmup: int | None = None,
-    max_time: float | None = None,
+    iterations: str | None,
+    repetitions: str | None,
+    rsa_bits: str | None,
+    warmup: str | None = None,
+    max_time: str | None = None,
 ) -> dict[str, object]:
     out: dict[str, object] = {}
     if warmup is not None:
-        out["warmup"] = int(warmup)
+        out["warmup"] = flags.integer("--warmup", warmup, 0, 1000)
     if max_time is not None:
-        out["max_time"] = float(max_time)
+        out["max_time"] = flags.number("--max-time", max_time, 0, 7 * 86_400)
     if iterations is not None:
-        out["iterations"] = int(iterations)
+        out["iterations"] = flags.integer("--iterations", iterations, 1, 100_000)
     if repetitions is not None:
-        out["repetitions"] = int(repetitions)
-    if rsa_bits:
-        try:
-            out["rsa_bits"] = [int(b) for b in _split(rsa_bits)]
-        except ValueError as exc:
-            raise MatrixError(
-                f"--rsa-bits: {rsa_bits!r} is not a comma-separated list of ints"
-            ) from exc
+        out["repetitions"] = flags.integer("--repetitions", repetitions, 1, 10_000)
+    if rsa_bits is not None:
+        out["rsa_bits"] = [
+            flags.integer("--rsa-bits", b, 1024, 16384) for b in _split(rsa_bits, "--rsa-bits")
+        ]
+    flags.blindsig_overrides(out)
     return out
+
+
+def _check_cpusets(
+    clients: dict[str, Any], plans: Sequence[pipeline.TargetPlan], cpuset: str | None
+) -> None:
+    """Refuse a cpuset (``--cpuset`` or a target's) naming CPUs its engine lacks."""
+    ncpu: dict[str, int] = {}
+    for p in plans:
+        if not p.cpuset:
+            continue
+        if p.host_name not in ncpu:
+            try:
+                ncpu[p.host_name] = int(clients[p.host_name].info().get("NCPU") or 0)
+            except (docker.errors.DockerException, OSError, ValueError, TypeError):
+                ncpu[p.host_name] = 0  # unknown: the engine itself refuses at run time
+        where = "--cpuset" if cpuset else f"target {p.name} (matrix.yml)"
+        flags.check_cpuset_fits(p.cpuset, ncpu[p.host_name], f"{where} on host {p.host_name}")
 
 
 def _pipeline(
     c: Context,
-    arch: str,
-    target: str,
+    arch: str | None,
+    target: str | None,
     matrix: str,
     *,
     build_only: bool,
@@ -141,7 +167,7 @@ def _pipeline(
     if arc is not None and not resume:
         archived = archiver.run_manifest(arc)
         m = matrix_mod.parse(archived.matrix_text, f"matrix.yml of archive {arc.root}")
-        chosen = archiver.local_targets(m, arc.manifest, _split(target), _archs(arch))
+        chosen = archiver.local_targets(m, arc.manifest, _split(target, "--target"), _archs(arch))
         manifest = archived.model_copy(
             update={
                 "run_id": new_run_id(),
@@ -159,22 +185,29 @@ def _pipeline(
             manifest.suites,
         )
     elif resume:
+        check_run_id(resume, "--resume")
         manifest = store.load_manifest(resume)
         m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
         if manifest.archive is not None or arc is not None:
             chosen = archiver.resume_targets(manifest, arc, m)
-        overrides, repeat, cpuset = manifest.overrides, manifest.repeat, manifest.cpuset
+        # run.json is a file like any other: its values are checked as the flags were.
+        where = f"{store.root / resume / 'run.json'}:"
+        overrides = dict(manifest.overrides)
+        flags.blindsig_overrides(overrides)
+        repeat = flags.integer(f"{where} repeat", manifest.repeat, 1, 100)
+        cpuset = flags.cpuset(f"{where} cpuset", manifest.cpuset)
         suites = manifest.suites
     else:
         path = Path(matrix or s["matrix"])
-        m = matrix_mod.load(path)
-        chosen = m.select(_split(target), _archs(arch))
+        matrix_text = matrix_mod.read_matrix_text(path)
+        m = matrix_mod.parse(matrix_text, str(path))
+        chosen = m.select(_split(target, "--target"), _archs(arch))
         manifest = RunManifest(
             run_id=new_run_id(),
             started_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             matrix_file=str(path),
-            matrix_text=path.read_text(encoding="utf-8"),
+            matrix_text=matrix_text,
             targets=tuple(t.name for t in chosen),
             overrides=overrides or {},
             repeat=repeat,
@@ -190,6 +223,7 @@ def _pipeline(
     plans = pipeline.plan(
         m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset, suites=suites
     )
+    _check_cpusets(clients, plans, cpuset)
     if arc is not None:
         loaded = archiver.load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
@@ -240,13 +274,14 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
 @task(
     help={
         **_SELECT_HELP,
-        "iterations": "blindsig: override operations per timed block (the thesis's 10x)",
-        "repetitions": "blindsig: override timed blocks per row",
+        "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
+        "repetitions": "blindsig: override timed blocks per row (1-10000)",
         "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
         "rebuild": "rebuild bases and images even when up to date",
-        "repeat": "independent container runs per target (fresh process each), merged in reports",
+        "repeat": "independent container runs per target (fresh process each), merged in reports "
+        "(1-100, default 1)",
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
-        "warmup": "blindsig: override warmup repetitions (run and discarded)",
+        "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: "
@@ -259,22 +294,25 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
 @_errors_to_exit
 def bench(
     c: Context,
-    arch: str = "",
-    target: str = "",
+    arch: str | None = None,
+    target: str | None = None,
     matrix: str = "",
-    iterations: int | None = None,
-    repetitions: int | None = None,
-    rsa_bits: str = "",
+    iterations: str | None = None,
+    repetitions: str | None = None,
+    rsa_bits: str | None = None,
     rebuild: bool = False,
-    repeat: int = 1,
-    cpuset: str = "",
-    warmup: int | None = None,
-    max_time: float | None = None,
+    repeat: str | None = None,
+    cpuset: str | None = None,
+    warmup: str | None = None,
+    max_time: str | None = None,
     resume: str = "",
-    suite: str = "",
+    suite: str | None = None,
     from_archive: str = "",
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
+    # Every flag is checked before the matrix is read or an engine is called.
+    overrides = _overrides(iterations, repetitions, rsa_bits, warmup, max_time)
+    _split(target, "--target"), _archs(arch)
     store, run_id, outcomes = _pipeline(
         c,
         arch,
@@ -282,11 +320,11 @@ def bench(
         matrix,
         build_only=False,
         rebuild=rebuild,
-        overrides=_overrides(iterations, repetitions, rsa_bits, warmup, max_time),
-        repeat=int(repeat),
-        cpuset=cpuset or None,
+        overrides=overrides,
+        repeat=1 if repeat is None else flags.integer("--repeat", repeat, 1, 100),
+        cpuset=flags.cpuset("--cpuset", cpuset),
         resume=resume,
-        suites=_split(suite),
+        suites=_split(suite, "--suite"),
         from_archive=from_archive,
     )
     for o in outcomes:
@@ -327,7 +365,11 @@ def archive(
 @task(help={**_SELECT_HELP, "rebuild": "rebuild bases and images even when up to date"})
 @_errors_to_exit
 def images(
-    c: Context, arch: str = "", target: str = "", matrix: str = "", rebuild: bool = False
+    c: Context,
+    arch: str | None = None,
+    target: str | None = None,
+    matrix: str = "",
+    rebuild: bool = False,
 ) -> None:
     """Bootstrap bases and build benchmark images only (no measurement)."""
     _, _, outcomes = _pipeline(c, arch, target, matrix, build_only=True, rebuild=rebuild)
@@ -354,22 +396,36 @@ def images(
 @_errors_to_exit
 def report(
     c: Context,
-    run: str = "",
+    run: str | None = None,
     all_runs: bool = False,
     results: str = "",
     out: str = "",
-    target: str = "",
-    arch: str = "",
-    suite: str = "",
+    target: str | None = None,
+    arch: str | None = None,
+    suite: str | None = None,
     reference: bool = False,
     baseline: str = "",
     style: str = "thesis",
     unit: str = "ms",
-    compare_bits: str = "",
+    compare_bits: str | None = None,
     plots: bool = True,
 ) -> None:
     """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
     s = _settings(c)
+    # Arguments are checked before any file is read or removed.
+    options = reports.ReportOptions(
+        unit=reports.parse_unit(unit),
+        style=reports.parse_style(style),
+        baseline=baseline or None,
+        compare_bits=tuple(
+            flags.integer("--compare-bits", b, 512, 16384)
+            for b in _split(compare_bits, "--compare-bits")
+        )
+        or None,
+    )
+    targets, archs = _split(target, "--target"), [a.key for a in _archs(arch)]
+    suites = _split(suite, "--suite")
+    runs_asked = [check_run_id(r, "--run") for r in _split(run, "--run")]
     store = ResultStore(Path(results or s["results"]))
     if not store.root.is_dir() and not reference:
         raise ReportError(
@@ -379,8 +435,8 @@ def report(
     known = store.runs()
     if all_runs:
         runs = None
-    elif run:
-        runs = _split(run)
+    elif runs_asked:
+        runs = runs_asked
         missing = [r for r in runs if r not in known]
         if missing:
             raise ReportError(
@@ -401,29 +457,8 @@ def report(
         failures += bad
     for f in failures:
         print(f"warning: skipped {f.message}")
-    try:
-        bits = tuple(int(b) for b in _split(compare_bits)) or None
-    except ValueError as exc:
-        raise ReportError(f"--compare-bits: {compare_bits!r} is not a list of ints") from exc
-    options = reports.ReportOptions(
-        unit=reports.parse_unit(unit),
-        style=reports.parse_style(style),
-        baseline=baseline or None,
-        compare_bits=bits,
-    )
-    chosen = reports.select_results(
-        loaded,
-        targets=_split(target),
-        archs=[a.key for a in _archs(arch)],
-        suites=_split(suite),
-    )
+    chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
-    # Figures and the GnuPG CSV of machines or suites no longer selected must
-    # not linger beside the new tables; whatever applies is written again below.
-    stale_files = [*out_dir.glob("fig-*.png"), *out_dir.glob("fig-*.pdf")]
-    stale_files += [p for p in [out_dir / export.GNUPG_CSV_FILE] if p.exists()]
-    for stale in stale_files:
-        stale.unlink()
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir)
     paths += gnunet_perf_tables.write(chosen, out_dir)
@@ -431,6 +466,10 @@ def report(
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
+    # Only now, and only files an earlier report listed as its own: figures
+    # and the GnuPG CSV of machines or suites no longer selected.
+    for p in outputs.replace_outputs(out_dir, paths):
+        print(f"removed {p} (written by an earlier report, not by this one)")
     if failures:
         raise ResultsError(
             f"rendered without {len(failures)} results file(s) that could not be loaded "
@@ -447,7 +486,7 @@ def report(
     }
 )
 @_errors_to_exit
-def doctor(c: Context, arch: str = "", fix: bool = False, matrix: str = "") -> None:
+def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str = "") -> None:
     """Check QEMU user emulation: binfmt_misc, handlers, static QEMU, uname -m smoke run."""
     s = _settings(c)
     native = Arch.native()
@@ -520,12 +559,14 @@ _RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
 
 @task(help={**_SELECT_HELP})
 @_errors_to_exit
-def ci_matrix(c: Context, arch: str = "", target: str = "", matrix: str = "") -> None:
+def ci_matrix(
+    c: Context, arch: str | None = None, target: str | None = None, matrix: str = ""
+) -> None:
     """Print the targets as a GitHub Actions matrix (JSON) to fan out on native runners."""
     s = _settings(c)
     m = matrix_mod.load(Path(matrix or s["matrix"]))
     include = []
-    for t in m.select(_split(target), _archs(arch)):
+    for t in m.select(_split(target, "--target"), _archs(arch)):
         runner = _RUNNERS.get(t.arch)
         include.append(
             {
@@ -564,7 +605,7 @@ def import_(
     logs: str,
     setup: str = "",
     target: str = "",
-    arch: str = "",
+    arch: str | None = None,
     run: str = "",
     results: str = "",
     cpu: str = "",
@@ -578,17 +619,14 @@ def import_(
     paths = importer_mod.log_paths(logs)
     if not target:
         raise MatrixError("--target is required: the name the imported machine is stored under")
-    archs = _archs(arch)
+    archs = _archs(arch) if arch is not None else []
     if len(archs) != 1:
         raise MatrixError(f"--arch: name exactly one architecture ({', '.join(Arch.keys())})")
     overrides: dict[str, object] = {}
     if cpu:
         overrides["cpu_model"] = cpu
     if cores is not None:
-        try:
-            overrides["cores"] = int(cores)
-        except ValueError as exc:
-            raise MatrixError(f"--cores: {cores!r} is not a whole number") from exc
+        overrides["cores"] = flags.integer("--cores", cores, 1, 65_536)
     if os:
         overrides["os"] = os
     if kernel:
@@ -601,12 +639,9 @@ def import_(
         raise MatrixError(
             "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
         )
-    try:
-        bits = None if rsa_bits is None else int(rsa_bits)
-    except ValueError as exc:
-        raise MatrixError(f"--rsa-bits: {rsa_bits!r} is not a whole number") from exc
+    bits = None if rsa_bits is None else flags.integer("--rsa-bits", rsa_bits, 512, 16384)
     store = ResultStore(Path(results or _settings(c)["results"]))
-    run_id = run or new_run_id()
+    run_id = check_run_id(run, "--run") if run else new_run_id()
     helper_scheme = importer_mod.parse_scheme(scheme)
     scans = importer_mod.scan_files(paths, scheme=helper_scheme, rsa_bits=bits)
     result = importer_mod.build_result(scans, machine, target, archs[0], run_id)
@@ -652,9 +687,9 @@ def compare(
     run_b: str,
     results: str = "",
     out: str = "",
-    target: str = "",
-    arch: str = "",
-    suite: str = "",
+    target: str | None = None,
+    arch: str | None = None,
+    suite: str | None = None,
     confidence: str = "0.95",
     threshold: str = "0.05",
 ) -> None:
@@ -662,6 +697,9 @@ def compare(
     s = _settings(c)
     level = _number("confidence", confidence, lambda v: 0.5 <= v < 1, "a level in [0.5, 1)")
     change = _number("threshold", threshold, lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
+    targets, archs = _split(target, "--target"), [a.key for a in _archs(arch)]
+    suites = _split(suite, "--suite")
+    check_run_id(run_a, "RUN_A"), check_run_id(run_b, "RUN_B")
     store = ResultStore(Path(results or s["results"]))
     known = store.runs()
     missing = [r for r in (run_a, run_b) if r not in known]
@@ -675,14 +713,7 @@ def compare(
         loaded, failures = store.load_all([run_id])
         for f in failures:
             print(f"warning: skipped {f.message}")
-        sides.append(
-            reports.select_results(
-                loaded,
-                targets=_split(target),
-                archs=[a.key for a in _archs(arch)],
-                suites=_split(suite),
-            )
-        )
+        sides.append(reports.select_results(loaded, targets=targets, archs=archs, suites=suites))
     rows = compare_mod.compare(sides[0], sides[1], confidence=level, threshold=change)
     if not rows:
         raise ReportError(

@@ -40,7 +40,9 @@ from pathlib import Path
 
 import docker
 import docker.errors
+import docker.utils
 
+from archbench import grammar
 from archbench.engine import build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.matrix import Base
@@ -84,18 +86,29 @@ def debootstrap_command(base: Base, arch: Arch, rootfs: Path) -> list[str]:
     """The debootstrap command line for ``base`` on ``arch`` into ``rootfs``.
 
     With no ``mirror`` set, debootstrap chooses its own default.
+    debootstrap has no ``--`` end of options, so every positional value is
+    checked again here (suite and mirror grammars, an absolute target path):
+    none can start with ``-`` and be taken for an option.
+
+    Raises:
+        BaseImageError: the suite, mirror or path is not what debootstrap may
+            take as a positional argument.
     """
     assert base.suite is not None  # guaranteed by matrix validation of bootstrap bases
-    cmd = [
+    try:
+        positional = [grammar.check_suite(base.suite), str(rootfs.absolute())]
+        if base.mirror:
+            positional.append(grammar.check_mirror(base.mirror))
+    except ValueError as exc:
+        raise BaseImageError(f"refusing to run debootstrap: {exc}") from exc
+    if base.variant not in ("minbase", "buildd"):
+        raise BaseImageError(f"refusing to run debootstrap with variant {base.variant!r}")
+    return [
         "debootstrap",
         f"--variant={base.variant}",
         f"--arch={arch.debian_arch}",
-        base.suite,
-        str(rootfs),
+        *positional,
     ]
-    if base.mirror:
-        cmd.append(base.mirror)
-    return cmd
 
 
 def ensure_base(
@@ -297,7 +310,8 @@ def _pull(
     on_line: Callable[[str], None] | None,
 ) -> str:
     assert base.image is not None  # guaranteed by matrix validation of pull bases
-    repo, _, ref = base.image.partition(":")
+    # The SDK's own split keeps a registry port (host:5000/repo:tag) in the repository.
+    repo, ref = docker.utils.parse_repository_tag(base.image)
     try:
         image = client.images.pull(repo, tag=ref or "latest", platform=arch.platform)
     except docker.errors.APIError as exc:

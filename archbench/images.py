@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
+import shlex
 import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from pathlib import Path
 import docker
 import jinja2
 
+from archbench import grammar
 from archbench.engine import build_image, image_labels
 from archbench.matrix import Recipe
 from archbench.platforms import Arch
@@ -119,6 +122,7 @@ def render_dockerfile(
         keep_trailing_newline=True,
         autoescape=False,  # noqa: S701  # a Dockerfile, not HTML
     )
+    env.filters.update(sh=shell_word, ref=image_reference, line=one_line)
     return env.get_template("Dockerfile.j2").render(
         base_image=base_tag,
         platform=arch.platform,
@@ -127,6 +131,43 @@ def render_dockerfile(
         recipe=recipe,
         gnunet_perf=gnunet_perf,
     )
+
+
+def shell_word(value: object) -> str:
+    """``value`` as one shell word that no character can break out of (``shlex.quote``).
+
+    Raises:
+        ValueError: the value holds a NUL or a line break (a Dockerfile RUN
+            line cannot carry either safely).
+    """
+    text = str(value)
+    if "\x00" in text or "\n" in text or "\r" in text:
+        raise ValueError(f"refusing to put {text!r} into a Dockerfile RUN line")
+    return shlex.quote(text)
+
+
+def image_reference(value: object) -> str:
+    """``value`` when it is a Docker image reference or id (``FROM`` line).
+
+    Raises:
+        ValueError: anything else.
+    """
+    text = str(value)
+    if not (re.fullmatch(r"sha256:[0-9a-f]{64}", text) or grammar.IMAGE_REFERENCE.fullmatch(text)):
+        raise ValueError(f"refusing {text!r} as a Dockerfile FROM image")
+    return text
+
+
+def one_line(value: object) -> str:
+    """``value`` for a Dockerfile comment: refused if it has a line break or NUL.
+
+    Raises:
+        ValueError: the text would end the comment.
+    """
+    text = str(value)
+    if any(ch in text for ch in "\x00\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"):
+        raise ValueError(f"refusing {text!r} in a Dockerfile comment")
+    return text
 
 
 def content_hash(

@@ -56,13 +56,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from archbench import messages, safe_load
 from archbench.errors import MatrixError, ResultsError
-from archbench.matrix import UniqueKeyLoader, did_you_mean
+from archbench.matrix import did_you_mean
 from archbench.platforms import Arch
 from archbench.results import (
+    MAX_NS,
     HarnessDocument,
     Operation,
     Parameters,
@@ -120,7 +121,18 @@ _UNIT_SPELLINGS: Final[dict[str, str]] = {
     "day": "days",
     "days": "days",
 }
+MAX_OPS: Final = 1_000_000_000
+"""Most operations one printed block may hold (perf_crypto_* run 10 to 10 000)."""
+MIN_RSA_BITS: Final = 512
+MAX_RSA_BITS: Final = 16_384
 _EXACT_BELOW: Final = 5
+
+
+def _small_int(digits: str) -> int:
+    """``int(digits)``, or a value past every limit for absurdly long digit runs."""
+    return int(digits) if len(digits) <= 12 else 10**12
+
+
 """GNUnet moves to a larger unit early only above 5 of it; smaller values there are exact."""
 
 _DURATION: Final = re.compile(r"^(\d+)\s*(\S+)$")
@@ -198,6 +210,11 @@ def parse_duration(text: str) -> Duration:
     unit = _UNIT_SPELLINGS.get(match.group(2)) if match else None
     if match is None or unit is None:
         raise ValueError(f"{text!r} is not a GNUnet time (an integer and µs, ms, s, m, h or days)")
+    if len(match.group(1)) > 19 or int(match.group(1)) * _NS_PER_UNIT[unit] > MAX_NS:
+        raise ValueError(
+            f"{safe_load.quote(text.strip())} is longer than any run (at most {MAX_NS} ns, "
+            "about 292 years)"
+        )
     value = int(match.group(1))
     if value == 0:
         return Duration(text.strip(), 0, _NS_PER_UNIT["µs"])
@@ -297,7 +314,9 @@ def _helper_bits(text: str, source: str, explicit: int | None) -> tuple[int, str
     name = Path(source).name
     found: dict[int, str] = {}
     for match in _KEYSIZE_SETTING.finditer(text):
-        found.setdefault(int(match.group(1)), f"{match.group(0)!r} in the log")
+        found.setdefault(
+            _small_int(match.group(1)), f"{safe_load.quote(match.group(0))} in the log"
+        )
     for pattern in _NAME_BITS:
         for match in pattern.finditer(name.lower()):
             found.setdefault(int(match.group(1)), f"the file name {name!r}")
@@ -361,7 +380,7 @@ def scan_log(
         bits: int | None
         operation: Operation
         if (match := _RSA_LINE.search(line)) is not None:
-            tool, found_scheme, bits = "perf_crypto_rsa", "RSA", int(match.group("bits"))
+            tool, found_scheme, bits = "perf_crypto_rsa", "RSA", _small_int(match.group("bits"))
             operation = _RSA_WORDS[match.group("what")]
         elif (match := _CS_LINE.search(line)) is not None:
             tool, found_scheme, bits = "perf_crypto_cs", "CS", None
@@ -397,9 +416,19 @@ def scan_log(
                 Skipped(number, line.strip(), "0 ms: below GNUnet's 1 µs clock step, no sample")
             )
             continue
-        count = int(match.group("count"))
+        count = int(match.group("count")) if len(match.group("count")) <= 10 else MAX_OPS + 1
         if count < 1:
             raise ResultsError(f"{source}, line {number}: a block of 0 operations: {line!r}")
+        if count > MAX_OPS:
+            raise ResultsError(
+                f"{source}, line {number}: {safe_load.quote(match.group('count'))} operations "
+                f"in one block is more than any benchmark runs (at most {MAX_OPS})"
+            )
+        if bits is not None and not MIN_RSA_BITS <= bits <= MAX_RSA_BITS:
+            raise ResultsError(
+                f"{source}, line {number}: RSA {bits} bit is not a key size archbench "
+                f"stores ({MIN_RSA_BITS} to {MAX_RSA_BITS})"
+            )
         measurements.append(
             Measurement(tool, found_scheme, bits, operation, count, duration, number)
         )
@@ -531,13 +560,10 @@ def _setup_problem(err: dict[str, Any]) -> str:
         return f"  {where}: unknown key {key!r}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    value = err.get("input")
-    if err["type"] == "string_type" and isinstance(value, int | float):
+    msg = messages.problem(err)
+    if err["type"] == "string_type" and isinstance(err.get("input"), int | float):
         # YAML reads 0.19 and 1.10 as numbers; versions must be quoted.
-        msg += f" (got {value!r}, a {type(value).__name__}: write it in quotes)"
-    elif err["type"].endswith("_type"):
-        msg += f" (got {value!r}, a {type(value).__name__})"
+        msg = msg.removesuffix(")") + ": write it in quotes)"
     return f"  {where}: {msg}"
 
 
@@ -601,14 +627,8 @@ def load_setup(
         MatrixError: the file is unreadable, not YAML, has duplicate keys, or
             fails :func:`parse_setup`.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MatrixError(f"{path}: cannot read the setup file: {exc.strerror}") from exc
-    try:
-        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise MatrixError(f"{path}: not valid YAML: {exc}") from exc
+    text = safe_load.read_text(path, MatrixError, "the setup file", 256 * 1024)
+    data = safe_load.load_yaml(text, str(path), MatrixError)
     if overrides and isinstance(data, dict):
         data = {**data, **overrides}
     return parse_setup(data, str(path), arch)
@@ -718,6 +738,13 @@ def build_result(
     machine = _machine(setup.machine, arch, "setup")
     if machine != setup.machine:
         setup = setup.model_copy(update={"machine": machine})
+    try:
+        return _result(scans, setup, target, arch, run_id)
+    except ValidationError as exc:
+        raise ResultsError(f"cannot store the import: {messages.describe(exc)}") from exc
+
+
+def _result(scans: Sequence[LogScan], setup: Setup, target: str, arch: Arch, run_id: str) -> Result:
     rows = build_rows(m for s in scans for m in s.measurements)
     tools = list(dict.fromkeys(t for s in scans for t in s.tools))
     notes = " ".join([NOTES + ".", *(n for s in scans for n in s.notes)])

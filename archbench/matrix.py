@@ -11,13 +11,13 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import difflib
-import io
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,10 +29,22 @@ from pydantic import (
     model_validator,
 )
 
+from archbench import grammar, messages, safe_load
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
 
 MATRIX_VERSION = 1
+MAX_MATRIX_BYTES: Final = 256 * 1024
+
+# Strings that reach a root shell, debootstrap's argv, a Dockerfile or a file
+# name, each checked against its grammar (archbench.grammar).
+PackageSpec = Annotated[StrictStr, AfterValidator(grammar.check_package)]
+Name = Annotated[StrictStr, AfterValidator(grammar.check_name)]
+BaseName = Annotated[StrictStr, AfterValidator(grammar.check_base_name)]
+TargetName = Annotated[StrictStr, AfterValidator(grammar.check_target_name)]
+SuiteName = Annotated[StrictStr, AfterValidator(grammar.check_suite)]
+MirrorUrl = Annotated[StrictStr, AfterValidator(grammar.check_mirror)]
+ImageRef = Annotated[StrictStr, AfterValidator(grammar.check_image)]
 
 
 class _Strict(BaseModel):
@@ -357,8 +369,8 @@ class Suites(_Strict):
         for name in names:
             if name not in SUITE_NAMES:
                 raise MatrixError(
-                    f"--suite: unknown suite {name!r}; suites: {', '.join(SUITE_NAMES)}"
-                    + did_you_mean(name, SUITE_NAMES)
+                    f"--suite: unknown suite {safe_load.quote(name)}; suites: "
+                    f"{', '.join(SUITE_NAMES)}" + did_you_mean(name[:100], SUITE_NAMES)
                 )
         chosen: dict[str, Any] = {}
         for name in names:
@@ -380,10 +392,10 @@ class Base(_Strict):
     """
 
     source: Literal["bootstrap", "pull"]
-    suite: StrictStr | None = None
+    suite: SuiteName | None = None
     variant: Literal["minbase", "buildd"] = "minbase"
-    mirror: StrictStr | None = None
-    image: StrictStr | None = None
+    mirror: MirrorUrl | None = None
+    image: ImageRef | None = None
 
     @model_validator(mode="after")
     def _source_fields(self) -> Base:
@@ -401,7 +413,7 @@ class Base(_Strict):
 class Source(_Strict):
     """A pinned upstream release tarball: its version, where to fetch it, its sha256."""
 
-    version: StrictStr = Field(min_length=1)
+    version: Annotated[StrictStr, AfterValidator(grammar.check_upstream_version)]
     url: StrictStr
     sha256: StrictStr
 
@@ -409,13 +421,15 @@ class Source(_Strict):
     def _pinned(self) -> Source:
         if not self.url.startswith(("https://", "http://")):
             raise ValueError(
-                f"url {self.url!r}: give the http(s):// URL of the release tarball of "
-                f"version {self.version} that the engine's image builds can reach "
+                f"url {safe_load.quote(self.url)}: give the http(s):// URL of the release "
+                f"tarball of version {self.version} that the engine's image builds can reach "
                 "(archbench names no download host; a local mirror works)"
             )
+        grammar.check_tarball_url(self.url)
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(
-                f"sha256 {self.sha256!r}: pin the tarball with its 64-digit lowercase sha256"
+                f"sha256 {safe_load.quote(self.sha256)}: pin the tarball with its 64-digit "
+                "lowercase sha256"
             )
         return self
 
@@ -437,7 +451,7 @@ class Profile(_Strict):
     """A dependency profile: Debian packages installed into the image, then an optional recipe."""
 
     description: StrictStr = ""
-    packages: tuple[StrictStr, ...] = Field(min_length=1)
+    packages: tuple[PackageSpec, ...] = Field(min_length=1)
     recipe: Recipe | None = None
 
 
@@ -522,14 +536,14 @@ class Target(_Strict):
     demands native execution.
     """
 
-    name: StrictStr = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=64)
+    name: TargetName
     arch: Arch
-    base: StrictStr
-    profile: StrictStr = "slim"
+    base: BaseName
+    profile: Name = "slim"
     emulate: StrictBool | None = None
     cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
-    host: StrictStr = LOCAL_HOST
+    host: Name = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
 
@@ -554,9 +568,9 @@ class Matrix(_Strict):
 
     version: Literal[1] = Field(description="matrix format version")
     defaults: Suites = DEFAULT_SUITES
-    bases: dict[str, Base] = Field(min_length=1)
-    profiles: dict[str, Profile] = Field(min_length=1)
-    hosts: dict[str, Host] = Field(default_factory=dict)
+    bases: dict[BaseName, Base] = Field(min_length=1)
+    profiles: dict[Name, Profile] = Field(min_length=1)
+    hosts: dict[Name, Host] = Field(default_factory=dict)
     targets: tuple[Target, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -601,7 +615,8 @@ class Matrix(_Strict):
         for n in names:
             if n not in known:
                 raise MatrixError(
-                    f"no target named {n!r}; targets: {', '.join(known)}" + did_you_mean(n, known)
+                    f"no target named {safe_load.quote(n)}; targets: {', '.join(known)}"
+                    + did_you_mean(n[:100], known)
                 )
         chosen = [
             t
@@ -623,26 +638,13 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys (PyYAML keeps the last)."""
+UniqueKeyLoader = safe_load.BoundedLoader
+"""SafeLoader that rejects duplicate keys and bounds nesting and aliases (kept for importers)."""
 
 
-def _construct_mapping(loader: UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    mapping: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node)
-        if key in mapping:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        mapping[key] = loader.construct_object(value_node, deep=True)
-    return mapping
-
-
-UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
+def _plain(key: str) -> str:
+    """A key or name for a message: as is when plain, else quoted and cut short."""
+    return key if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) else safe_load.quote(key, 40)
 
 
 def _key_path(loc: Sequence[str | int], data: Any) -> str:
@@ -655,12 +657,12 @@ def _key_path(loc: Sequence[str | int], data: Any) -> str:
             if isinstance(node, list) and item < len(node):
                 node = node[item]
                 if isinstance(node, dict) and isinstance(node.get("name"), str):
-                    label += f" ({node['name']})"
+                    label += f" ({_plain(node['name'])})"
             parts.append(label)
         else:
             if item in {"function-after", "function-before"} or "[" in item:
                 continue
-            parts.append(("." if parts else "") + item)
+            parts.append(("." if parts else "") + _plain(item))
             node = node.get(item) if isinstance(node, dict) else None
     return "".join(parts) or "<top level>"
 
@@ -701,22 +703,25 @@ def _allowed_keys(loc: Sequence[str | int]) -> Sequence[str]:
 
 def _explain(err: ValidationError, data: Any, source: str, prefix: tuple[str, ...] = ()) -> str:
     lines = [f"{source}: invalid matrix ({err.error_count()} problem(s)):"]
-    for e in err.errors():
+    for e in err.errors()[:_MAX_PROBLEMS]:
         loc = [*prefix, *e["loc"]]
         if e["type"] == "extra_forbidden":
             key = str(loc[-1])
             allowed = _allowed_keys(loc)
             where = _key_path(loc, data)
             lines.append(
-                f"  {where}: unknown key {key!r}; allowed: {', '.join(allowed)}"
-                + did_you_mean(key, allowed)
+                f"  {where}: unknown key {safe_load.quote(key)}; allowed: {', '.join(allowed)}"
+                + did_you_mean(key[:100], allowed)
             )
             continue
-        msg = str(e["msg"]).removeprefix("Value error, ")
-        if e["type"].endswith("_type") or e["type"] in {"literal_error", "enum"}:
-            msg += f" (got {e['input']!r}, a {type(e['input']).__name__})"
+        msg = messages.problem(e)
         lines.append(f"  {_key_path(loc, data)}: {msg}" if loc else f"  {msg}")
+    if err.error_count() > _MAX_PROBLEMS:
+        lines.append(f"  … and {err.error_count() - _MAX_PROBLEMS} more")
     return "\n".join(lines)
+
+
+_MAX_PROBLEMS: Final = 20
 
 
 def parse(text: str, source: str = "matrix.yml") -> Matrix:
@@ -729,13 +734,7 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
         MatrixError: YAML syntax error, duplicate key, or any schema problem;
             the message names ``source``, the key path and the allowed values.
     """
-    try:
-        # A named stream makes PyYAML's marks say 'in "matrix.yml", line 3'.
-        stream = io.StringIO(text)
-        stream.name = source
-        data = yaml.load(stream, Loader=UniqueKeyLoader)  # noqa: S506  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise MatrixError(f"{source}: not valid YAML: {exc}") from exc
+    data = safe_load.load_yaml(text, source, MatrixError)
     if not isinstance(data, dict):
         raise MatrixError(f"{source}: expected a mapping with version, bases, profiles, targets")
     try:
@@ -791,8 +790,13 @@ def load(path: Path) -> Matrix:
     Raises:
         MatrixError: the file is missing or invalid (see :func:`parse`).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise MatrixError(f"{path}: cannot read the matrix: {exc.strerror}") from exc
-    return parse(text, str(path))
+    return parse(read_matrix_text(path), str(path))
+
+
+def read_matrix_text(path: Path) -> str:
+    """The text of a matrix file: at most 256 KiB of UTF-8 (the shipped one has 4 KiB).
+
+    Raises:
+        MatrixError: unreadable, too large or not UTF-8; the message names the file.
+    """
+    return safe_load.read_text(path, MatrixError, "the matrix", MAX_MATRIX_BYTES)

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import docker
 import docker.errors
+from pydantic import ValidationError
 
-from archbench import archiver, bases, emulation, images, importer, run
+from archbench import archiver, bases, emulation, images, importer, messages, run
 from archbench.archive import ArchivedImage
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
@@ -136,8 +137,8 @@ def plan(
         if overrides and isinstance(blindsig, BlindsigSuite):
             try:
                 blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
-            except ValueError as exc:
-                raise MatrixError(f"command-line override: {exc}") from exc
+            except ValidationError as exc:
+                raise MatrixError(f"command-line override: {messages.describe(exc)}") from exc
         elif overrides:
             raise MatrixError(
                 "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "

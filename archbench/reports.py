@@ -160,6 +160,10 @@ FLAG_LEGEND: Final[dict[str, str]] = {
 }
 
 NS_PER_MS: Final = 1_000_000
+SCIENTIFIC_FROM: Final = 1e12
+"""From here on numbers print as ``1.00e+30``: a float has ~16 significant digits, and a
+speed of 10^12 is no measurement anyway. Non-zero values that would print ``0.000`` also
+switch to it (``4.00e-05``)."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,11 @@ def parse_style(text: str) -> Style:
 def format_number(value: float, thousands_sep: str = " ") -> str:
     """A number as the appendix prints speeds: three decimals below 5, integers from 5.
 
+    Values too small to show in three decimals (``0.00004`` -> ``"4.00e-05"``,
+    not ``"0.000"``) or from :data:`SCIENTIFIC_FROM` on (``1e30`` ->
+    ``"1.00e+30"``, not 31 invented digits) print in scientific notation
+    with three significant digits.
+
     ``0.2044`` -> ``"0.204"``, ``4.9996`` -> ``"5"`` (decided on the rounded
     text), ``2684.4`` -> ``"2684"``, ``10000.4`` -> ``"10 000"``: from
     :data:`GROUP_DIGITS_FROM_MS` on, groups of three digits are separated by
@@ -220,6 +229,9 @@ def format_number(value: float, thousands_sep: str = " ") -> str:
     """
     if not math.isfinite(value):
         raise ValueError(f"cannot format a non-finite number: {value!r}")
+    if value != 0 and (float(f"{value:.3f}") == 0 or abs(value) >= SCIENTIFIC_FROM):
+        # "0.000" would claim zero, and 30 digits of a float would invent 14.
+        return f"{value:.2e}"
     decimals = f"{value:.3f}"
     if abs(float(decimals)) < THREE_DECIMALS_BELOW:
         return decimals
@@ -265,6 +277,8 @@ def format_ratio(value: float, thousands_sep: str = " ") -> str:
     """
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"a ratio must be positive and finite, got {value!r}")
+    if value >= SCIENTIFIC_FROM or value < 1e-12:
+        return f"{value:.2e}"
     decimals = max(0, 2 - math.floor(math.log10(value)))
     text = f"{value:.{decimals}f}"
     # Rounding may add a digit (9.996 -> "10.00"); redo with the new magnitude.

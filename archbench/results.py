@@ -13,18 +13,20 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import datetime as _dt
-import json
+import hashlib
 import os
+import re
 import secrets
 import statistics
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from archbench import messages, safe_load
 from archbench.errors import HarnessError, ResultsError
 
 RESULT_FORMAT: Literal["archbench-result"] = "archbench-result"
@@ -48,6 +50,45 @@ Operation = Literal[
     "helper_parallel_signing",
 ]
 Scheme = Literal["CS", "RSA"]
+
+MAX_NS: Final = 2**63 - 1
+"""Largest time a row may hold, in ns (int64, as the harness's clock; ~292 years)."""
+MAX_KEY_BITS: Final = 65_536
+MAX_RESULT_BYTES: Final = 64 * 1024 * 1024
+
+RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""Run ids as directory names: :func:`new_run_id` writes ``20261129T224000Z-1a2b3c``;
+``invoke import --run`` may choose others. No ``/``, never ``.`` or ``..``."""
+FILE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""Target names as file names inside a run directory."""
+
+
+def check_run_id(run_id: str, what: str = "run id") -> str:
+    """``run_id`` when it is a safe directory name (:data:`RUN_ID`).
+
+    Raises:
+        ResultsError: anything else (``../x``, ``/tmp``, empty, too long).
+    """
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ResultsError(
+            f"{what} {safe_load.quote(run_id)} is not a run id; run ids are letters, digits, "
+            "'.', '_' and '-', starting with a letter or digit (e.g. 20261129T224000Z-1a2b3c)"
+        )
+    return run_id
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """``path`` when it lies inside ``root`` once both are resolved (symlinks followed).
+
+    Raises:
+        ResultsError: ``path`` would land outside ``root``.
+    """
+    base = root.resolve()
+    resolved = path.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise ResultsError(f"{path}: {what} would be written outside {root}; refusing")
+    return path
+
 
 APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"})
 """Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
@@ -75,8 +116,8 @@ class Row(_Frozen):
     scheme: str = Field(min_length=1)
     key_bits: int | None
     operation: str = Field(min_length=1)
-    ops_per_block: int = Field(ge=1)
-    samples_ns: tuple[PositiveInt, ...] = Field(min_length=1)
+    ops_per_block: int = Field(ge=1, le=MAX_NS)
+    samples_ns: tuple[Annotated[int, Field(ge=1, le=MAX_NS)], ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
     iterations_requested: int | None = None
@@ -120,6 +161,8 @@ class Row(_Frozen):
                 )
             if (self.scheme == "RSA") != (self.key_bits is not None):
                 raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
+        if self.key_bits is not None and not 1 <= self.key_bits <= MAX_KEY_BITS:
+            raise ValueError(f"key_bits {self.key_bits} is not a key size (1 to {MAX_KEY_BITS})")
         if self.valid == (self.invalid_reason is not None):
             raise ValueError("invalid_reason is set exactly when valid is false")
         if self.block_ops is not None and len(self.block_ops) != len(self.samples_ns):
@@ -334,19 +377,20 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
     if data.get("format") != fmt:
-        raise ValueError(f"{source}: 'format' is {data.get('format')!r}, expected {fmt!r}")
+        raise ValueError(
+            f"{source}: 'format' is {safe_load.quote(data.get('format'))}, expected {fmt!r}"
+        )
     if data.get("version") != version:
         raise ValueError(
-            f"{source}: {fmt} version {data.get('version')!r} is not supported "
+            f"{source}: {fmt} version {safe_load.quote(data.get('version'))} is not supported "
             f"(this archbench reads version {version}); {fix}"
         )
 
 
 def _describe(err: ValidationError) -> str:
     first = err.errors()[0]
-    path = ".".join(str(p) for p in first["loc"]) or "<document>"
-    msg = str(first["msg"]).removeprefix("Value error, ")
-    return f"at '{path}': {msg} ({err.error_count()} problem(s) in all)"
+    path = messages.location(first["loc"])
+    return f"at '{path}': {messages.problem(first)} ({err.error_count()} problem(s) in all)"
 
 
 def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
@@ -357,7 +401,7 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
             the contract in ``harness/CONTRACT.md``.
     """
     try:
-        data = json.loads(stdout)
+        data = safe_load.load_json(stdout, source, HarnessError)
         _check_header(
             data,
             HARNESS_FORMAT,
@@ -366,10 +410,11 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
             "rebuild the image so the harness matches this archbench (invoke images)",
         )
         return HarnessDocument.model_validate(data)
-    except json.JSONDecodeError as exc:
+    except HarnessError as exc:
         tail = stdout.strip()[-300:]
+        detail = str(exc).removeprefix(f"{source}: ")
         raise HarnessError(
-            f"{source}: not a JSON document ({exc}); output ended: {tail!r}"
+            f"{source}: not a JSON document ({detail}); output ended: {tail!r}"
         ) from exc
     except ValueError as exc:
         if isinstance(exc, ValidationError):
@@ -386,12 +431,8 @@ def load(path: Path) -> Result:
             archbench reads and how to proceed), or fails validation; the
             message names the file and the key.
     """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}: not valid JSON: {exc}") from exc
+    text = safe_load.read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
+    data = safe_load.load_json(text, str(path), ResultsError)
     try:
         _check_header(
             data,
@@ -448,7 +489,7 @@ class RunManifest(_Frozen):
 
     format: Literal["archbench-run"] = "archbench-run"
     version: Literal[1] = 1
-    run_id: str
+    run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
     started_at: str
     matrix_file: str
     matrix_text: str
@@ -482,9 +523,16 @@ class ResultStore:
 
         The first is ``<target>.json``; further ones of ``--repeat K`` are
         ``<target>.repeat-<i>.json``.
+
+        Raises:
+            ResultsError: ``run_id`` or ``target`` is not a safe name, so the
+                path would not stay inside the results directory.
         """
+        check_run_id(run_id)
+        if not FILE_NAME.fullmatch(target):
+            raise ResultsError(f"target name {safe_load.quote(target)} cannot be a file name")
         suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
-        return self.root / run_id / f"{target}{suffix}.json"
+        return inside(self.root, self.root / run_id / f"{target}{suffix}.json", "a results file")
 
     def save(self, result: Result) -> Path:
         """Store ``result`` atomically; returns its path.
@@ -506,7 +554,8 @@ class ResultStore:
         Raises:
             ResultsError: the file cannot be written.
         """
-        path = self.root / manifest.run_id / MANIFEST_NAME
+        check_run_id(manifest.run_id)
+        path = inside(self.root, self.root / manifest.run_id / MANIFEST_NAME, "the run manifest")
         try:
             write_atomic(path, manifest.model_dump_json(indent=2) + "\n")
         except OSError as exc:
@@ -520,16 +569,27 @@ class ResultStore:
             ResultsError: no such run, or its manifest is unreadable; the
                 message lists the runs there are.
         """
+        check_run_id(run_id, "--resume")
         path = self.root / run_id / MANIFEST_NAME
         if not path.is_file():
             known = ", ".join(self.runs()[-5:]) or "none"
             raise ResultsError(
                 f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
             )
+        text = safe_load.read_text(path, ResultsError, "the run manifest", MAX_RESULT_BYTES)
+        data = safe_load.load_json(text, str(path), ResultsError)
         try:
-            return RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError) as exc:
-            raise ResultsError(f"{path}: unreadable run manifest: {exc}") from exc
+            manifest = RunManifest.model_validate(data)
+        except ValidationError as exc:
+            raise ResultsError(
+                f"{path}: unreadable run manifest: {messages.describe(exc)}"
+            ) from exc
+        if manifest.run_id != run_id:
+            raise ResultsError(
+                f"{path}: the manifest says run {safe_load.quote(manifest.run_id)} but lies in "
+                f"{run_id}; it was copied or edited. Restore it, or start a new run"
+            )
+        return manifest
 
     def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
         """Stage times of ``target`` in the newest run older than ``before`` that has them."""
@@ -570,6 +630,14 @@ class ResultStore:
                 if path.name != MANIFEST_NAME:
                     yield path
 
+    def _at_home(self, path: Path, result: Result) -> bool:
+        """True when ``path`` is where :meth:`save` puts ``result``."""
+        index = result.execution.repeat_index if result.execution else 1
+        try:
+            return path.name == self.path_for(result.run_id, result.target.name, index).name
+        except ResultsError:
+            return False
+
     def load_all(
         self, run_ids: Sequence[str] | None = None, *, merge: bool = True
     ) -> tuple[list[Result], list[LoadFailure]]:
@@ -578,15 +646,29 @@ class ResultStore:
         With ``merge``, the K files of a ``--repeat K`` run are merged into
         one result per target (:func:`merge_repeats`). A bad file never hides
         the good ones: it is returned as a :class:`LoadFailure` beside the
-        loaded results.
+        loaded results. So is a file that would pool silently: one lying in
+        another run's directory than its ``run_id``, or a duplicate (same
+        run, target and repeat index, or the same bytes) of a file already
+        loaded; the file at the name archbench writes (:meth:`path_for`) wins.
         """
         loaded: list[Result] = []
         failures: list[LoadFailure] = []
+        seen: dict[tuple[object, ...], Path] = {}
+        seen_bytes: dict[str, Path] = {}
+        read: list[tuple[Path, Result]] = []
         for path in self.files(run_ids):
             try:
-                loaded.append(load(path))
+                read.append((path, load(path)))
             except ResultsError as exc:
                 failures.append(LoadFailure(path, str(exc)))
+        # The file at the name archbench gave it comes before any copy of it.
+        read.sort(key=lambda pr: (pr[0].parent.name, not self._at_home(*pr)))
+        for path, result in read:
+            problem = _pooling_problem(path, result, seen, seen_bytes)
+            if problem:
+                failures.append(LoadFailure(path, problem))
+                continue
+            loaded.append(result)
         if not merge:
             return loaded, failures
         groups: dict[tuple[str, str], list[Result]] = {}
@@ -600,6 +682,43 @@ class ResultStore:
             except ResultsError as exc:
                 failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
         return merged, failures
+
+
+def result_key(result: Result) -> tuple[object, ...]:
+    """What makes a results file unique: (run id, target, repeat index[, metric]).
+
+    A ``metric`` attribute (time vs instructions), where results carry one, is
+    part of the key.
+    """
+    index = result.execution.repeat_index if result.execution else 1
+    metric = getattr(result, "metric", None)
+    return (result.run_id, result.target.name, index, metric)
+
+
+def _pooling_problem(
+    path: Path,
+    result: Result,
+    seen: dict[tuple[object, ...], Path],
+    seen_bytes: dict[str, Path],
+) -> str | None:
+    """Why ``path`` must not be pooled with the files before it, or None (then it is recorded)."""
+    if result.run_id != path.parent.name:
+        return (
+            f"{path}: skipped: it belongs to run {safe_load.quote(result.run_id)} but lies in "
+            f"{path.parent.name} (a copied file); move it back or remove it"
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    key = result_key(result)
+    first = seen.get(key) or seen_bytes.get(digest)
+    if first is not None:
+        return (
+            f"{path}: skipped: a duplicate of {first.name} (same target "
+            f"{result.target.name}, repeat {key[2]}); it would count its samples twice. "
+            "Remove the copy"
+        )
+    seen[key] = path
+    seen_bytes[digest] = path
+    return None
 
 
 def merge_repeats(results: Sequence[Result]) -> list[Result]:

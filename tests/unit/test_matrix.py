@@ -82,7 +82,9 @@ def test_unknown_architecture_suggests_the_closest() -> None:
 
 def test_wrong_type_names_the_value() -> None:
     msg = _err(GOOD.replace("repetitions: 5", "repetitions: '5'"))
-    assert "targets[1] (r).suites.blindsig.repetitions: Input should be a valid integer" in msg
+    assert (
+        "targets[1] (r).suites.blindsig.repetitions: must be a whole number (got '5', a str)" in msg
+    )
     assert "got '5', a str" in msg
 
 
@@ -170,7 +172,7 @@ def test_hosts_are_parsed_and_named_without_user() -> None:
         ("{url: 'ssh://a@b', context: c}", "give exactly one of 'url' and 'context'"),
         ("{url: 'ssh://a@b', tls: {verify: true}}", "'tls' applies to tcp:// hosts only"),
         ("{url: 'tcp://b:2376', tls: {ca_cert: /nonexistent/ca.pem}}", "ca_cert: no such file"),
-        ("{url: 'tcp://b:2376', max_parallel_runs: 0}", "greater than or equal to 1"),
+        ("{url: 'tcp://b:2376', max_parallel_runs: 0}", "must be at least 1 (got 0)"),
         ("{url: 'tcp://b:2376', max_paralel_runs: 2}", "did you mean 'max_parallel_runs'?"),
     ],
 )

@@ -93,7 +93,9 @@ def test_harness_output_that_is_not_json_shows_its_tail() -> None:
 def test_harness_contract_violation_names_the_key() -> None:
     bad = harness_doc()
     bad["rows"][0]["operation"] = "teleport"
-    with pytest.raises(HarnessError, match=r"at 'rows.0': unknown blindsig operation 'teleport'"):
+    with pytest.raises(
+        HarnessError, match=r"at 'rows\[0\]': unknown blindsig operation 'teleport'"
+    ):
         parse_harness_output(json.dumps(bad))
 
 

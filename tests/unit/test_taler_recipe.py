@@ -70,7 +70,7 @@ def test_the_image_carries_the_recipe_steps_and_script() -> None:
     spec = plan_image(Arch.AMD64, "taler", ("curl",), "b", "sha256:1", recipe=recipe)
     plain = plan_image(Arch.AMD64, "taler", ("curl",), "b", "sha256:1")
     assert "RUN sh /opt/archbench/recipes/taler-helper.sh" in spec.dockerfile
-    assert f"'0.20.0' 'https://tarballs.invalid/g.tar.gz' '{SHA}'" in spec.dockerfile
+    assert f"0.20.0 https://tarballs.invalid/g.tar.gz {SHA}" in spec.dockerfile
     assert ("recipes/taler-helper.sh", SCRIPT.read_bytes()) in spec.files
     assert "recipes" not in plain.dockerfile and spec.tag != plain.tag
 

@@ -1,0 +1,285 @@
+"""Reading untrusted files: bounded bytes, strict UTF-8, bounded YAML and JSON.
+
+Every loader of a user-supplied or stored file (matrix.yml, setup.yml,
+results files, ``run.json``) goes through here, so a hostile or broken file
+ends in one of our errors naming the file, in bounded time and memory:
+
+* at most ``max_bytes`` are read (:data:`MAX_BYTES`);
+* the bytes must be UTF-8 (the error names the byte offset);
+* YAML nesting deeper than :data:`MAX_DEPTH` is refused while composing
+  (PyYAML's composer recurses: 10 000 ``[`` otherwise end in RecursionError),
+  and a document whose nodes, counted with every alias expanded, exceed
+  :data:`MAX_NODES` is refused before anything is constructed (the "billion
+  laughs" alias bomb: ``iterations: *lol`` is small as a graph but huge once
+  a validator walks or prints it);
+* JSON nesting is measured by a linear scan before ``json.loads``; ``NaN``
+  and ``Infinity`` are refused;
+* values quoted in messages are cut by :func:`quote`.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+from archbench.errors import ArchbenchError
+
+MAX_BYTES: Final = 64 * 1024 * 1024
+"""Default cap on a file's size (results files with raw tool logs reach a few MB)."""
+MAX_DEPTH: Final = 64
+"""Deepest nesting of mappings/sequences accepted (matrix.yml needs 6)."""
+MAX_NODES: Final = 20_000
+"""Most YAML nodes accepted, aliases counted once per use (matrix.yml has ~300)."""
+QUOTE_LIMIT: Final = 80
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (``'aaaa…' (5000 chars)``).
+
+    Never formats more than ``limit`` characters of a string, so quoting a
+    multi-megabyte value in an error costs nothing.
+    """
+    if isinstance(value, str | bytes) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
+    if isinstance(value, dict | list | tuple | set):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def read_bytes(
+    path: Path, error: type[ArchbenchError], what: str, max_bytes: int = MAX_BYTES
+) -> bytes:
+    """The bytes of ``path``, at most ``max_bytes``.
+
+    Raises:
+        error: the file cannot be read (named with ``what``) or is larger
+            than ``max_bytes``.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with path.open("rb") as fh:
+            # In chunks: read(max_bytes + 1) would allocate the whole cap up front.
+            while size <= max_bytes and (chunk := fh.read(1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        raise error(f"{path}: {what} is larger than {max_bytes // 1024} KiB; refusing to read it")
+    return data
+
+
+def decode(data: bytes, source: str, error: type[ArchbenchError], what: str) -> str:
+    """``data`` as strict UTF-8.
+
+    Raises:
+        error: the bytes are not UTF-8; the message names ``source`` and the offset.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{source}: {what} is not UTF-8 text (byte {exc.start}: "
+            f"{data[exc.start : exc.start + 4]!r}); save it as UTF-8"
+        ) from exc
+
+
+def read_text(
+    path: Path, error: type[ArchbenchError], what: str, max_bytes: int = MAX_BYTES
+) -> str:
+    """:func:`read_bytes` then :func:`decode`: the file as text, or ``error``."""
+    return decode(read_bytes(path, error, what, max_bytes), str(path), error, what)
+
+
+class _Limits(yaml.YAMLError):
+    """Raised inside the loader when a document passes a limit (becomes ``error``)."""
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """SafeLoader with duplicate keys refused and nesting and alias expansion bounded."""
+
+    max_depth = MAX_DEPTH
+    max_nodes = MAX_NODES
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._composed = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # PyYAML's hook
+        self._depth += 1
+        self._composed += 1
+        try:
+            if self._composed > self.max_nodes:
+                raise _Limits(
+                    f"more than {self.max_nodes} values{_where(self.peek_event().start_mark)}; "  # type: ignore[no-untyped-call]
+                    "a generated file, not a configuration"
+                )
+            if self._depth > self.max_depth:
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise _Limits(
+                    f"nested deeper than {self.max_depth} levels{_where(mark)}; "
+                    "no archbench file needs that"
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_data(self) -> Any:  # PyYAML's hook
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _count_expanded(node, self.max_nodes)
+        return self.construct_document(node)
+
+
+def _where(mark: Any) -> str:
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+
+
+def _count_expanded(root: yaml.Node, limit: int) -> None:
+    """Count nodes as if every alias were copied out; stop at ``limit`` (O(limit))."""
+    count = 0
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack.pop()
+        count += 1
+        if count > limit:
+            raise _Limits(
+                f"more than {limit} values once aliases (*name) are expanded"
+                f"{_where(root.start_mark)}; an alias bomb or a generated file, not a configuration"
+            )
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
+
+
+def _construct_mapping(loader: BoundedLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {quote(key)}", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
+    """Parse one YAML document with :class:`BoundedLoader`.
+
+    Raises:
+        error: not YAML, a duplicate key, nesting or alias expansion past
+            the limits, or a value PyYAML cannot build (an integer of more
+            than 4300 digits); the message names ``source``.
+    """
+    if _flow_depth(text) > MAX_DEPTH:
+        # PyYAML's scanner is quadratic in flow nesting ([[[[…): refuse before it runs.
+        raise error(f"{source}: refused: nested deeper than {MAX_DEPTH} levels ([ and {{)")
+    try:
+        loader = BoundedLoader(text)
+        loader.name = source
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+    except _Limits as exc:
+        raise error(f"{source}: refused: {exc}") from None
+    except yaml.YAMLError as exc:
+        detail = _cut(str(exc)).replace("\n", "\n  ")
+        raise error(f"{source}: not valid YAML: {detail}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:
+        raise error(f"{source}: a value cannot be read: {_cut(str(exc))}") from None
+
+
+_YAML_FLOW_TOKENS: Final = re.compile(
+    r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|\'[^\']*+(?:\'\'[^\']*+)*+\'|(?:^|(?<=\s))#[^\n]*+|[\[\]{}]',
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _flow_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """Deepest ``[``/``{`` nesting of YAML ``text`` outside quotes and comments.
+
+    Stops counting past ``limit``. Brackets inside plain scalars are counted
+    too; balanced ones (``http://h/[x]``) add one level only.
+    """
+    depth = deepest = 0
+    for match in _YAML_FLOW_TOKENS.finditer(text):
+        bracket = match.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                break
+        elif bracket in ("]", "}"):
+            depth = max(0, depth - 1)
+    return deepest
+
+
+# Unrolled and possessive: a (?:a|b)* group over a 60 MB string would grow the regex
+# engine's stack per character (minutes and gigabytes); these run in linear time and memory.
+_JSON_TOKENS: Final = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{}]', re.DOTALL)
+
+
+def json_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """Deepest nesting of ``[``/``{`` in JSON ``text`` (strings skipped), stops past ``limit``."""
+    depth = deepest = 0
+    for match in _JSON_TOKENS.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif bracket in "]}":
+            depth -= 1
+    return deepest
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a results file may hold")
+
+
+def load_json(text: str, source: str, error: type[ArchbenchError]) -> Any:
+    """Parse JSON ``text`` with nesting at most :data:`MAX_DEPTH` and no NaN/Infinity.
+
+    Raises:
+        error: not JSON, nested too deeply, or a value that cannot be read;
+            the message names ``source``.
+    """
+    if json_depth(text) > MAX_DEPTH:
+        raise error(f"{source}: refused: JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise error(f"{source}: not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:
+        raise error(f"{source}: a value cannot be read: {_cut(str(exc))}") from None
+
+
+def _cut(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text)} chars)"

@@ -1,0 +1,191 @@
+"""Run every case of the hostile-input corpus (``hostile_cases.py``).
+
+Each case must end in the archbench error it names, with the expected
+fragment, the file or flag named, a short message (no formatted multi-MB
+input), no traceback, no pydantic link and no raw control characters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import resource
+import time
+import tracemalloc
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hostile_cases import (
+    ALIAS_BOMB,
+    CASES,
+    DEEP_JSON,
+    DEEP_YAML,
+    FIELD_TEMPLATES,
+    GOOD_MATRIX,
+    Case,
+)
+from invoke.config import Config
+from invoke.context import Context
+from invoke.exceptions import Exit
+
+from archbench import errors, importer, matrix, results
+from archbench.platforms import Arch
+
+REPO = Path(__file__).resolve().parents[3]
+RUN = "20261129T220000Z-abcdef"
+MAX_MESSAGE = 4000
+
+
+def _tasks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("archbench_tasks", REPO / "tasks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TASKS = _tasks()
+
+
+def _field_matrix(field: str, value: str) -> str:
+    old, new = FIELD_TEMPLATES[field]
+    assert old in GOOD_MATRIX, field
+    return GOOD_MATRIX.replace(old, new.replace("{v}", json.dumps(value)), 1)
+
+
+def _context(tmp_path: Path) -> Context:
+    (tmp_path / "matrix.yml").write_text(GOOD_MATRIX, encoding="utf-8")
+    return Context(
+        config=Config(
+            overrides={
+                "archbench": {
+                    "matrix": str(tmp_path / "matrix.yml"),
+                    "results": str(tmp_path / "results"),
+                    "reports": str(tmp_path / "out"),
+                    "work": str(tmp_path / "work"),
+                }
+            }
+        )
+    )
+
+
+def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
+    """Run one case; return (message, exit code) of the archbench error it raised."""
+    expected: type[errors.ArchbenchError] = getattr(errors, case.error)
+    try:
+        if case.kind == "matrix-field":
+            matrix.parse(_field_matrix(*case.input), "m.yml")
+        elif case.kind == "matrix-bytes":
+            path = tmp_path / "matrix.yml"
+            path.write_bytes(case.input)
+            matrix.load(path)
+        elif case.kind == "results-bytes":
+            path = tmp_path / RUN / "t1.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(case.input)
+            results.load(path)
+        elif case.kind == "manifest-bytes":
+            path = tmp_path / RUN / results.MANIFEST_NAME
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(case.input)
+            results.ResultStore(tmp_path).load_manifest(RUN)
+        elif case.kind == "setup-bytes":
+            path = tmp_path / "setup.yml"
+            path.write_bytes(case.input)
+            importer.load_setup(path, Arch.AMD64)
+        elif case.kind == "log":
+            path = tmp_path / "perf_crypto_rsa.log"
+            path.write_text(case.input, encoding="utf-8")
+            setup = importer.parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64)
+            scans = importer.scan_files([path])
+            importer.build_result(scans, setup, "t", Arch.AMD64, RUN)
+        elif case.kind in ("flag", "resume"):
+            name, kwargs = case.input if case.kind == "flag" else ("bench", {"resume": case.input})
+            try:
+                getattr(TASKS, name)(_context(tmp_path), **kwargs)
+            except Exit as exc:
+                return str(exc.message), int(exc.code)
+            raise AssertionError(f"{case.id}: the task did not fail")
+        else:
+            raise AssertionError(f"unknown kind {case.kind}")
+    except expected as exc:
+        return str(exc), exc.exit_code
+    raise AssertionError(f"{case.id}: accepted")
+
+
+def _check(case: Case, message: str) -> None:
+    assert case.expect in message, f"{case.id}: {message[:500]!r}"
+    assert len(message) < MAX_MESSAGE, f"{case.id}: message of {len(message)} chars"
+    assert "Traceback" not in message and "errors.pydantic.dev" not in message
+    assert "\x00" not in message
+    # Every line is a line of ours: no value smuggled a newline into the message.
+    for line in message.splitlines()[1:]:
+        assert line.startswith("  ") or len(message.splitlines()) == 1, f"{case.id}: {line!r}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_case_ends_in_our_error(case: Case, tmp_path: Path) -> None:
+    message, code = run_case(case, tmp_path)
+    _check(case, message)
+    expected: type[errors.ArchbenchError] = getattr(errors, case.error)
+    if case.kind in ("flag", "resume"):
+        assert message.startswith("archbench: ")
+        assert code == expected.exit_code
+
+
+def test_corpus_size_and_tally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    handled = 0
+    failed: list[str] = []
+    for i, case in enumerate(CASES):
+        case_dir = tmp_path / str(i)
+        case_dir.mkdir()
+        try:
+            message, _ = run_case(case, case_dir)
+            _check(case, message)
+            handled += 1
+        except AssertionError as exc:
+            failed.append(f"{case.id}: {exc}")
+    with capsys.disabled():
+        print(f"\nhostile corpus: {handled} of {len(CASES)} cases handled")
+    assert len(CASES) >= 400
+    assert not failed, failed[:5]
+
+
+def _measure(action: Any) -> tuple[float, int, int]:
+    """(seconds, tracemalloc peak bytes, growth of the process's max RSS in KiB)."""
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    tracemalloc.start()
+    start = time.perf_counter()
+    with contextlib.suppress(errors.ArchbenchError):
+        action()
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return elapsed, peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "loader"),
+    [
+        ("alias bomb", ALIAS_BOMB, "matrix"),
+        ("deep YAML", DEEP_YAML, "matrix"),
+        ("deep JSON", DEEP_JSON, "results"),
+        ("16 MiB JSON string", b'{"a": "' + b"\\n" * (8 * 1024 * 1024) + b'"}', "results"),
+        ("256 KiB YAML list", b"- 1\n" * (64 * 1024 - 1), "matrix"),
+        ("256 KiB YAML scalar", b"version: " + b"a" * (256 * 1024 - 20), "matrix"),
+    ],
+)
+def test_worst_cases_are_bounded(
+    name: str, data: bytes, loader: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    action = (lambda: matrix.load(path)) if loader == "matrix" else (lambda: results.load(path))
+    elapsed, peak, rss = _measure(action)
+    with capsys.disabled():
+        print(f"\n{name}: {elapsed:.3f} s, peak {peak / 1e6:.1f} MB traced, max RSS +{rss} KiB")
+    assert elapsed < 10.0  # a shared 2-core VM; measured well under 2 s
+    assert peak < 128 * 1024 * 1024
