@@ -57,7 +57,9 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
             # as in a terminal. It hides its errors from the SDK, so the probe
             # logs in first and names a host key or login problem as such.
             ssh.probe(host.url, name)
-            client = docker.DockerClient(base_url=host.url, use_ssh_client=True, timeout=timeout)
+            client = docker.DockerClient(
+                base_url=ssh.sdk_url(host.url), use_ssh_client=True, timeout=timeout
+            )
         else:
             tls: docker.tls.TLSConfig | bool = False
             if host.tls is not None:

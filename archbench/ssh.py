@@ -68,6 +68,34 @@ class SshTarget:
         return f"ssh {port}{user}{self.host}"
 
 
+def sdk_url(url: str) -> str:
+    """``url`` with the port ``ssh`` would use written out, for the Docker SDK.
+
+    The SDK puts ``:22`` on a URL without a port and passes it to ``ssh -p``,
+    which overrides a ``Port`` from ``~/.ssh/config`` (``Host box`` with
+    ``Port 2222``). ``ssh -G`` prints the configuration ssh would use,
+    without connecting; its ``port`` is written into the URL. The host stays
+    as written, so ``HostName``, ``IdentityFile`` and the rest still apply.
+    ``url`` is returned unchanged when it has a port or ``ssh -G`` fails.
+    """
+    target = SshTarget.from_url(url)
+    ssh = shutil.which("ssh")
+    if target.port or ssh is None:
+        return url
+    try:
+        done = subprocess.run(
+            [ssh, "-G", *target.ssh_args()], capture_output=True, timeout=30, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return url
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "port" and value.strip().isdigit() and done.returncode == 0:
+            user = f"{target.user}@" if target.user else ""
+            return f"ssh://{user}{target.host}:{value.strip()}"
+    return url
+
+
 def probe(url: str, name: str, timeout: float = 60.0) -> float:
     """Reach the Docker engine behind ``url`` once through the system ``ssh``.
 

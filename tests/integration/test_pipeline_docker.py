@@ -218,6 +218,10 @@ def test_invoke_bench_bad_arch_is_a_clear_error_and_builds_nothing() -> None:
     )
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_finished_results_and_removes_containers(
     client: docker.DockerClient,
     outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
@@ -242,6 +246,10 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Started from a background shell, SIGINT is inherited as ignored and
+        # Python then installs no KeyboardInterrupt handler: the test would
+        # interrupt nothing.
+        preexec_fn=_default_sigint,
     )
     try:
         # Wait until the amd64 result is stored and a riscv64 container of this
