@@ -62,9 +62,9 @@ class SshTarget:
 
     @property
     def login(self) -> str:
-        """The ``ssh`` command line a user types to connect once by hand."""
+        """The ``ssh`` command line a user types to connect once by hand (``USER`` for the name)."""
         port = f"-p {self.port} " if self.port else ""
-        user = f"{self.user}@" if self.user else ""
+        user = "USER@" if self.user else ""
         return f"ssh {port}{user}{self.host}"
 
 

@@ -65,7 +65,7 @@ def _env(results: Path) -> dict[str, str]:
 
 def _seconds(output: str, target: str, stage: str) -> float:
     """A stage's wall time from the summary line ``NAME: ok (base 1.0 s, run 2.0 s)``."""
-    line = next(line for line in output.splitlines() if line.startswith(f"{target}: "))
+    line = next(line for line in output.splitlines() if line.startswith(f"{target}: ok ("))
     match = re.search(rf"\b{stage} ([0-9.]+) s", line)
     assert match, line
     return float(match.group(1))
