@@ -287,6 +287,11 @@ def execute(
                 outcome.message = str(exc)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
                 outcome.message = f"host {h.name}: {engine.redact(str(exc))}"
+            except Exception as exc:
+                # A worker that died would leave "not started". The SDK's ssh
+                # transport can fail with bare OSError/ValueError
+                # when its ssh process is gone; the target must say it failed.
+                outcome.message = f"host {h.name}: {type(exc).__name__}: {engine.redact(str(exc))}"
             if cancel.is_set() and not outcome.ok:
                 outcome.message = "interrupted"
             elif not outcome.ok and p.remote and not engine.answers(h.client):
