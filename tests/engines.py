@@ -125,7 +125,8 @@ class SshServer:
     not accept (``denied``), a key whose login reaches no engine
     (``no-engine``), and ``known_hosts`` variants for the host-key tests; the
     ``Host`` aliases ``archbench-sshd``, ``…-unknown``, ``…-changed``,
-    ``…-denied`` and ``…-no-engine`` in the client configuration select them.
+    ``…-denied`` and ``…-no-engine`` in the client configuration select them;
+    ``…-mux`` is the good login through one shared connection (``ControlMaster``).
     """
 
     def __init__(self, root: Path, docker_host: str) -> None:
@@ -190,11 +191,17 @@ LogLevel VERBOSE
             "-changed": ("id_ed25519", "known_hosts_changed"),
             "-denied": ("id_denied", "known_hosts"),
             "-no-engine": ("id_no_engine", "known_hosts"),
+            "-mux": ("id_ed25519", "known_hosts"),
         }
         (root / "ssh_config").write_text(
             "".join(
                 f"Host {ALIAS}{suffix}\n{common}"
                 f"  IdentityFile {root}/{key}\n  UserKnownHostsFile {root}/{known}\n"
+                + (
+                    f"  ControlMaster auto\n  ControlPath {root}/cm-%C\n  ControlPersist 30\n"
+                    if suffix == "-mux"
+                    else ""
+                )
                 for suffix, (key, known) in variants.items()
             ),
             encoding="utf-8",
@@ -215,6 +222,14 @@ LogLevel VERBOSE
     def path(self) -> str:
         """``PATH`` with the ``ssh`` wrapper first."""
         return f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+    def stop_mux(self) -> None:
+        """End the ``ControlMaster`` of the ``-mux`` alias, if one runs."""
+        subprocess.run(
+            [str(self.bin_dir / "ssh"), "-O", "exit", f"{ALIAS}-mux"],
+            capture_output=True,
+            check=False,
+        )
 
     def start(self) -> None:
         """Start sshd in the foreground (``-D``) and wait until it accepts connections."""

@@ -89,6 +89,26 @@ def test_ssh_host_connects_through_the_system_ssh(sshd: SshServer) -> None:
     assert "/tmp/ab2-" in client.info()["DockerRootDir"]
 
 
+def test_control_master_from_ssh_config_is_used(sshd: SshServer) -> None:
+    # ~/.ssh/config's connection sharing applies to the SDK's ssh children.
+    try:
+        plain = engine.connect_host(Host(url=sshd.url()), "box")
+        mux = engine.connect_host(Host(url=sshd.url("-mux")), "box")
+        times = {}
+        for name, client in (("plain", plain), ("mux", mux)):
+            t0 = time.monotonic()
+            for _ in range(10):
+                assert client.ping()
+            times[name] = (time.monotonic() - t0) / 10
+        assert list(Path(sshd.root).glob("cm-*")), "no ControlMaster socket"
+        print(
+            f"\none API request: {times['plain'] * 1000:.0f} ms with a login each, "
+            f"{times['mux'] * 1000:.0f} ms through ControlMaster"
+        )
+    finally:
+        sshd.stop_mux()
+
+
 @pytest.mark.parametrize(
     ("variant", "expected"),
     [
