@@ -158,7 +158,8 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     )  # fmt: skip
     wall = time.monotonic() - t0
     assert done.returncode == 0, done.stdout + done.stderr
-    (run_dir,) = results.iterdir()
+    # 'invoke images' left a run directory with its build logs only.
+    (run_dir,) = (d for d in results.iterdir() if (d / "run.json").is_file())
     remote, local = load(run_dir / "ssh-amd64.json"), load(run_dir / "local-amd64.json")
     assert remote.execution is not None and local.execution is not None
     assert remote.execution.docker_host == "box (ssh://archbench-sshd)"
