@@ -531,14 +531,24 @@ def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str =
         raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
 
 
-@task(help={"matrix": _SELECT_HELP["matrix"]})
+@task(
+    help={
+        "matrix": _SELECT_HELP["matrix"],
+        "host": "only these hosts, comma-separated: local and names under 'hosts' (default: all)",
+    }
+)
 @_errors_to_exit
-def clean(c: Context, matrix: str = "") -> None:
+def clean(c: Context, matrix: str = "", host: str = "") -> None:
     """Remove containers archbench left on every host of the matrix (label org.archbench)."""
     s = _settings(c)
     m = matrix_mod.load(Path(matrix or s["matrix"]))
     unreachable = []
-    for name in [LOCAL_HOST, *m.hosts]:
+    names = [LOCAL_HOST, *m.hosts]
+    chosen = _split(host) or names
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
+    for name in chosen:
         try:
             client = engine.connect_host(m.host(name), name)
         except ArchbenchError as exc:

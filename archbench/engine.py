@@ -16,8 +16,10 @@ from typing import BinaryIO
 import docker
 import docker.errors
 import docker.tls
+import requests.exceptions
 from docker.context import ContextAPI
 
+from archbench import ssh
 from archbench.errors import EngineError, ImageBuildError
 from archbench.matrix import Host
 from archbench.platforms import Arch
@@ -27,12 +29,14 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
     """Open a client to a matrix host (None: the environment's engine).
 
     ``ssh://`` goes through the system's ``ssh`` client (keys, agent and
-    ``~/.ssh/config`` apply); ``tcp://`` takes the host's TLS files; a
+    ``~/.ssh/config`` apply), checked first by :func:`archbench.ssh.probe`;
+    ``tcp://`` takes the host's TLS files; a
     ``context`` is resolved through Docker's context store.
 
     Raises:
         EngineError: the host does not answer or its context does not exist;
-            the message names the host without user names.
+            the message names the host without user names; for ``ssh://``
+            it says whether the host key, the login or the engine failed.
     """
     if host is None:
         return connect(timeout=timeout)
@@ -48,7 +52,16 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
                 base_url=ctx.Host, tls=ctx.TLSConfig or False, timeout=timeout
             )
         elif host.url is not None and host.url.startswith("ssh://"):
-            client = docker.DockerClient(base_url=host.url, use_ssh_client=True, timeout=timeout)
+            # The system ssh client rather than paramiko: ~/.ssh/config (Host
+            # aliases, ProxyJump, ControlMaster), the agent and known_hosts work
+            # as in a terminal. It hides its errors from the SDK, so the probe
+            # logs in first and names a host key or login problem as such.
+            ssh.probe(host.url, name)
+            # The constructor already asks the engine for its API version, and
+            # every request costs an ssh login: no extra ping.
+            return docker.DockerClient(
+                base_url=ssh.sdk_url(host.url), use_ssh_client=True, timeout=timeout
+            )
         else:
             tls: docker.tls.TLSConfig | bool = False
             if host.tls is not None:
@@ -72,12 +85,20 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
 
 def _reason(exc: Exception) -> str:
     """The useful end of a connection error ("[Errno 111] Connection refused"), redacted."""
-    text = _redact(str(exc))
+    text = redact(str(exc))
     errno = re.findall(r"\[Errno -?\d+\] [^'\")\]]+", text)
     return errno[-1].strip() if errno else text[:300]
 
 
-def _redact(text: str) -> str:
+def answers(client: docker.DockerClient) -> bool:
+    """True when the engine behind ``client`` still answers a ping."""
+    try:
+        return bool(client.ping())
+    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+        return False
+
+
+def redact(text: str) -> str:
     """Drop ``user@`` from URLs in an error text (results and logs carry no user names)."""
     return re.sub(r"(\w+://)[^/@\s]+@", r"\1", text)
 

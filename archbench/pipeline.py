@@ -22,12 +22,19 @@ from pathlib import Path
 
 import docker
 import docker.errors
+import requests.exceptions
 from pydantic import ValidationError
 
-from archbench import archiver, bases, emulation, images, importer, messages, run
+from archbench import archiver, bases, emulation, engine, images, importer, messages, run
 from archbench.archive import ArchivedImage
 from archbench.engine import engine_version, host_cpu_model
-from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
+from archbench.errors import (
+    ArchbenchError,
+    HarnessError,
+    Interrupted,
+    MatrixError,
+    ResultsError,
+)
 from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Recipe, Suites, Target
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
@@ -81,6 +88,8 @@ class TargetOutcome:
     """True when ``--resume`` found the target's results complete and kept them."""
     run_windows: list[tuple[float, float]] = field(default_factory=list)
     """Wall-clock (epoch s) start and end of each harness container run."""
+    stage: str = ""
+    """The stage the target was in last (``base``, ``image``, ``run``...)."""
 
 
 def plan(
@@ -206,6 +215,8 @@ class _Host:
     queue: deque[TargetPlan]
     lock: threading.Lock = field(default_factory=threading.Lock)
     smoked: set[Arch] = field(default_factory=set)
+    display: str = LOCAL_HOST
+    """The endpoint without user names (``ssh://box:22``), for messages."""
 
 
 def execute(
@@ -225,8 +236,11 @@ def execute(
     targets whose results in this run are complete (:func:`is_complete`)
     are kept and not measured again. Returns one :class:`TargetOutcome` per
     plan, in plan order. A target's own failure is in its outcome, never
-    raised. ``KeyboardInterrupt`` propagates after every container of this
-    run is removed on every host; finished results stay on disk.
+    raised; a remote target whose host stopped answering ends with a message
+    saying so and how to resume (:func:`lost_connection`).
+    ``KeyboardInterrupt`` propagates after every container of this run is
+    removed on every host (no new one can be created from then on:
+    :class:`archbench.run.ContainerGate`); finished results stay on disk.
     """
     reporter = reporter or SilentReporter()
     outcomes = {p.name: TargetOutcome(p.name, ok=False, message="not started") for p in plans}
@@ -249,10 +263,17 @@ def execute(
                 arch=host_archs[p.host_name],
                 slots=p.host.max_parallel_runs if p.host else 1,
                 queue=deque(),
+                display=p.host.display if p.host else LOCAL_HOST,
             )
         hosts[p.host_name].queue.append(p)
+    if resume:
+        # A container of this run may still run on a host whose connection was
+        # lost; it would share the CPU with the new measurement.
+        for h in hosts.values():
+            run.remove_run_containers(h.client, workspace.run_id)
     local_cpu = host_cpu_model()
     cancel = threading.Event()
+    gate = run.ContainerGate()
 
     def worker(h: _Host) -> None:
         while not cancel.is_set():
@@ -262,15 +283,24 @@ def execute(
                 p = h.queue.popleft()
             outcome = outcomes[p.name]
             try:
-                _execute_one(h, p, workspace, local_cpu, reporter, outcome, build_only, rebuild)
+                _execute_one(
+                    h, p, workspace, local_cpu, reporter, outcome, build_only, rebuild, gate
+                )
                 outcome.ok = True
             except ArchbenchError as exc:
                 outcome.message = str(exc)
-            except docker.errors.DockerException as exc:
-                # A lost connection to a remote engine ends this target only.
-                outcome.message = f"host {h.name}: {exc}"
+            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+                outcome.message = f"host {h.name}: {engine.redact(str(exc))}"
+            except Exception as exc:
+                # A worker that died would leave "not started". The SDK's ssh
+                # transport can fail with bare OSError/ValueError
+                # when its ssh process is gone; the target must say it failed.
+                outcome.message = f"host {h.name}: {type(exc).__name__}: {engine.redact(str(exc))}"
             if cancel.is_set() and not outcome.ok:
                 outcome.message = "interrupted"
+            elif not outcome.ok and p.remote and not engine.answers(h.client):
+                # A lost connection to a remote engine ends this target only.
+                outcome.message = lost_connection(h.name, h.display, outcome, workspace.run_id)
             reporter.finish(p.name, outcome.ok, outcome.message)
 
     threads = [
@@ -286,16 +316,30 @@ def execute(
                 t.join(timeout=0.2)
     except KeyboardInterrupt:
         cancel.set()
+        # Once the gate is closed and no create is in flight, the run has every
+        # container it will ever have, so one sweep per host removes them all.
+        drained = gate.close(timeout=60)
         for h in hosts.values():
             run.remove_run_containers(h.client, workspace.run_id)
         for t in threads:
-            t.join(timeout=30)
-        # A worker may have started its next container (harness after smoke
-        # test) between the first sweep and seeing the cancel flag.
-        for h in hosts.values():
-            run.remove_run_containers(h.client, workspace.run_id)
+            t.join(timeout=10)
+        if not drained:
+            # A create hung on an engine that stopped answering; it may have
+            # landed since.
+            for h in hosts.values():
+                run.remove_run_containers(h.client, workspace.run_id)
         raise
     return [outcomes[p.name] for p in plans]
+
+
+def lost_connection(host: str, display: str, outcome: TargetOutcome, run_id: str) -> str:
+    """The message of a target whose remote host stopped answering during it."""
+    stage = outcome.stage or "its start"
+    return (
+        f"lost the connection to host {host} ({display}) during {stage}; the other "
+        f"targets' results are kept. When the host answers again, finish this target with: "
+        f"invoke bench --resume {run_id}"
+    )
 
 
 def _execute_one(
@@ -307,6 +351,7 @@ def _execute_one(
     outcome: TargetOutcome,
     build_only: bool,
     rebuild: bool,
+    gate: run.ContainerGate | None = None,
 ) -> None:
     name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
@@ -315,6 +360,9 @@ def _execute_one(
         reporter.line(name, text)
 
     def timed(stage: str) -> _Timer:
+        if gate is not None and gate.closed:
+            raise Interrupted("interrupted")
+        outcome.stage = stage
         reporter.stage(name, stage)
         return _Timer(outcome.seconds, stage)
 
@@ -332,8 +380,8 @@ def _execute_one(
         base_built = p.archived.entry.base_built
         if p.emulated:
             with timed("smoke"):
-                run.smoke_test(client, image_id, arch, run_id=ws.run_id)
-                qemu_cpu = run.emulated_cpu(client, image_id, arch)
+                run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
+                qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
         with timed("base"):
             base = bases.ensure_base(
@@ -351,10 +399,10 @@ def _execute_one(
                 with h.lock:
                     first = arch not in h.smoked
                 if first:
-                    run.smoke_test(client, base.tag, arch, run_id=ws.run_id)
+                    run.smoke_test(client, base.tag, arch, run_id=ws.run_id, gate=gate)
                     with h.lock:
                         h.smoked.add(arch)
-                qemu_cpu = run.emulated_cpu(client, base.tag, arch)
+                qemu_cpu = run.emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
         spec = images.plan_image(
             arch,
             p.target.profile,
@@ -420,6 +468,7 @@ def _execute_one(
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
                 on_line=on_line,
+                gate=gate,
             )
         outcome.run_windows.append((started, time.time()))
         # Taler's helper benchmarks and GNUnet's perf programs print text; one parser

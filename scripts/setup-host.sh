@@ -15,8 +15,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # texlive + poppler-utils: the report compile test (pdflatex, pdftoppm);
-# curl: the taler-helper recipe's fetch test.
+# curl: the taler-helper recipe's fetch test; openssh-server (+ client): the ssh:// host
+# test, whose fixture starts its own sshd on a loopback port.
 packages=(docker.io qemu-user-static debootstrap python3 python3-venv curl
+          openssh-client openssh-server
           gcc make pkgconf libgnunet-dev libsodium-dev
           texlive-latex-base texlive-latex-recommended texlive-latex-extra
           texlive-fonts-recommended poppler-utils)
@@ -28,6 +30,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   say "installing: ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ " ${missing[*]} " == *" openssh-server "* ]] && [ -d /run/systemd/system ]; then
+    # The package starts a system sshd on port 22; the tests need only the binary.
+    say "openssh-server installed for the tests; leaving its system service off"
+    systemctl disable --now ssh >/dev/null 2>&1 || true
+  fi
 fi
 
 if ! docker info >/dev/null 2>&1; then

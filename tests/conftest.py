@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# The second dockerd and the sshd in front of it (fixtures second_engine, sshd).
+pytest_plugins = ["engines"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

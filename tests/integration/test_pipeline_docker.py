@@ -24,7 +24,7 @@ from archbench.platforms import Arch
 from archbench.reports import render_latex, render_markdown_table
 from archbench.results import Execution, Result, ResultStore
 from archbench.results import load as load_result
-from archbench.run import LABEL, smoke_test
+from archbench.run import LABEL_RUN, smoke_test
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -218,6 +218,10 @@ def test_invoke_bench_bad_arch_is_a_clear_error_and_builds_nothing() -> None:
     )
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_keeps_finished_results_and_removes_containers(
     client: docker.DockerClient,
     outcomes: tuple[ResultStore, list[pipeline.TargetOutcome]],
@@ -242,14 +246,23 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        # Started from a background shell, SIGINT is inherited as ignored and
+        # Python then installs no KeyboardInterrupt handler: the test would
+        # interrupt nothing.
+        preexec_fn=_default_sigint,
     )
     try:
-        # Wait until the amd64 result is stored and the riscv64 harness is running.
+        # Wait until the amd64 result is stored and a riscv64 container of this
+        # run is running (the engine is shared: other runs' containers do not count).
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
-            running = client.containers.list(filters={"label": LABEL})
-            if list(results.glob("*/ci-amd64.json")) and running:
-                break
+            stored = list(results.glob("*/ci-amd64.json"))
+            if stored:
+                mine: dict[str, str | list[str] | bool] = {
+                    "label": f"{LABEL_RUN}={stored[0].parent.name}"
+                }
+                if client.containers.list(filters=mine):
+                    break
             time.sleep(0.5)
         else:
             pytest.fail("the run never reached the riscv64 harness")
@@ -261,8 +274,8 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
     output = proc.stdout.read() if proc.stdout else ""
     assert proc.returncode == 130, output
     assert "Finish it with: invoke bench --resume" in output
-    assert client.containers.list(all=True, filters={"label": LABEL}) == []
     (run_dir,) = results.iterdir()
+    assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_dir.name}"}) == []
     assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json", "run.json"]
     load_result(run_dir / "ci-amd64.json")
     manifest = ResultStore(results).load_manifest(run_dir.name)

@@ -1,23 +1,15 @@
 """Targets on a second, real Docker engine (loopback TCP) beside the local one.
 
-The fixture starts its own dockerd with its own data-root, exec-root, pid
-file and socket, listening on 127.0.0.1 only, on a bridge of its own with no
-NAT (builds use the host network, harness containers have no network
-anyway). ``--bridge=none`` is not an option: dockerd then deletes the
-default ``docker0`` bridge, which the first engine still needs.
+The second engine is the session fixture ``second_engine`` of
+``tests/integration/conftest.py`` (see ``tests/engines.py``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -52,67 +44,6 @@ targets:
   - {{name: local-riscv64, arch: riscv64, base: debian-trixie}}
   - {{name: second-arm64, arch: arm64, base: debian-trixie, host: second}}
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def second_engine() -> Iterator[int]:
-    """A second dockerd on a loopback TCP port; yields the port."""
-    if shutil.which("dockerd") is None:
-        pytest.skip("dockerd is not installed")
-    # exec-root holds unix sockets, whose paths must stay short.
-    root = Path(tempfile.mkdtemp(prefix="ab2-", dir="/tmp"))
-    port = _free_port()
-    bridge = f"ab2-{port}"  # interface names have at most 15 characters
-    for cmd in (
-        ["ip", "link", "add", bridge, "type", "bridge"],
-        ["ip", "addr", "add", "172.31.254.1/24", "dev", bridge],
-        ["ip", "link", "set", bridge, "up"],
-    ):
-        subprocess.run(cmd, check=True, capture_output=True)
-    log = (root / "dockerd.log").open("w")
-    proc = subprocess.Popen(
-        [
-            "dockerd",
-            "--data-root", str(root / "data"),
-            "--exec-root", str(root / "x"),
-            "--pidfile", str(root / "dockerd.pid"),
-            "-H", f"unix://{root}/docker.sock",
-            "-H", f"tcp://127.0.0.1:{port}",
-            f"--bridge={bridge}",
-            "--iptables=false",
-            "--ip6tables=false",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                # The constructor already asks the engine for its API version.
-                docker.DockerClient(base_url=f"tcp://127.0.0.1:{port}", timeout=5).ping()
-                break
-            except docker.errors.DockerException:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"second dockerd did not start; see {root / 'dockerd.log'}")
-                time.sleep(0.5)
-        yield port
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-        subprocess.run(["umount", "-R", str(root / "data")], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,254 @@
+"""A target on an ``ssh://`` host, for real: Debian's sshd in front of a second dockerd.
+
+The ``sshd`` fixture (``tests/engines.py``) logs ``root`` in by a key made
+for the test; the system ``ssh`` the Docker SDK runs reads the test's own
+client configuration (``Host archbench-sshd``), known_hosts and key, and the
+login's ``docker system dial-stdio`` reaches the second engine. The
+pipeline runs through ``invoke`` exactly as a user runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import docker
+import pytest
+from engines import SshServer
+
+from archbench import engine, ssh
+from archbench.errors import EngineError
+from archbench.matrix import Host
+from archbench.platforms import Arch
+from archbench.results import load
+from archbench.run import LABEL, LABEL_RUN
+
+REPO = Path(__file__).resolve().parents[2]
+INVOKE = str(Path(sys.executable).with_name("invoke"))
+
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the targets are amd64"),
+]
+
+MATRIX = """
+version: 1
+defaults:
+  blindsig: {{iterations: 2, repetitions: {repetitions}, rsa_bits: [1024], warmup: 0}}
+bases:
+  debian-trixie: {{source: bootstrap, suite: trixie, variant: minbase}}
+profiles:
+  slim:
+    packages: [gcc, libc6-dev, make, pkgconf, python3, libgnunet-dev, libsodium-dev]
+hosts:
+  box: {{url: "{url}", build_network: host}}
+targets:
+  - {{name: ssh-amd64, arch: amd64, base: debian-trixie, host: box}}
+  - {{name: local-amd64, arch: amd64, base: debian-trixie}}
+"""
+
+
+def _matrix(tmp_path: Path, sshd: SshServer, repetitions: int) -> Path:
+    path = tmp_path / "matrix.yml"
+    path.write_text(MATRIX.format(url=sshd.url(), repetitions=repetitions), encoding="utf-8")
+    return path
+
+
+def _env(results: Path) -> dict[str, str]:
+    # PATH (with the test's ssh wrapper) comes from the sshd fixture.
+    return {**os.environ, "INVOKE_ARCHBENCH_RESULTS": str(results)}
+
+
+def _seconds(output: str, target: str, stage: str) -> float:
+    """A stage's wall time from the summary line ``NAME: ok (base 1.0 s, run 2.0 s)``."""
+    line = next(line for line in output.splitlines() if line.startswith(f"{target}: ok ("))
+    match = re.search(rf"\b{stage} ([0-9.]+) s", line)
+    assert match, line
+    return float(match.group(1))
+
+
+def test_ssh_host_connects_through_the_system_ssh(sshd: SshServer) -> None:
+    seconds = ssh.probe(sshd.url(), "box")
+    t0 = time.monotonic()
+    client = engine.connect_host(Host(url=sshd.url()), "box")
+    connect = time.monotonic() - t0
+    t0 = time.monotonic()
+    for _ in range(5):
+        assert client.ping()
+    ping = (time.monotonic() - t0) / 5
+    print(
+        f"\nssh probe {seconds * 1000:.0f} ms, connect_host {connect * 1000:.0f} ms, "
+        f"one API request {ping * 1000:.0f} ms"
+    )
+    assert engine.engine_arch(client) is Arch.AMD64
+    # It is the second engine, not this machine's: its data-root is the fixture's.
+    assert "/tmp/ab2-" in client.info()["DockerRootDir"]
+
+
+def test_control_master_from_ssh_config_is_used(sshd: SshServer) -> None:
+    # ~/.ssh/config's connection sharing applies to the SDK's ssh children.
+    try:
+        plain = engine.connect_host(Host(url=sshd.url()), "box")
+        mux = engine.connect_host(Host(url=sshd.url("-mux")), "box")
+        times = {}
+        for name, client in (("plain", plain), ("mux", mux)):
+            t0 = time.monotonic()
+            for _ in range(10):
+                assert client.ping()
+            times[name] = (time.monotonic() - t0) / 10
+        assert list(Path(sshd.root).glob("cm-*")), "no ControlMaster socket"
+        print(
+            f"\none API request: {times['plain'] * 1000:.0f} ms with a login each, "
+            f"{times['mux'] * 1000:.0f} ms through ControlMaster"
+        )
+    finally:
+        sshd.stop_mux()
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("-unknown", r"host key is not in known_hosts.*Connect once with 'ssh archbench-sshd-"),
+        ("-changed", r"host key has CHANGED.*ssh-keygen -R"),
+        ("-denied", r"refused the login \(.*Permission denied \(publickey\).*ssh-add"),
+        ("-no-engine", r"the login works but its Docker engine does not answer"),
+    ],
+)
+def test_ssh_problems_are_named_with_their_fix(
+    sshd: SshServer, variant: str, expected: str
+) -> None:
+    with pytest.raises(EngineError) as info:
+        engine.connect_host(Host(url=sshd.url(variant)), "box")
+    message = str(info.value)
+    assert re.search(expected, message, re.S), message
+    assert "ssh key, TLS files" not in message and "root@" not in message
+
+
+def test_ssh_host_that_is_down_does_not_answer(sshd: SshServer) -> None:
+    # Nothing listens on this port: ssh itself fails.
+    with pytest.raises(EngineError, match=r"host gone \(ssh://127.0.0.1:1\) does not answer"):
+        engine.connect_host(Host(url="ssh://127.0.0.1:1"), "gone")
+
+
+def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    matrix = _matrix(tmp_path, sshd, repetitions=10)
+    results = tmp_path / "results"
+    # Base and image first (the second engine starts empty), so that the two
+    # harness runs below start together.
+    built = subprocess.run(
+        [INVOKE, "images", "--matrix", str(matrix)],
+        cwd=REPO, env=_env(results), capture_output=True, text=True, check=False, timeout=3600,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    print(
+        f"\nover ssh: base sent in {_seconds(built.stdout, 'ssh-amd64', 'base'):.1f} s, "
+        f"image built in {_seconds(built.stdout, 'ssh-amd64', 'image'):.1f} s"
+    )
+    t0 = time.monotonic()
+    done = subprocess.run(
+        [INVOKE, "bench", "--matrix", str(matrix)],
+        cwd=REPO, env=_env(results), capture_output=True, text=True, check=False, timeout=3600,
+    )  # fmt: skip
+    wall = time.monotonic() - t0
+    assert done.returncode == 0, done.stdout + done.stderr
+    # 'invoke images' left a run directory with its build logs only.
+    (run_dir,) = (d for d in results.iterdir() if (d / "run.json").is_file())
+    remote, local = load(run_dir / "ssh-amd64.json"), load(run_dir / "local-amd64.json")
+    assert remote.execution is not None and local.execution is not None
+    assert remote.execution.docker_host == "box (ssh://archbench-sshd)"
+    assert local.execution.docker_host == "local"
+    for r in (remote, local):
+        assert r.execution is not None and not r.execution.emulated
+        assert r.harness.setup.machine == "x86_64"
+        assert r.harness.rows and all(row.valid for row in r.harness.rows)
+        assert all(len(row.samples_ns) == 10 for row in r.harness.rows)
+    # The two hosts ran their harness at the same time.
+    windows = []
+    for r in (remote, local):
+        start = datetime.fromisoformat(r.harness.started_at).timestamp()
+        windows.append((start, start + r.harness.duration_s))
+    (a0, a1), (b0, b1) = windows
+    assert a0 < b1 and b0 < a1, windows
+    client = engine.connect_host(Host(url=sshd.url()), "box")
+    # Built on the second engine, from the context sent through ssh.
+    assert client.images.get(remote.execution.image_tag).id == remote.execution.image_id
+    ssh_run, local_run = (_seconds(done.stdout, n, "run") for n in ("ssh-amd64", "local-amd64"))
+    print(
+        f"\ninvoke bench, ssh + local target: {wall:.1f} s wall; harness run over ssh "
+        f"{ssh_run:.1f} s, local {local_run:.1f} s"
+    )
+
+    # A container left behind on the ssh host: 'invoke clean' reaches it there.
+    left = client.containers.create(
+        remote.execution.image_tag, ["--help"], labels={LABEL: "1", LABEL_RUN: "left-behind"}
+    )
+    cleaned = subprocess.run(
+        [INVOKE, "clean", "--matrix", str(matrix), "--host", "box"],
+        cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
+    assert "box: removed 1 container(s)" in cleaned.stdout
+    with pytest.raises(docker.errors.NotFound):
+        client.containers.get(str(left.id))
+
+
+def test_lost_connection_fails_that_target_only_and_resume_finishes_it(
+    sshd: SshServer, tmp_path: Path
+) -> None:
+    matrix = _matrix(tmp_path, sshd, repetitions=150)
+    results = tmp_path / "results"
+    second = engine.connect_host(Host(url=sshd.url()), "box")
+    proc = subprocess.Popen(
+        [INVOKE, "bench", "--matrix", str(matrix)],
+        cwd=REPO, env=_env(results), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        # Wait until the ssh target's harness runs on the second engine, then
+        # take the host away: every ssh session and the sshd die at once.
+        deadline = time.monotonic() + 1800
+        while not second.containers.list(filters={"label": LABEL}):
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the ssh target's harness never started"
+            time.sleep(0.5)
+        time.sleep(2)
+        sshd.stop(kill=True)
+        output, _ = proc.communicate(timeout=1800)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if sshd.proc is None:
+            sshd.start()
+    (run_dir,) = results.iterdir()
+    run_id = run_dir.name
+    assert proc.returncode == 10, output
+    assert "1 target(s) failed (1 kept their results)" in output, output
+    assert re.search(
+        rf"ssh-amd64: lost the connection to host box \(ssh://archbench-sshd\) during run;.*"
+        rf"invoke bench --resume {run_id}",
+        output,
+    ), output
+    assert "Traceback" not in output
+    print("\n" + next(line for line in output.splitlines() if "lost the connection" in line))
+    assert sorted(p.name for p in run_dir.glob("*.json")) == ["local-amd64.json", "run.json"]
+    local_before = (run_dir / "local-amd64.json").stat().st_mtime_ns
+
+    # The host is back (same keys, same port): --resume measures only what is missing.
+    resumed = subprocess.run(
+        [INVOKE, "bench", "--resume", run_id],
+        cwd=REPO, env=_env(results), capture_output=True, text=True, check=False, timeout=3600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "local-amd64: kept" in resumed.stdout
+    assert (run_dir / "local-amd64.json").stat().st_mtime_ns == local_before
+    remote = load(run_dir / "ssh-amd64.json")
+    assert remote.run_id == run_id and all(len(r.samples_ns) == 150 for r in remote.harness.rows)
+    # The container the lost session left running was removed by --resume.
+    client = engine.connect_host(Host(url=sshd.url()), "box")
+    assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}) == []
