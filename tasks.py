@@ -18,7 +18,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, emulation, engine, export, pipeline, reports, run
+from archbench import bases, emulated_defaults, emulation, engine, export, pipeline, reports, run
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
@@ -37,6 +37,7 @@ from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
 from archbench.results import ResultStore, RunManifest, load, merge_repeats, new_run_id
+from archbench.timings import TimingStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -156,11 +157,19 @@ def _pipeline(
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
+        durations = TimingStore(store.root)
         for p in plans:
             mode = "emulated (QEMU)" if p.emulated else "native"
-            previous = store.previous_seconds(p.name, before=run_id)
             where = f"{p.host_name}, {p.target.arch.platform} {mode}"
-            reporter.expect(p.name, sum(previous.values()) if previous else None, where)
+            reporter.expect(p.name, pipeline.expected_run_seconds(p, durations), where)
+            if p.emulated_settings:
+                reporter.console.print(
+                    f"{p.name}: emulated_defaults of the matrix set "
+                    f"{emulated_defaults.describe(p.emulated_settings)} "
+                    "(a target's own settings or --rsa-bits etc. override them)",
+                    markup=False,
+                    soft_wrap=True,
+                )
         try:
             outcomes = pipeline.execute(
                 clients,

@@ -23,13 +23,14 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import bases, emulation, images, importer, run
+from archbench import bases, emulated_defaults, emulation, images, importer, run, timings
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
 from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Recipe, Suites, Target
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
+from archbench.suite_progress import SuiteTracker, format_seconds
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class TargetPlan:
     """The matrix host (None: the environment's engine)."""
     recipe: Recipe | None = None
     """Build steps of the profile beyond its packages (``taler-helper``)."""
+    emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """Suite -> setting -> value that ``emulated_defaults`` changed for this emulated target."""
 
     @property
     def name(self) -> str:
@@ -123,6 +126,11 @@ def plan(
         except ValueError as exc:
             raise MatrixError(f"target {t.name}: {exc}") from exc
         chosen = t.suites.only(suites) if suites else t.suites
+        adjusted: dict[str, dict[str, object]] = {}
+        if emulated:
+            chosen, adjusted = emulated_defaults.apply(
+                chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
+            )
         enabled = chosen.enabled()
         if not enabled:
             raise MatrixError(
@@ -157,6 +165,7 @@ def plan(
                 repeat=repeat,
                 host_name=t.host,
                 host=host,
+                emulated_settings=adjusted,
             )
         )
     return plans
@@ -189,6 +198,32 @@ def is_complete(store: ResultStore, run_id: str, p: TargetPlan) -> bool:
         except ResultsError:
             return False
     return True
+
+
+def blindsig_labels(suites: Suites) -> list[str]:
+    """The blindsig driver's scheme labels in run order (``CS``, ``RSA-1024``, ...)."""
+    b = suites.blindsig
+    if b is None or not b.enabled:
+        return []
+    rsa = [f"RSA-{bits}" for bits in b.rsa_bits] if "rsa" in b.schemes else []
+    return (["CS"] if "cs" in b.schemes else []) + rsa
+
+
+def expected_suite_seconds(p: TargetPlan, store: timings.TimingStore) -> dict[str, float | None]:
+    """Suite -> stored duration in s of its last run on this host and target with the same
+    settings (None: none recorded), in the order the harness runs the suites."""
+    return {
+        name: store.get(timings.suite_key(p.host_name, p.name, name, settings))
+        for name, settings in p.suites.enabled().items()
+    }
+
+
+def expected_run_seconds(p: TargetPlan, store: timings.TimingStore) -> float | None:
+    """ETA in s of the run stage of ``p`` (all repeats), or None when a suite has no record."""
+    per_run = expected_suite_seconds(p, store).values()
+    if any(s is None for s in per_run):
+        return None
+    return sum(s for s in per_run if s is not None) * p.repeat
 
 
 @dataclass
@@ -306,12 +341,19 @@ def _execute_one(
 ) -> None:
     name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
+    durations = timings.TimingStore(ws.store.root)
+    base_key = timings.stage_key("base", p.host_name, p.target.base, arch.key)
+    image_key = timings.stage_key("image", p.host_name, p.target.profile, arch.key)
 
     def on_line(text: str) -> None:
         reporter.line(name, text)
 
-    def timed(stage: str) -> _Timer:
+    def timed(stage: str, eta_key: str | None = None) -> _Timer:
         reporter.stage(name, stage)
+        if eta_key is not None:
+            last = durations.get(eta_key)
+            said = f"last took {format_seconds(last)}" if last is not None else "no earlier one"
+            reporter.progress(name, f"{stage} (if not up to date; {said})", last, stage)
         return _Timer(outcome.seconds, stage)
 
     qemu = qemu_cpu = None
@@ -320,7 +362,7 @@ def _execute_one(
         # remote host the smoke test below is the check.
         with timed("preflight"):
             qemu = emulation.check(arch).qemu_version
-    with timed("base"):
+    with timed("base", base_key):
         base = bases.ensure_base(
             client,
             p.target.base,
@@ -331,6 +373,8 @@ def _execute_one(
             on_line=on_line,
             rebuild=rebuild,
         )
+    if not base.reused:
+        durations.record(base_key, outcome.seconds["base"], ws.run_id)
     if p.emulated:
         with timed("smoke"):
             with h.lock:
@@ -343,7 +387,7 @@ def _execute_one(
     spec = images.plan_image(
         arch, p.target.profile, p.packages, base.tag, base.image_id, recipe=p.recipe
     )
-    with timed("image"):
+    with timed("image", image_key):
         image_id, reused = images.ensure_image(
             client,
             spec,
@@ -352,6 +396,8 @@ def _execute_one(
             rebuild=rebuild,
             network_mode=p.host.build_network if p.host else None,
         )
+    if not reused:
+        durations.record(image_key, outcome.seconds["image"], ws.run_id)
     if build_only:
         outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
         return
@@ -387,7 +433,18 @@ def _execute_one(
     for index in range(1, p.repeat + 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
+        tracker = SuiteTracker(expected_suite_seconds(p, durations), blindsig_labels(p.suites))
+
+        def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
+            event = tracker.feed(text)
+            if event is None:
+                reporter.line(name, text)
+            else:
+                step = f"{stage} {event.suite} {event.done}/{event.total}"
+                reporter.progress(name, tracker.detail(), tracker.remaining_s(), step)
+
         with timed(stage):
+            reporter.progress(name, "", tracker.remaining_s(), stage)
             doc, stderr = run.run_harness(
                 client,
                 spec.tag,
@@ -395,9 +452,14 @@ def _execute_one(
                 p.suites,
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
-                on_line=on_line,
+                on_line=on_run_line,
             )
         outcome.run_windows.append((started, time.time()))
+        for suite_name, suite_run in doc.suites.items():
+            settings = p.suites.get(suite_name)
+            if settings is not None and not suite_run.error and suite_run.duration_s is not None:
+                key = timings.suite_key(p.host_name, name, suite_name, settings)
+                durations.record(key, suite_run.duration_s, ws.run_id)
         # Taler's helper benchmarks print text; one parser (the importer's) reads it.
         doc = importer.add_taler_helper_rows(doc)
         failed.update({s: run.error for s, run in doc.suites.items() if run.error})
