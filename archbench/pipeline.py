@@ -352,8 +352,10 @@ def _execute_one(
         reporter.stage(name, stage)
         if eta_key is not None:
             last = durations.get(eta_key)
-            said = f"last took {format_seconds(last)}" if last is not None else "no earlier one"
-            reporter.progress(name, f"{stage} (if not up to date; {said})", last, stage)
+            said = f"last build took {format_seconds(last)}" if last is not None else "first build"
+            reporter.progress(
+                name, f"{stage}: reused if up to date, else built ({said})", last, stage
+            )
         return _Timer(outcome.seconds, stage)
 
     qemu = qemu_cpu = None
