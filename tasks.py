@@ -161,7 +161,8 @@ def _pipeline(
         for p in plans:
             mode = "emulated (QEMU)" if p.emulated else "native"
             where = f"{p.host_name}, {p.target.arch.platform} {mode}"
-            reporter.expect(p.name, pipeline.expected_run_seconds(p, durations), where)
+            eta = durations.run_estimate(p.host_name, p.name, p.suites, p.repeat)
+            reporter.expect(p.name, eta, where)
             if p.emulated_settings:
                 reporter.console.print(
                     f"{p.name}: emulated_defaults of the matrix set "

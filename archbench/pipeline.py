@@ -30,7 +30,7 @@ from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Reci
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
-from archbench.suite_progress import SuiteTracker, format_seconds
+from archbench.suite_progress import SuiteTracker, blindsig_labels, format_seconds
 
 
 @dataclass(frozen=True)
@@ -198,32 +198,6 @@ def is_complete(store: ResultStore, run_id: str, p: TargetPlan) -> bool:
         except ResultsError:
             return False
     return True
-
-
-def blindsig_labels(suites: Suites) -> list[str]:
-    """The blindsig driver's scheme labels in run order (``CS``, ``RSA-1024``, ...)."""
-    b = suites.blindsig
-    if b is None or not b.enabled:
-        return []
-    rsa = [f"RSA-{bits}" for bits in b.rsa_bits] if "rsa" in b.schemes else []
-    return (["CS"] if "cs" in b.schemes else []) + rsa
-
-
-def expected_suite_seconds(p: TargetPlan, store: timings.TimingStore) -> dict[str, float | None]:
-    """Suite -> stored duration in s of its last run on this host and target with the same
-    settings (None: none recorded), in the order the harness runs the suites."""
-    return {
-        name: store.get(timings.suite_key(p.host_name, p.name, name, settings))
-        for name, settings in p.suites.enabled().items()
-    }
-
-
-def expected_run_seconds(p: TargetPlan, store: timings.TimingStore) -> float | None:
-    """ETA in s of the run stage of ``p`` (all repeats), or None when a suite has no record."""
-    per_run = expected_suite_seconds(p, store).values()
-    if any(s is None for s in per_run):
-        return None
-    return sum(s for s in per_run if s is not None) * p.repeat
 
 
 @dataclass
@@ -435,7 +409,8 @@ def _execute_one(
     for index in range(1, p.repeat + 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
-        tracker = SuiteTracker(expected_suite_seconds(p, durations), blindsig_labels(p.suites))
+        expected = durations.suite_estimates(p.host_name, name, p.suites)
+        tracker = SuiteTracker(expected, blindsig_labels(p.suites))
 
         def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
             event = tracker.feed(text)

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from archbench.matrix import Suites
+
 PROGRESS_PREFIX = "archbench-progress:"
 
 _LINE = re.compile(
@@ -75,6 +77,15 @@ def parse_line(text: str, blindsig_labels: Sequence[str] = ()) -> ProgressEvent 
             "blindsig", blindsig_labels.index(label) + 1, len(blindsig_labels), None, what
         )
     return ProgressEvent("blindsig", 0, 1, None, what)
+
+
+def blindsig_labels(suites: Suites) -> list[str]:
+    """The blindsig driver's scheme labels in run order (``CS``, ``RSA-1024``, ...)."""
+    b = suites.blindsig
+    if b is None or not b.enabled:
+        return []
+    rsa = [f"RSA-{bits}" for bits in b.rsa_bits] if "rsa" in b.schemes else []
+    return (["CS"] if "cs" in b.schemes else []) + rsa
 
 
 def format_seconds(seconds: float) -> str:

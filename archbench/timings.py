@@ -28,6 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from archbench.matrix import Suites
+
 FILE_NAME = ".timings.json"
 _LOCK = threading.Lock()
 """One lock for every store: the pipeline's worker threads read, change and write the file."""
@@ -92,3 +94,20 @@ class TimingStore:
                 finally:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(tmp)
+
+    def suite_estimates(self, host: str, target: str, suites: Suites) -> dict[str, float | None]:
+        """Suite -> stored duration in s of its last run on ``host`` by ``target`` with the
+        same settings (None: none recorded), for the enabled ``suites`` in the order the
+        harness runs them."""
+        return {
+            name: self.get(suite_key(host, target, name, settings))
+            for name, settings in suites.enabled().items()
+        }
+
+    def run_estimate(self, host: str, target: str, suites: Suites, repeat: int = 1) -> float | None:
+        """ETA in s of a run stage (``repeat`` container runs), or None when a suite has no
+        stored duration for its settings."""
+        per_run = list(self.suite_estimates(host, target, suites).values())
+        if any(s is None for s in per_run):
+            return None
+        return sum(s for s in per_run if s is not None) * repeat

@@ -92,4 +92,5 @@ def test_ppc64le_run_reports_progress_and_stores_the_suite_duration(run: Run) ->
     key = suite_key("local", "ci-ppc64le", "blindsig", run.plan.suites.blindsig)
     assert TimingStore(run.store.root).get(key) == duration
     # The next run of the same suite and settings starts with that duration as its ETA.
-    assert pipeline.expected_run_seconds(run.plan, TimingStore(run.store.root)) == duration
+    store = TimingStore(run.store.root)
+    assert store.run_estimate("local", "ci-ppc64le", run.plan.suites) == duration

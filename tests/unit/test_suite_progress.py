@@ -12,9 +12,15 @@ from hypothesis import strategies as st
 from rich.console import Console
 from suite_common import Progress, progress_line
 
-from archbench.matrix import BlindsigSuite, SodiumSuite
+from archbench.matrix import BlindsigSuite, SodiumSuite, Suites
 from archbench.progress import RichReporter
-from archbench.suite_progress import ProgressEvent, SuiteTracker, format_seconds, parse_line
+from archbench.suite_progress import (
+    ProgressEvent,
+    SuiteTracker,
+    blindsig_labels,
+    format_seconds,
+    parse_line,
+)
 from archbench.timings import TimingStore, settings_hash, stage_key, suite_key
 
 LABELS = ["CS", "RSA-1024", "RSA-2048"]
@@ -156,3 +162,27 @@ def test_plain_output_prints_each_step_once_with_its_eta() -> None:
     assert len(lines) == 2
     assert lines[0].endswith("arm64-trixie: openssl-speed 1/4 rsa2048, 0s in (ETA 1m05s)")
     assert lines[1].endswith("(no ETA)")
+
+
+def test_run_estimate_sums_the_suites_of_the_same_settings(tmp_path: Path) -> None:
+    store = TimingStore(tmp_path)
+    suites = Suites.model_validate(
+        {"blindsig": {"rsa_bits": [1024, 2048]}, "sodium": {"repetitions": 8}}
+    )
+    assert blindsig_labels(suites) == ["CS", "RSA-1024", "RSA-2048"]
+    assert store.run_estimate("local", "riscv64-trixie", suites) is None
+    assert suites.blindsig is not None and suites.sodium is not None
+    store.record(suite_key("local", "riscv64-trixie", "blindsig", suites.blindsig), 40.0, "r")
+    assert store.suite_estimates("local", "riscv64-trixie", suites) == {
+        "blindsig": 40.0,
+        "sodium": None,
+    }
+    assert store.run_estimate("local", "riscv64-trixie", suites) is None
+    store.record(suite_key("local", "riscv64-trixie", "sodium", suites.sodium), 5.0, "r")
+    assert store.run_estimate("local", "riscv64-trixie", suites, repeat=2) == 90.0
+    # The same target with other settings, or on another host, has no estimate.
+    other = Suites.model_validate({"blindsig": {"rsa_bits": [1024]}, "sodium": {"repetitions": 8}})
+    assert store.run_estimate("local", "riscv64-trixie", other) is None
+    assert store.run_estimate("arm-box", "riscv64-trixie", suites) is None
+    only_cs = Suites.model_validate({"blindsig": {"schemes": ["cs"]}})
+    assert blindsig_labels(only_cs) == ["CS"]
