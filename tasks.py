@@ -157,7 +157,7 @@ def _pipeline(
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
-        durations = TimingStore(store.root)
+        durations = TimingStore(Path(s["work"]))
         for p in plans:
             mode = "emulated (QEMU)" if p.emulated else "native"
             where = f"{p.host_name}, {p.target.arch.platform} {mode}"

@@ -315,7 +315,7 @@ def _execute_one(
 ) -> None:
     name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
-    durations = timings.TimingStore(ws.store.root)
+    durations = timings.TimingStore(ws.work_dir)
     base_key = timings.stage_key("base", p.host_name, p.target.base, arch.key)
     image_key = timings.stage_key("image", p.host_name, p.target.profile, arch.key)
 

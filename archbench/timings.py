@@ -1,8 +1,9 @@
 """Stored durations for ETAs: suites by target and settings, builds by stage and architecture.
 
-One JSON file, ``<results>/.timings.json`` (``{"version": 1, "entries": {key: {"seconds",
-"run_id", "at"}}}``), written atomically after each finished suite, bootstrap and image
-build. Keys:
+One JSON file in the work directory (``invoke.yaml``'s ``work``, scratch space of this
+machine: durations say nothing about other machines, so they stay out of the results),
+``<work>/timings.json`` (``{"version": 1, "entries": {key: {"seconds", "run_id", "at"}}}``),
+written atomically after each finished suite, bootstrap and image build. Keys:
 
 * ``suite/<host>/<target>/<suite>/<settings hash>``: a suite's ``duration_s`` as the
   harness recorded it; the hash covers the suite's settings (:func:`settings_hash`),
@@ -30,7 +31,7 @@ from pydantic import BaseModel
 
 from archbench.matrix import Suites
 
-FILE_NAME = ".timings.json"
+FILE_NAME = "timings.json"
 _LOCK = threading.Lock()
 """One lock for every store: the pipeline's worker threads read, change and write the file."""
 
@@ -52,10 +53,10 @@ def stage_key(stage: str, host: str, name: str, arch: str) -> str:
 
 
 class TimingStore:
-    """The durations file under a results directory; safe to share between threads."""
+    """The durations file in ``work_dir``; safe to share between threads."""
 
-    def __init__(self, results_root: Path) -> None:
-        self.path = results_root / FILE_NAME
+    def __init__(self, work_dir: Path) -> None:
+        self.path = work_dir / FILE_NAME
 
     def _read(self) -> dict[str, Any]:
         try:

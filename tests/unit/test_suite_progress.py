@@ -139,12 +139,12 @@ def test_durations_are_keyed_by_suite_settings(tmp_path: Path) -> None:
     assert store.get(suite_key("local", "arm64-trixie", "blindsig", five)) is None
     assert store.get(suite_key("local", "arm64-trixie", "sodium", SodiumSuite())) is None
     assert store.get("image/local/slim/arm64") == 416.0
-    doc = json.loads((tmp_path / ".timings.json").read_text())
+    doc = json.loads((tmp_path / "timings.json").read_text())
     assert doc["entries"][key]["run_id"] == "run-1"
 
 
 def test_an_unreadable_durations_file_means_no_eta(tmp_path: Path) -> None:
-    (tmp_path / ".timings.json").write_text("{not json")
+    (tmp_path / "timings.json").write_text("{not json")
     store = TimingStore(tmp_path)
     assert store.get("base/local/debian-trixie/arm64") is None
     store.record("base/local/debian-trixie/arm64", 92.0, "run-2")
