@@ -24,6 +24,7 @@ from archbench import (
     archiver,
     bases,
     compare_tables,
+    emulated_defaults,
     emulation,
     engine,
     export,
@@ -60,6 +61,7 @@ from archbench.results import (
     merge_repeats,
     new_run_id,
 )
+from archbench.timings import TimingStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -232,11 +234,20 @@ def _pipeline(
     ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
+        durations = TimingStore(Path(s["work"]))
         for p in plans:
             mode = "emulated (QEMU)" if p.emulated else "native"
-            previous = store.previous_seconds(p.name, before=run_id)
             where = f"{p.host_name}, {p.target.arch.platform} {mode}"
-            reporter.expect(p.name, sum(previous.values()) if previous else None, where)
+            eta = durations.run_estimate(p.host_name, p.name, p.suites, p.repeat)
+            reporter.expect(p.name, eta, where)
+            if p.emulated_settings:
+                reporter.console.print(
+                    f"{p.name}: emulated_defaults of the matrix set "
+                    f"{emulated_defaults.describe(p.emulated_settings)} "
+                    "(a target's own settings or --rsa-bits etc. override them)",
+                    markup=False,
+                    soft_wrap=True,
+                )
         try:
             outcomes = pipeline.execute(
                 clients,

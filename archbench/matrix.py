@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -29,6 +30,7 @@ from pydantic import (
     model_validator,
 )
 
+from archbench import emulated_defaults as emulated_layer
 from archbench import grammar, messages, safe_load
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
@@ -568,10 +570,25 @@ class Matrix(_Strict):
 
     version: Literal[1] = Field(description="matrix format version")
     defaults: Suites = DEFAULT_SUITES
+    emulated_defaults: Suites | None = None
+    """Settings for targets that run emulated, over ``defaults``, under a target's own keys
+    (:mod:`archbench.emulated_defaults`)."""
     bases: dict[BaseName, Base] = Field(min_length=1)
     profiles: dict[Name, Profile] = Field(min_length=1)
     hosts: dict[Name, Host] = Field(default_factory=dict)
     targets: tuple[Target, ...] = Field(min_length=1)
+    _explicit: dict[str, dict[str, frozenset[str]]] = PrivateAttr(default_factory=dict)
+
+    @field_validator("emulated_defaults")
+    @classmethod
+    def _adjusts_only(cls, value: Suites | None) -> Suites | None:
+        if value is not None:
+            emulated_layer.check(value)
+        return value
+
+    def explicit_suite_keys(self, target: str) -> dict[str, frozenset[str]]:
+        """Suite name -> keys ``target`` wrote under its own ``suites:`` (set by :func:`parse`)."""
+        return self._explicit.get(target, {})
 
     @model_validator(mode="after")
     def _references(self) -> Matrix:
@@ -670,6 +687,7 @@ def _key_path(loc: Sequence[str | int], data: Any) -> str:
 _FIELDS: dict[str, Sequence[str]] = {
     "": list(Matrix.model_fields),
     "defaults": list(SUITE_NAMES),
+    "emulated_defaults": list(SUITE_NAMES),
     "suites": list(SUITE_NAMES),
     "blindsig": list(BlindsigSuite.model_fields),
     "openssl-speed": list(OpensslSpeedSuite.model_fields),
@@ -744,9 +762,11 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
     except ValidationError as exc:
         raise MatrixError(_explain(exc, data, source, prefix=("defaults",))) from exc
     try:
-        return Matrix.model_validate(_merge_defaults(data, defaults))
+        matrix = Matrix.model_validate(_merge_defaults(data, defaults))
     except ValidationError as exc:
         raise MatrixError(_explain(exc, data, source)) from exc
+    matrix._explicit = emulated_layer.explicit_keys(data)
+    return matrix
 
 
 def _merge_defaults(data: dict[str, Any], validated: Suites) -> dict[str, Any]:

@@ -25,7 +25,18 @@ import docker.errors
 import requests.exceptions
 from pydantic import ValidationError
 
-from archbench import archiver, bases, emulation, engine, images, importer, messages, run
+from archbench import (
+    archiver,
+    bases,
+    emulated_defaults,
+    emulation,
+    engine,
+    images,
+    importer,
+    messages,
+    run,
+    timings,
+)
 from archbench.archive import ArchivedImage
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import (
@@ -39,6 +50,7 @@ from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Reci
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
+from archbench.suite_progress import SuiteTracker, blindsig_labels, format_seconds
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,8 @@ class TargetPlan:
     """Build steps of the profile beyond its packages (``taler-helper``)."""
     archived: ArchivedImage | None = None
     """``--from-archive``: run this loaded image; nothing is bootstrapped or built."""
+    emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """Suite -> setting -> value that ``emulated_defaults`` changed for this emulated target."""
 
     @property
     def name(self) -> str:
@@ -136,6 +150,11 @@ def plan(
         except ValueError as exc:
             raise MatrixError(f"target {t.name}: {exc}") from exc
         chosen = t.suites.only(suites) if suites else t.suites
+        adjusted: dict[str, dict[str, object]] = {}
+        if emulated:
+            chosen, adjusted = emulated_defaults.apply(
+                chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
+            )
         enabled = chosen.enabled()
         if not enabled:
             raise MatrixError(
@@ -170,6 +189,7 @@ def plan(
                 repeat=repeat,
                 host_name=t.host,
                 host=host,
+                emulated_settings=adjusted,
             )
         )
     return plans
@@ -355,15 +375,24 @@ def _execute_one(
 ) -> None:
     name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
+    durations = timings.TimingStore(ws.work_dir)
+    base_key = timings.stage_key("base", p.host_name, p.target.base, arch.key)
+    image_key = timings.stage_key("image", p.host_name, p.target.profile, arch.key)
 
     def on_line(text: str) -> None:
         reporter.line(name, text)
 
-    def timed(stage: str) -> _Timer:
+    def timed(stage: str, eta_key: str | None = None) -> _Timer:
         if gate is not None and gate.closed:
             raise Interrupted("interrupted")
         outcome.stage = stage
         reporter.stage(name, stage)
+        if eta_key is not None:
+            last = durations.get(eta_key)
+            said = f"last build took {format_seconds(last)}" if last is not None else "first build"
+            reporter.progress(
+                name, f"{stage}: reused if up to date, else built ({said})", last, stage
+            )
         return _Timer(outcome.seconds, stage)
 
     qemu = qemu_cpu = None
@@ -383,7 +412,7 @@ def _execute_one(
                 run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
                 qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
-        with timed("base"):
+        with timed("base", base_key):
             base = bases.ensure_base(
                 client,
                 p.target.base,
@@ -394,6 +423,8 @@ def _execute_one(
                 on_line=on_line,
                 rebuild=rebuild,
             )
+        if not base.reused:
+            durations.record(base_key, outcome.seconds["base"], ws.run_id)
         if p.emulated:
             with timed("smoke"):
                 with h.lock:
@@ -412,7 +443,7 @@ def _execute_one(
             recipe=p.recipe,
             gnunet_perf="gnunet-perf" in p.suites.enabled(),
         )
-        with timed("image"):
+        with timed("image", image_key):
             image_id, reused = images.ensure_image(
                 client,
                 spec,
@@ -421,6 +452,8 @@ def _execute_one(
                 rebuild=rebuild,
                 network_mode=p.host.build_network if p.host else None,
             )
+        if not reused:
+            durations.record(image_key, outcome.seconds["image"], ws.run_id)
         if build_only:
             outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
             return
@@ -459,7 +492,19 @@ def _execute_one(
     for index in range(1, p.repeat + 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
+        expected = durations.suite_estimates(p.host_name, name, p.suites)
+        tracker = SuiteTracker(expected, blindsig_labels(p.suites))
+
+        def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
+            event = tracker.feed(text)
+            if event is None:
+                reporter.line(name, text)
+            else:
+                step = f"{stage} {event.suite} {event.done}/{event.total}"
+                reporter.progress(name, tracker.detail(), tracker.remaining_s(), step)
+
         with timed(stage):
+            reporter.progress(name, "", tracker.remaining_s(), stage)
             doc, stderr = run.run_harness(
                 client,
                 run_image,
@@ -467,10 +512,15 @@ def _execute_one(
                 p.suites,
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
-                on_line=on_line,
+                on_line=on_run_line,
                 gate=gate,
             )
         outcome.run_windows.append((started, time.time()))
+        for suite_name, suite_run in doc.suites.items():
+            settings = p.suites.get(suite_name)
+            if settings is not None and not suite_run.error and suite_run.duration_s is not None:
+                key = timings.suite_key(p.host_name, name, suite_name, settings)
+                durations.record(key, suite_run.duration_s, ws.run_id)
         # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
         # (the importer's) reads it.
         doc = importer.add_gnunet_perf_rows(importer.add_taler_helper_rows(doc))

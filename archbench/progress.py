@@ -10,7 +10,16 @@ import time
 from typing import Protocol
 
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 
 class Reporter(Protocol):
@@ -26,7 +35,12 @@ class Reporter(Protocol):
         """``target`` is done; ``message`` says where its result or error is."""
 
     def expect(self, target: str, seconds: float | None, where: str) -> None:
-        """Announce ``target`` (on host ``where``) and how long it took last time, in s."""
+        """Announce ``target`` (on host ``where``) and its run's expected time in s (or None)."""
+
+    def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
+        """``target`` is at ``text`` (a suite's k of n, a build stage); ``seconds`` left in the
+        current stage (None: unknown). ``step`` changes when a new step starts (plain
+        output prints one line per step, not per update)."""
 
 
 def _eta(seconds: float | None) -> str:
@@ -36,18 +50,29 @@ def _eta(seconds: float | None) -> str:
     return f"ETA {minutes}m{secs:02d}s" if minutes else f"ETA {secs}s"
 
 
+class _EtaColumn(ProgressColumn):
+    """Counts down to the task's ``deadline`` (monotonic s); else shows its ``eta`` text."""
+
+    def render(self, task: Task) -> Text:
+        deadline = task.fields.get("deadline")
+        if deadline is None:
+            return Text(f"{task.fields.get('eta', ''):<10}")
+        left = deadline - time.monotonic()
+        return Text(f"{_eta(left) if left >= 0 else 'ETA passed':<10}")
+
+
 class RichReporter:
     """A :class:`Reporter` on a rich console; a context manager around the display."""
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self.live = self.console.is_terminal
-        self.progress = Progress(
+        self.display = Progress(
             SpinnerColumn(),
             TextColumn("[bold]{task.fields[target]:<18}"),
             TextColumn("{task.fields[stage]:<10}"),
             TimeElapsedColumn(),
-            TextColumn("{task.fields[eta]:<10}"),
+            _EtaColumn(),
             TextColumn("[dim]{task.fields[detail]}", markup=False),
             console=self.console,
             disable=not self.live,
@@ -55,42 +80,68 @@ class RichReporter:
         )
         self.tasks: dict[str, TaskID] = {}
         self.started: dict[str, float] = {}
+        self.steps: dict[str, str] = {}
 
     def __enter__(self) -> RichReporter:
-        self.progress.start()
+        self.display.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        self.display.stop()
 
     def _task(self, target: str) -> TaskID:
         if target not in self.tasks:
-            self.tasks[target] = self.progress.add_task(
-                target, total=None, target=target, stage="", detail="", eta=""
+            self.tasks[target] = self.display.add_task(
+                target, total=None, target=target, stage="", detail="", eta="", deadline=None
             )
             self.started[target] = time.monotonic()
         return self.tasks[target]
 
     def expect(self, target: str, seconds: float | None, where: str) -> None:
-        self.progress.update(self._task(target), eta=_eta(seconds))
+        self.display.update(self._task(target), eta=_eta(seconds))
         if not self.live:
-            how = " (from its last run)" if seconds is not None else " (no earlier run)"
+            how = (
+                " for the run, from the last run of the same suites and settings"
+                if seconds is not None
+                else " for the run (no earlier run of the same suites and settings)"
+            )
             self.console.print(f"{target}: on {where}, {_eta(seconds)}{how}", soft_wrap=True)
 
+    def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
+        deadline = None if seconds is None else time.monotonic() + seconds
+        task = self._task(target)
+        self.display.update(task, deadline=deadline, eta=_eta(seconds))
+        if text:
+            self.display.update(task, detail=text)
+        if not self.live and text and self.steps.get(target) != step:
+            self.steps[target] = step
+            elapsed = time.monotonic() - self.started[target]
+            self.console.print(
+                f"[{elapsed:7.1f}s] {target}: {text} ({_eta(seconds)})",
+                markup=False,
+                soft_wrap=True,
+            )
+
     def stage(self, target: str, stage: str) -> None:
-        self.progress.update(self._task(target), stage=stage, detail="")
+        self.display.update(self._task(target), stage=stage, detail="", deadline=None, eta="")
         if not self.live:
             elapsed = time.monotonic() - self.started[target]
             self.console.print(f"[{elapsed:7.1f}s] {target}: {stage}")
 
     def line(self, target: str, text: str) -> None:
         width = max(20, self.console.width - 50)
-        self.progress.update(self._task(target), detail=text.strip()[:width])
+        self.display.update(self._task(target), detail=text.strip()[:width])
 
     def finish(self, target: str, ok: bool, message: str) -> None:
         task = self._task(target)
-        self.progress.update(
-            task, stage="done" if ok else "FAILED", detail="", total=1, completed=1
+        self.display.update(
+            task,
+            stage="done" if ok else "FAILED",
+            detail="",
+            total=1,
+            completed=1,
+            deadline=None,
+            eta="",
         )
         elapsed = time.monotonic() - self.started[target]
         mark = "ok" if ok else "FAILED"
@@ -116,3 +167,6 @@ class SilentReporter:
 
     def expect(self, target: str, seconds: float | None, where: str) -> None:
         self.events.append((target, "expect", where))
+
+    def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
+        pass

@@ -38,7 +38,7 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
@@ -47,7 +47,7 @@ import jinja2
 import pandas as pd
 from tabulate import tabulate
 
-from archbench import suite_tables
+from archbench import suite_tables, versions
 from archbench.errors import ReportError
 from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS, tidy_frame
 from archbench.platforms import Arch
@@ -324,6 +324,7 @@ _LATEX_SPECIAL: Final = {
     "†": r"\dag{}",
     "‡": r"\ddag{}",
     "§": r"\S{}",
+    "¶": r"\P{}",
 }
 _LATEX_TABLE: Final = str.maketrans(_LATEX_SPECIAL)
 _WHITESPACE: Final = re.compile(r"\s+")
@@ -463,6 +464,8 @@ class _Table:
     small: bool = False
     rotate_from: int | None = None
     """Header cells from this index on are set vertically in LaTeX, to keep wide tables on A4."""
+    version_notes: tuple[str, ...] = ()
+    """Notes saying which compared machines' library versions differ (:mod:`archbench.versions`)."""
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -497,8 +500,13 @@ class _Machine:
 
     @property
     def header(self) -> str:
-        """Column header in cross-machine tables: ``amd64-native (amd64)``."""
-        return f"{self.name} ({self.result.target.arch})"
+        """Column header in cross-machine tables: ``amd64-trixie (amd64, Debian 13)``.
+
+        Reference data keeps ``name (arch)``: its Setup box says what it ran on.
+        """
+        if self.is_reference:
+            return f"{self.name} ({self.result.target.arch})"
+        return f"{self.name} ({self.result.target.arch}, {versions.release(self.result)})"
 
 
 @dataclass(frozen=True)
@@ -856,16 +864,27 @@ def _cross_tables(
     label: str,
     title: str,
     detail: str,
+    partners: Mapping[str, _Machine] | None = None,
 ) -> list[_Table]:
     """Cross-machine tables of ``suite``, split into chunks of ``summary_columns`` machines.
 
     ``label`` gets ``-<chunk number>``; the caption is ``"<title>, part i of
-    n: <detail>"`` (without the part when one table suffices).
+    n: <detail>"`` (without the part when one table suffices). Columns whose library
+    versions differ from the others' (or, for ratio tables, from their ``partners``':
+    machine name -> the machine it is divided by) carry :data:`versions.MARK` and a note.
     """
     chunks = _chunks(machines, options.summary_columns)
     tables = []
     for i, chunk in enumerate(chunks, start=1):
         header, groups = _cross_table(chunk, suite, cell, options.unit)
+        results = {m.name: m.result for m in chunk}
+        if partners is None:
+            odd, note = versions.odd_ones_out(results)
+        else:
+            pairs = {name: (p.name, p.result) for name, p in partners.items()}
+            odd, note = versions.against_partners(results, pairs)
+        marked = tuple(versions.marked(m.header, m.name, odd) for m in chunk)
+        header = header[: len(header) - len(chunk)] + marked
         part = f", part {i} of {len(chunks)}" if len(chunks) > 1 else ""
         tables.append(
             _Table(
@@ -876,6 +895,7 @@ def _cross_tables(
                 groups=groups,
                 small=True,
                 rotate_from=2,
+                version_notes=(note,) if note else (),
             )
         )
     return tables
@@ -1056,9 +1076,10 @@ def _comparison(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
     ]
     for kind, suffix, group in _kinds(with_2048):
         rows = []
+        odd, note = versions.odd_ones_out({m.name: m.result for m in group})
         for m in group:
             records = _blindsig_records(m)
-            cells: list[_Cell] = [m.header]
+            cells: list[_Cell] = [versions.marked(m.header, m.name, odd)]
             for _, cs_ops, rsa_ops in COMPARISON_ROWS:
                 cs = _sum(records, "CS", 0, cs_ops)
                 rsa = _sum(records, "RSA", SPEEDUP_RSA_BITS, rsa_ops)
@@ -1079,6 +1100,7 @@ def _comparison(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
                 groups=(tuple(rows),),
                 small=True,
                 rotate_from=1,
+                version_notes=(note,) if note else (),
             )
         )
     intro = (
@@ -1115,6 +1137,7 @@ def _comparison(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
                     f"tab:baseline-{_slug(suite)}-{kind}",
                     f"Time of {_suite_title(suite)} relative to {base.name}",
                     f"machine time / baseline time (above 1: slower){suffix}",
+                    partners={m.name: base for m in group},
                 )
     return _Part(title="Comparison across machines", intro=intro, tables=tuple(tables))
 
@@ -1167,6 +1190,7 @@ def _emulation(machines: Sequence[_Machine], options: ReportOptions) -> _Part:
             f"tab:emulation-slowdown-{_slug(suite)}",
             f"Emulation slowdown of {_suite_title(suite)}",
             f"per-operation time under QEMU / native per-operation time ({against})",
+            partners={m.name: p for m, p in pairs},
         )
     intro = (
         "How much slower each operation runs under QEMU user emulation than natively. "
@@ -1224,6 +1248,7 @@ def _from_suite_table(table: suite_tables.SuiteTable) -> _Table:
         align=table.align,
         groups=(tuple(tuple(row) for row in table.rows),),
         small=len(table.header) > 5,
+        version_notes=table.notes,
     )
 
 
@@ -1237,12 +1262,14 @@ def _machines_table(machines: Sequence[_Machine]) -> _Table:
             for name, version in sorted((setup.tools or {}).items())
         )
         mode = "emulated" if m.emulated else "native"
-        rows.append((m.name, _cpu(m.result), f"{m.result.target.arch} ({mode})", setup.os, tools))
+        libraries = versions.summary(m.result).split(": ", 1)[1]
+        arch = f"{m.result.target.arch} ({mode})"
+        rows.append((m.name, _cpu(m.result), arch, setup.os, libraries, tools))
     return _Table(
         label="tab:suite-machines",
-        caption="Machines of the other suites and the tool versions they ran",
-        header=("Machine", "CPU", "Architecture", "OS", "Tools"),
-        align="lllll",
+        caption="Machines of the other suites and the library and tool versions they ran",
+        header=("Machine", "CPU", "Architecture", "OS", "Libraries", "Tools"),
+        align="llllll",
         groups=(tuple(rows),),
         small=True,
     )
@@ -1371,6 +1398,7 @@ def _latex_table(table: _Table, unit: Unit, style: Style) -> _LatexTable:
         r"\textsuperscript{" + FLAG_MARKS[f][0] + r"}\," + latex_escape(FLAG_LEGEND[f])
         for f in table.flags
     ]
+    notes += [latex_escape(text) for text in table.version_notes]
     return _LatexTable(
         label=table.label,
         caption=_Latex(latex_escape(table.caption)),
@@ -1503,6 +1531,8 @@ def _markdown_table(table: _Table, unit: Unit) -> _Markdown:
         text += "\n\n" + "\n".join(
             f"- {FLAG_MARKS[f][1]} {markdown_escape(FLAG_LEGEND[f])}" for f in table.flags
         )
+    if table.version_notes:
+        text += "\n\n" + "\n".join(f"- {markdown_escape(n)}" for n in table.version_notes)
     return _Markdown(text)
 
 

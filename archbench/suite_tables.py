@@ -29,12 +29,14 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import pandas as pd
 
+from archbench import versions
 from archbench.export import frame_records
 from archbench.results import APPENDIX_SUITES, Result
 from archbench.stats import order_statistics
@@ -191,6 +193,7 @@ def cross_machine_tables(
                     )
                 )
             part = f", part {index} of {len(chunks)}" if len(chunks) > 1 else ""
+            odd, note = versions.odd_ones_out({m.name: m.result for m in chunk})
             tables.append(
                 SuiteTable(
                     label=f"tab:suite-{suite}-{kind}-{index}",
@@ -199,9 +202,15 @@ def cross_machine_tables(
                         "ops/s, MB/s (10^6 bytes/s) or ms per operation as the Unit column "
                         f"says; † marks a row whose samples vary by more than 5 % (CV){suffix}"
                     ),
-                    header=("Scheme", "Operation", "Unit", *(m.header for m in chunk)),
+                    header=(
+                        "Scheme",
+                        "Operation",
+                        "Unit",
+                        *(versions.marked(m.header, m.name, odd) for m in chunk),
+                    ),
                     align="lll" + "r" * len(chunk),
                     rows=tuple(rows),
+                    notes=(note,) if note else (),
                 )
             )
     return tables
@@ -414,6 +423,16 @@ def gnupg_table(machines: Sequence[SuiteMachine], fmt: Formatter) -> SuiteTable 
     )
 
 
+def _mark_machine_rows(table: SuiteTable, machines: Sequence[SuiteMachine]) -> SuiteTable:
+    """Mark the rows (first cell: machine name) of machines whose library versions differ."""
+    names = {row[0] for row in table.rows}
+    odd, note = versions.odd_ones_out({m.name: m.result for m in machines if m.name in names})
+    if note is None:
+        return table
+    rows = tuple((versions.marked(row[0], row[0], odd), *row[1:]) for row in table.rows)
+    return dataclasses.replace(table, rows=rows, notes=(*table.notes, note))
+
+
 def suite_tables(
     machines: Sequence[SuiteMachine], fmt: Formatter, ratio: Formatter, columns: int = 6
 ) -> list[tuple[str, list[SuiteTable]]]:
@@ -435,6 +454,6 @@ def suite_tables(
             extra = [order_statistics_table(hardware_first, suite, fmt)]
         elif suite == "gnupg":
             extra = [gnupg_table(hardware_first, fmt)]
-        tables += [t for t in extra if t is not None]
+        tables += [_mark_machine_rows(t, machines) for t in extra if t is not None]
         out.append((SUITE_TITLES.get(suite, suite), tables))
     return out

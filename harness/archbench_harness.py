@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from suite_common import SuiteError, SuiteOutcome
+from suite_common import Progress, SuiteError, SuiteOutcome
 
 HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"
@@ -1596,6 +1596,11 @@ def run_blindsig(
     schemes = {"cs": ["CS"], "rsa": ["RSA"], "all": ["CS", "RSA"]}[args.scheme]
     rsa_bits: list[int] = args.rsa_bits if "RSA" in schemes else []
     driver: Path = args.driver
+    if args.progress:
+        # The driver's own lines ("blindsig: RSA-2048 repetition 2/3 done") follow.
+        keys = expected_scheme_keys(schemes, rsa_bits)
+        labels = [scheme if bits is None else f"{scheme}-{bits}" for scheme, bits in keys]
+        Progress("blindsig", len(labels), ", ".join(labels))
     output = parse_driver_output(run_driver(driver, driver_arguments(args, rsa_bits)))
     calibration = build_calibration(output.meta)
     request = RunRequest(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -201,3 +202,41 @@ def check_keys(suite: str, config: Mapping[str, Any], allowed: Sequence[str]) ->
         raise SuiteError(
             f"{suite}: unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}"
         )
+
+
+PROGRESS_PREFIX = "archbench-progress:"
+"""Start of every progress line on stderr (parsed by the host, ``archbench/suite_progress.py``)."""
+
+
+def progress_line(suite: str, done: int, total: int, elapsed_s: float, what: str) -> str:
+    """``archbench-progress: <suite> <done>/<total> <elapsed>s <what>`` (one line, no newline).
+
+    ``done`` counts the steps started so far (0 = the suite begins), ``elapsed_s`` is wall
+    time in s since the suite began, ``what`` names the step (``ecdsap521 -multi 1``).
+    """
+    what = " ".join(what.split()) or "-"
+    return f"{PROGRESS_PREFIX} {suite} {done}/{total} {elapsed_s:.1f}s {what}"
+
+
+class Progress:
+    """Progress of one suite on stderr: one :func:`progress_line` per step, as it starts.
+
+    ``total`` is the number of steps the suite will take (>= 1). Creating it prints the
+    ``0/total`` line, so the host knows which suite is running before its first step.
+    """
+
+    def __init__(self, suite: str, total: int, what: str = "starting") -> None:
+        self.suite, self.total, self.done = suite, max(1, total), 0
+        self.started = time.monotonic()
+        self._emit(what)
+
+    def step(self, what: str) -> None:
+        """Announce the next step (``what`` it measures)."""
+        self.done = min(self.done + 1, self.total)
+        self._emit(what)
+
+    def _emit(self, what: str) -> None:
+        line = progress_line(
+            self.suite, self.done, self.total, time.monotonic() - self.started, what
+        )
+        print(line, file=sys.stderr, flush=True)

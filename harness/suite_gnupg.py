@@ -61,6 +61,7 @@ from typing import Any, Protocol
 
 from suite_common import (
     CommandResult,
+    Progress,
     SuiteError,
     SuiteOutcome,
     check_keys,
@@ -726,6 +727,7 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
     specs = [ALGORITHMS[name] for name in cfg["algorithms"]]
     rows: list[dict[str, Any]] = []
     per_key: list[dict[str, Any]] = []
+    progress = Progress(SUITE, 1 + len(specs))
     with tempfile.TemporaryDirectory(prefix="archbench-gnupg-", ignore_cleanup_errors=True) as home:
         os.chmod(home, 0o700)
         gpg = Gpg(home, timeout)
@@ -737,7 +739,9 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
                 plain_sha256 = write_random_file(plain, cfg["file_bytes"])
             except OSError as exc:
                 raise SuiteError(f"{SUITE}: cannot write the test file {plain}: {exc}") from None
+            progress.step("key generation: " + ", ".join(cfg["algorithms"]))
             for key in device.prepare(gpg, specs):
+                progress.step(f"decrypt {cfg['file_bytes']} B with {key.spec.gpg_name}")
                 key_rows, extra = measure_key(
                     gpg,
                     key,

@@ -71,7 +71,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite_common import SuiteError, SuiteOutcome, check_keys, make_row, run_command
+from suite_common import Progress, SuiteError, SuiteOutcome, check_keys, make_row, run_command
 
 SUITE = "openssl-speed"
 
@@ -566,6 +566,10 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
     seconds: int = cfg["seconds"]
     cells: dict[tuple[str, str, int, int | None], Cell] = {}
     runs: list[dict[str, Any]] = []
+    per_pass = sum(
+        len(cfg["evp_sizes"]) if ALGORITHMS[name].kind == "evp" else 1 for name in cfg["algorithms"]
+    )
+    progress = Progress(SUITE, cfg["repeat"] * len(cfg["multi"]) * per_pass)
     for rep in range(cfg["repeat"]):
         for processes in cfg["multi"]:
             for name in cfg["algorithms"]:
@@ -573,6 +577,12 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
                 sizes: list[int | None] = list(cfg["evp_sizes"]) if alg.kind == "evp" else [None]
                 for size in sizes:
                     argv = speed_argv(alg, seconds, processes, size)
+                    progress.step(
+                        f"{name}"
+                        + (f" {size} B" if size is not None else "")
+                        + (f" -multi {processes}" if processes > 1 else "")
+                        + (f" (run {rep + 1})" if cfg["repeat"] > 1 else "")
+                    )
                     res = run_command(argv, float(cfg["timeout_s"]))
                     if res.returncode != 0:
                         raise SuiteError(

@@ -48,7 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite_common import SuiteError, SuiteOutcome, SuiteTimeout, check_keys, make_row, run_command
+from suite_common import (
+    Progress,
+    SuiteError,
+    SuiteOutcome,
+    SuiteTimeout,
+    check_keys,
+    make_row,
+    run_command,
+)
 
 SUITE = "rsa-large"
 DRIVER_NAME = "rsa_large"
@@ -487,7 +495,9 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
     meta: dict[str, str] = {}
     stdout_by_size: dict[str, list[str]] = {}
     timed_out: list[int] = []
+    progress = Progress(SUITE, len(config["bits"]))
     for bits in config["bits"]:
+        progress.step(f"RSA-{bits} key generation, sign, verify")
         try:
             result = run_command(driver_argv(config, bits), driver_timeout_s(config))
         except SuiteTimeout as exc:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite_common import SuiteError, SuiteOutcome, check_keys, make_row, run_command
+from suite_common import Progress, SuiteError, SuiteOutcome, check_keys, make_row, run_command
 
 SUITE = "sodium"
 
@@ -474,6 +474,10 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
             f"{SUITE}: driver {driver} is missing; add {PROFILE_PACKAGE} to the target's "
             f"profile so that 'make -C harness {DRIVER_NAME}' builds it"
         )
+    Progress(SUITE, 1).step(
+        f"{DRIVER_NAME}: {config['repetitions']} samples per operation, "
+        f"sizes {', '.join(str(s) for s in config['sizes'])} B"
+    )
     result = run_command(driver_argv(config), config["timeout_s"])
     if result.returncode != 0:
         tail = result.stderr.strip().splitlines()[-3:]

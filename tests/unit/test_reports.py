@@ -484,8 +484,8 @@ def test_summary_keeps_emulated_machines_apart(
     hardware = section_of(
         latex, r"\section{Summary across machines}", r"\label{tab:summary-blindsig-native-1}"
     )
-    assert r"\rotatebox{90}{amd64-native (amd64)}" in hardware
-    assert r"\rotatebox{90}{arm64-native (arm64)}" in hardware
+    assert r"\rotatebox{90}{amd64-native (amd64, Debian 13)}" in hardware
+    assert r"\rotatebox{90}{arm64-native (arm64, Debian 13)}" in hardware
     assert "riscv64" not in hardware
     assert "signing & CS & 0.077 & 0.321 \\\\\\hline" in hardware
     assert " & RSA 2048 bit & 34 & \\textit{invalid} \\\\\\hline" in hardware
@@ -534,7 +534,8 @@ def test_speedup_over_rsa_2048_and_baseline_ratios(
     # key generation 10 000.124 / 0.2044 ms, derive 3.012 / 3.870, signing 34 / 0.077,
     # unblinding 10 / 0.001, verifying 2.304 / 1.358
     assert re.search(
-        r"\| amd64-native \(amd64\) +\| +48 924× \| +0\.778× \| +442× \| +10 000× \| +1\.70× \|",
+        r"\| amd64-native \(amd64, Debian 13\) +\| +48 924× \| +0\.778× \| +442× "
+        r"\| +10 000× \| +1\.70× \|",
         speedup,
     )
     # thesis Ryzen 7: 903 / 0.204 = 4426

@@ -375,7 +375,9 @@ def fake_run_command(argv: list[str], timeout_s: float, **_: Any) -> CommandResu
     return CommandResult(tuple(argv), 1, "", "speed: Unknown algorithm x\nfatal\n", 1)
 
 
-def test_run_with_recorded_output(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_with_recorded_output(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(shutil, "which", lambda _: "/usr/bin/openssl")
     monkeypatch.setattr(sos, "run_command", fake_run_command)
     cfg = {"algorithms": ["rsa2048", "sha256"], "evp_sizes": [16], "seconds": 1, "multi": [1, 2]}
@@ -396,6 +398,19 @@ def test_run_with_recorded_output(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert out.rows[0]["samples_ns"] == [1_000_000_000]
     assert out.extra["runs"][0]["lines"][0] == "+F2:2:2048:1864.000000:63230.000000"
+    # One progress line per openssl process, k of n, as it starts (harness/CONTRACT.md).
+    progress = [
+        line.split(" ", 4)
+        for line in capsys.readouterr().err.splitlines()
+        if line.startswith("archbench-progress: openssl-speed ")
+    ]
+    assert [p[2] for p in progress] == ["0/4", "1/4", "2/4", "3/4", "4/4"]
+    assert [p[4] for p in progress[1:]] == [
+        "rsa2048",
+        "sha256 16 B",
+        "rsa2048 -multi 2",
+        "sha256 16 B -multi 2",
+    ]
 
 
 def test_run_failed_process_raises_with_stderr(monkeypatch: pytest.MonkeyPatch) -> None:

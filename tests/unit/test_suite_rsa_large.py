@@ -268,10 +268,13 @@ def replay(tmp_path: Path) -> str:
     )
 
 
-def test_run_replays_driver(tmp_path: Path) -> None:
+def test_run_replays_driver(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     c = config(bits=[2048, 4096], keygen_repetitions=3, driver=replay(tmp_path))
     warnings: list[str] = []
     outcome = R.run(c, warnings.append)
+    err = capsys.readouterr().err
+    assert "archbench-progress: rsa-large 1/2 " in err
+    assert "s RSA-4096 key generation, sign, verify" in err.splitlines()[-1]
     assert warnings == []
     assert outcome.tools == {"libcrypto": OPENSSL}
     assert len(outcome.rows) == 6 and outcome.parameters == c
