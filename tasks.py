@@ -549,13 +549,13 @@ def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str =
     }
 )
 @_errors_to_exit
-def clean(c: Context, matrix: str = "", host: str = "") -> None:
+def clean(c: Context, matrix: str = "", host: str | None = None) -> None:
     """Remove containers archbench left on every host of the matrix (label org.archbench)."""
     s = _settings(c)
     m = matrix_mod.load(Path(matrix or s["matrix"]))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
-    chosen = _split(host) or names
+    chosen = _split(host, "--host") or names
     unknown = [n for n in chosen if n not in names]
     if unknown:
         raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
