@@ -18,7 +18,17 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
-from archbench import bases, emulation, engine, export, pipeline, reports, run
+from archbench import (
+    bases,
+    counting,
+    emulation,
+    engine,
+    export,
+    instructions_tables,
+    pipeline,
+    reports,
+    run,
+)
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
@@ -118,6 +128,7 @@ def _pipeline(
     cpuset: str | None = None,
     resume: str = "",
     suites: Sequence[str] = (),
+    metrics: Sequence[str] = (),
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
@@ -149,7 +160,14 @@ def _pipeline(
         clients[name] = engine.connect_host(m.host(name), name)
         host_archs[name] = engine.engine_arch(clients[name])
     plans = pipeline.plan(
-        m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset, suites=suites
+        m,
+        chosen,
+        host_archs,
+        overrides,
+        repeat=repeat,
+        cpuset=cpuset,
+        suites=suites,
+        metrics=metrics,
     )
     if not build_only:
         store.save_manifest(manifest)
@@ -209,6 +227,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: blindsig, openssl-speed, rsa-large, "
         "gnupg, sodium, taler-helper (settings from the matrix, else the suite's defaults)",
+        "metric": "time (default), instructions, or time,instructions: instructions per "
+        "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
     }
 )
 @_errors_to_exit
@@ -227,6 +247,7 @@ def bench(
     max_time: float | None = None,
     resume: str = "",
     suite: str = "",
+    metric: str = "",
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     store, run_id, outcomes = _pipeline(
@@ -241,12 +262,16 @@ def bench(
         cpuset=cpuset or None,
         resume=resume,
         suites=_split(suite),
+        metrics=counting.parse_metrics(metric) if metric else (),
     )
     for o in outcomes:
         if o.ok and o.result_paths:
-            (merged,) = merge_repeats([load(p) for p in o.result_paths])
-            print()
-            print(reports.render_markdown_table(merged))
+            for merged in merge_repeats([load(p) for p in o.result_paths]):
+                print()
+                if merged.metric == "instructions":
+                    print(instructions_tables.render_markdown([merged]))
+                else:
+                    print(reports.render_markdown_table(merged))
     if any(o.ok for o in outcomes):
         print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
     _raise_failures(outcomes)
@@ -352,8 +377,14 @@ def report(
     stale_files += [p for p in [out_dir / export.GNUPG_CSV_FILE] if p.exists()]
     for stale in stale_files:
         stale.unlink()
+    counted, count_failures = store.load_all(runs, metric="instructions")
+    failures += count_failures
+    counted = reports.select_results(
+        counted, targets=_split(target), archs=[a.key for a in _archs(arch)], suites=_split(suite)
+    )
     paths = reports.write_reports(chosen, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir)
+    paths += export.write_exports(chosen, out_dir, counted)
+    paths += instructions_tables.write_all(counted, chosen, out_dir)
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:

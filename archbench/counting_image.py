@@ -100,7 +100,9 @@ def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> Buil
     """The counting layer's Dockerfile and tag (its files come from :func:`counter_files`)."""
     dockerfile = _render("Dockerfile.layer.j2", bench_image=bench_tag, platform=arch.platform)
     digest = _hash(dockerfile.encode(), bench_id.encode(), tools_id.encode(), arch.key.encode())
-    return BuildSpec(dockerfile, (), digest, f"archbench/count:{arch.key}-{digest[:16]}", arch.platform)
+    return BuildSpec(
+        dockerfile, (), digest, f"archbench/count:{arch.key}-{digest[:16]}", arch.platform
+    )
 
 
 def _context(spec: BuildSpec) -> io.BytesIO:
@@ -215,7 +217,12 @@ def ensure_counting_image(
         ImageBuildError: a build fails (its log is kept in ``log_dir``).
     """
     base = ensure_base(
-        client, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64, work_dir=work_dir, log_dir=log_dir,
+        client,
+        TOOLS_BASE_NAME,
+        TOOLS_BASE,
+        Arch.AMD64,
+        work_dir=work_dir,
+        log_dir=log_dir,
         on_line=on_line,
     )
     tools = plan_tools(base.tag, base.image_id)

@@ -493,6 +493,9 @@ class Target(_Strict):
     host: StrictStr = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
+    cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+    """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
+    :data:`archbench.counting.DEFAULT_CPU` for the architecture."""
 
     @field_validator("arch", mode="before")
     @classmethod
@@ -519,6 +522,8 @@ class Matrix(_Strict):
     profiles: dict[str, Profile] = Field(min_length=1)
     hosts: dict[str, Host] = Field(default_factory=dict)
     targets: tuple[Target, ...] = Field(min_length=1)
+    metrics: tuple[Literal["time", "instructions"], ...] = Field(default=("time",), min_length=1)
+    """What ``invoke bench`` measures unless ``--metric`` says otherwise."""
 
     @model_validator(mode="after")
     def _references(self) -> Matrix:

@@ -23,7 +23,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import bases, emulation, images, importer, run
+from archbench import bases, count_stage, counting, emulation, images, importer, run
 from archbench.engine import engine_version, host_cpu_model
 from archbench.errors import ArchbenchError, HarnessError, MatrixError, ResultsError
 from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Recipe, Suites, Target
@@ -51,6 +51,10 @@ class TargetPlan:
     """The matrix host (None: the environment's engine)."""
     recipe: Recipe | None = None
     """Build steps of the profile beyond its packages (``taler-helper``)."""
+    metrics: tuple[str, ...] = ("time",)
+    """``time`` and/or ``instructions`` (``--metric``, else the matrix's ``metrics``)."""
+    count_cpu: str = "max"
+    """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
 
     @property
     def name(self) -> str:
@@ -88,6 +92,7 @@ def plan(
     repeat: int = 1,
     cpuset: str | None = None,
     suites: Sequence[str] = (),
+    metrics: Sequence[str] = (),
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -100,7 +105,8 @@ def plan(
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
     (else the target's own); ``suites`` runs only these suites (``--suite``),
-    with the target's settings for them or the suite's defaults.
+    with the target's settings for them or the suite's defaults; ``metrics``
+    (``--metric``) replaces the matrix's ``metrics``.
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
@@ -157,6 +163,8 @@ def plan(
                 repeat=repeat,
                 host_name=t.host,
                 host=host,
+                metrics=tuple(metrics or matrix.metrics),
+                count_cpu=counting.cpu_model(t.arch, t.cpu),
             )
         )
     return plans
@@ -384,7 +392,7 @@ def _execute_one(
     ws.log_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     failed: dict[str, str] = {}
-    for index in range(1, p.repeat + 1):
+    for index in range(1, p.repeat + 1 if "time" in p.metrics else 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
         with timed(stage):
@@ -417,6 +425,10 @@ def _execute_one(
         # Each container run is stored as soon as it ends: an interruption
         # later loses nothing already measured.
         paths.append(ws.store.save(result))
+    if "instructions" in p.metrics:
+        paths += count_stage.count_target(
+            client, p, spec.tag, image_id, ws, execution, target, timed, on_line
+        )
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)

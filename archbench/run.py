@@ -223,18 +223,20 @@ def run_harness(
     cpuset: str | None = None,
     timeout: float | None = None,
     on_line: Callable[[str], None] | None = None,
+    extra_args: Sequence[str] = (),
 ) -> tuple[HarnessDocument, str]:
     """Run the harness for the enabled ``suites`` in a fresh container of ``image``.
 
     Returns the validated harness document and the harness's stderr;
-    ``on_line`` gets the harness's progress lines (one per repetition) live.
+    ``on_line`` gets the harness's progress lines (one per repetition) live;
+    ``extra_args`` are appended to the harness command (``--count-with DIR``).
 
     Raises:
         HarnessError: non-zero exit, timeout, or output that breaks the
             contract (``harness/CONTRACT.md``); the message has stderr's tail.
     """
     with BenchContainer(
-        client, image, arch, harness_command(suites), run_id=run_id, cpuset=cpuset
+        client, image, arch, [*harness_command(suites), *extra_args], run_id=run_id, cpuset=cpuset
     ) as box:
         done = box.wait(timeout=timeout, on_stderr=on_line)
     if done.exit_code != 0:
