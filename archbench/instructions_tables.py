@@ -182,7 +182,11 @@ def render_markdown(counted: Sequence[Result]) -> str:
 def render_latex(counted: Sequence[Result]) -> str:
     """The table as a LaTeX ``table`` (pandas Styler, Jinja2 inside) with caption and label."""
     table = wide(counted)
-    styler = table.style.hide(axis="index").format(precision=2, na_rep="--", thousands=r"\,")
+    styler = (
+        table.style.hide(axis="index")
+        .format(precision=2, na_rep="--", thousands=r"\,", escape="latex")
+        .format_index(escape="latex", axis=1)
+    )
     return styler.to_latex(
         caption=caption(counted).replace("_", r"\_"),
         label="tab:instructions-per-op",
@@ -205,10 +209,11 @@ def plot(counted: Sequence[Result]) -> Figure:
         ]
     )
     table = f.pivot_table(index="row", columns="target", values="instructions_per_op", sort=False)
+    models = dict(zip(f["target"], f["cpu_model"], strict=True))
     width = 0.8 / max(1, len(table.columns))
     for i, target in enumerate(table.columns):
         xs = [x + i * width for x in range(len(table.index))]
-        ax.bar(xs, table[target], width=width, label=target)
+        ax.bar(xs, table[target], width=width, label=f"{target} (QEMU -cpu {models[target]})")
     ax.set_yscale("log")
     ax.set_ylabel("instructions per operation (log scale)")
     ax.set_xticks([x + 0.4 - width / 2 for x in range(len(table.index))])
