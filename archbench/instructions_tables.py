@@ -168,15 +168,49 @@ def caption(counted: Sequence[Result]) -> str:
     )
 
 
-def render_markdown(counted: Sequence[Result]) -> str:
-    """The table as Markdown (tabulate via pandas) with its caption above."""
-    return (
+def ns_per_instruction(counted: Sequence[Result], times: Sequence[Result]) -> pd.DataFrame:
+    """Native ns per instruction: Scheme, Operation, one column per target with a native time.
+
+    Empty when no counted target has a native time result among ``times``.
+    """
+    f = frame(counted, times).dropna(subset=["ns_per_instruction"])
+    if f.empty:
+        return pd.DataFrame(columns=["Scheme", "Operation"])
+    f = f.assign(
+        Scheme=[_row_label(s, b) for s, b in zip(f["scheme"], f["key_bits"], strict=True)],
+        Operation=f["operation"].str.replace("_", " "),
+        rank=f["operation"].map({op: i for i, op in enumerate(OPERATION_ORDER)}).fillna(99),
+    )
+    table = f.pivot_table(
+        index=["rank", "Scheme", "Operation"], columns="target", values="ns_per_instruction"
+    ).reset_index()
+    return table.sort_values(["rank", "Scheme"]).drop(columns="rank").round(3)
+
+
+def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> str:
+    """The table as Markdown (tabulate via pandas) with its caption above.
+
+    With native time results of the same targets in ``times``, a second table
+    gives ns per instruction (median native ns per operation / instructions per
+    operation), a sanity figure for native targets only.
+    """
+    text = (
         "### Instructions per operation\n\n"
         + caption(counted)
         + "\n\n"
         + wide(counted).to_markdown(index=False)
         + "\n"
     )
+    per_insn = ns_per_instruction(counted, times)
+    if not per_insn.empty:
+        text += (
+            "\n### Native ns per instruction\n\nMedian native time per operation divided by "
+            "the instructions per operation counted above (host CPU vs QEMU CPU model: a "
+            "sanity figure, not a measurement of either).\n\n"
+            + per_insn.to_markdown(index=False)
+            + "\n"
+        )
+    return text
 
 
 def render_latex(counted: Sequence[Result]) -> str:
@@ -253,7 +287,7 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
         return []
     f = frame(counted, times)
     texts = {
-        out_dir / "instructions.md": render_markdown(counted),
+        out_dir / "instructions.md": render_markdown(counted, times),
         out_dir / "instructions.tex": render_latex(counted),
         out_dir / "instructions.csv": f.to_csv(index=False, lineterminator="\n"),
         out_dir / "instructions.json": f.to_json(orient="records", indent=2) + "\n",

@@ -271,6 +271,18 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     assert frame["instructions_per_op"].tolist() == [70.0, 100.0, 140.0, 150.0]
 
 
+def test_native_times_give_ns_per_instruction() -> None:
+    amd = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
+    native = result(
+        "amd64-trixie", "amd64", "x86_64", "cpu", [row("CS", "signing", [1400, 1500, 1600])]
+    )
+    table = instructions_tables.ns_per_instruction([amd], [native])
+    # 1500 ns / 10 ops = 150 ns per signature; 70 instructions per signature.
+    assert table["amd64-trixie"].tolist() == [round(150 / 70, 3)]
+    assert "Native ns per instruction" in instructions_tables.render_markdown([amd], [native])
+    assert "Native ns per instruction" not in instructions_tables.render_markdown([amd])
+
+
 def test_export_column_joins_counts_and_leaves_others_empty() -> None:
     count = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
     export = pd.DataFrame(
