@@ -24,12 +24,14 @@ from archbench import (
     archiver,
     bases,
     compare_tables,
+    counting,
     emulated_defaults,
     emulation,
     engine,
     export,
     flags,
     gnunet_perf_tables,
+    instructions_tables,
     outputs,
     pipeline,
     reports,
@@ -54,6 +56,7 @@ from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
 from archbench.results import (
+    Result,
     ResultStore,
     RunManifest,
     check_run_id,
@@ -160,6 +163,7 @@ def _pipeline(
     resume: str = "",
     suites: Sequence[str] = (),
     from_archive: str = "",
+    metrics: Sequence[str] = (),
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
@@ -223,7 +227,14 @@ def _pipeline(
         clients[name] = engine.connect_host(m.host(name), name)
         host_archs[name] = engine.engine_arch(clients[name])
     plans = pipeline.plan(
-        m, chosen, host_archs, overrides, repeat=repeat, cpuset=cpuset, suites=suites
+        m,
+        chosen,
+        host_archs,
+        overrides,
+        repeat=repeat,
+        cpuset=cpuset,
+        suites=suites,
+        metrics=metrics,
     )
     _check_cpusets(clients, plans, cpuset)
     if arc is not None:
@@ -300,6 +311,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         + " (settings from the matrix, else the suite's defaults)",
         "from_archive": "DIR (or .tar) written by 'invoke archive': verify it, load its images "
         "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",
+        "metric": "time (default), instructions, or time,instructions: instructions per "
+        "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
     }
 )
 @_errors_to_exit
@@ -319,6 +332,7 @@ def bench(
     resume: str = "",
     suite: str | None = None,
     from_archive: str = "",
+    metric: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     # Every flag is checked before the matrix is read or an engine is called.
@@ -337,12 +351,16 @@ def bench(
         resume=resume,
         suites=_split(suite, "--suite"),
         from_archive=from_archive,
+        metrics=counting.parse_metrics(metric) if metric is not None else (),
     )
     for o in outcomes:
         if o.ok and o.result_paths:
-            (merged,) = merge_repeats([load(p) for p in o.result_paths])
-            print()
-            print(reports.render_markdown_table(merged))
+            for merged in merge_repeats([load(p) for p in o.result_paths]):
+                print()
+                if merged.metric == "instructions":
+                    print(instructions_tables.render_markdown([merged]))
+                else:
+                    print(reports.render_markdown_table(merged))
     if any(o.ok for o in outcomes):
         print(f"\nresults: {store.root / run_id}   (render all: invoke report --run {run_id})")
     _raise_failures(outcomes)
@@ -385,6 +403,18 @@ def images(
     """Bootstrap bases and build benchmark images only (no measurement)."""
     _, _, outcomes = _pipeline(c, arch, target, matrix, build_only=True, rebuild=rebuild)
     _raise_failures(outcomes)
+
+
+def _select_counted(
+    counted: list[Result], targets: list[str], archs: list[str], suites: list[str]
+) -> list[Result]:
+    """Instruction-count results of the selection; none (not an error) when none match."""
+    if not counted:
+        return []
+    try:
+        return reports.select_results(counted, targets=targets, archs=archs, suites=suites)
+    except ReportError:
+        return []
 
 
 @task(
@@ -470,9 +500,15 @@ def report(
         print(f"warning: skipped {f.message}")
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
+    counted, count_failures = store.load_all(runs, metric="instructions")
+    failures += count_failures
+    for f in count_failures:
+        print(f"warning: skipped {f.message}")
+    counted = _select_counted(counted, targets, archs, suites)
     paths = reports.write_reports(chosen, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir)
+    paths += export.write_exports(chosen, out_dir, counted)
     paths += gnunet_perf_tables.write(chosen, out_dir)
+    paths += instructions_tables.write_all(counted, chosen, out_dir)
     if plots:
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:

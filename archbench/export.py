@@ -20,6 +20,7 @@ from typing import Any, Final, get_args
 
 import pandas as pd
 
+from archbench import instructions_tables
 from archbench.errors import ReportError
 from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
 from archbench.stats import median_interval, repeatability, summarize
@@ -376,7 +377,9 @@ def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=list(GNUPG_COLUMNS))
 
 
-def write_exports(results: Sequence[Result], out_dir: Path) -> list[Path]:
+def write_exports(
+    results: Sequence[Result], out_dir: Path, counted: Sequence[Result] = ()
+) -> list[Path]:
     """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
 
     The CSV has a header row and empty cells for missing values; the JSON is
@@ -390,7 +393,8 @@ def write_exports(results: Sequence[Result], out_dir: Path) -> list[Path]:
     Raises:
         ReportError: a damaged row, or ``out_dir`` is not writable.
     """
-    frame = tidy_frame(results)
+    # Counting results (--metric instructions) add instructions_per_op, empty where not counted.
+    frame = instructions_tables.add_export_column(tidy_frame(results), counted)
     rendered = {
         out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",

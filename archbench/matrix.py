@@ -548,6 +548,9 @@ class Target(_Strict):
     host: Name = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
+    cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+    """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
+    :data:`archbench.counting.DEFAULT_CPU` for the architecture."""
 
     @field_validator("arch", mode="before")
     @classmethod
@@ -589,6 +592,9 @@ class Matrix(_Strict):
     def explicit_suite_keys(self, target: str) -> dict[str, frozenset[str]]:
         """Suite name -> keys ``target`` wrote under its own ``suites:`` (set by :func:`parse`)."""
         return self._explicit.get(target, {})
+
+    metrics: tuple[Literal["time", "instructions"], ...] = Field(default=("time",), min_length=1)
+    """What ``invoke bench`` measures unless ``--metric`` says otherwise."""
 
     @model_validator(mode="after")
     def _references(self) -> Matrix:

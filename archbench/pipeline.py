@@ -28,6 +28,8 @@ from pydantic import ValidationError
 from archbench import (
     archiver,
     bases,
+    count_stage,
+    counting,
     emulated_defaults,
     emulation,
     engine,
@@ -76,6 +78,10 @@ class TargetPlan:
     """``--from-archive``: run this loaded image; nothing is bootstrapped or built."""
     emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     """Suite -> setting -> value that ``emulated_defaults`` changed for this emulated target."""
+    metrics: tuple[str, ...] = ("time",)
+    """``time`` and/or ``instructions`` (``--metric``, else the matrix's ``metrics``)."""
+    count_cpu: str = "max"
+    """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
 
     @property
     def name(self) -> str:
@@ -115,6 +121,7 @@ def plan(
     repeat: int = 1,
     cpuset: str | None = None,
     suites: Sequence[str] = (),
+    metrics: Sequence[str] = (),
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -127,7 +134,8 @@ def plan(
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
     (else the target's own); ``suites`` runs only these suites (``--suite``),
-    with the target's settings for them or the suite's defaults.
+    with the target's settings for them or the suite's defaults; ``metrics``
+    (``--metric``) replaces the matrix's ``metrics``.
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
@@ -190,6 +198,8 @@ def plan(
                 host_name=t.host,
                 host=host,
                 emulated_settings=adjusted,
+                metrics=tuple(metrics or matrix.metrics),
+                count_cpu=counting.cpu_model(t.arch, t.cpu),
             )
         )
     return plans
@@ -489,7 +499,7 @@ def _execute_one(
     ws.log_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     failed: dict[str, str] = {}
-    for index in range(1, p.repeat + 1):
+    for index in range(1, p.repeat + 1 if "time" in p.metrics else 1):
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
         expected = durations.suite_estimates(p.host_name, name, p.suites)
@@ -541,6 +551,10 @@ def _execute_one(
         # Each container run is stored as soon as it ends: an interruption
         # later loses nothing already measured.
         paths.append(ws.store.save(result))
+    if "instructions" in p.metrics:
+        paths += count_stage.count_target(
+            client, p, spec.tag, image_id, ws, execution, target, timed, on_line
+        )
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)

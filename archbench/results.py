@@ -30,7 +30,11 @@ from archbench import messages, safe_load
 from archbench.errors import HarnessError, ResultsError
 
 RESULT_FORMAT: Literal["archbench-result"] = "archbench-result"
-RESULT_VERSION: Literal[1] = 1
+RESULT_VERSION: Literal[2] = 2
+"""Version 2 (instruction counts): ``Result.metric``, ``HarnessDocument.counting`` and
+``Row.instructions``. Version 1 files are migrated on load (:func:`migrate`)."""
+Metric = Literal["time", "instructions"]
+METRICS: Final = get_args(Metric)
 HARNESS_FORMAT = "archbench-harness"
 HARNESS_VERSION = 1
 
@@ -148,6 +152,11 @@ class Row(_Frozen):
     block_ops: tuple[int, ...] | None = None
     """Raw per-sample operation counts when they differed (``openssl speed``); the
     samples are then rescaled to ``ops_per_block`` operations each."""
+    instructions: tuple[Annotated[int, Field(ge=1)], ...] | None = None
+    """Counting runs only: guest instructions executed per block (one per
+    ``samples_ns`` entry, same order); instructions per operation =
+    count / ``ops_per_block``. ``samples_ns`` of such a row is wall time under
+    the counting QEMU, not a time of the target."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -167,6 +176,8 @@ class Row(_Frozen):
             raise ValueError("invalid_reason is set exactly when valid is false")
         if self.block_ops is not None and len(self.block_ops) != len(self.samples_ns):
             raise ValueError("block_ops needs one count per sample")
+        if self.instructions is not None and len(self.instructions) != len(self.samples_ns):
+            raise ValueError("instructions needs one count per sample")
         return self
 
     @property
@@ -249,6 +260,39 @@ class SuiteRun(_Frozen):
     """Suite-specific data kept for provenance (raw tool lines, CSV rows)."""
 
 
+class CountCalibration(_Frozen):
+    """The counter's check: a loop of ``iterations`` x ``instructions_per_iteration``.
+
+    ``counts`` are the loop's blocks of N and 2N iterations; their
+    ``difference`` must equal ``expected_difference`` (N x k) exactly;
+    ``overhead`` is what the markers themselves add to a block (instructions).
+    """
+
+    iterations: int = Field(ge=1)
+    instructions_per_iteration: int = Field(ge=1)
+    counts: tuple[int, int]
+    expected_difference: int
+    difference: int
+    overhead: int
+    exact: bool
+
+
+class Counting(_Frozen):
+    """Provenance of instruction counts: the instrument, QEMU, CPU model, plugin, check."""
+
+    instrument: str
+    qemu: str
+    """QEMU user emulator that ran the driver (``qemu-riscv64``)."""
+    qemu_version: str
+    qemu_package: str
+    cpu_model: str
+    """QEMU ``-cpu`` model the counts are for (``max``, ``rv64``)."""
+    plugin_version: str
+    plugin_api: int
+    tools_image: str = ""
+    calibration: CountCalibration
+
+
 class HarnessDocument(_Frozen):
     """The harness's JSON output, format ``archbench-harness`` version 1.
 
@@ -266,6 +310,8 @@ class HarnessDocument(_Frozen):
     calibration: Calibration | None = None
     setup: Setup
     rows: tuple[Row, ...]
+    counting: Counting | None = None
+    """Set by counting runs (``--metric instructions``): how the counts were taken."""
 
 
 class TargetInfo(_Frozen):
@@ -341,24 +387,35 @@ class Reference(_Frozen):
 
 
 class Result(_Frozen):
-    """One stored results file, format ``archbench-result`` version 1.
+    """One stored results file, format ``archbench-result`` version 2.
 
     Exactly one of ``execution`` (we measured it) and ``reference`` (published
-    figures carried over) is set.
+    figures carried over) is set. ``metric`` says what the rows measure:
+    ``time`` (``samples_ns`` are the target's wall-clock block times) or
+    ``instructions`` (``Row.instructions`` are counts, ``harness.counting``
+    their provenance); a counting result is its own file.
     """
 
     format: Literal["archbench-result"] = RESULT_FORMAT
-    version: Literal[1] = RESULT_VERSION
+    version: Literal[2] = RESULT_VERSION
+    metric: Metric = "time"
     run_id: str
     target: TargetInfo
     execution: Execution | None = None
     reference: Reference | None = None
     harness: HarnessDocument
 
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return migrate(data)
+
     @model_validator(mode="after")
     def _one_origin(self) -> Result:
         if (self.execution is None) == (self.reference is None):
             raise ValueError("exactly one of 'execution' and 'reference' must be set")
+        if (self.metric == "instructions") != (self.harness.counting is not None):
+            raise ValueError("harness.counting is set exactly when metric is 'instructions'")
         return self
 
     @property
@@ -422,6 +479,18 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
         raise HarnessError(str(exc)) from exc
 
 
+def migrate(data: Any) -> Any:
+    """A stored result brought up to :data:`RESULT_VERSION` (a copy; as asv does on load).
+
+    Version 1 -> 2: ``metric`` becomes ``time`` (version 1 only stored times);
+    nothing else changed. Other versions and non-objects are returned as they
+    are, for :func:`load`'s header check to report.
+    """
+    if isinstance(data, dict) and data.get("format") == RESULT_FORMAT and data.get("version") == 1:
+        return {**data, "version": 2, "metric": data.get("metric", "time")}
+    return data
+
+
 def load(path: Path) -> Result:
     """Read one results file.
 
@@ -434,12 +503,14 @@ def load(path: Path) -> Result:
     text = safe_load.read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
     data = safe_load.load_json(text, str(path), ResultsError)
     try:
+        data = migrate(data)
         _check_header(
             data,
             RESULT_FORMAT,
             RESULT_VERSION,
             str(path),
-            "use the archbench release that wrote it, or re-measure with 'invoke bench'",
+            "version 1 files are read too; use the archbench release that wrote it,"
+            " or re-measure with 'invoke bench'",
         )
         return Result.model_validate(data)
     except ValidationError as exc:
@@ -518,11 +589,14 @@ class ResultStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def path_for(self, run_id: str, target: str, repeat_index: int = 1) -> Path:
+    def path_for(
+        self, run_id: str, target: str, repeat_index: int = 1, metric: Metric = "time"
+    ) -> Path:
         """Where container run ``repeat_index`` of ``target`` in ``run_id`` lives.
 
         The first is ``<target>.json``; further ones of ``--repeat K`` are
-        ``<target>.repeat-<i>.json``.
+        ``<target>.repeat-<i>.json``. Counting results (``metric``
+        ``instructions``) are ``<target>.instructions[.repeat-<i>].json``.
 
         Raises:
             ResultsError: ``run_id`` or ``target`` is not a safe name, so the
@@ -532,7 +606,10 @@ class ResultStore:
         if not FILE_NAME.fullmatch(target):
             raise ResultsError(f"target name {safe_load.quote(target)} cannot be a file name")
         suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
-        return inside(self.root, self.root / run_id / f"{target}{suffix}.json", "a results file")
+        kind = "" if metric == "time" else f".{metric}"
+        return inside(
+            self.root, self.root / run_id / f"{target}{kind}{suffix}.json", "a results file"
+        )
 
     def save(self, result: Result) -> Path:
         """Store ``result`` atomically; returns its path.
@@ -541,7 +618,7 @@ class ResultStore:
             ResultsError: the file cannot be written.
         """
         index = result.execution.repeat_index if result.execution else 1
-        path = self.path_for(result.run_id, result.target.name, index)
+        path = self.path_for(result.run_id, result.target.name, index, result.metric)
         try:
             write_atomic(path, result.model_dump_json(indent=2) + "\n")
         except OSError as exc:
@@ -639,9 +716,16 @@ class ResultStore:
             return False
 
     def load_all(
-        self, run_ids: Sequence[str] | None = None, *, merge: bool = True
+        self,
+        run_ids: Sequence[str] | None = None,
+        *,
+        merge: bool = True,
+        metric: Metric | None = "time",
     ) -> tuple[list[Result], list[LoadFailure]]:
-        """Load every results file of the given runs.
+        """Load every results file of the given runs that measured ``metric``.
+
+        Time reports see only ``time`` results (the default), instruction
+        tables only ``instructions`` ones; None loads both.
 
         With ``merge``, the K files of a ``--repeat K`` run are merged into
         one result per target (:func:`merge_repeats`). A bad file never hides
@@ -664,6 +748,8 @@ class ResultStore:
         # The file at the name archbench gave it comes before any copy of it.
         read.sort(key=lambda pr: (pr[0].parent.name, not self._at_home(*pr)))
         for path, result in read:
+            if metric is not None and result.metric != metric:
+                continue
             problem = _pooling_problem(path, result, seen, seen_bytes)
             if problem:
                 failures.append(LoadFailure(path, problem))
@@ -671,11 +757,11 @@ class ResultStore:
             loaded.append(result)
         if not merge:
             return loaded, failures
-        groups: dict[tuple[str, str], list[Result]] = {}
+        groups: dict[tuple[str, str, str], list[Result]] = {}
         for r in loaded:
-            groups.setdefault((r.run_id, r.target.name), []).append(r)
+            groups.setdefault((r.run_id, r.target.name, r.metric), []).append(r)
         merged: list[Result] = []
-        for (run_id, name), group in groups.items():
+        for (run_id, name, _), group in groups.items():
             # One target's runs that cannot be pooled must not hide the others.
             try:
                 merged.extend(merge_repeats(group))
@@ -736,11 +822,11 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
         ResultsError: the runs of one target measured different rows, so
             their samples cannot be pooled.
     """
-    groups: dict[tuple[str, str], list[Result]] = {}
+    groups: dict[tuple[str, str, str], list[Result]] = {}
     for r in results:
-        groups.setdefault((r.run_id, r.target.name), []).append(r)
+        groups.setdefault((r.run_id, r.target.name, r.metric), []).append(r)
     merged: list[Result] = []
-    for (run_id, name), group in groups.items():
+    for (run_id, name, _), group in groups.items():
         if len(group) == 1:
             merged.append(group[0])
             continue
@@ -766,6 +852,15 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
             ]
             pooled = tuple(x for run in scaled for x in run)
             medians = tuple(float(statistics.median(run)) for run in scaled)
+            # Counts are rescaled to the first run's block size like the times.
+            counts = [
+                [max(1, round(c * row.ops_per_block / o.ops_per_block)) for c in o.instructions]
+                for o in same
+                if o is not None and o.instructions is not None
+            ]
+            instructions = (
+                tuple(c for run in counts for c in run) if len(counts) == len(group) else None
+            )
             valid = all(o is not None and o.valid for o in same)
             reason = next((o.invalid_reason for o in same if o is not None and not o.valid), None)
             rows.append(
@@ -776,6 +871,7 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
                         "run_sizes": tuple(len(run) for run in scaled),
                         "valid": valid,
                         "invalid_reason": reason,
+                        "instructions": instructions,
                     }
                 )
             )

@@ -364,11 +364,13 @@ def run_harness(
     timeout: float | None = None,
     on_line: Callable[[str], None] | None = None,
     gate: ContainerGate | None = None,
+    extra_args: Sequence[str] = (),
 ) -> tuple[HarnessDocument, str]:
     """Run the harness for the enabled ``suites`` in a fresh container of ``image``.
 
     Returns the validated harness document and the harness's stderr;
-    ``on_line`` gets the harness's progress lines (one per repetition) live.
+    ``on_line`` gets the harness's progress lines (one per repetition) live;
+    ``extra_args`` are appended to the harness command (``--count-with DIR``).
 
     Raises:
         HarnessError: non-zero exit, timeout, or output that breaks the
@@ -378,7 +380,7 @@ def run_harness(
         client,
         image,
         arch,
-        harness_command(suites),
+        [*harness_command(suites), *extra_args],
         run_id=run_id,
         cpuset=cpuset,
         gate=gate,

@@ -44,6 +44,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+import counting
 from suite_common import Progress, SuiteError, SuiteOutcome
 
 HARNESS_VERSION = "0.2.0"
@@ -1480,6 +1482,14 @@ def run_suite(name: str, settings: dict[str, Any]) -> tuple[SuiteOutcome | None,
     }
 
 
+def _cpu_model(text: str) -> str:
+    """argparse type for --count-cpu: a plain QEMU CPU model name."""
+    try:
+        return counting.check_cpu_model(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def make_parser() -> argparse.ArgumentParser:
     """Build the command-line parser (see the module docstring)."""
     parser = argparse.ArgumentParser(
@@ -1549,6 +1559,21 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--progress", action="store_true", help="driver reports each repetition on stderr"
     )
+    parser.add_argument(
+        "--count-with",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="count instructions per block with the counting layer in DIR"
+        " (/opt/archbench/counter) instead of timing natively",
+    )
+    parser.add_argument(
+        "--count-cpu",
+        type=_cpu_model,
+        default=counting.DEFAULT_CPU,
+        metavar="MODEL",
+        help=f"QEMU -cpu model for --count-with (default {counting.DEFAULT_CPU})",
+    )
     return parser
 
 
@@ -1584,11 +1609,12 @@ def _warn(message: str) -> None:
 
 def run_blindsig(
     args: argparse.Namespace,
-) -> tuple[list[RowDict], ParametersDict, CalibrationDict, dict[str, str]]:
-    """Run the blindsig driver as the arguments ask.
+) -> tuple[list[RowDict], ParametersDict, CalibrationDict, dict[str, str], dict[str, Any] | None]:
+    """Run the blindsig driver as the arguments ask (timed, or counted with --count-with).
 
     Returns:
-        (rows, parameters, calibration, driver meta lines).
+        (rows, parameters, calibration, driver meta lines, the ``counting``
+        provenance object or None when timed).
 
     Raises:
         HarnessError: the driver is missing, fails or prints untrustworthy output.
@@ -1601,7 +1627,13 @@ def run_blindsig(
         keys = expected_scheme_keys(schemes, rsa_bits)
         labels = [scheme if bits is None else f"{scheme}-{bits}" for scheme, bits in keys]
         Progress("blindsig", len(labels), ", ".join(labels))
-    output = parse_driver_output(run_driver(driver, driver_arguments(args, rsa_bits)))
+    counting_doc: dict[str, Any] | None = None
+    if args.count_with is None:
+        stdout = run_driver(driver, driver_arguments(args, rsa_bits))
+        output = parse_driver_output(stdout)
+    else:
+        stdout, counting_doc = run_counting(args, driver, rsa_bits)
+        output = parse_driver_output(stdout)
     calibration = build_calibration(output.meta)
     request = RunRequest(
         iterations=args.iterations,
@@ -1611,6 +1643,11 @@ def run_blindsig(
         max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
     )
     rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
+    if counting_doc is not None:
+        try:
+            counting.attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
+        except counting.CountError as exc:
+            raise HarnessError(f"counting: {exc}") from exc
     for (scheme, bits), reason in output.invalid.items():
         label = scheme if bits is None else f"{scheme}-{bits}"
         _warn(f"{label} is invalid: {reason}")
@@ -1628,7 +1665,51 @@ def run_blindsig(
         "max_time_s": args.max_time,
         "min_block_ns": args.min_block_ns,
     }
-    return rows, parameters, calibration, output.meta
+    return rows, parameters, calibration, output.meta, counting_doc
+
+
+def run_counting(
+    args: argparse.Namespace, driver: Path, rsa_bits: Sequence[int]
+) -> tuple[str, dict[str, Any]]:
+    """Calibrate the counter, then run blindsig under it with block markers.
+
+    Blocks keep ``--iterations`` operations (``--min-block-ns 0``): counts do
+    not need long blocks, and fixed sizes make runs comparable.
+
+    Returns:
+        (driver stdout, the document's ``counting`` object with the paired
+        counts under the private key ``_paired``).
+
+    Raises:
+        HarnessError: no counting layer, the calibration is not exact, the
+            driver fails under QEMU, or counts and blocks do not pair.
+    """
+    try:
+        counter = counting.load_counter(args.count_with)
+        calibration = counting.run_calibration(
+            counter,
+            args.count_cpu,
+            driver.parent / "count_calibrate",
+            Path(tempfile.mkdtemp(prefix="archbench-count-")),
+            counting.CALIBRATION_ITERATIONS,
+        )
+        args.min_block_ns = 0
+        out = Path(tempfile.mkdtemp(prefix="archbench-count-")) / "blindsig.count"
+        stdout, counts = counting.run_counted(
+            counter,
+            args.count_cpu,
+            driver,
+            [*driver_arguments(args, rsa_bits), "--count-markers"],
+            out,
+        )
+        paired = counting.pair_counts(counting.driver_blocks(stdout), counts)
+    except counting.CountError as exc:
+        raise HarnessError(f"counting: {exc}") from exc
+    doc = counting.provenance(
+        counter, args.count_cpu, calibration, counts.plugin_version, counts.plugin_api
+    )
+    doc["_paired"] = paired
+    return stdout, doc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1653,10 +1734,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parameters: ParametersDict | None = None
     calibration: CalibrationDict | None = None
     meta: dict[str, str] = {}
+    counting_doc: dict[str, Any] | None = None
     if "blindsig" in suites:
         b0 = time.monotonic()
         try:
-            blindsig_rows, parameters, calibration, meta = run_blindsig(args)
+            blindsig_rows, parameters, calibration, meta, counting_doc = run_blindsig(args)
         except HarnessError as exc:
             print(f"archbench-harness: error: {exc}", file=sys.stderr)
             if suites == ["blindsig"]:
@@ -1691,6 +1773,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = build_document(
         started_at, time.monotonic() - t0, parameters, calibration, setup, rows, runs
     )
+    if counting_doc is not None:
+        document["counting"] = counting_doc  # type: ignore[typeddict-unknown-key]
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
     sys.stdout.flush()
     return 0

@@ -45,6 +45,8 @@
 
 #include <gnunet/gnunet_util_lib.h>
 
+#include "count_marker.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -363,11 +365,16 @@ static uint64_t
 run_stage (StageFn timed, StageFn tail, void *ctx, unsigned int n,
            unsigned int m)
 {
-  uint64_t t0 = now_ns ();
+  uint64_t t0;
   uint64_t elapsed;
 
+  /* --count-markers: the QEMU counting plugin counts the block's
+   * instructions between these (see count_marker.h). */
+  count_block_start ();
+  t0 = now_ns ();
   timed (ctx, 0, n);
   elapsed = now_ns () - t0;
+  count_block_stop ();
   if (n < m)
     ((NULL != tail) ? tail : timed)(ctx, n, m);
   return elapsed;
@@ -1028,6 +1035,7 @@ usage (FILE *out)
            "usage: blindsig --iterations N --repetitions R [--warmup K]\n"
            "                [--min-block-ns NS] [--max-time S]"
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
+           "                [--count-markers]\n"
            "       blindsig --build-info\n"
            "\n"
            "  --iterations N    smallest operations per timed block"
@@ -1043,6 +1051,7 @@ usage (FILE *out)
            "  --rsa-bits LIST   RSA modulus sizes in bits, %d..%d"
            " (default 1024,2048,3072,4096)\n"
            "  --progress        report finished repetitions on stderr\n"
+           "  --count-markers   mark every block for the QEMU counting plugin\n"
            "  --build-info      print the meta lines and exit\n"
            "  --inject-fault S  testing only: corrupt one cs|rsa message"
            " before verification\n"
@@ -1202,6 +1211,7 @@ main (int argc, char **argv)
     { "scheme", required_argument, NULL, 's' },
     { "rsa-bits", required_argument, NULL, 'b' },
     { "progress", no_argument, NULL, 'p' },
+    { "count-markers", no_argument, NULL, 'c' },
     { "build-info", no_argument, NULL, 'i' },
     { "inject-fault", required_argument, NULL, 'f' },
     { "next-block-size", required_argument, NULL, 'x' },
@@ -1285,6 +1295,9 @@ main (int argc, char **argv)
       break;
     case 'p':
       show_progress = true;
+      break;
+    case 'c':
+      count_markers = true;
       break;
     case 'i':
       build_info = true;

@@ -117,7 +117,8 @@ def test_unknown_result_version_is_refused_with_what_to_do(tmp_path: Path) -> No
         load(path)
     msg = str(info.value)
     assert str(path) in msg and "version 7 is not supported" in msg
-    assert "reads version 1" in msg and "re-measure" in msg
+    assert "reads version 2" in msg and "version 1 files are read too" in msg
+    assert "re-measure" in msg
 
 
 def test_bad_files_do_not_hide_good_ones(tmp_path: Path) -> None:

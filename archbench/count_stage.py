@@ -1,0 +1,97 @@
+"""The pipeline's counting stage: instructions per block for one target (``--metric instructions``).
+
+Builds (or reuses) the counting layer over the target's benchmark image
+(:mod:`archbench.counting_image`), runs the harness in it with
+``--count-with`` so that the blindsig driver runs under the counting QEMU,
+and stores each container run as ``<target>.instructions[.repeat-<i>].json``
+(``Result.metric`` ``instructions``). Only the blindsig suite is counted;
+suites that run foreign programs (openssl speed, gpg) are not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import docker
+
+from archbench import counting_image, run
+from archbench.results import Execution, Result, TargetInfo
+
+if TYPE_CHECKING:
+    from archbench.pipeline import TargetPlan, Workspace
+
+
+def count_target(
+    client: docker.DockerClient,
+    p: TargetPlan,
+    bench_tag: str,
+    bench_id: str,
+    ws: Workspace,
+    execution: Execution,
+    target: TargetInfo,
+    timed: Callable[[str], AbstractContextManager[None]],
+    on_line: Callable[[str], None],
+) -> list[Path]:
+    """Count ``p``'s blindsig rows ``p.repeat`` times; return the stored result paths.
+
+    ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
+    progress display; ``execution`` is the timing run's, with the counting
+    layer's image put in.
+
+    Raises:
+        BaseImageError, ImageBuildError: the counting layer cannot be built.
+        HarnessError: the harness fails in the counting layer (calibration
+            not exact, the driver failing under QEMU, counts that do not pair).
+    """
+    if "blindsig" not in p.suites.enabled():
+        on_line("instructions: only the blindsig suite is counted; it is not enabled here")
+        return []
+    suites = p.suites.only(["blindsig"])
+    with timed("count image"):
+        layer = counting_image.ensure_counting_image(
+            client,
+            bench_tag,
+            bench_id,
+            p.target.arch,
+            work_dir=ws.work_dir,
+            log_dir=ws.log_dir,
+            on_line=on_line,
+        )
+    paths = []
+    for index in range(1, p.repeat + 1):
+        with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
+            doc, stderr = run.run_harness(
+                client,
+                layer.tag,
+                p.target.arch,
+                suites,
+                run_id=ws.run_id,
+                cpuset=p.cpuset,
+                on_line=on_line,
+                extra_args=[
+                    "--count-with",
+                    counting_image.IN_IMAGE_DIR,
+                    "--count-cpu",
+                    p.count_cpu,
+                ],
+            )
+        suffix = "" if index == 1 else f".repeat-{index}"
+        log = ws.log_dir / f"{p.name}.instructions{suffix}.harness.log"
+        log.write_text(stderr, encoding="utf-8")
+        update: dict[str, object] = {
+            "repeat_index": index,
+            "image_id": layer.image_id,
+            "image_tag": layer.tag,
+        }
+        result = Result(
+            run_id=ws.run_id,
+            target=target,
+            execution=execution.model_copy(update=update),
+            harness=doc,
+            metric="instructions",
+        )
+        paths.append(ws.store.save(result))
+    return paths

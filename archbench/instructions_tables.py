@@ -1,0 +1,306 @@
+"""Instructions per operation across architectures: frame, tables, export column, plot.
+
+Reads counting results (``Result.metric == "instructions"``, see
+:mod:`archbench.counting`). Each row's figure is the median over its blocks of
+count / ``ops_per_block`` (instructions per operation); ``spread`` is the
+relative range of the per-block counts. The wide table has one column per
+target and each architecture's ratio to amd64's count. Counts never share a
+column with times; captions name the QEMU CPU model that was counted. Where a
+time result of the same target and row exists (``invoke report`` passes the
+time results too), ``ns_per_instruction`` = median ns per operation / instructions
+per operation, a sanity figure meaningful only for native runs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from archbench.counting import median_per_op, spread
+from archbench.errors import ReportError
+from archbench.results import Result, write_atomic
+
+COLUMNS = (
+    "run_id",
+    "target",
+    "arch",
+    "cpu_model",
+    "qemu_version",
+    "plugin_version",
+    "scheme",
+    "key_bits",
+    "operation",
+    "ops_per_block",
+    "blocks",
+    "instructions_per_op",
+    "spread",
+    "native_ns_per_op",
+    "ns_per_instruction",
+)
+OPERATION_ORDER = (
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+)
+BASELINE_ARCH = "amd64"
+
+
+def _native_ns(times: Sequence[Result]) -> dict[tuple[str, str, int | None, str], float]:
+    """(target, scheme, bits, operation) -> median ns per operation of native time rows."""
+    found: dict[tuple[str, str, int | None, str], float] = {}
+    for r in times:
+        if r.metric != "time" or r.emulated or r.execution is None:
+            continue
+        for row in r.harness.rows:
+            if row.valid:
+                ns = statistics.median(row.samples_ns) / row.ops_per_block
+                found[(r.target.name, row.scheme, row.key_bits, row.operation)] = ns
+    return found
+
+
+def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFrame:
+    """One row per counted harness row: instructions per operation and provenance.
+
+    Columns are :data:`COLUMNS`; rows without counts (invalid, or suites that
+    are not counted) are left out.
+    """
+    native = _native_ns(times)
+    records = []
+    for r in counted:
+        if r.metric != "instructions" or r.harness.counting is None:
+            continue
+        c = r.harness.counting
+        for row in r.harness.rows:
+            if row.instructions is None:
+                continue
+            ipo = median_per_op(row.instructions, row.ops_per_block)
+            ns = native.get((r.target.name, row.scheme, row.key_bits, row.operation))
+            records.append(
+                {
+                    "run_id": r.run_id,
+                    "target": r.target.name,
+                    "arch": r.target.arch,
+                    "cpu_model": c.cpu_model,
+                    "qemu_version": c.qemu_version,
+                    "plugin_version": c.plugin_version,
+                    "scheme": row.scheme,
+                    "key_bits": row.key_bits,
+                    "operation": row.operation,
+                    "ops_per_block": row.ops_per_block,
+                    "blocks": len(row.instructions),
+                    "instructions_per_op": ipo,
+                    "spread": spread(row.instructions),
+                    "native_ns_per_op": ns,
+                    "ns_per_instruction": None if ns is None else ns / ipo,
+                }
+            )
+    return pd.DataFrame.from_records(records, columns=list(COLUMNS))
+
+
+def _row_label(scheme: str, bits: float | None) -> str:
+    if scheme == "CS" or bits is None or bits != bits:  # NaN: no key size
+        return "CS"
+    return f"{scheme}-{int(bits)}"
+
+
+def wide(counted: Sequence[Result]) -> pd.DataFrame:
+    """The cross-architecture table: Scheme, Operation, per target its count, ratio to amd64.
+
+    A target's ratio column is ``<target> / amd64`` (its instructions per
+    operation divided by those of the first amd64 target); without an amd64
+    target there are no ratio columns.
+    """
+    f = frame(counted)
+    if f.empty:
+        return pd.DataFrame(columns=["Scheme", "Operation"])
+    f = f.assign(
+        Scheme=[_row_label(s, b) for s, b in zip(f["scheme"], f["key_bits"], strict=True)],
+        Operation=f["operation"].str.replace("_", " "),
+        rank=f["operation"].map({op: i for i, op in enumerate(OPERATION_ORDER)}).fillna(99),
+    )
+    order = list(dict.fromkeys(f["target"]))
+    table = f.pivot_table(
+        index=["rank", "Scheme", "Operation"],
+        columns="target",
+        values="instructions_per_op",
+        aggfunc="median",
+    ).reset_index()
+    table = table.sort_values(["rank", "Scheme"]).drop(columns="rank")
+    base = next(
+        (t for t in order if f.loc[f["target"] == t, "arch"].iloc[0] == BASELINE_ARCH), None
+    )
+    out = table[["Scheme", "Operation"]].copy()
+    for t in order:
+        out[t] = table[t].round(0).astype("Int64")
+        if base is not None and t != base:
+            out[f"{t} / {base}"] = (table[t] / table[base]).round(2)
+    return out.reset_index(drop=True)
+
+
+def caption(counted: Sequence[Result]) -> str:
+    """Caption naming the QEMU version and CPU model of every counted target."""
+    models = sorted(
+        {
+            f"{r.target.name}: -cpu {r.harness.counting.cpu_model}"
+            for r in counted
+            if r.harness.counting is not None
+        }
+    )
+    versions = sorted(
+        {r.harness.counting.qemu_version for r in counted if r.harness.counting is not None}
+    )
+    return (
+        "Instructions per operation (median over blocks), counted with archbench's QEMU TCG "
+        f"plugin under {'; '.join(versions)}; QEMU CPU models: {', '.join(models)}. "
+        "Ratios are to amd64's count."
+    )
+
+
+def ns_per_instruction(counted: Sequence[Result], times: Sequence[Result]) -> pd.DataFrame:
+    """Native ns per instruction: Scheme, Operation, one column per target with a native time.
+
+    Empty when no counted target has a native time result among ``times``.
+    """
+    f = frame(counted, times).dropna(subset=["ns_per_instruction"])
+    if f.empty:
+        return pd.DataFrame(columns=["Scheme", "Operation"])
+    f = f.assign(
+        Scheme=[_row_label(s, b) for s, b in zip(f["scheme"], f["key_bits"], strict=True)],
+        Operation=f["operation"].str.replace("_", " "),
+        rank=f["operation"].map({op: i for i, op in enumerate(OPERATION_ORDER)}).fillna(99),
+    )
+    table = f.pivot_table(
+        index=["rank", "Scheme", "Operation"], columns="target", values="ns_per_instruction"
+    ).reset_index()
+    return table.sort_values(["rank", "Scheme"]).drop(columns="rank").round(3)
+
+
+def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> str:
+    """The table as Markdown (tabulate via pandas) with its caption above.
+
+    With native time results of the same targets in ``times``, a second table
+    gives ns per instruction (median native ns per operation / instructions per
+    operation), a sanity figure for native targets only.
+    """
+    text = (
+        "### Instructions per operation\n\n"
+        + caption(counted)
+        + "\n\n"
+        + wide(counted).to_markdown(index=False)
+        + "\n"
+    )
+    per_insn = ns_per_instruction(counted, times)
+    if not per_insn.empty:
+        text += (
+            "\n### Native ns per instruction\n\nMedian native time per operation divided by "
+            "the instructions per operation counted above (host CPU vs QEMU CPU model: a "
+            "sanity figure, not a measurement of either).\n\n"
+            + per_insn.to_markdown(index=False)
+            + "\n"
+        )
+    return text
+
+
+def render_latex(counted: Sequence[Result]) -> str:
+    """The table as a LaTeX ``table`` (pandas Styler, Jinja2 inside) with caption and label."""
+    table = wide(counted)
+    styler = (
+        table.style.hide(axis="index")
+        .format(precision=2, na_rep="--", thousands=r"\,", escape="latex")
+        .format_index(escape="latex", axis=1)
+    )
+    return styler.to_latex(
+        caption=caption(counted).replace("_", r"\_"),
+        label="tab:instructions-per-op",
+        hrules=True,
+        position="htbp",
+    )
+
+
+def plot(counted: Sequence[Result]) -> Figure:
+    """Grouped bars of instructions per operation per row and target, log-scale y axis."""
+    f = frame(counted)
+    fig = Figure(figsize=(10, 4.5))
+    ax = fig.add_subplot()
+    if f.empty:
+        return fig
+    f = f.assign(
+        row=[
+            f"{_row_label(s, b)} {o.replace('_', ' ')}"
+            for s, b, o in zip(f["scheme"], f["key_bits"], f["operation"], strict=True)
+        ]
+    )
+    table = f.pivot_table(index="row", columns="target", values="instructions_per_op", sort=False)
+    models = dict(zip(f["target"], f["cpu_model"], strict=True))
+    width = 0.8 / max(1, len(table.columns))
+    for i, target in enumerate(table.columns):
+        xs = [x + i * width for x in range(len(table.index))]
+        ax.bar(xs, table[target], width=width, label=f"{target} (QEMU -cpu {models[target]})")
+    ax.set_yscale("log")
+    ax.set_ylabel("instructions per operation (log scale)")
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(table.index))])
+    ax.set_xticklabels(table.index, rotation=45, ha="right", fontsize=7)
+    ax.legend(fontsize=7)
+    ax.set_title("Instructions per operation (QEMU TCG plugin)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def add_export_column(export: pd.DataFrame, counted: Sequence[Result]) -> pd.DataFrame:
+    """``export`` (the tidy time frame) with ``instructions_per_op`` (NA where not counted).
+
+    Joined on run, target, scheme, key size and operation.
+    """
+    keys = ["run_id", "target", "scheme", "key_bits", "operation"]
+    f = frame(counted)
+    if f.empty or export.empty:
+        return export.assign(instructions_per_op=pd.Series(dtype="Float64", index=export.index))
+    counts = f[[*keys, "instructions_per_op"]].astype({"key_bits": "Int64"})
+    left = export.astype({"key_bits": "Int64"}) if "key_bits" in export else export
+    merged = left.merge(counts, on=keys, how="left")
+    merged.index = export.index
+    return merged
+
+
+def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path) -> list[Path]:
+    """Write instructions.md/.tex/.csv/.json and fig-instructions.png/.pdf into ``out_dir``.
+
+    Returns:
+        The paths written (none without counting results).
+
+    Raises:
+        ReportError: ``out_dir`` is not writable.
+    """
+    if not counted:
+        return []
+    f = frame(counted, times)
+    texts = {
+        out_dir / "instructions.md": render_markdown(counted, times),
+        out_dir / "instructions.tex": render_latex(counted),
+        out_dir / "instructions.csv": f.to_csv(index=False, lineterminator="\n"),
+        out_dir / "instructions.json": f.to_json(orient="records", indent=2) + "\n",
+    }
+    try:
+        for path, text in texts.items():
+            write_atomic(path, text)
+        fig = plot(counted)
+        paths = list(texts)
+        for ext in ("png", "pdf"):
+            path = out_dir / f"fig-instructions.{ext}"
+            fig.savefig(path, dpi=150)
+            paths.append(path)
+    except OSError as exc:
+        raise ReportError(f"{out_dir}: cannot write the instruction tables: {exc}") from exc
+    return paths

@@ -1,0 +1,131 @@
+/*
+ * archbench_count -- QEMU TCG plugin: guest instructions per marked block.
+ *
+ * The guest marks the start and end of every block with a harmless syscall
+ * (getpid) carrying a magic first argument (see harness/count_marker.h):
+ *
+ *   getpid (ABC_MAGIC, ABC_START, seq)   ...   getpid (ABC_MAGIC, ABC_STOP, seq)
+ *
+ * The kernel ignores the extra arguments.  This plugin counts executed guest
+ * instructions per vCPU (an inline add of each translation block's length
+ * when the block starts executing, so nothing calls back per instruction)
+ * and writes one line per closed block to the file named by its argument:
+ *
+ *   archbench-count  <plugin version>  <plugin API version>  <target>   first
+ *   block            <seq>             <instructions>                   per block
+ *   error            <text>                                             misuse
+ *
+ * The count between the two markers covers everything the guest executed
+ * after the START syscall instruction, up to and including the STOP one.
+ * Load with:  qemu-<arch> -plugin libarchbench_count.so,out=FILE ...
+ * Built against the qemu-plugin.h of the QEMU that loads it (images/counter).
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <qemu-plugin.h>
+
+#define ABC_PLUGIN_VERSION "1"
+#define ABC_MAGIC UINT64_C (0x41424331) /* "ABC1": fits 32-bit guests */
+#define ABC_START 1
+#define ABC_STOP 2
+#define ABC_MAX_VCPUS 64
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+static FILE *out;
+static uint64_t start_count[ABC_MAX_VCPUS];
+static uint64_t open_seq[ABC_MAX_VCPUS];
+static int open_block[ABC_MAX_VCPUS];
+
+#if QEMU_PLUGIN_VERSION >= 2
+/* QEMU >= 9.0: per-vCPU scoreboard, inline adds without races. */
+static struct qemu_plugin_scoreboard *score;
+static qemu_plugin_u64 insns;
+#define ABC_READ(vcpu) qemu_plugin_u64_get (insns, (vcpu))
+#else
+/* QEMU < 9.0: one global counter (the drivers are single-threaded). */
+static uint64_t insns;
+#define ABC_READ(vcpu) ((void) (vcpu), insns)
+#endif
+
+static void
+on_tb_trans (qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+  (void) id;
+#if QEMU_PLUGIN_VERSION >= 2
+  qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu (
+    tb, QEMU_PLUGIN_INLINE_ADD_U64, insns, qemu_plugin_tb_n_insns (tb));
+#else
+  qemu_plugin_register_vcpu_tb_exec_inline (
+    tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns, qemu_plugin_tb_n_insns (tb));
+#endif
+}
+
+static void
+on_syscall (qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
+            uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+            uint64_t a7, uint64_t a8)
+{
+  (void) id; (void) num; (void) a4; (void) a5; (void) a6; (void) a7; (void) a8;
+  if ((a1 & UINT64_C (0xffffffff)) != ABC_MAGIC || vcpu >= ABC_MAX_VCPUS)
+    return;
+  a2 &= UINT64_C (0xffffffff);
+  a3 &= UINT64_C (0xffffffff);
+  if (a2 == ABC_START)
+  {
+    if (open_block[vcpu])
+      fprintf (out, "error\tblock %" PRIu64 " started inside block %" PRIu64
+               "\n", a3, open_seq[vcpu]);
+    open_block[vcpu] = 1;
+    open_seq[vcpu] = a3;
+    start_count[vcpu] = ABC_READ (vcpu);
+  }
+  else if (a2 == ABC_STOP)
+  {
+    if (! open_block[vcpu] || open_seq[vcpu] != a3)
+      fprintf (out, "error\tblock %" PRIu64 " stopped but not started\n", a3);
+    else
+      fprintf (out, "block\t%" PRIu64 "\t%" PRIu64 "\n", a3,
+               ABC_READ (vcpu) - start_count[vcpu]);
+    open_block[vcpu] = 0;
+    fflush (out);
+  }
+}
+
+static void
+on_atexit (qemu_plugin_id_t id, void *p)
+{
+  (void) id; (void) p;
+  fclose (out);
+}
+
+QEMU_PLUGIN_EXPORT int
+qemu_plugin_install (qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                     char **argv)
+{
+  const char *path = NULL;
+
+  for (int i = 0; i < argc; i++)
+    if (0 == strncmp (argv[i], "out=", 4))
+      path = argv[i] + 4;
+  if (NULL == path || NULL == (out = fopen (path, "w")))
+  {
+    fprintf (stderr, "archbench_count: need a writable out=FILE argument\n");
+    return -1;
+  }
+  fprintf (out, "archbench-count\t%s\t%d\t%s\n", ABC_PLUGIN_VERSION,
+           QEMU_PLUGIN_VERSION, info->target_name);
+  fflush (out);
+#if QEMU_PLUGIN_VERSION >= 2
+  score = qemu_plugin_scoreboard_new (sizeof (uint64_t));
+  insns = qemu_plugin_scoreboard_u64 (score);
+#endif
+  qemu_plugin_register_vcpu_tb_trans_cb (id, on_tb_trans);
+  qemu_plugin_register_vcpu_syscall_cb (id, on_syscall);
+  qemu_plugin_register_atexit_cb (id, on_atexit, NULL);
+  return 0;
+}
