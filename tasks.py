@@ -491,7 +491,10 @@ def report(
             print(
                 f"rendering run {latest}, the latest with results (--all-runs or --run for others)"
             )
-    loaded, failures = store.load_all(runs)
+    # One pass over the files: a bad one is reported once, whichever metric it held.
+    both, failures = store.load_all(runs, metric=None)
+    loaded = [r for r in both if r.metric == "time"]
+    counted = [r for r in both if r.metric == "instructions"]
     if reference:
         shipped, bad = reference_mod.load_reference()
         loaded += shipped
@@ -500,10 +503,6 @@ def report(
         print(f"warning: skipped {f.message}")
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
-    counted, count_failures = store.load_all(runs, metric="instructions")
-    failures += count_failures
-    for f in count_failures:
-        print(f"warning: skipped {f.message}")
     counted = _select_counted(counted, targets, archs, suites)
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir, counted)
