@@ -49,13 +49,23 @@ hosts:
   box: {{url: "{url}", build_network: host}}
 targets:
   - {{name: ssh-amd64, arch: amd64, base: debian-trixie, host: box}}
-  - {{name: local-amd64, arch: amd64, base: debian-trixie}}
+  # Longer on the local engine, so that its harness still runs when the ssh target's
+  # starts (every API request over ssh is a login of its own: seconds before its run).
+  - {{name: local-amd64, arch: amd64, base: debian-trixie,
+      suites: {{blindsig: {{repetitions: {local_repetitions}}}}}}}
 """
 
 
-def _matrix(tmp_path: Path, sshd: SshServer, repetitions: int) -> Path:
+def _matrix(
+    tmp_path: Path, sshd: SshServer, repetitions: int, local_repetitions: int | None = None
+) -> Path:
     path = tmp_path / "matrix.yml"
-    path.write_text(MATRIX.format(url=sshd.url(), repetitions=repetitions), encoding="utf-8")
+    text = MATRIX.format(
+        url=sshd.url(),
+        repetitions=repetitions,
+        local_repetitions=local_repetitions or repetitions,
+    )
+    path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -138,7 +148,7 @@ def test_ssh_host_that_is_down_does_not_answer(sshd: SshServer) -> None:
 def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     sshd: SshServer, tmp_path: Path
 ) -> None:
-    matrix = _matrix(tmp_path, sshd, repetitions=10)
+    matrix = _matrix(tmp_path, sshd, repetitions=10, local_repetitions=80)
     results = tmp_path / "results"
     # Base and image first (the second engine starts empty), so that the two
     # harness runs below start together.
@@ -164,11 +174,11 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     assert remote.execution is not None and local.execution is not None
     assert remote.execution.docker_host == "box (ssh://archbench-sshd)"
     assert local.execution.docker_host == "local"
-    for r in (remote, local):
+    for r, repetitions in ((remote, 10), (local, 80)):
         assert r.execution is not None and not r.execution.emulated
         assert r.harness.setup.machine == "x86_64"
         assert r.harness.rows and all(row.valid for row in r.harness.rows)
-        assert all(len(row.samples_ns) == 10 for row in r.harness.rows)
+        assert all(len(row.samples_ns) == repetitions for row in r.harness.rows)
     # The two hosts ran their harness at the same time.
     windows = []
     for r in (remote, local):
