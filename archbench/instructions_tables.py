@@ -16,6 +16,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final, get_args
 
 import matplotlib
 
@@ -26,7 +27,7 @@ from matplotlib.figure import Figure
 
 from archbench.counting import median_per_op, spread
 from archbench.errors import ReportError
-from archbench.results import Result, write_atomic
+from archbench.results import Operation, Result, write_atomic
 
 COLUMNS = (
     "run_id",
@@ -45,15 +46,8 @@ COLUMNS = (
     "native_ns_per_op",
     "ns_per_instruction",
 )
-OPERATION_ORDER = (
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-)
+OPERATION_ORDER: Final = get_args(Operation)
+"""The thesis appendix's row order (:data:`archbench.results.Operation`)."""
 BASELINE_ARCH = "amd64"
 
 
