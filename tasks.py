@@ -204,6 +204,7 @@ def _pipeline(
         repeat = flags.integer(f"{where} repeat", manifest.repeat, 1, 100)
         cpuset = flags.cpuset(f"{where} cpuset", manifest.cpuset)
         suites = manifest.suites
+        metrics = manifest.metrics
     else:
         path = Path(matrix or s["matrix"])
         matrix_text = matrix_mod.read_matrix_text(path)
@@ -219,6 +220,7 @@ def _pipeline(
             repeat=repeat,
             cpuset=cpuset,
             suites=tuple(suites),
+            metrics=counting.metric_names(metrics),
         )
     run_id = manifest.run_id
     clients = {}

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
+from archbench.results import Metric
 
 METRICS = ("time", "instructions")
 """What ``--metric`` and the matrix's ``metrics`` take; ``time`` is the default."""
@@ -51,6 +52,23 @@ def cpu_model(arch: Arch, configured: str | None) -> str:
             " e.g. max, rv64, cortex-a72)"
         )
     return model
+
+
+def metric_names(names: Sequence[str]) -> tuple[Metric, ...]:
+    """Checked metric names (from :func:`parse_metrics` or a manifest) as :data:`Metric`.
+
+    Raises:
+        MatrixError: a name that is not a metric.
+    """
+    out: list[Metric] = []
+    for name in names:
+        if name == "time":
+            out.append("time")
+        elif name == "instructions":
+            out.append("instructions")
+        else:
+            raise MatrixError(f"unknown metric {name!r}; allowed: {', '.join(METRICS)}")
+    return tuple(out)
 
 
 def parse_metrics(text: str) -> tuple[str, ...]:

@@ -222,11 +222,16 @@ class Workspace:
 def is_complete(store: ResultStore, run_id: str, p: TargetPlan) -> bool:
     """True when every container run of ``p`` in ``run_id`` is stored and loads.
 
-    What ``--resume`` keeps: a target with a missing or unreadable repeat is
-    measured again, all repeats.
+    What ``--resume`` keeps: a target with a missing or unreadable repeat, or
+    without its instruction counts when the run counts (``metrics``), is
+    measured again, every metric and repeat.
     """
-    for index in range(1, p.repeat + 1):
-        path = store.path_for(run_id, p.name, index)
+    paths = [store.path_for(run_id, p.name, i) for i in range(1, p.repeat + 1)]
+    if "time" not in p.metrics:
+        paths = []
+    if "instructions" in p.metrics:
+        paths.append(store.path_for(run_id, p.name, 1, "instructions"))
+    for path in paths:
         try:
             load(path)
         except ResultsError:
@@ -553,7 +558,7 @@ def _execute_one(
         paths.append(ws.store.save(result))
     if "instructions" in p.metrics:
         paths += count_stage.count_target(
-            client, p, spec.tag, image_id, ws, execution, target, timed, on_line
+            client, p, run_image, image_id, ws, execution, target, timed, on_line
         )
     outcome.result_path = paths[0]
     outcome.result_paths = paths

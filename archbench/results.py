@@ -573,6 +573,9 @@ class RunManifest(_Frozen):
     """``--suite``: the suites this run was limited to (empty: the matrix's enabled ones)."""
     archive: ArchiveRef | None = None
     """Set for ``invoke bench --from-archive``: the archive whose images and matrix it reran."""
+    metrics: tuple[Metric, ...] = ()
+    """``--metric``: what this run measured (empty: the matrix's ``metrics``); ``--resume``
+    keeps it, and a target is complete only when every metric's results are stored."""
 
 
 @dataclass(frozen=True)

@@ -197,3 +197,49 @@ def test_emulation_on_a_remote_host_must_be_explicit() -> None:
     m = parse(REMOTE.replace("host: box}\n", "host: box, emulate: true}\n"))
     (arm,) = plan(m, m.select(["there-arm64"]), {"local": Arch.AMD64, "box": Arch.AMD64})
     assert arm.emulated and arm.remote
+
+
+def test_resume_keeps_a_counting_target_only_with_its_counts(tmp_path: Path) -> None:
+    from helpers import result, row
+
+    from archbench.pipeline import is_complete
+    from archbench.results import CountCalibration, Counting, ResultStore
+
+    m = parse(
+        "version: 1\nbases: {b: {source: bootstrap, suite: trixie}}\n"
+        "profiles: {slim: {packages: [gcc]}}\n"
+        "targets: [{name: t, arch: amd64, base: b}]\n",
+        "m.yml",
+    )
+    run_id = "20261201T000000Z-resume"
+    store = ResultStore(tmp_path)
+    (timed,) = plan(m, m.targets, {"local": Arch.AMD64})
+    (both,) = plan(m, m.targets, {"local": Arch.AMD64}, metrics=("time", "instructions"))
+    (counted,) = plan(m, m.targets, {"local": Arch.AMD64}, metrics=("instructions",))
+    measured = result("t", "amd64", "x86_64", "Xeon", [row("CS", "signing", [5])], run_id=run_id)
+    store.save(measured)
+    assert is_complete(store, run_id, timed)
+    assert not is_complete(store, run_id, both)
+    assert not is_complete(store, run_id, counted)
+    counting = Counting(
+        instrument="archbench QEMU TCG plugin",
+        qemu="qemu-x86_64",
+        qemu_version="7.2.22",
+        qemu_package="1:7.2+dfsg-7+deb12u18",
+        cpu_model="max",
+        plugin_version="1",
+        plugin_api=1,
+        calibration=CountCalibration(
+            iterations=1000,
+            instructions_per_iteration=2,
+            counts=(2030, 4030),
+            expected_difference=2000,
+            difference=2000,
+            overhead=30,
+            exact=True,
+        ),
+    )
+    harness = measured.harness.model_copy(update={"counting": counting})
+    store.save(measured.model_copy(update={"metric": "instructions", "harness": harness}))
+    assert is_complete(store, run_id, both)
+    assert is_complete(store, run_id, counted)
