@@ -516,7 +516,9 @@ def report(
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures
     # and the GnuPG CSV of machines or suites no longer selected.
-    for p in outputs.replace_outputs(out_dir, paths):
+    # --no-plots leaves the figures of an earlier report as they are.
+    keep = None if plots else (lambda name: name.startswith("fig-"))
+    for p in outputs.replace_outputs(out_dir, paths, keep):
         print(f"removed {p} (written by an earlier report, not by this one)")
     if failures:
         raise ResultsError(
@@ -729,6 +731,8 @@ def _number(flag: str, text: str, ok: Callable[[float], bool], allowed: str) -> 
 
 @task(
     help={
+        "run_a": "run id of A, the reference (results/<run-id>)",
+        "run_b": "run id of B, compared with A: B/A above 1 means B is slower",
         "results": "results directory (default from invoke.yaml: results)",
         "out": "where compare-<A>-vs-<B>.tex/.csv go (default from invoke.yaml: reports/out)",
         "target": "only these targets, comma-separated",
@@ -778,6 +782,19 @@ def compare(
             f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
             "key size and operation); select one target on each side with --target"
         )
+    if run_a == run_b:
+        print(f"note: {run_a} is compared with itself; every ratio is 1")
     print(compare_tables.markdown(rows, run_a, run_b, level))
-    for p in compare_tables.write(rows, run_a, run_b, Path(out or s["reports"]), level):
+    only_a, only_b = compare_mod.unmatched(sides[0], sides[1])
+    for run_id, n in ((run_a, only_a), (run_b, only_b)):
+        if n:
+            print(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
+    out_dir = Path(out or s["reports"])
+    try:
+        written = compare_tables.write(rows, run_a, run_b, out_dir, level)
+    except OSError as exc:
+        raise ReportError(
+            f"--out {out_dir}: cannot write the comparison there ({exc.strerror}); give a directory"
+        ) from exc
+    for p in written:
         print(f"wrote {p}")

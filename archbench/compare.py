@@ -222,6 +222,22 @@ def _compare_rows(
     )
 
 
+def unmatched(a: Sequence[Result], b: Sequence[Result]) -> tuple[int, int]:
+    """How many rows of ``a`` and of ``b`` :func:`compare` leaves out for want of a partner."""
+    only_a = only_b = 0
+    pairs = pair_targets(a, b)
+    paired_a = {id(ra) for ra, _ in pairs}
+    paired_b = {id(rb) for _, rb in pairs}
+    for ra, rb in pairs:
+        keys_a = set(_rows(ra))
+        keys_b = {row_key(ra.target.name, r) for r in rb.harness.rows}
+        only_a += len(keys_a - keys_b)
+        only_b += len(keys_b - keys_a)
+    only_a += sum(len(r.harness.rows) for r in a if id(r) not in paired_a)
+    only_b += sum(len(r.harness.rows) for r in b if id(r) not in paired_b)
+    return only_a, only_b
+
+
 def counts(rows: Iterable[RowComparison]) -> dict[Verdict, int]:
     """How many rows got each verdict (only verdicts that occur)."""
     tally: dict[Verdict, int] = {}

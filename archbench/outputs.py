@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -50,19 +50,25 @@ def listed(out_dir: Path) -> set[str]:
     }
 
 
-def replace_outputs(out_dir: Path, written: Sequence[Path]) -> list[Path]:
+def replace_outputs(
+    out_dir: Path, written: Sequence[Path], keep: Callable[[str], bool] | None = None
+) -> list[Path]:
     """Record ``written`` as the report's outputs; remove earlier outputs not written again.
 
     Call it after every new output is written. Only regular files directly
-    in ``out_dir`` that the previous manifest listed are removed. Returns
-    the paths removed.
+    in ``out_dir`` that the previous manifest listed are removed, except
+    those whose name ``keep`` accepts (``--no-plots`` keeps the earlier
+    figures): they stay, and stay listed. Returns the paths removed.
 
     Raises:
         ReportError: the manifest cannot be written.
     """
-    names = sorted({p.name for p in written if p.parent.resolve() == out_dir.resolve()})
+    fresh = {p.name for p in written if p.parent.resolve() == out_dir.resolve()}
+    earlier = listed(out_dir) - fresh
+    kept = {n for n in earlier if keep is not None and keep(n) and (out_dir / n).is_file()}
+    names = sorted(fresh | kept)
     removed: list[Path] = []
-    for name in sorted(listed(out_dir) - set(names)):
+    for name in sorted(earlier - kept):
         path = out_dir / name
         if path.is_file() and not path.is_symlink():
             path.unlink()

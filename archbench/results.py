@@ -693,15 +693,21 @@ class ResultStore:
         )
 
     def latest_run(self) -> str | None:
-        """The newest run id that has results, or None when there is none.
+        """The run whose newest results file was written last, or None when none has results.
 
-        Runs with logs only (``invoke images``, or every target failed) are
-        passed over.
+        Newest by the files' modification time, not by id: ids that
+        ``invoke import --run NAME`` chose do not sort by time. Runs with logs
+        only (``invoke images``, or every target failed) are passed over.
         """
-        for run_id in reversed(self.runs()):
-            if next(self.files([run_id]), None) is not None:
-                return run_id
-        return None
+        newest: tuple[float, str] | None = None
+        for run_id in self.runs():
+            for path in self.files([run_id]):
+                try:
+                    stamp = (path.stat().st_mtime, run_id)
+                except OSError:
+                    continue
+                newest = stamp if newest is None or stamp > newest else newest
+        return newest[1] if newest else None
 
     def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
         """Result files of the given runs (all runs when None), sorted."""

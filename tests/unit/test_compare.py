@@ -88,6 +88,7 @@ def test_compare_matches_rows_and_gives_verdicts() -> None:
     )
     rows = {(r.key.scheme, r.key.operation): r for r in compare.compare(a, b)}
     assert set(rows) == {("RSA", "signing"), ("CS", "signing"), ("RSA", "verifying")}
+    assert compare.unmatched(a, b) == (0, 1)  # RSA blinding only in B
     rsa = rows[("RSA", "signing")]
     assert rsa.ratio == pytest.approx(2.0)
     assert rsa.a_ns == pytest.approx(100.0)  # 1000 ns per block of 10 operations
@@ -119,6 +120,8 @@ def test_single_targets_with_different_names_are_paired() -> None:
     assert only.ratio == pytest.approx(2.0)
     both = a + _run({("CS", "signing", None): [1, 1, 1]}, name="other")
     assert compare.compare(both, b) == []
+    assert compare.unmatched(both, b) == (2, 1)
+    assert compare.unmatched(a, b) == (0, 0)
 
 
 def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
@@ -266,3 +269,17 @@ def test_invoke_compare_refuses_bad_input(
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_invoke_compare_names_an_out_that_is_a_file(tmp_path: Path) -> None:
+    results, out = tmp_path / "results", tmp_path / "afile"
+    out.write_text("mine\n")
+    _store_run(results, "20261201T000000Z-aaaaaa", 1.0)
+    _store_run(results, "20261201T010000Z-bbbbbb", 1.5)
+    done = _invoke(
+        "compare", "20261201T000000Z-aaaaaa", "20261201T010000Z-bbbbbb", results=results, out=out
+    )
+    assert done.returncode != 0
+    assert f"--out {out}: cannot write the comparison there" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert out.read_text() == "mine\n"

@@ -221,3 +221,26 @@ def test_written_files_are_readable_by_others(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     write_atomic(path, "{}")
     assert path.stat().st_mode & 0o044 == 0o044
+
+
+def test_latest_run_is_the_one_written_last_not_the_last_id(tmp_path: Path) -> None:
+    import os
+
+    from helpers import result, row
+
+    from archbench.results import ResultStore
+
+    store = ResultStore(tmp_path)
+    named = store.save(
+        result("t", "amd64", "x86_64", "Xeon", [row("CS", "signing", [5])], run_id="imp-b")
+    )
+    stamped = store.save(
+        result(
+            "t", "amd64", "x86_64", "Xeon", [row("CS", "signing", [5])],
+            run_id="20261201T103708Z-e70d37",
+        )
+    )  # fmt: skip
+    os.utime(named, (1_000_000, 1_000_000))
+    os.utime(stamped, (2_000_000, 2_000_000))
+    assert store.runs() == ["20261201T103708Z-e70d37", "imp-b"]
+    assert store.latest_run() == "20261201T103708Z-e70d37"
