@@ -106,7 +106,8 @@ def check_target_name(value: str) -> str:
     """A target name: :func:`check_name`, a valid Docker tag, and no clash with run files.
 
     ``<target>.json`` must not be the run manifest (``run.json``) nor look
-    like another target's ``--repeat`` file (``<target>.repeat-<i>.json``).
+    like another target's ``--repeat`` file (``<target>.repeat-<i>.json``) or
+    instruction counts (``<target>.instructions.json``).
 
     Raises:
         ValueError: anything else.
@@ -114,11 +115,12 @@ def check_target_name(value: str) -> str:
     check_name(value, "target name")
     if not re.fullmatch(DOCKER_TAG, value):
         raise _bad("target name", value, "it must also be a valid Docker tag")
-    if value == "run" or re.search(r"\.repeat-[0-9]+$", value):
+    if value == "run" or re.search(r"\.(repeat-[0-9]+|instructions)$", value):
         raise _bad(
             "target name",
             value,
-            "'run' and names ending in '.repeat-N' are the file names of the run itself",
+            "'run' and names ending in '.repeat-N' or '.instructions' are the file names "
+            "of the run itself",
         )
     return value
 

@@ -266,6 +266,12 @@ CASES: list[Case] = [
         GOOD_MATRIX.replace("name: amd64-trixie", "name: arm64-noble.repeat-2").encode(),
         "file names of the run itself",
     ),
+    Case(
+        "matrix-target-instructions",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("name: amd64-trixie", "name: amd64.instructions").encode(),
+        "file names of the run itself",
+    ),
     Case("matrix-many-nodes", "matrix-bytes", b"- 1\n" * 30_000, "more than 20000 values"),
     Case(
         "matrix-bomb-in-key",
