@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +25,8 @@ from archbench.results import (
     TargetInfo,
 )
 
-HARNESS_DIR = Path(__file__).resolve().parents[1] / "harness"
+REPO = Path(__file__).resolve().parents[1]
+HARNESS_DIR = REPO / "harness"
 SCHEMA: dict[str, Any] = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
 
 CS_OPS = [
@@ -125,4 +128,25 @@ def result(
             ),
             rows=tuple(rows),
         ),
+    )
+
+
+def run_invoke(
+    *args: str, settings: dict[str, Path] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m invoke ARGS`` in the repository, output captured, never raising on failure.
+
+    ``settings`` override ``invoke.yaml`` (``{"results": path}`` sets
+    ``INVOKE_ARCHBENCH_RESULTS``), as a user's environment would.
+    """
+    env = {**os.environ}
+    env.update({f"INVOKE_ARCHBENCH_{k.upper()}": str(v) for k, v in (settings or {}).items()})
+    return subprocess.run(
+        [sys.executable, "-m", "invoke", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )

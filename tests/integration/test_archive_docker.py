@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +21,7 @@ from pathlib import Path
 import docker
 import docker.errors
 import pytest
+from helpers import run_invoke
 
 from archbench import archive, archive_tar, archiver, engine, pipeline
 from archbench.errors import ArchiveError
@@ -152,21 +150,12 @@ def test_archive_round_trip(
     shutil.rmtree(out)
 
     results = tmp_path / "rerun-results"
-    env = {
-        **os.environ,
-        "INVOKE_ARCHBENCH_RESULTS": str(results),
-        "INVOKE_ARCHBENCH_WORK": str(tmp_path / "work"),
-    }
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "invoke", "bench", "--from-archive", str(packed)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
+    done = run_invoke(
+        "bench", "--from-archive", str(packed),
+        settings={"results": results, "work": tmp_path / "work"},
         timeout=900,
-        check=False,
-    )
+    )  # fmt: skip
     loaded = [line.strip() for line in done.stdout.splitlines() if "loaded in" in line]
     print(f"rerun from the archive: {time.monotonic() - started:.1f} s in all; {loaded}")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -7,13 +7,11 @@ the mirror like every image build does.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import docker
 import pytest
+from helpers import run_invoke
 
 from archbench import engine, gnunet_perf_tables, pipeline
 from archbench.matrix import load
@@ -73,20 +71,10 @@ def test_witness_table_sets_gnunet_beside_archbench(
     # call; a factor of 3 either way would mean they do not.
     verifying = witness["CS verifying"]
     assert 1 / 3 < verifying.ratio_low <= verifying.ratio_high < 3
-    env = {
-        **os.environ,
-        "INVOKE_ARCHBENCH_RESULTS": str(store.root),
-        "INVOKE_ARCHBENCH_REPORTS": str(tmp_path),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "invoke", "report", "--run", RUN_ID, "--no-plots"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_invoke(
+        "report", "--run", RUN_ID, "--no-plots",
+        settings={"results": store.root, "reports": tmp_path},
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     md = (tmp_path / "gnunet-perf-vs-archbench.md").read_text()
     cells = [

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import result, row
+from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -202,20 +200,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _invoke(*args: str, results: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "INVOKE_ARCHBENCH_RESULTS": str(results),
-        "INVOKE_ARCHBENCH_REPORTS": str(out),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "invoke", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_invoke(*args, settings={"results": results, "reports": out})
 
 
 def _store_run(results: Path, run_id: str, scale: float) -> None:

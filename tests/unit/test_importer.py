@@ -7,14 +7,13 @@ Taler's ``test_helper_rsa``/``test_helper_cs``; their timings are invented.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import run_invoke
 
 from archbench import importer
 from archbench.errors import MatrixError, ResultsError
@@ -460,16 +459,7 @@ def test_setup_types_and_values(tmp_path: Path) -> None:
 
 
 def _invoke(*args: str, results: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "INVOKE_ARCHBENCH_RESULTS": str(results)}
-    return subprocess.run(
-        [sys.executable, "-m", "invoke", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_invoke(*args, settings={"results": results})
 
 
 def test_invoke_import_then_report(tmp_path: Path) -> None:
