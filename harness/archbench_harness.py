@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """archbench in-container harness: run the requested suites, print one JSON document.
 
-``--suites`` names the suites to run (default ``blindsig``). The blind-signature
-suite runs ``blindsig`` (built from ``blindsig.c`` by the Makefile next to this
-file) and parses its TSV output; every other suite is a module
+``--suites`` names the suites to run (default ``blindsig``). The
+blind-signature suite (``suite_blindsig.py``) runs ``blindsig`` (built from
+``blindsig.c`` by the Makefile next to this file) and parses its TSV output
+(``blindsig_output.py``, rules in ``blindsig_rules.py``); every other suite is a module
 ``suite_<name>.py`` next to this file (interface in ``suite_common.py``) that
 gets its settings from ``--suite-config`` (a JSON object: suite name ->
 settings). The harness collects a description of the machine it ran on and
@@ -41,69 +42,112 @@ import importlib
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import counting
-from suite_common import Progress, SuiteError, SuiteOutcome
+from blindsig_output import (
+    DISCARD_KINDS,
+    DRIVER_FORMAT,
+    DRIVER_FORMAT_VERSION,
+    DRIVER_NAME,
+    Discard,
+    DiscardKind,
+    DriverOutput,
+    DriverOutputError,
+    HarnessError,
+    PairDone,
+    Sample,
+    parse_driver_output,
+)
+from blindsig_rules import (
+    CALIBRATION_MAX_OPS,
+    CS_OPERATIONS,
+    DEFAULT_RSA_BITS,
+    MAX_ITERATIONS,
+    MAX_MIN_BLOCK_NS,
+    MAX_REPETITIONS,
+    MAX_RSA_BITS,
+    MAX_RSA_SIZES,
+    MAX_TIME_S,
+    MAX_WARMUP,
+    MIN_BLOCK_FLOOR_NS,
+    MIN_BLOCK_TICKS,
+    MIN_RSA_BITS,
+    OPERATIONS,
+    RSA_OPERATIONS,
+    SUITE,
+    SchemeKey,
+    default_min_block_ns,
+    next_block_size,
+    round_up_125,
+    should_stop_repetitions,
+)
+from suite_blindsig import (
+    CalibrationBlockDict,
+    CalibrationDict,
+    ParametersDict,
+    RowDict,
+    RunRequest,
+    _meta_int,
+    _warn,
+    build_calibration,
+    build_rows,
+    driver_arguments,
+    expected_scheme_keys,
+    run_blindsig,
+    run_counting,
+    run_driver,
+)
+from suite_common import SuiteError, SuiteOutcome
+
+# Re-exported: the blindsig suite's names stay reachable as archbench_harness.X.
+__all__ = [
+    "CALIBRATION_MAX_OPS",
+    "CS_OPERATIONS",
+    "DEFAULT_RSA_BITS",
+    "DISCARD_KINDS",
+    "DRIVER_FORMAT",
+    "DRIVER_FORMAT_VERSION",
+    "DRIVER_NAME",
+    "MIN_BLOCK_FLOOR_NS",
+    "MIN_BLOCK_TICKS",
+    "OPERATIONS",
+    "RSA_OPERATIONS",
+    "SUITE",
+    "CalibrationBlockDict",
+    "Discard",
+    "DiscardKind",
+    "DriverOutput",
+    "DriverOutputError",
+    "PairDone",
+    "RunRequest",
+    "Sample",
+    "SchemeKey",
+    "build_calibration",
+    "build_rows",
+    "default_min_block_ns",
+    "driver_arguments",
+    "expected_scheme_keys",
+    "next_block_size",
+    "parse_driver_output",
+    "round_up_125",
+    "run_counting",
+    "run_driver",
+    "should_stop_repetitions",
+]
 
 HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"
 DOCUMENT_VERSION = 1
-SUITE = "blindsig"
-
-DRIVER_NAME = "blindsig"
-DRIVER_FORMAT = "archbench-blindsig"
-DRIVER_FORMAT_VERSION = 2
 BUILD_INFO_NAME = "build-info.txt"
 
 EXIT_FAILURE = 2
-
-CS_OPERATIONS: tuple[str, ...] = (
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-)
-RSA_OPERATIONS: tuple[str, ...] = (
-    "key_generation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-)
-OPERATIONS: dict[str, tuple[str, ...]] = {"CS": CS_OPERATIONS, "RSA": RSA_OPERATIONS}
-
-DEFAULT_RSA_BITS: tuple[int, ...] = (1024, 2048, 3072, 4096)
-# Mirrors blindsig.c so bad values fail as usage errors, not as driver errors.
-MIN_RSA_BITS = 512
-MAX_RSA_BITS = 16384
-MAX_RSA_SIZES = 16
-MAX_ITERATIONS = 1_000_000
-MAX_REPETITIONS = 100_000
-MAX_WARMUP = 1000
-MAX_MIN_BLOCK_NS = 60_000_000_000
-MAX_TIME_S = 1e6
-
-# The calibration constants of blindsig.c (see next_block_size() and
-# default_min_block_ns() there and here).
-CALIBRATION_MAX_OPS = 100_000
-MIN_BLOCK_TICKS = 100
-MIN_BLOCK_FLOOR_NS = 1_000_000
-
-DiscardKind = Literal["calibration", "warmup"]
-DISCARD_KINDS: tuple[DiscardKind, ...] = ("calibration", "warmup")
 
 # /proc/cpuinfo keys naming the CPU, best first. Case matters: x86 and
 # riscv64 use lower-case "processor" for the CPU index, old ARM kernels use
@@ -133,239 +177,6 @@ PROC_SELF_CGROUP = Path("/proc/self/cgroup")
 PROC_LOADAVG = Path("/proc/loadavg")
 
 OS_RELEASE_PATHS: tuple[Path, ...] = (Path("/etc/os-release"), Path("/usr/lib/os-release"))
-
-SchemeKey = tuple[str, int | None]
-"""(scheme, RSA modulus bits); bits is None for CS."""
-
-
-class HarnessError(Exception):
-    """The run cannot produce a trustworthy document; main() exits with status 2."""
-
-
-class DriverOutputError(HarnessError):
-    """The driver's stdout is malformed, truncated or inconsistent with the request."""
-
-
-# --------------------------------------------------------------------------
-# Calibration and budget rules (blindsig.c implements the same functions)
-
-
-def round_up_125(n: int) -> int:
-    """Smallest number of the series 1, 2, 5, 10, 20, 50, ... that is >= ``n``.
-
-    Raises:
-        ValueError: ``n`` < 1.
-    """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    decade = 1
-    while True:
-        for step in (1, 2, 5):
-            if n <= step * decade:
-                return step * decade
-        decade *= 10
-
-
-def next_block_size(ops: int, block_ns: int, min_block_ns: int, max_ops: int) -> int:
-    """The calibration rule: the next number of operations per timed block.
-
-    A block of ``ops`` operations took ``block_ns`` ns. If that is shorter
-    than ``min_block_ns``, the next size is the one that would take
-    ``min_block_ns`` at the measured rate plus 25 % headroom (so noise does
-    not leave the next block just short again), or ``10 * ops`` when the
-    block read 0 ns (no rate known), rounded up to the 1-2-5 series (block
-    sizes then agree between runs whose measurements differ by a few
-    percent) and capped at ``max_ops``. Otherwise, and when
-    ``min_block_ns`` is 0 (calibration off) or ``ops`` is at the cap, the
-    size stays: it never shrinks.
-
-    A clock with tick T reads a block of true length t as k ticks with
-    t < (k + 1) T, so for k >= 1 the rate is overestimated by at most
-    (k + 1) / k and the next block is at most twice as large as needed; a
-    block that reads too long only costs another round.
-
-    Same integer arithmetic as ``next_block_size()`` in blindsig.c; the
-    harness checks every calibration step of the driver against this.
-
-    Args:
-        ops: operations in the measured block (>= 1).
-        block_ns: its wall time in ns (>= 0).
-        min_block_ns: calibration target in ns; 0 turns calibration off.
-        max_ops: largest block calibration may choose.
-
-    Returns:
-        The next block size, >= ``ops``.
-    """
-    if min_block_ns == 0 or block_ns >= min_block_ns or ops >= max_ops:
-        return ops
-    if block_ns == 0:
-        want = ops * 10
-    else:
-        want = (ops * min_block_ns * 5 + 4 * block_ns - 1) // (4 * block_ns)
-    return min(round_up_125(min(want, max_ops)), max_ops)
-
-
-def default_min_block_ns(resolution_ns: int | None, observed_tick_ns: int | None) -> int:
-    """Default calibration target: 100 clock ticks, at least 1 ms, at most 60 s.
-
-    The tick is the coarser of ``clock_getres()`` and the smallest step seen
-    between consecutive reads (a clock may report 1 ns and still move in
-    coarser steps). 100 ticks keep quantisation under 1 % of a block; 1 ms
-    keeps scheduler noise of a few µs small against it.
-
-    Args:
-        resolution_ns: clock_getres(CLOCK_MONOTONIC) in ns, None if unknown.
-        observed_tick_ns: smallest observed non-zero step in ns, None if none seen.
-
-    Returns:
-        The minimum block time in ns.
-    """
-    tick = max(resolution_ns or 0, observed_tick_ns or 0)
-    return min(max(MIN_BLOCK_TICKS * tick, MIN_BLOCK_FLOOR_NS), MAX_MIN_BLOCK_NS)
-
-
-def should_stop_repetitions(
-    taken: int, requested: int, elapsed_ns: int, max_time_ns: int | None
-) -> bool:
-    """The budget rule, applied after each timed repetition of one scheme and size.
-
-    Stop when ``requested`` repetitions are taken, or when the pair's
-    elapsed time (calibration and warmups included) has reached
-    ``max_time_ns`` and at least one repetition was taken, like
-    ``openssl speed -seconds``.
-
-    Args:
-        taken: timed repetitions taken so far.
-        requested: ``--repetitions``.
-        elapsed_ns: wall time since the pair started, ns.
-        max_time_ns: ``--max-time`` in ns; None means no budget.
-    """
-    if taken >= requested:
-        return True
-    return max_time_ns is not None and taken >= 1 and elapsed_ns >= max_time_ns
-
-
-# --------------------------------------------------------------------------
-# Driver output
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One timed block as reported by the driver.
-
-    Attributes:
-        scheme: "CS" or "RSA".
-        key_bits: RSA modulus size in bits; None for CS.
-        operation: operation id from CONTRACT.md.
-        ops_per_block: operations inside the timed block.
-        repetition: 0-based index of the block among the timed repetitions.
-        ns: wall time of the block in nanoseconds (CLOCK_MONOTONIC); may be 0
-            when the block was below clock resolution (the driver then marks
-            the scheme invalid).
-    """
-
-    scheme: str
-    key_bits: int | None
-    operation: str
-    ops_per_block: int
-    repetition: int
-    ns: int
-
-
-@dataclass(frozen=True)
-class Discard:
-    """A block that was run and thrown away (calibration round or warmup).
-
-    Attributes:
-        scheme, key_bits, operation, ops_per_block, ns: as in Sample.
-        kind: "calibration" or "warmup".
-        index: 0-based index among the pair's blocks of that kind.
-    """
-
-    scheme: str
-    key_bits: int | None
-    operation: str
-    kind: DiscardKind
-    ops_per_block: int
-    index: int
-    ns: int
-
-
-@dataclass(frozen=True)
-class PairDone:
-    """The driver's closing line for one (scheme, bits) pair.
-
-    Attributes:
-        taken: timed repetitions taken.
-        budget_exhausted: the --max-time budget stopped it before --repetitions.
-        elapsed_ns: the pair's wall time in ns, calibration and warmups included.
-    """
-
-    taken: int
-    budget_exhausted: bool
-    elapsed_ns: int
-
-
-@dataclass
-class DriverOutput:
-    """Parsed driver stdout.
-
-    Attributes:
-        meta: ``meta`` lines as key -> value (strings, possibly empty).
-        samples: every ``sample`` line in output order.
-        discards: every ``discard`` line in output order.
-        done: (scheme, bits) -> its ``done`` line.
-        invalid: (scheme, bits) -> reason for every ``invalid`` line.
-    """
-
-    meta: dict[str, str] = field(default_factory=dict)
-    samples: list[Sample] = field(default_factory=list)
-    discards: list[Discard] = field(default_factory=list)
-    done: dict[SchemeKey, PairDone] = field(default_factory=dict)
-    invalid: dict[SchemeKey, str] = field(default_factory=dict)
-
-
-class CalibrationBlockDict(TypedDict):
-    """One discarded calibration block of a row."""
-
-    ops_per_block: int
-    ns: int
-
-
-class RowDict(TypedDict):
-    """One ``rows[]`` entry of the document (see CONTRACT.md).
-
-    The fields after ``invalid_reason`` are additions to the version 1
-    contract (allowed without a version bump).
-    """
-
-    suite: str
-    scheme: str
-    key_bits: int | None
-    operation: str
-    ops_per_block: int
-    samples_ns: list[int]
-    valid: bool
-    invalid_reason: str | None
-    iterations_requested: int
-    calibrated: bool
-    repetitions_requested: int
-    budget_exhausted: bool
-    warmup_samples_ns: list[int]
-    calibration_blocks: list[CalibrationBlockDict]
-
-
-class ParametersDict(TypedDict):
-    """``parameters`` of the document; all but the first three are additions."""
-
-    iterations: int
-    repetitions: int
-    rsa_bits: list[int]
-    schemes: list[str]
-    message_bytes: int | None
-    warmup: int
-    max_time_s: float | None
-    min_block_ns: int | None
 
 
 class CpuLimitsDict(TypedDict):
@@ -403,18 +214,6 @@ class SetupDict(TypedDict):
     tools: dict[str, str]
 
 
-class CalibrationDict(TypedDict):
-    """``calibration`` of the document (an addition to version 1)."""
-
-    clock: str
-    resolution_ns: int | None
-    observed_tick_ns: int | None
-    pair_overhead_ns: float | None
-    probe_reads: int | None
-    min_block_ns: int
-    max_block_ops: int
-
-
 class DocumentDict(TypedDict):
     """The whole ``archbench-harness`` version 1 document."""
 
@@ -437,359 +236,6 @@ class SuiteRunDict(TypedDict):
     error: str | None
     duration_s: float
     extra: dict[str, Any]
-
-
-def _parse_int(text: str, what: str, lineno: int, minimum: int) -> int:
-    """Parse a decimal integer field of driver output.
-
-    Args:
-        text: the field text.
-        what: field name for the error message.
-        lineno: 1-based line number for the error message.
-        minimum: smallest accepted value.
-
-    Returns:
-        The value.
-
-    Raises:
-        DriverOutputError: not a plain decimal integer, or below ``minimum``.
-    """
-    if not text.isdigit():
-        raise DriverOutputError(f"driver output line {lineno}: {what} {text!r} is not an integer")
-    value = int(text)
-    if value < minimum:
-        raise DriverOutputError(f"driver output line {lineno}: {what} {value} < {minimum}")
-    return value
-
-
-def _parse_scheme_bits(scheme: str, bits_text: str, lineno: int) -> SchemeKey:
-    """Validate a (scheme, bits) pair of driver output; CS's bits 0 become None.
-
-    Raises:
-        DriverOutputError: unknown scheme, non-zero bits for CS, bits < 1 for RSA.
-    """
-    if scheme not in OPERATIONS:
-        raise DriverOutputError(f"driver output line {lineno}: unknown scheme {scheme!r}")
-    if scheme == "CS":
-        if bits_text != "0":
-            raise DriverOutputError(f"driver output line {lineno}: CS with key bits {bits_text!r}")
-        return (scheme, None)
-    return (scheme, _parse_int(bits_text, "key bits", lineno, 1))
-
-
-def _parse_operation(scheme: str, operation: str, lineno: int) -> str:
-    if operation not in OPERATIONS[scheme]:
-        raise DriverOutputError(
-            f"driver output line {lineno}: {scheme} has no operation {operation!r}"
-        )
-    return operation
-
-
-def parse_driver_output(text: str) -> DriverOutput:
-    """Parse the blindsig driver's stdout (format described in blindsig.c).
-
-    Args:
-        text: the complete stdout of one driver run.
-
-    Returns:
-        The parsed meta, samples, discarded blocks, pair summaries and
-        invalid verdicts.
-
-    Raises:
-        DriverOutputError: wrong header or format version, a missing ``end``
-            line (truncated output), malformed or duplicate lines, or content
-            after ``end``.
-    """
-    lines = [line for line in text.splitlines() if line.strip()]
-    expected_header = f"{DRIVER_FORMAT}\t{DRIVER_FORMAT_VERSION}"
-    if not lines or lines[0] != expected_header:
-        first = lines[0] if lines else ""
-        raise DriverOutputError(
-            f"driver output does not start with {expected_header!r} (got {first[:80]!r})"
-        )
-    out = DriverOutput()
-    seen: set[tuple[str, int | None, str, str, int]] = set()
-    ended = False
-    for lineno, line in enumerate(lines[1:], start=2):
-        if ended:
-            raise DriverOutputError(f"driver output line {lineno}: content after 'end'")
-        fields = line.split("\t")
-        kind = fields[0]
-        if kind == "meta" and len(fields) == 3:
-            out.meta[fields[1]] = fields[2]
-        elif kind == "sample" and len(fields) == 7:
-            scheme, bits = _parse_scheme_bits(fields[1], fields[2], lineno)
-            sample = Sample(
-                scheme=scheme,
-                key_bits=bits,
-                operation=_parse_operation(scheme, fields[3], lineno),
-                ops_per_block=_parse_int(fields[4], "ops per block", lineno, 1),
-                repetition=_parse_int(fields[5], "repetition", lineno, 0),
-                ns=_parse_int(fields[6], "nanoseconds", lineno, 0),
-            )
-            ident = (scheme, bits, sample.operation, "sample", sample.repetition)
-            if ident in seen:
-                raise DriverOutputError(f"driver output line {lineno}: duplicate sample")
-            seen.add(ident)
-            out.samples.append(sample)
-        elif kind == "discard" and len(fields) == 8:
-            scheme, bits = _parse_scheme_bits(fields[1], fields[2], lineno)
-            discard_kind = fields[4]
-            if discard_kind not in DISCARD_KINDS:
-                raise DriverOutputError(
-                    f"driver output line {lineno}: unknown discard kind {discard_kind!r}"
-                )
-            discard = Discard(
-                scheme=scheme,
-                key_bits=bits,
-                operation=_parse_operation(scheme, fields[3], lineno),
-                kind="calibration" if discard_kind == "calibration" else "warmup",
-                ops_per_block=_parse_int(fields[5], "ops per block", lineno, 1),
-                index=_parse_int(fields[6], "index", lineno, 0),
-                ns=_parse_int(fields[7], "nanoseconds", lineno, 0),
-            )
-            ident = (scheme, bits, discard.operation, discard.kind, discard.index)
-            if ident in seen:
-                raise DriverOutputError(f"driver output line {lineno}: duplicate {discard_kind}")
-            seen.add(ident)
-            out.discards.append(discard)
-        elif kind == "done" and len(fields) == 6:
-            key = _parse_scheme_bits(fields[1], fields[2], lineno)
-            if key in out.done:
-                raise DriverOutputError(f"driver output line {lineno}: second 'done' for {key}")
-            if fields[4] not in ("0", "1"):
-                raise DriverOutputError(
-                    f"driver output line {lineno}: budget flag {fields[4]!r} is not 0 or 1"
-                )
-            out.done[key] = PairDone(
-                taken=_parse_int(fields[3], "repetitions taken", lineno, 0),
-                budget_exhausted=fields[4] == "1",
-                elapsed_ns=_parse_int(fields[5], "elapsed ns", lineno, 0),
-            )
-        elif kind == "invalid" and len(fields) == 4:
-            key = _parse_scheme_bits(fields[1], fields[2], lineno)
-            if key in out.invalid:
-                raise DriverOutputError(f"driver output line {lineno}: second verdict for {key}")
-            out.invalid[key] = fields[3] or "invalid (no reason given)"
-        elif kind == "end" and fields[1:] == ["ok"]:
-            ended = True
-        else:
-            raise DriverOutputError(f"driver output line {lineno}: unexpected {line[:80]!r}")
-    if not ended:
-        raise DriverOutputError("driver output has no 'end' line (truncated)")
-    return out
-
-
-def expected_scheme_keys(schemes: Sequence[str], rsa_bits: Sequence[int]) -> list[SchemeKey]:
-    """List the (scheme, bits) pairs a run measures, in driver order.
-
-    Args:
-        schemes: subset of ("CS", "RSA").
-        rsa_bits: RSA modulus sizes in bits, in the requested order.
-
-    Returns:
-        ``("CS", None)`` first if CS is selected, then ``("RSA", b)`` per size.
-    """
-    keys: list[SchemeKey] = []
-    if "CS" in schemes:
-        keys.append(("CS", None))
-    if "RSA" in schemes:
-        keys.extend(("RSA", bits) for bits in rsa_bits)
-    return keys
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What the driver was asked for, as far as checking its output needs it.
-
-    Attributes:
-        iterations: starting (and smallest) operations per block.
-        repetitions: timed repetitions wanted per pair.
-        min_block_ns: calibration target the driver used, ns; 0 = no calibration.
-        max_block_ops: calibration cap the driver used.
-        max_time_ns: budget per pair in ns; None = no budget.
-    """
-
-    iterations: int
-    repetitions: int
-    min_block_ns: int = 0
-    max_block_ops: int = CALIBRATION_MAX_OPS
-    max_time_ns: int | None = None
-
-
-def _check_calibration(
-    label: str,
-    calibration: Sequence[Discard],
-    first_after: Discard | Sample | None,
-    final: int,
-    request: RunRequest,
-) -> None:
-    """Hold a row's calibration steps against next_block_size().
-
-    Raises:
-        DriverOutputError: a step the rule would not have taken, or
-            calibration that ended while the rule still wanted to grow.
-    """
-    sizes = [d.ops_per_block for d in calibration] + [final]
-    if sizes[0] != request.iterations:
-        raise DriverOutputError(
-            f"{label}: first block has {sizes[0]} ops, expected --iterations {request.iterations}"
-        )
-    for step, block in enumerate(calibration):
-        want = next_block_size(
-            block.ops_per_block, block.ns, request.min_block_ns, request.max_block_ops
-        )
-        if want != sizes[step + 1]:
-            raise DriverOutputError(
-                f"{label}: calibration went from {block.ops_per_block} ops ({block.ns} ns) to"
-                f" {sizes[step + 1]}, the rule says {want}"
-            )
-    if first_after is not None:
-        want = next_block_size(final, first_after.ns, request.min_block_ns, request.max_block_ops)
-        if want != final:
-            raise DriverOutputError(
-                f"{label}: calibration stopped at {final} ops although a block of"
-                f" {first_after.ns} ns calls for {want}"
-            )
-
-
-def build_rows(
-    output: DriverOutput,
-    expected: Sequence[SchemeKey],
-    request: RunRequest,
-    warn: Callable[[str], None],
-) -> list[RowDict]:
-    """Turn parsed driver output into the document's rows, checking it on the way.
-
-    Every operation of every expected (scheme, bits) pair yields one row, in
-    ``expected`` order and then CONTRACT.md operation order. A valid row must
-    have one sample > 0 ns per timed repetition, all of one block size that
-    calibration (checked step by step against next_block_size()) arrived
-    at, and as many repetitions as requested unless the driver reports the
-    budget spent (checked against should_stop_repetitions()). Rows of a pair
-    the driver declared invalid carry its reason; their zero-ns samples are
-    dropped (the schema requires > 0). An invalid row without timed samples
-    (the failure came during calibration or warmup) keeps its last
-    discarded block so the failure stays visible; a row left with nothing
-    is omitted with a warning, since the schema cannot express it.
-
-    Args:
-        output: parsed driver output.
-        expected: pairs that were requested, see expected_scheme_keys().
-        request: what was asked of the driver.
-        warn: called with a one-line message for each omitted row.
-
-    Returns:
-        The rows, JSON-ready.
-
-    Raises:
-        DriverOutputError: blocks or verdicts for pairs that were not
-            requested, a pair without its ``done`` line, block sizes that
-            break the calibration rule, or a valid row with missing, extra
-            or zero samples.
-    """
-    by_row: dict[tuple[str, int | None, str], list[Sample]] = {}
-    for sample in output.samples:
-        by_row.setdefault((sample.scheme, sample.key_bits, sample.operation), []).append(sample)
-    discards_by_row: dict[tuple[str, int | None, str], list[Discard]] = {}
-    for discard in output.discards:
-        key3 = (discard.scheme, discard.key_bits, discard.operation)
-        discards_by_row.setdefault(key3, []).append(discard)
-    expected_set = set(expected)
-    for scheme, bits, _ in [*by_row, *discards_by_row]:
-        if (scheme, bits) not in expected_set:
-            raise DriverOutputError(f"driver measured {scheme} {bits}, which was not requested")
-    for key in [*output.invalid, *output.done]:
-        if key not in expected_set:
-            raise DriverOutputError(f"driver judged {key}, which was not requested")
-
-    rows: list[RowDict] = []
-    for scheme, bits in expected:
-        reason = output.invalid.get((scheme, bits))
-        label = scheme if bits is None else f"{scheme}-{bits}"
-        done = output.done.get((scheme, bits))
-        if done is None:
-            raise DriverOutputError(f"{label}: driver output has no 'done' line")
-        if reason is None:
-            _check_pair_done(label, done, request)
-        for operation in OPERATIONS[scheme]:
-            where = f"{label} {operation}"
-            samples = sorted(by_row.get((scheme, bits, operation), []), key=lambda s: s.repetition)
-            discarded = discards_by_row.get((scheme, bits, operation), [])
-            calibration = sorted(
-                (d for d in discarded if d.kind == "calibration"), key=lambda d: d.index
-            )
-            warmups = sorted((d for d in discarded if d.kind == "warmup"), key=lambda d: d.index)
-            sizes = {s.ops_per_block for s in samples} | {d.ops_per_block for d in warmups}
-            if len(sizes) > 1:
-                raise DriverOutputError(f"{where}: blocks of different sizes {sorted(sizes)}")
-            if reason is None:
-                reps = [s.repetition for s in samples]
-                if reps != list(range(done.taken)):
-                    raise DriverOutputError(
-                        f"{where}: valid but repetitions {reps}, expected 0..{done.taken - 1}"
-                    )
-                if any(s.ns <= 0 for s in samples):
-                    raise DriverOutputError(f"{where}: valid but a sample is 0 ns")
-                ops = samples[0].ops_per_block
-                if request.min_block_ns == 0 and ops != request.iterations:
-                    raise DriverOutputError(
-                        f"{where}: block of {ops} ops, expected {request.iterations}"
-                    )
-                first_after = warmups[0] if warmups else samples[0]
-                _check_calibration(where, calibration, first_after, ops, request)
-                samples_ns = [s.ns for s in samples]
-            else:
-                samples_ns = [s.ns for s in samples if s.ns > 0]
-                ops = samples[0].ops_per_block if samples else request.iterations
-                if not samples_ns:
-                    fallback = [d for d in [*calibration, *warmups] if d.ns > 0]
-                    if not fallback:
-                        warn(f"{where}: no samples before the failure; row omitted")
-                        continue
-                    samples_ns, ops = [fallback[-1].ns], fallback[-1].ops_per_block
-            rows.append(
-                {
-                    "suite": SUITE,
-                    "scheme": scheme,
-                    "key_bits": bits,
-                    "operation": operation,
-                    "ops_per_block": ops,
-                    "samples_ns": samples_ns,
-                    "valid": reason is None,
-                    "invalid_reason": reason,
-                    "iterations_requested": request.iterations,
-                    "calibrated": ops > request.iterations,
-                    "repetitions_requested": request.repetitions,
-                    "budget_exhausted": done.budget_exhausted,
-                    "warmup_samples_ns": [d.ns for d in warmups],
-                    "calibration_blocks": [
-                        {"ops_per_block": d.ops_per_block, "ns": d.ns} for d in calibration
-                    ],
-                }
-            )
-    return rows
-
-
-def _check_pair_done(label: str, done: PairDone, request: RunRequest) -> None:
-    """Check a valid pair's ``done`` line against the budget rule.
-
-    Raises:
-        DriverOutputError: too few or too many repetitions for what the
-            driver reports, or a budget cut the rule would not have made.
-    """
-    if done.budget_exhausted:
-        if not 1 <= done.taken < request.repetitions or not should_stop_repetitions(
-            done.taken, request.repetitions, done.elapsed_ns, request.max_time_ns
-        ):
-            raise DriverOutputError(
-                f"{label}: budget cut after {done.taken} of {request.repetitions} repetitions"
-                f" at {done.elapsed_ns} ns, which the budget rule does not allow"
-            )
-    elif done.taken != request.repetitions:
-        raise DriverOutputError(
-            f"{label}: {done.taken} of {request.repetitions} repetitions taken without a budget cut"
-        )
 
 
 # --------------------------------------------------------------------------
@@ -1229,82 +675,6 @@ def collect_setup(
     }
 
 
-def _meta_int(meta: dict[str, str], key: str) -> int | None:
-    """A non-negative integer meta value, or None when absent or malformed."""
-    value = meta.get(key, "")
-    return int(value) if value.isdigit() else None
-
-
-def build_calibration(meta: dict[str, str]) -> CalibrationDict:
-    """The document's ``calibration`` object from the driver's clock probe and settings.
-
-    Raises:
-        DriverOutputError: the driver did not report ``min_block_ns`` or
-            ``max_block_ops`` (without them its blocks cannot be checked).
-    """
-    min_block_ns = _meta_int(meta, "min_block_ns")
-    max_block_ops = _meta_int(meta, "max_block_ops")
-    if min_block_ns is None or max_block_ops is None:
-        raise DriverOutputError("driver output lacks meta min_block_ns or max_block_ops")
-    try:
-        overhead: float | None = float(meta.get("clock_pair_overhead_ns", ""))
-    except ValueError:
-        overhead = None
-    if overhead is not None and not math.isfinite(overhead):
-        overhead = None
-    return {
-        "clock": meta.get("clock", "CLOCK_MONOTONIC"),
-        "resolution_ns": _meta_int(meta, "clock_resolution_ns"),
-        "observed_tick_ns": _meta_int(meta, "clock_observed_tick_ns"),
-        "pair_overhead_ns": overhead,
-        "probe_reads": _meta_int(meta, "clock_probe_reads"),
-        "min_block_ns": min_block_ns,
-        "max_block_ops": max_block_ops,
-    }
-
-
-# --------------------------------------------------------------------------
-# Running
-
-
-def run_driver(driver: Path, args: Sequence[str]) -> str:
-    """Run the driver and return its stdout; its stderr passes through.
-
-    Args:
-        driver: path to the blindsig executable.
-        args: driver arguments.
-
-    Returns:
-        Complete stdout text.
-
-    Raises:
-        HarnessError: the driver is missing or not executable, exits
-            non-zero or dies from a signal.
-    """
-    if not driver.is_file() or not os.access(driver, os.X_OK):
-        raise HarnessError(f"driver {driver} is missing or not executable (build it with make)")
-    try:
-        proc = subprocess.run(
-            [str(driver), *args],
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            check=False,
-        )
-    except OSError as exc:
-        raise HarnessError(f"cannot run driver {driver}: {exc}") from exc
-    if proc.returncode < 0:
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        raise HarnessError(f"driver {driver} was killed by {name}")
-    if proc.returncode != 0:
-        raise HarnessError(f"driver {driver} exited with status {proc.returncode}")
-    return proc.stdout
-
-
 def utc_timestamp(moment: datetime) -> str:
     """Format an aware datetime as UTC ISO 8601 with seconds: "2026-11-29T22:40:00Z"."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -1575,141 +945,6 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"QEMU -cpu model for --count-with (default {counting.DEFAULT_CPU})",
     )
     return parser
-
-
-def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[str]:
-    """The blindsig command line for parsed harness arguments.
-
-    ``--max-time`` is passed as repr() of the float, which strtod() reads back exactly.
-    """
-    driver_args = [
-        "--iterations",
-        str(args.iterations),
-        "--repetitions",
-        str(args.repetitions),
-        "--warmup",
-        str(args.warmup),
-        "--scheme",
-        args.scheme,
-    ]
-    if args.min_block_ns is not None:
-        driver_args += ["--min-block-ns", str(args.min_block_ns)]
-    if args.max_time is not None:
-        driver_args += ["--max-time", repr(args.max_time)]
-    if rsa_bits:
-        driver_args += ["--rsa-bits", ",".join(str(b) for b in rsa_bits)]
-    if args.progress:
-        driver_args.append("--progress")
-    return driver_args
-
-
-def _warn(message: str) -> None:
-    print(f"archbench-harness: warning: {message}", file=sys.stderr)
-
-
-def run_blindsig(
-    args: argparse.Namespace,
-) -> tuple[list[RowDict], ParametersDict, CalibrationDict, dict[str, str], dict[str, Any] | None]:
-    """Run the blindsig driver as the arguments ask (timed, or counted with --count-with).
-
-    Returns:
-        (rows, parameters, calibration, driver meta lines, the ``counting``
-        provenance object or None when timed).
-
-    Raises:
-        HarnessError: the driver is missing, fails or prints untrustworthy output.
-    """
-    schemes = {"cs": ["CS"], "rsa": ["RSA"], "all": ["CS", "RSA"]}[args.scheme]
-    rsa_bits: list[int] = args.rsa_bits if "RSA" in schemes else []
-    driver: Path = args.driver
-    if args.progress:
-        # The driver's own lines ("blindsig: RSA-2048 repetition 2/3 done") follow.
-        keys = expected_scheme_keys(schemes, rsa_bits)
-        labels = [scheme if bits is None else f"{scheme}-{bits}" for scheme, bits in keys]
-        Progress("blindsig", len(labels), ", ".join(labels))
-    counting_doc: dict[str, Any] | None = None
-    if args.count_with is None:
-        stdout = run_driver(driver, driver_arguments(args, rsa_bits))
-        output = parse_driver_output(stdout)
-    else:
-        stdout, counting_doc = run_counting(args, driver, rsa_bits)
-        output = parse_driver_output(stdout)
-    calibration = build_calibration(output.meta)
-    request = RunRequest(
-        iterations=args.iterations,
-        repetitions=args.repetitions,
-        min_block_ns=calibration["min_block_ns"],
-        max_block_ops=calibration["max_block_ops"],
-        max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
-    )
-    rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
-    if counting_doc is not None:
-        try:
-            counting.attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
-        except counting.CountError as exc:
-            raise HarnessError(f"counting: {exc}") from exc
-    for (scheme, bits), reason in output.invalid.items():
-        label = scheme if bits is None else f"{scheme}-{bits}"
-        _warn(f"{label} is invalid: {reason}")
-    for (scheme, bits), done in output.done.items():
-        if done.budget_exhausted:
-            label = scheme if bits is None else f"{scheme}-{bits}"
-            _warn(f"{label}: --max-time spent after {done.taken} of {args.repetitions} repetitions")
-    parameters: ParametersDict = {
-        "iterations": args.iterations,
-        "repetitions": args.repetitions,
-        "rsa_bits": rsa_bits,
-        "schemes": schemes,
-        "message_bytes": _meta_int(output.meta, "message_bytes"),
-        "warmup": args.warmup,
-        "max_time_s": args.max_time,
-        "min_block_ns": args.min_block_ns,
-    }
-    return rows, parameters, calibration, output.meta, counting_doc
-
-
-def run_counting(
-    args: argparse.Namespace, driver: Path, rsa_bits: Sequence[int]
-) -> tuple[str, dict[str, Any]]:
-    """Calibrate the counter, then run blindsig under it with block markers.
-
-    Blocks keep ``--iterations`` operations (``--min-block-ns 0``): counts do
-    not need long blocks, and fixed sizes make runs comparable.
-
-    Returns:
-        (driver stdout, the document's ``counting`` object with the paired
-        counts under the private key ``_paired``).
-
-    Raises:
-        HarnessError: no counting layer, the calibration is not exact, the
-            driver fails under QEMU, or counts and blocks do not pair.
-    """
-    try:
-        counter = counting.load_counter(args.count_with)
-        calibration = counting.run_calibration(
-            counter,
-            args.count_cpu,
-            driver.parent / "count_calibrate",
-            Path(tempfile.mkdtemp(prefix="archbench-count-")),
-            counting.CALIBRATION_ITERATIONS,
-        )
-        args.min_block_ns = 0
-        out = Path(tempfile.mkdtemp(prefix="archbench-count-")) / "blindsig.count"
-        stdout, counts = counting.run_counted(
-            counter,
-            args.count_cpu,
-            driver,
-            [*driver_arguments(args, rsa_bits), "--count-markers"],
-            out,
-        )
-        paired = counting.pair_counts(counting.driver_blocks(stdout), counts)
-    except counting.CountError as exc:
-        raise HarnessError(f"counting: {exc}") from exc
-    doc = counting.provenance(
-        counter, args.count_cpu, calibration, counts.plugin_version, counts.plugin_api
-    )
-    doc["_paired"] = paired
-    return stdout, doc
 
 
 def main(argv: Sequence[str] | None = None) -> int:
