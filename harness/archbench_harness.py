@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import counting
+import median_ci
 from blindsig_output import (
     DISCARD_KINDS,
     DRIVER_FORMAT,
@@ -744,6 +745,21 @@ def parse_seconds(text: str) -> float:
     return value
 
 
+def parse_fraction(text: str) -> float:
+    """argparse type for --ci-target: a fraction in (0, 1), e.g. 0.02 for ±2 %.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number or outside (0, 1).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a fraction in (0, 1), e.g. 0.02")
+    return value
+
+
 def parse_rsa_bits(text: str) -> list[int]:
     """argparse type for --rsa-bits: distinct comma-separated modulus sizes in bits.
 
@@ -899,6 +915,35 @@ def make_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="budget per scheme and key size: no further repetition once spent,"
         " at least one is always taken (default: none)",
+    )
+    parser.add_argument(
+        "--ci-target",
+        type=parse_fraction,
+        default=None,
+        metavar="FRACTION",
+        help="adaptive repetitions: stop a scheme/size once the 95 %% interval of every"
+        " row's median is within this fraction of it (0.02 = ±2 %%); --repetitions is"
+        " then the most taken (default: off, exactly --repetitions)",
+    )
+    parser.add_argument(
+        "--min-repetitions",
+        type=_bounded_int(1, MAX_REPETITIONS),
+        default=median_ci.MIN_SAMPLES_95,
+        help="timed repetitions before --ci-target may stop a scheme/size"
+        f" (default {median_ci.MIN_SAMPLES_95}, the fewest with a 95 %% interval)",
+    )
+    parser.add_argument(
+        "--order",
+        choices=("interleaved", "sequential"),
+        default=None,
+        help="interleaved (driver default): schemes/sizes take turns, one repetition"
+        " each, in an order shuffled per round; sequential: one after the other",
+    )
+    parser.add_argument(
+        "--seed",
+        type=_bounded_int(0, 2**64 - 1),
+        default=None,
+        help="seed of the interleaved order (default: from the clock; recorded)",
     )
     parser.add_argument(
         "--rsa-bits",

@@ -12,9 +12,20 @@
  *   meta      <key>  <value>                             build/run facts
  *   discard   <scheme> <bits> <operation> <kind> <ops> <index> <ns>
  *   sample    <scheme> <bits> <operation> <ops> <rep> <ns>
- *   done      <scheme> <bits> <taken> <budget_exhausted> <elapsed_ns>
+ *   done      <scheme> <bits> <taken> <budget_exhausted> <elapsed_ns> <stop>
  *   invalid   <scheme> <bits> <reason>                   at most one per pair
  *   end       ok                                         last line
+ *
+ * With --interactive, two more lines frame every repetition, and the driver
+ * waits for one answer line on stdin after each:
+ *
+ *   start     <scheme> <bits>                            answer: go
+ *   ask       <scheme> <bits> <kind> <index>             answer: more | stop
+ *
+ * (<kind> calibration, warmup or sample; "stop" after a sample repetition
+ * ends the pair with <stop> "target").  The harness reads the machine's
+ * noise counters at both and decides when a confidence interval is narrow
+ * enough, so that rule has one implementation, in Python.
  *
  * <scheme> is CS or RSA, <bits> is the RSA modulus size (0 for CS), <ns> is
  * the CLOCK_MONOTONIC wall time of one block of <ops> operations.  "discard"
@@ -22,7 +33,10 @@
  * kind) were run and thrown away; "sample" blocks are the measurement.
  * "done" closes every (scheme, bits) pair: <taken> timed repetitions,
  * <budget_exhausted> 1 when --max-time stopped it early, <elapsed_ns> the
- * pair's wall time including calibration and warmups.  A missing "end" line
+ * pair's own time (the sum of its repetitions, calibration and warmups
+ * included), <stop> why it stopped: repetitions (all --repetitions taken),
+ * budget, target (--interactive answer) or invalid.  Pairs take turns
+ * (--order interleaved, the default) or run one after the other.  A missing "end" line
  * means the output is truncated (crash) and must be discarded.
  *
  * Calibration, warmups and the time budget, per (scheme, bits) pair:
@@ -57,6 +71,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* GNUnet 0.21 reworked the blind-signature API (session nonces, blinded
  * message structs); fail at compile time with a clear message rather than
@@ -157,6 +172,9 @@ struct Config
   uint64_t min_block_ns;       /* calibration target; 0: no calibration */
   unsigned int max_block_ops;  /* calibration never grows beyond this */
   uint64_t max_time_ns;        /* budget per pair; 0: none */
+  bool interactive;            /* --interactive: start/ask lines, stdin answers */
+  bool interleave;             /* --order interleaved (default) */
+  uint64_t seed;               /* --seed: shuffles the interleaved order */
 };
 
 static bool show_progress;
@@ -927,104 +945,282 @@ progress (const char *label, const char *what, unsigned int index,
 
 
 /**
- * Measure one (scheme, bits) pair: calibrate, warm up, then take timed
- * repetitions until cfg->repetitions or the budget is reached, or a check
- * fails.  Prints its discard/sample lines, "done" and any "invalid".
+ * The state of one (scheme, bits) pair between its repetitions, so that
+ * repetitions of different pairs can be interleaved.
+ */
+struct Pair
+{
+  const char *scheme;
+  unsigned int bits;           /* 0 for CS */
+  unsigned int n_ops;
+  const char *const *names;
+  unsigned int ops[MAX_OPS];   /* current block size per operation */
+  struct Verdict v;
+  bool calibrating;
+  bool budget_spent;
+  bool finished;
+  unsigned int calibration_rounds;
+  unsigned int warmups;
+  unsigned int taken;
+  uint64_t elapsed;            /* sum of this pair's repetition times, ns */
+  const char *stop;            /* why it finished: see stop_reason below */
+  char label[32];
+};
+
+
+static void
+pair_init (struct Pair *p, const char *scheme, unsigned int bits,
+           const struct Config *cfg)
+{
+  memset (p, 0, sizeof (*p));
+  p->scheme = scheme;
+  p->bits = bits;
+  p->n_ops = (0 == bits) ? CS_OPS : RSA_OPS;
+  p->names = (0 == bits) ? cs_op_names : rsa_op_names;
+  p->calibrating = (0 != cfg->min_block_ns);
+  p->stop = "repetitions";
+  if (0 == bits)
+    snprintf (p->label, sizeof (p->label), "%s", scheme);
+  else
+    snprintf (p->label, sizeof (p->label), "%s-%u", scheme, bits);
+  for (unsigned int i = 0; i < p->n_ops; i++)
+    p->ops[i] = cfg->iterations;
+}
+
+
+/**
+ * --interactive: print @a line (a protocol line without newline), flush,
+ * and read the harness's one-word answer into @a answer.  A closed stdin
+ * means the harness is gone: nothing printed afterwards would be read.
  */
 static void
-run_pair (const char *scheme, unsigned int bits, const struct Config *cfg)
+converse (const char *line, char *answer, size_t size)
 {
-  const unsigned int n_ops = (0 == bits) ? CS_OPS : RSA_OPS;
-  const char *const *names = (0 == bits) ? cs_op_names : rsa_op_names;
-  unsigned int ops[MAX_OPS];
-  uint64_t ns[MAX_OPS];
-  struct Verdict v = { .failed = false };
-  bool calibrating = (0 != cfg->min_block_ns);
-  bool budget_spent = false;
-  unsigned int calibration_rounds = 0;
-  unsigned int warmups = 0;
-  unsigned int taken = 0;
-  uint64_t t_start = now_ns ();
-  uint64_t elapsed = 0;
-  char label[32];
+  printf ("%s\n", line);
+  fflush (stdout);
+  if (NULL == fgets (answer, (int) size, stdin))
+  {
+    fprintf (stderr, "blindsig: --interactive: stdin closed\n");
+    exit (EXIT_INTERNAL);
+  }
+  answer[strcspn (answer, "\r\n")] = '\0';
+}
 
-  if (0 == bits)
-    snprintf (label, sizeof (label), "%s", scheme);
+
+/**
+ * Run one repetition of pair @a p: calibration round, warmup or timed
+ * repetition, decided as before; prints its discard/sample lines.  With
+ * --interactive, a "start" line before and an "ask" line after it let the
+ * harness read the machine's state around the repetition, and after a timed
+ * repetition its answer "stop" ends the pair (the confidence-interval
+ * target is reached; the rule lives in the harness only).  Sets
+ * p->finished (and p->stop) once the pair is done.
+ */
+static void
+pair_step (struct Pair *p, const struct Config *cfg)
+{
+  unsigned int next[MAX_OPS];
+  uint64_t ns[MAX_OPS];
+  bool grew = false;
+  const char *kind;
+  unsigned int index;
+  char line[96];
+  char answer[32] = "more";
+  uint64_t t0;
+
+  if (cfg->interactive)
+  {
+    snprintf (line, sizeof (line), "start\t%s\t%u", p->scheme, p->bits);
+    converse (line, answer, sizeof (answer));
+    if (0 != strcmp (answer, "go"))
+    {
+      fprintf (stderr, "blindsig: --interactive: expected 'go', got '%s'\n",
+               answer);
+      exit (EXIT_INTERNAL);
+    }
+  }
+  t0 = now_ns ();
+  if (0 == p->bits)
+    cs_repetition (p->ops, ns, p->calibration_rounds + p->warmups + p->taken,
+                   &p->v);
   else
-    snprintf (label, sizeof (label), "%s-%u", scheme, bits);
-  for (unsigned int i = 0; i < n_ops; i++)
-    ops[i] = cfg->iterations;
+    rsa_repetition (p->bits, p->ops, ns,
+                    p->calibration_rounds + p->warmups + p->taken, &p->v);
+  p->elapsed += now_ns () - t0;
+  if (p->calibrating)
+    for (unsigned int i = 0; i < p->n_ops; i++)
+    {
+      next[i] = next_block_size (p->ops[i], ns[i], cfg->min_block_ns,
+                                 cfg->max_block_ops);
+      grew = grew || (next[i] != p->ops[i]);
+    }
+  if (grew)
+  {
+    kind = "calibration";
+    index = p->calibration_rounds;
+    for (unsigned int i = 0; i < p->n_ops; i++)
+      printf ("discard\t%s\t%u\t%s\tcalibration\t%u\t%u\t%" PRIu64 "\n",
+              p->scheme, p->bits, p->names[i], p->ops[i], index, ns[i]);
+    memcpy (p->ops, next, p->n_ops * sizeof (*p->ops));
+    progress (p->label, "calibration round", p->calibration_rounds++, 0,
+              max_of (p->ops, p->n_ops));
+  }
+  else if ((p->warmups < cfg->warmup) && (! p->budget_spent))
+  {
+    /* Sizes are final from the first repetition in which none grew. */
+    p->calibrating = false;
+    kind = "warmup";
+    index = p->warmups;
+    for (unsigned int i = 0; i < p->n_ops; i++)
+      printf ("discard\t%s\t%u\t%s\twarmup\t%u\t%u\t%" PRIu64 "\n",
+              p->scheme, p->bits, p->names[i], p->ops[i], index, ns[i]);
+    progress (p->label, "warmup repetition", p->warmups++, cfg->warmup, 0);
+  }
+  else
+  {
+    p->calibrating = false;
+    kind = "sample";
+    index = p->taken;
+    for (unsigned int i = 0; i < p->n_ops; i++)
+    {
+      printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
+              p->scheme, p->bits, p->names[i], p->ops[i], index, ns[i]);
+      /* A zero reading is "faster than the clock can tell", not a time. */
+      if (0 == ns[i])
+        verdict_fail (&p->v,
+                      "%s block of %u ops measured 0 ns (below clock"
+                      " resolution); raise --iterations or --min-block-ns",
+                      p->names[i], p->ops[i]);
+    }
+    progress (p->label, "repetition", p->taken++, cfg->repetitions, 0);
+  }
+  p->budget_spent = (0 != cfg->max_time_ns)
+                    && (p->elapsed >= cfg->max_time_ns);
+  if (cfg->interactive)
+  {
+    snprintf (line, sizeof (line), "ask\t%s\t%u\t%s\t%u", p->scheme, p->bits,
+              kind, index);
+    converse (line, answer, sizeof (answer));
+    if ((0 != strcmp (answer, "more")) && (0 != strcmp (answer, "stop")))
+    {
+      fprintf (stderr, "blindsig: --interactive: expected 'more' or 'stop',"
+               " got '%s'\n", answer);
+      exit (EXIT_INTERNAL);
+    }
+  }
+  else
+    fflush (stdout);
   /* Once invalid, further blocks cannot make the rows printable, and
    * RSA-4096 key generation is too slow to repeat for nothing: a failed
    * check ends the pair after the repetition it happened in. */
-  for (unsigned int rep = 0; ! v.failed; rep++)
+  if (p->v.failed)
   {
-    unsigned int next[MAX_OPS];
-    bool grew = false;
-
-    if (0 == bits)
-      cs_repetition (ops, ns, rep, &v);
-    else
-      rsa_repetition (bits, ops, ns, rep, &v);
-    if (calibrating)
-      for (unsigned int i = 0; i < n_ops; i++)
-      {
-        next[i] = next_block_size (ops[i], ns[i], cfg->min_block_ns,
-                                   cfg->max_block_ops);
-        grew = grew || (next[i] != ops[i]);
-      }
-    if (grew)
-    {
-      for (unsigned int i = 0; i < n_ops; i++)
-        printf ("discard\t%s\t%u\t%s\tcalibration\t%u\t%u\t%" PRIu64 "\n",
-                scheme, bits, names[i], ops[i], calibration_rounds, ns[i]);
-      memcpy (ops, next, n_ops * sizeof (*ops));
-      progress (label, "calibration round", calibration_rounds++, 0,
-                max_of (ops, n_ops));
-    }
-    else if ((warmups < cfg->warmup) && (! budget_spent))
-    {
-      /* Sizes are final from the first repetition in which none grew. */
-      calibrating = false;
-      for (unsigned int i = 0; i < n_ops; i++)
-        printf ("discard\t%s\t%u\t%s\twarmup\t%u\t%u\t%" PRIu64 "\n",
-                scheme, bits, names[i], ops[i], warmups, ns[i]);
-      progress (label, "warmup repetition", warmups++, cfg->warmup, 0);
-    }
-    else
-    {
-      calibrating = false;
-      for (unsigned int i = 0; i < n_ops; i++)
-      {
-        printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
-                scheme, bits, names[i], ops[i], taken, ns[i]);
-        /* A zero reading is "faster than the clock can tell", not a time. */
-        if (0 == ns[i])
-          verdict_fail (&v,
-                        "%s block of %u ops measured 0 ns (below clock"
-                        " resolution); raise --iterations or --min-block-ns",
-                        names[i], ops[i]);
-      }
-      progress (label, "repetition", taken++, cfg->repetitions, 0);
-    }
-    fflush (stdout);
-    elapsed = now_ns () - t_start;
-    budget_spent = (0 != cfg->max_time_ns) && (elapsed >= cfg->max_time_ns);
-    /* Calibration always completes: timed blocks need their final size. */
-    if ((! calibrating)
-        && should_stop_repetitions (taken, cfg->repetitions, elapsed,
-                                    cfg->max_time_ns))
-      break;
+    p->finished = true;
+    p->stop = "invalid";
   }
-  if (show_progress && (taken < cfg->repetitions) && (! v.failed))
+  else if ((0 == strcmp (kind, "sample")) && (0 == strcmp (answer, "stop")))
+  {
+    p->finished = true;
+    p->stop = "target";
+  }
+  /* Calibration always completes: timed blocks need their final size. */
+  else if ((! p->calibrating)
+           && should_stop_repetitions (p->taken, cfg->repetitions, p->elapsed,
+                                       cfg->max_time_ns))
+  {
+    p->finished = true;
+    p->stop = (p->taken < cfg->repetitions) ? "budget" : "repetitions";
+  }
+}
+
+
+/**
+ * Close pair @a p: its "done" line (with the stop reason) and any
+ * "invalid" line.
+ */
+static void
+pair_finish (const struct Pair *p, const struct Config *cfg)
+{
+  bool budget = (0 == strcmp (p->stop, "budget"));
+
+  if (show_progress && budget)
     fprintf (stderr, "blindsig: %s: budget of %.3f s spent after %u of %u"
-             " repetitions\n", label, (double) cfg->max_time_ns / 1e9, taken,
-             cfg->repetitions);
-  printf ("done\t%s\t%u\t%u\t%d\t%" PRIu64 "\n", scheme, bits, taken,
-          ((taken < cfg->repetitions) && (! v.failed)) ? 1 : 0, elapsed);
-  if (v.failed)
-    printf ("invalid\t%s\t%u\t%s\n", scheme, bits, v.reason);
+             " repetitions\n", p->label, (double) cfg->max_time_ns / 1e9,
+             p->taken, cfg->repetitions);
+  printf ("done\t%s\t%u\t%u\t%d\t%" PRIu64 "\t%s\n", p->scheme, p->bits,
+          p->taken, budget ? 1 : 0, p->elapsed, p->stop);
+  if (p->v.failed)
+    printf ("invalid\t%s\t%u\t%s\n", p->scheme, p->bits, p->v.reason);
   fflush (stdout);
+}
+
+
+/**
+ * splitmix64 (Steele, Lea, Flood 2014): the order of pairs in each round
+ * of --order interleaved, reproducible from the seed printed in meta.
+ */
+static uint64_t
+splitmix64 (uint64_t *state)
+{
+  uint64_t z = (*state += UINT64_C (0x9E3779B97F4A7C15));
+
+  z = (z ^ (z >> 30)) * UINT64_C (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C (0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+
+/**
+ * Measure every pair.  Sequential: each pair to its end, in the order
+ * given.  Interleaved: in rounds, each unfinished pair takes one
+ * repetition per round, in an order shuffled per round (Fisher-Yates with
+ * splitmix64 from cfg->seed), so that a slow minute of the machine is
+ * spread over all pairs instead of landing on one.
+ */
+static void
+run_pairs (struct Pair *pairs, unsigned int n, const struct Config *cfg)
+{
+  unsigned int order[1 + MAX_RSA_SIZES];
+  uint64_t state = cfg->seed;
+  unsigned int left = n;
+
+  if (! cfg->interleave)
+  {
+    for (unsigned int k = 0; k < n; k++)
+    {
+      while (! pairs[k].finished)
+        pair_step (&pairs[k], cfg);
+      pair_finish (&pairs[k], cfg);
+    }
+    return;
+  }
+  while (left > 0)
+  {
+    unsigned int m = 0;
+
+    for (unsigned int k = 0; k < n; k++)
+      if (! pairs[k].finished)
+        order[m++] = k;
+    for (unsigned int k = m; k > 1; k--)
+    {
+      unsigned int j = (unsigned int) (splitmix64 (&state) % k);
+      unsigned int tmp = order[k - 1];
+
+      order[k - 1] = order[j];
+      order[j] = tmp;
+    }
+    for (unsigned int k = 0; k < m; k++)
+    {
+      struct Pair *p = &pairs[order[k]];
+
+      pair_step (p, cfg);
+      if (p->finished)
+      {
+        pair_finish (p, cfg);
+        left--;
+      }
+    }
+  }
 }
 
 
@@ -1035,7 +1231,8 @@ usage (FILE *out)
            "usage: blindsig --iterations N --repetitions R [--warmup K]\n"
            "                [--min-block-ns NS] [--max-time S]"
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
-           "                [--count-markers]\n"
+           "                [--count-markers] [--order O] [--seed N]"
+           " [--interactive]\n"
            "       blindsig --build-info\n"
            "\n"
            "  --iterations N    smallest operations per timed block"
@@ -1052,6 +1249,11 @@ usage (FILE *out)
            " (default 1024,2048,3072,4096)\n"
            "  --progress        report finished repetitions on stderr\n"
            "  --count-markers   mark every block for the QEMU counting plugin\n"
+           "  --order O         interleaved (default: pairs take turns, one"
+           " repetition each, shuffled per round) or sequential\n"
+           "  --seed N          seed of the interleaved order (default: clock)\n"
+           "  --interactive     print start/ask lines around each repetition"
+           " and read go / more|stop on stdin\n"
            "  --build-info      print the meta lines and exit\n"
            "  --inject-fault S  testing only: corrupt one cs|rsa message"
            " before verification\n"
@@ -1196,6 +1398,8 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   printf ("meta\tmin_block_ns\t%" PRIu64 "\n", cfg->min_block_ns);
   printf ("meta\tmax_block_ops\t%u\n", cfg->max_block_ops);
   printf ("meta\tmax_time_ns\t%" PRIu64 "\n", cfg->max_time_ns);
+  printf ("meta\torder\t%s\n", cfg->interleave ? "interleaved" : "sequential");
+  printf ("meta\torder_seed\t%" PRIu64 "\n", cfg->seed);
 }
 
 
@@ -1215,11 +1419,17 @@ main (int argc, char **argv)
     { "build-info", no_argument, NULL, 'i' },
     { "inject-fault", required_argument, NULL, 'f' },
     { "next-block-size", required_argument, NULL, 'x' },
+    { "interactive", no_argument, NULL, 'a' },
+    { "order", required_argument, NULL, 'o' },
+    { "seed", required_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
   };
-  struct Config cfg = { .warmup = 1 };
+  struct Config cfg = { .warmup = 1, .interleave = true };
   struct ClockInfo ci;
+  struct Pair pairs[1 + MAX_RSA_SIZES];
+  unsigned int n_pairs = 0;
+  bool seed_given = false;
   bool min_block_given = false;
   unsigned int rsa_sizes[MAX_RSA_SIZES] = { 1024, 2048, 3072, 4096 };
   unsigned int rsa_count = 4;
@@ -1296,6 +1506,29 @@ main (int argc, char **argv)
     case 'p':
       show_progress = true;
       break;
+    case 'a':
+      cfg.interactive = true;
+      break;
+    case 'o':
+      if (0 == strcmp (optarg, "interleaved"))
+        cfg.interleave = true;
+      else if (0 == strcmp (optarg, "sequential"))
+        cfg.interleave = false;
+      else
+      {
+        fprintf (stderr, "blindsig: bad --order '%s' (interleaved or"
+                 " sequential)\n", optarg);
+        return EXIT_USAGE;
+      }
+      break;
+    case 'S':
+      if (! parse_u64 (optarg, UINT64_MAX, &cfg.seed))
+      {
+        fprintf (stderr, "blindsig: bad --seed '%s'\n", optarg);
+        return EXIT_USAGE;
+      }
+      seed_given = true;
+      break;
     case 'c':
       count_markers = true;
       break;
@@ -1354,6 +1587,8 @@ main (int argc, char **argv)
    * rejected signature; those are expected, so only errors get through. */
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
 
+  if (! seed_given)
+    cfg.seed = now_ns () ^ ((uint64_t) getpid () << 32);
   probe_clock (&ci);
   if (! min_block_given)
     cfg.min_block_ns = default_min_block_ns (&ci);
@@ -1363,10 +1598,11 @@ main (int argc, char **argv)
   print_meta (&cfg, &ci);
   fflush (stdout);
   if (run_cs)
-    run_pair ("CS", 0, &cfg);
+    pair_init (&pairs[n_pairs++], "CS", 0, &cfg);
   if (run_rsa)
     for (unsigned int k = 0; k < rsa_count; k++)
-      run_pair ("RSA", rsa_sizes[k], &cfg);
+      pair_init (&pairs[n_pairs++], "RSA", rsa_sizes[k], &cfg);
+  run_pairs (pairs, n_pairs, &cfg);
   printf ("end\tok\n");
   return (0 == fflush (stdout)) ? 0 : EXIT_INTERNAL;
 }

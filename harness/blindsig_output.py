@@ -15,6 +15,10 @@ DRIVER_NAME = "blindsig"
 DRIVER_FORMAT = "archbench-blindsig"
 DRIVER_FORMAT_VERSION = 2
 
+STOP_REASONS: tuple[str, ...] = ("repetitions", "budget", "target", "invalid")
+"""Why a pair stopped: all --repetitions taken, --max-time spent, the confidence
+interval reached its target (--interactive), or a check failed."""
+
 DiscardKind = Literal["calibration", "warmup"]
 DISCARD_KINDS: tuple[DiscardKind, ...] = ("calibration", "warmup")
 
@@ -76,12 +80,16 @@ class PairDone:
     Attributes:
         taken: timed repetitions taken.
         budget_exhausted: the --max-time budget stopped it before --repetitions.
-        elapsed_ns: the pair's wall time in ns, calibration and warmups included.
+        elapsed_ns: the pair's time in ns (its repetitions', calibration and
+            warmups included).
+        stop: why it stopped, one of STOP_REASONS; None from drivers before
+            the field was added.
     """
 
     taken: int
     budget_exhausted: bool
     elapsed_ns: int
+    stop: str | None = None
 
 
 @dataclass
@@ -147,6 +155,15 @@ def _parse_operation(scheme: str, operation: str, lineno: int) -> str:
             f"driver output line {lineno}: {scheme} has no operation {operation!r}"
         )
     return operation
+
+
+def _parse_stop(text: str, lineno: int) -> str:
+    if text not in STOP_REASONS:
+        raise DriverOutputError(
+            f"driver output line {lineno}: stop reason {text!r} is not one of"
+            f" {', '.join(STOP_REASONS)}"
+        )
+    return text
 
 
 def parse_driver_output(text: str) -> DriverOutput:
@@ -217,7 +234,7 @@ def parse_driver_output(text: str) -> DriverOutput:
                 raise DriverOutputError(f"driver output line {lineno}: duplicate {discard_kind}")
             seen.add(ident)
             out.discards.append(discard)
-        elif kind == "done" and len(fields) == 6:
+        elif kind == "done" and len(fields) in (6, 7):
             key = _parse_scheme_bits(fields[1], fields[2], lineno)
             if key in out.done:
                 raise DriverOutputError(f"driver output line {lineno}: second 'done' for {key}")
@@ -229,6 +246,7 @@ def parse_driver_output(text: str) -> DriverOutput:
                 taken=_parse_int(fields[3], "repetitions taken", lineno, 0),
                 budget_exhausted=fields[4] == "1",
                 elapsed_ns=_parse_int(fields[5], "elapsed ns", lineno, 0),
+                stop=_parse_stop(fields[6], lineno) if len(fields) == 7 else None,
             )
         elif kind == "invalid" and len(fields) == 4:
             key = _parse_scheme_bits(fields[1], fields[2], lineno)

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import counting
+import noise
+from blindsig_adaptive import AdaptiveRule, InteractiveRun, annotate_rows, run_driver_interactive
 from blindsig_output import (
     Discard,
     DriverOutput,
@@ -85,6 +87,12 @@ class ParametersDict(TypedDict):
     warmup: int
     max_time_s: float | None
     min_block_ns: int | None
+    ci_target: float | None
+    min_repetitions: int
+    confidence: float
+    order: str
+    order_seed: int | None
+    driver_involuntary_switches: int | None
 
 
 class CalibrationDict(TypedDict):
@@ -305,6 +313,14 @@ def _check_pair_done(label: str, done: PairDone, request: RunRequest) -> None:
                 f"{label}: budget cut after {done.taken} of {request.repetitions} repetitions"
                 f" at {done.elapsed_ns} ns, which the budget rule does not allow"
             )
+    elif done.stop == "target":
+        # Whether the target really was reached is checked row by row
+        # (blindsig_adaptive.annotate_rows()).
+        if not 1 <= done.taken <= request.repetitions:
+            raise DriverOutputError(
+                f"{label}: stopped on its target after {done.taken} of at most"
+                f" {request.repetitions} repetitions"
+            )
     elif done.taken != request.repetitions:
         raise DriverOutputError(
             f"{label}: {done.taken} of {request.repetitions} repetitions taken without a budget cut"
@@ -406,11 +422,23 @@ def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[
         driver_args += ["--rsa-bits", ",".join(str(b) for b in rsa_bits)]
     if args.progress:
         driver_args.append("--progress")
+    if getattr(args, "order", None) is not None:
+        driver_args += ["--order", args.order]
+    if getattr(args, "seed", None) is not None:
+        driver_args += ["--seed", str(args.seed)]
     return driver_args
 
 
 def _warn(message: str) -> None:
     print(f"archbench-harness: warning: {message}", file=sys.stderr)
+
+
+def read_affinity() -> list[int] | None:
+    """CPUs this process may run on (os.sched_getaffinity), ascending; None if unknown."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
 
 
 def run_blindsig(
@@ -434,9 +462,15 @@ def run_blindsig(
         labels = [scheme if bits is None else f"{scheme}-{bits}" for scheme, bits in keys]
         Progress("blindsig", len(labels), ", ".join(labels))
     counting_doc: dict[str, Any] | None = None
+    rule = AdaptiveRule(target=args.ci_target, min_repetitions=args.min_repetitions)
+    interactive: InteractiveRun | None = None
+    affinity = read_affinity()
+    freq_dirs = noise.cpufreq_dirs(affinity)
     if args.count_with is None:
-        stdout = run_driver(driver, driver_arguments(args, rsa_bits))
-        output = parse_driver_output(stdout)
+        interactive = run_driver_interactive(
+            driver, driver_arguments(args, rsa_bits), rule, freq_dirs
+        )
+        output = parse_driver_output(interactive.stdout)
     else:
         stdout, counting_doc = run_counting(args, driver, rsa_bits)
         output = parse_driver_output(stdout)
@@ -449,6 +483,15 @@ def run_blindsig(
         max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
     )
     rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
+    annotate_rows(
+        rows,  # type: ignore[arg-type]
+        output,
+        rule,
+        interactive,
+        len(affinity) if affinity else (os.cpu_count() or 1),
+        noise.read_governors(freq_dirs),
+        _warn,
+    )
     if counting_doc is not None:
         try:
             counting.attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
@@ -470,6 +513,14 @@ def run_blindsig(
         "warmup": args.warmup,
         "max_time_s": args.max_time,
         "min_block_ns": args.min_block_ns,
+        "ci_target": args.ci_target,
+        "min_repetitions": args.min_repetitions,
+        "confidence": rule.confidence,
+        "order": output.meta.get("order", "sequential"),
+        "order_seed": _meta_int(output.meta, "order_seed"),
+        "driver_involuntary_switches": (
+            interactive.involuntary_switches if interactive is not None else None
+        ),
     }
     return rows, parameters, calibration, output.meta, counting_doc
 

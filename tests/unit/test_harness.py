@@ -1254,6 +1254,7 @@ def test_main_prints_one_valid_document(
         "all",
         "--rsa-bits",
         "1024,3072",
+        "--interactive",
     ]
     doc = json.loads(captured.out)
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
@@ -1266,7 +1267,14 @@ def test_main_prints_one_valid_document(
         "warmup": 1,
         "max_time_s": None,
         "min_block_ns": None,
+        "ci_target": None,
+        "min_repetitions": 6,
+        "confidence": 0.95,
+        "order": "sequential",
+        "order_seed": None,
+        "driver_involuntary_switches": doc["parameters"]["driver_involuntary_switches"],
     }
+    assert isinstance(doc["parameters"]["driver_involuntary_switches"], int)
     assert doc["calibration"]["observed_tick_ns"] == 20
     assert doc["calibration"]["pair_overhead_ns"] == 18.5
     setup = doc["setup"]
@@ -1321,6 +1329,7 @@ def test_main_passes_calibration_warmup_and_budget_to_the_driver(
         "--max-time",
         "2.5",
         "--progress",
+        "--interactive",
     ]
     assert doc["parameters"]["max_time_s"] == 2.5
     assert doc["parameters"]["min_block_ns"] == 0

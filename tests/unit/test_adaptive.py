@@ -1,0 +1,298 @@
+"""Adaptive repetitions, intervals and noise readings of the in-container harness.
+
+The interval the harness stops on (harness/median_ci.py, stdlib) is held
+against the host's (archbench.stats.median_interval, scipy); the /proc parsers
+get property tests; the driver protocol is exercised end to end with a small
+Python stand-in for blindsig that speaks ``--interactive``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import blindsig_adaptive
+import jsonschema
+import median_ci
+import noise
+import pytest
+from helpers import CS_OPS, SCHEMA, load_harness
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archbench import stats
+
+H = load_harness("archbench_harness_adaptive")
+
+samples_st = st.lists(st.integers(min_value=1, max_value=10**12), min_size=1, max_size=120)
+confidence_st = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999]) | st.floats(
+    min_value=0.01, max_value=0.999
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(samples=samples_st, confidence=confidence_st)
+def test_harness_interval_equals_the_hosts(samples: list[int], confidence: float) -> None:
+    assert median_ci.median_interval(samples, confidence) == stats.median_interval(
+        samples, confidence
+    )
+
+
+@pytest.mark.parametrize(
+    ("n", "rank"), [(1, None), (5, None), (6, 1), (8, 1), (9, 2), (10, 2), (20, 6), (100, 40)]
+)
+def test_median_rank_known_values(n: int, rank: int | None) -> None:
+    # Conover's table A3: n = 20 -> x_(6) .. x_(15) at 95.86 %; n = 100 -> x_(40) .. x_(61).
+    assert median_ci.median_rank(n, 0.95) == rank
+
+
+def test_coverage_is_exact() -> None:
+    assert median_ci.coverage(6, 1) == 1 - Fraction(2, 64)
+    with pytest.raises(ValueError, match="rank"):
+        median_ci.coverage(6, 4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    samples=st.lists(st.integers(min_value=1, max_value=10**9), min_size=6, max_size=80),
+    target=st.floats(min_value=0.001, max_value=0.5),
+)
+def test_target_reached_matches_the_definition(samples: list[int], target: float) -> None:
+    low, high = median_ci.median_interval(samples) or (0.0, 0.0)
+    median = statistics.median(samples)
+    want = max(median - low, high - median) / median <= target
+    assert median_ci.target_reached(samples, target, 6) is want
+    assert median_ci.target_reached(samples, target, len(samples) + 1) is False
+
+
+def test_target_reached_on_tight_and_loose_samples() -> None:
+    tight = [1000, 1001, 999, 1000, 1002, 998, 1000]
+    assert median_ci.target_reached(tight, 0.02, 6)
+    assert not median_ci.target_reached(tight[:5], 0.02, 1)  # no 95 % interval below 6
+    assert not median_ci.target_reached([1000, 1500, 700, 1000, 2000, 900, 1100], 0.02, 6)
+    with pytest.raises(ValueError, match="target"):
+        median_ci.target_reached(tight, 0.0, 6)
+
+
+# ---------------------------------------------------------------- /proc parsers
+
+
+cpu_numbers = st.lists(st.integers(min_value=0, max_value=2**40), min_size=4, max_size=10)
+
+
+@given(numbers=cpu_numbers, per_cpu=st.lists(cpu_numbers, max_size=3))
+def test_parse_proc_stat_reads_the_aggregate_line(
+    numbers: list[int], per_cpu: list[list[int]]
+) -> None:
+    lines = ["cpu  " + " ".join(map(str, numbers))]
+    lines += [f"cpu{i} " + " ".join(map(str, xs)) for i, xs in enumerate(per_cpu)]
+    lines += ["intr 12 3 4", "ctxt 99", "btime 1700000000"]
+    got = noise.parse_proc_stat("\n".join(lines) + "\n")
+    padded = numbers + [0] * (10 - len(numbers))
+    assert got == noise.CpuTimes(total=sum(padded[:8]), iowait=padded[4], steal=padded[7])
+
+
+@given(text=st.text(max_size=200))
+def test_parse_proc_stat_never_raises(text: str) -> None:
+    got = noise.parse_proc_stat(text)
+    assert got is None or got.total >= got.steal
+
+
+def test_parse_proc_stat_rejects_garbage() -> None:
+    assert noise.parse_proc_stat("cpu  1 2 x 4\n") is None
+    assert noise.parse_proc_stat("cpu0 1 2 3 4\n") is None
+    assert noise.parse_proc_stat("") is None
+
+
+@given(count=st.integers(min_value=0, max_value=2**63), other=st.integers(min_value=0))
+def test_parse_involuntary_switches(count: int, other: int) -> None:
+    text = (
+        f"Name:\tblindsig\nvoluntary_ctxt_switches:\t{other}\n"
+        f"nonvoluntary_ctxt_switches:\t{count}\n"
+    )
+    assert noise.parse_involuntary_switches(text) == count
+    assert noise.parse_involuntary_switches("Name:\tx\n") is None
+
+
+@given(cpus=st.sets(st.integers(min_value=0, max_value=300), min_size=1))
+def test_parse_cpu_list_round_trips(cpus: set[int]) -> None:
+    ordered = sorted(cpus)
+    parts, start = [], ordered[0]
+    for prev, cur in zip(ordered, [*ordered[1:], None], strict=True):
+        if cur != prev + 1 if cur is not None else True:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+            start = cur if cur is not None else start
+    assert noise.parse_cpu_list(",".join(parts)) == ordered
+    assert noise.parse_cpu_list("3-1") is None
+    assert noise.parse_cpu_list("a") is None
+
+
+def test_noise_tally_fractions_and_maxima() -> None:
+    def snap(
+        total: int, iowait: int, steal: int, switches: int, load: float, freq: int
+    ) -> noise.Snapshot:
+        return noise.Snapshot(noise.CpuTimes(total, iowait, steal), switches, load, (freq,))
+
+    tally = noise.NoiseTally()
+    tally.add(snap(1000, 10, 5, 3, 0.5, 2_000_000), snap(1100, 15, 17, 10, 1.5, 2_400_000))
+    tally.add(snap(5000, 50, 50, 50, 3.1, 1_800_000), snap(5100, 50, 50, 52, 2.0, 2_000_000))
+    got = tally.to_dict(2, ["performance"])
+    assert got == {
+        "repetitions": 2,
+        "steal": 0.06,  # 12 of 200 jiffies
+        "iowait": 0.025,
+        "involuntary_switches": 9,
+        "load_max": 3.1,
+        "cpus": 2,
+        "governors": ["performance"],
+        "freq_mhz_min": 1800.0,
+        "freq_mhz_max": 2400.0,
+    }
+    unknown = noise.NoiseTally()
+    unknown.add(noise.Snapshot(None, None, None, ()), noise.Snapshot(None, None, None, ()))
+    assert unknown.to_dict(1, [])["steal"] is None
+
+
+def test_governors_and_frequency_from_a_sysfs_tree(tmp_path: Path) -> None:
+    for cpu, (gov, khz) in enumerate([("schedutil", 1_200_000), ("performance", 3_000_000)]):
+        d = tmp_path / f"cpu{cpu}" / "cpufreq"
+        d.mkdir(parents=True)
+        (d / "scaling_governor").write_text(gov + "\n")
+        (d / "scaling_cur_freq").write_text(f"{khz}\n")
+    dirs = noise.cpufreq_dirs(None, tmp_path)
+    assert noise.read_governors(dirs) == ["performance", "schedutil"]
+    assert noise.cpufreq_dirs([1, 7], tmp_path) == [tmp_path / "cpu1" / "cpufreq"]
+    assert noise.take_snapshot(None, dirs).freq_khz == (1_200_000, 3_000_000)
+
+
+# ---------------------------------------------------------------- the protocol
+
+FAKE_DRIVER = r"""
+import sys
+args = sys.argv[1:]
+cap = int(args[args.index("--repetitions") + 1])
+ops = __OPS__
+print("archbench-blindsig\t2")
+for key, value in [("clock_resolution_ns", 1), ("min_block_ns", 0), ("max_block_ops", 100000),
+                   ("max_time_ns", 0), ("message_bytes", 64)]:
+    print(f"meta\t{key}\t{value}")
+print("meta\torder\tinterleaved")
+print("meta\torder_seed\t42")
+interactive = "--interactive" in args
+taken, stop = 0, "repetitions"
+while taken < cap:
+    if interactive:
+        print("start\tCS\t0", flush=True)
+        assert sys.stdin.readline().strip() == "go"
+    for i, op in enumerate(ops):
+        ns = 10_000 + (taken % 3) * __SPREAD__ + i
+        print(f"sample\tCS\t0\t{op}\t10\t{taken}\t{ns}")
+    taken += 1
+    if interactive:
+        print(f"ask\tCS\t0\tsample\t{taken - 1}", flush=True)
+        if sys.stdin.readline().strip() == "stop":
+            stop = "target"
+            break
+print(f"done\tCS\t0\t{taken}\t0\t{taken * 1000}\t{stop}")
+print("end\tok")
+"""
+
+
+def _driver(tmp_path: Path, spread: int) -> Path:
+    script = tmp_path / "blindsig"
+    body = FAKE_DRIVER.replace("__OPS__", repr(CS_OPS)).replace("__SPREAD__", str(spread))
+    script.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    script.chmod(0o700)
+    return script
+
+
+def _main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread: int, *extra: str) -> int:
+    monkeypatch.setattr(H, "package_versions", lambda: ({}, {}))
+    monkeypatch.setattr(H, "_run_quiet", lambda argv, timeout_s=60.0: None)
+    driver = _driver(tmp_path, spread)
+    return int(H.main(["--scheme", "cs", "--iterations", "10", "--driver", str(driver), *extra]))
+
+
+def test_target_stops_a_pair_after_the_minimum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Samples 10000, 10010, 10020, ...: the 95 % interval is within ±0.1 % from 6 on.
+    code = _main(tmp_path, monkeypatch, 10, "--repetitions", "50", "--ci-target", "0.02")
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    assert doc["parameters"]["ci_target"] == 0.02
+    assert doc["parameters"]["order_seed"] == 42
+    for row in doc["rows"]:
+        assert len(row["samples_ns"]) == 6
+        assert row["stop_reason"] == "target"
+        assert row["ci_reached"] is True
+        interval = row["median_ci"]
+        assert interval["low_per_op_ns"] == min(row["samples_ns"]) / 10
+        assert interval["high_per_op_ns"] == max(row["samples_ns"]) / 10
+        assert 0 < interval["half_width"] <= 0.02
+        assert row["noise"]["repetitions"] == 6
+        assert row["noise"]["cpus"] >= 1
+
+
+def test_wide_samples_run_to_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Samples alternate over 10000 .. 30000: never within ±2 %.
+    code = _main(tmp_path, monkeypatch, 10_000, "--repetitions", "9", "--ci-target", "0.02")
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    row = doc["rows"][0]
+    assert (len(row["samples_ns"]), row["stop_reason"], row["ci_reached"]) == (
+        9,
+        "repetitions",
+        False,
+    )
+    assert row["median_ci"]["half_width"] > 0.02
+
+
+def test_without_a_target_the_harness_never_stops_early(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _main(tmp_path, monkeypatch, 10, "--repetitions", "7")
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    row = doc["rows"][0]
+    assert (len(row["samples_ns"]), row["stop_reason"], row["ci_reached"]) == (
+        7,
+        "repetitions",
+        None,
+    )
+    assert row["median_ci"] is not None
+
+
+def test_a_false_target_stop_is_refused() -> None:
+    text = "\n".join(
+        ["archbench-blindsig\t2"]
+        + [
+            f"sample\tCS\t0\t{op}\t10\t{rep}\t{1000 + 500 * (rep % 2)}"
+            for rep in range(6)
+            for op in CS_OPS
+        ]
+        + ["done\tCS\t0\t6\t0\t6000\ttarget", "end\tok", ""]
+    )
+    output = H.parse_driver_output(text)
+    assert output.done[("CS", None)].stop == "target"
+    rows = H.build_rows(output, [("CS", None)], H.RunRequest(iterations=10, repetitions=50), print)
+    rule = blindsig_adaptive.AdaptiveRule(target=0.02)
+    with pytest.raises(H.DriverOutputError, match="do not reach"):
+        blindsig_adaptive.annotate_rows(rows, output, rule, None, 2, [], print)
+    with pytest.raises(H.DriverOutputError, match="nobody set"):
+        blindsig_adaptive.annotate_rows(
+            rows, output, blindsig_adaptive.AdaptiveRule(), None, 2, [], print
+        )
+
+
+def test_unknown_stop_reason_is_refused() -> None:
+    text = "archbench-blindsig\t2\ndone\tCS\t0\t1\t0\t10\tbored\nend\tok\n"
+    with pytest.raises(H.DriverOutputError, match="stop reason 'bored'"):
+        H.parse_driver_output(text)
