@@ -22,8 +22,9 @@ import pandas as pd
 
 from archbench import instructions_tables
 from archbench.errors import ReportError
+from archbench.noise import noise_cause_text
 from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
-from archbench.stats import median_interval, repeatability, summarize
+from archbench.stats import DEFAULT_CI_TARGET, median_interval, repeatability, summarize
 
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
@@ -84,6 +85,20 @@ COLUMNS: Final = (
     "thesis_ops",
     "thesis_ms",
     "flags",
+    "noise_cause",
+    "ci_half_width",
+    "ci_target",
+    "ci_reached",
+    "stop_reason",
+    "steal",
+    "iowait",
+    "involuntary_switches",
+    "load_max",
+    "cpu_governors",
+    "freq_mhz_min",
+    "freq_mhz_max",
+    "order",
+    "order_seed",
     "runs",
     "within_run_cv",
     "between_run_cv",
@@ -151,6 +166,13 @@ _DTYPES: Final[dict[str, str]] = {
             "thesis_ms",
             "within_run_cv",
             "between_run_cv",
+            "ci_half_width",
+            "ci_target",
+            "steal",
+            "iowait",
+            "load_max",
+            "freq_mhz_min",
+            "freq_mhz_max",
         )
     },
 }
@@ -189,6 +211,7 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
             row.ops_per_block,
             clock_resolution_ns=clock_resolution_ns(result),
             thesis_ops=ops,
+            ci_target=row.ci_target or DEFAULT_CI_TARGET,
         )
     except ValueError as exc:
         raise ReportError(
@@ -201,6 +224,8 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         else None
     )
     interval = median_interval(row.samples_ns)
+    noise = row.noise
+    params = result.harness.parameters if row.suite == "blindsig" else None
     flags = stats.flags
     if reference is not None:
         flags = tuple(f for f in flags if f not in REFERENCE_IGNORED_FLAGS)
@@ -243,6 +268,24 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "thesis_ops": ops,
         "thesis_ms": stats.thesis_ms,
         "flags": ";".join(flags),
+        "noise_cause": noise_cause_text(flags, row.noise),
+        "ci_half_width": stats.ci_half_width,
+        "ci_target": row.ci_target,
+        "ci_reached": (
+            stats.ci_half_width is not None and stats.ci_half_width <= row.ci_target
+            if row.ci_target is not None and row.valid
+            else None
+        ),
+        "stop_reason": row.stop if reference is None else None,
+        "steal": noise.steal if noise else None,
+        "iowait": noise.iowait if noise else None,
+        "involuntary_switches": noise.involuntary_switches if noise else None,
+        "load_max": noise.load_max if noise else None,
+        "cpu_governors": ",".join(noise.governors) if noise and noise.governors else None,
+        "freq_mhz_min": noise.freq_mhz_min if noise else None,
+        "freq_mhz_max": noise.freq_mhz_max if noise else None,
+        "order": params.order if params else None,
+        "order_seed": params.order_seed if params else None,
         "runs": spread.runs if spread else 1,
         "within_run_cv": spread.within_cv if spread else stats.cv,
         "between_run_cv": spread.between_cv if spread else None,

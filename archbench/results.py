@@ -104,6 +104,41 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+StopReason = Literal["repetitions", "budget", "target", "invalid"]
+"""Why the harness stopped taking repetitions of a row (``harness/CONTRACT.md``)."""
+
+
+class MedianCi(_Frozen):
+    """The harness's confidence interval of a row's median per-operation time, ns.
+
+    ``half_width`` is ``max(median - low, high - median) / median`` (0.014 = ±1.4 %).
+    """
+
+    confidence: float = Field(gt=0, lt=1)
+    low_per_op_ns: float = Field(gt=0)
+    high_per_op_ns: float = Field(gt=0)
+    half_width: float = Field(ge=0)
+
+
+class RowNoise(_Frozen):
+    """The machine over a row's timed repetitions (harness ``noise``; CONTRACT.md).
+
+    ``steal`` and ``iowait`` are fractions of all CPUs' time (/proc/stat),
+    ``involuntary_switches`` the driver's, ``load_max`` the largest 1-minute
+    load average read, ``cpus`` the CPUs the harness could use; frequencies in MHz.
+    """
+
+    repetitions: int = Field(ge=0)
+    steal: float | None = Field(default=None, ge=0, le=1)
+    iowait: float | None = Field(default=None, ge=0, le=1)
+    involuntary_switches: int | None = Field(default=None, ge=0)
+    load_max: float | None = Field(default=None, ge=0)
+    cpus: int = Field(default=1, ge=1)
+    governors: tuple[str, ...] = ()
+    freq_mhz_min: float | None = Field(default=None, gt=0)
+    freq_mhz_max: float | None = Field(default=None, gt=0)
+
+
 class Row(_Frozen):
     """One measured row: ``ops_per_block`` operations timed per sample.
 
@@ -157,6 +192,26 @@ class Row(_Frozen):
     ``samples_ns`` entry, same order); instructions per operation =
     count / ``ops_per_block``. ``samples_ns`` of such a row is wall time under
     the counting QEMU, not a time of the target."""
+    stop_reason: StopReason | None = None
+    """Why repetitions stopped; None in files from harnesses before adaptive
+    repetitions (see :attr:`stop`)."""
+    ci_target: float | None = Field(default=None, gt=0, lt=1)
+    """``--ci-target``: relative half-width the median's interval was to reach."""
+    ci_reached: bool | None = None
+    """True when the harness's 95 % interval reached ``ci_target``; None without one."""
+    median_ci: MedianCi | None = None
+    """The harness's interval of the median per-op time (None: too few samples, merged rows)."""
+    noise: RowNoise | None = None
+    """What the machine did during the row's timed repetitions; None when not read."""
+
+    @property
+    def stop(self) -> StopReason:
+        """``stop_reason``, derived for older files: invalid, budget or repetitions."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        if not self.valid:
+            return "invalid"
+        return "budget" if self.budget_exhausted else "repetitions"
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
@@ -195,6 +250,11 @@ class Parameters(_Frozen):
     iterations: int = Field(ge=1)
     repetitions: int = Field(ge=1)
     rsa_bits: tuple[int, ...]
+    ci_target: float | None = None
+    """``--ci-target`` (adaptive repetitions; ``repetitions`` is then the most taken)."""
+    order: str | None = None
+    """``interleaved`` or ``sequential`` (None: older harness, sequential)."""
+    order_seed: int | None = None
 
 
 class CpuLimits(_Frozen):
@@ -881,6 +941,10 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
                         "valid": valid,
                         "invalid_reason": reason,
                         "instructions": instructions,
+                        # One run's interval and noise do not describe the pool.
+                        "median_ci": None,
+                        "ci_reached": None,
+                        "noise": None,
                     }
                 )
             )

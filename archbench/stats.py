@@ -6,8 +6,11 @@ interpolation between order statistics (Hyndman & Fan type 7, the default
 of numpy, pandas and R; ``statistics.quantiles(method="inclusive")``); the
 standard deviation is the sample one (n - 1). Flags follow hyperfine's and
 pyperf's practice of warning rather than silently publishing: a row is
-``noisy`` when its coefficient of variation exceeds ``cv_threshold`` and
-``near_resolution`` when its median block is shorter than
+``noisy`` when its coefficient of variation exceeds ``cv_threshold`` —
+unless the 95 % confidence interval of its median lies within ``ci_target``
+(±2 % by default) of the median: a median known that well is not noisy,
+whatever the spread of single blocks (pyperf and criterion judge the estimate,
+not the samples) — and ``near_resolution`` when its median block is shorter than
 ``resolution_factor`` clock ticks.
 """
 
@@ -22,6 +25,9 @@ from scipy.stats import binom
 
 DEFAULT_CV_THRESHOLD = 0.05
 DEFAULT_RESOLUTION_FACTOR = 100
+DEFAULT_CI_TARGET = 0.02
+"""Relative half-width of the median's interval that makes a row trustworthy (±2 %);
+the harness's ``--ci-target`` default (``harness/median_ci.py``)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,9 @@ class RowStats:
     ops_per_s: float
     thesis_ms: float
     flags: tuple[str, ...]
+    ci_half_width: float | None = None
+    """``max(median - low, high - median) / median`` of the 95 % interval of the
+    median (:func:`median_interval`); None with fewer than 6 samples."""
 
     @property
     def iqr_ns(self) -> float:
@@ -62,8 +71,12 @@ def summarize(
     cv_threshold: float = DEFAULT_CV_THRESHOLD,
     resolution_factor: float = DEFAULT_RESOLUTION_FACTOR,
     thesis_ops: int = 10,
+    ci_target: float = DEFAULT_CI_TARGET,
 ) -> RowStats:
     """Summarize the block samples of one row.
+
+    ``ci_target``: a row whose median's 95 % interval has a relative
+    half-width within it is not flagged ``noisy`` (see the module docstring).
 
     With one sample, stdev, CV and the IQR are 0 and the row is flagged
     ``single_sample``. Every returned number is finite.
@@ -90,9 +103,13 @@ def summarize(
     cv = stdev / mean
     per_op = median / ops_per_block
     flags = []
+    interval = median_interval(xs)
+    half_width = (
+        max(median - interval[0], interval[1] - median) / median if interval is not None else None
+    )
     if n == 1:
         flags.append("single_sample")
-    if cv > cv_threshold:
+    if cv > cv_threshold and (half_width is None or half_width > ci_target):
         flags.append("noisy")
     if clock_resolution_ns and median < resolution_factor * clock_resolution_ns:
         flags.append("near_resolution")
@@ -111,6 +128,7 @@ def summarize(
         ops_per_s=1e9 / per_op,
         thesis_ms=per_op * thesis_ops / 1e6,
         flags=tuple(flags),
+        ci_half_width=half_width,
     )
 
 

@@ -941,7 +941,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--seed",
-        type=_bounded_int(0, 2**64 - 1),
+        type=_bounded_int(0, 2**63 - 1),
         default=None,
         help="seed of the interleaved order (default: from the clock; recorded)",
     )

@@ -1522,7 +1522,7 @@ main (int argc, char **argv)
       }
       break;
     case 'S':
-      if (! parse_u64 (optarg, UINT64_MAX, &cfg.seed))
+      if (! parse_u64 (optarg, (uint64_t) INT64_MAX, &cfg.seed))
       {
         fprintf (stderr, "blindsig: bad --seed '%s'\n", optarg);
         return EXIT_USAGE;
@@ -1588,7 +1588,7 @@ main (int argc, char **argv)
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
 
   if (! seed_given)
-    cfg.seed = now_ns () ^ ((uint64_t) getpid () << 32);
+    cfg.seed = (now_ns () ^ ((uint64_t) getpid () << 32)) & (uint64_t) INT64_MAX;
   probe_clock (&ci);
   if (! min_block_given)
     cfg.min_block_ns = default_min_block_ns (&ci);
