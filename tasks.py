@@ -114,8 +114,11 @@ def _overrides(
     rsa_bits: str | None,
     warmup: str | None = None,
     max_time: str | None = None,
+    ci_target: str | None = None,
 ) -> dict[str, object]:
     out: dict[str, object] = {}
+    if ci_target is not None:
+        out["ci_target"] = flags.number("--ci-target", ci_target, 0, 0.999)
     if warmup is not None:
         out["warmup"] = flags.integer("--warmup", warmup, 0, 1000)
     if max_time is not None:
@@ -307,6 +310,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
         "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
+        "ci_target": "blindsig: adaptive repetitions until the 95 % interval of each median"
+        " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml)",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: "
         + ", ".join(matrix_mod.SUITE_NAMES)
@@ -335,10 +340,11 @@ def bench(
     suite: str | None = None,
     from_archive: str = "",
     metric: str | None = None,
+    ci_target: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     # Every flag is checked before the matrix is read or an engine is called.
-    overrides = _overrides(iterations, repetitions, rsa_bits, warmup, max_time)
+    overrides = _overrides(iterations, repetitions, rsa_bits, warmup, max_time, ci_target)
     _split(target, "--target"), _archs(arch)
     store, run_id, outcomes = _pipeline(
         c,

@@ -86,11 +86,32 @@ class BlindsigSuite(_Suite):
     """Budget in s per scheme and key size; repetitions stop once it is spent (>= 1 taken)."""
     min_block_ns: StrictInt | None = Field(default=None, ge=1)
     """Calibration floor for one timed block in ns (harness default: max(100 ticks, 1 ms))."""
+    ci_target: float | None = Field(default=None, gt=0, lt=1)
+    """Adaptive repetitions: stop a scheme/size once the 95 % interval of each row's
+    median is within this fraction of it (0.02 = ±2 %); None: exactly ``repetitions``."""
+    max_repetitions: StrictInt = Field(default=100, ge=1, le=10_000)
+    """With ``ci_target``: the most timed repetitions per scheme/size (``max_time`` too)."""
+    min_repetitions: StrictInt = Field(default=6, ge=1, le=10_000)
+    """With ``ci_target``: repetitions before it may stop (6: fewest with a 95 % interval)."""
+    order: Literal["interleaved", "sequential"] = "interleaved"
+    """Schemes/sizes take turns, one repetition each, shuffled per round; or one after another."""
+    seed: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
+    """Seed of the interleaved order (default: from the clock; recorded in the results)."""
 
     @field_validator("rsa_bits")
     @classmethod
     def _sane_bits(cls, value: tuple[int, ...]) -> tuple[int, ...]:
         return _rsa_sizes(value)
+
+    @model_validator(mode="after")
+    def _repetition_bounds(self) -> BlindsigSuite:
+        if self.ci_target is not None and self.max_repetitions < self.min_repetitions:
+            raise ValueError(
+                f"max_repetitions ({self.max_repetitions}) is below min_repetitions"
+                f" ({self.min_repetitions}); with ci_target, give at least"
+                f" {self.min_repetitions} (a 95 % interval needs 6 samples)"
+            )
+        return self
 
 
 def _rsa_sizes(value: tuple[int, ...]) -> tuple[int, ...]:

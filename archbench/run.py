@@ -328,11 +328,12 @@ def harness_command(suites: Suites) -> list[str]:
     blindsig = enabled.get("blindsig")
     if isinstance(blindsig, BlindsigSuite):
         scheme = "all" if set(blindsig.schemes) == {"cs", "rsa"} else blindsig.schemes[0]
+        adaptive = blindsig.ci_target is not None
         cmd += [
             "--iterations",
             str(blindsig.iterations),
             "--repetitions",
-            str(blindsig.repetitions),
+            str(blindsig.max_repetitions if adaptive else blindsig.repetitions),
             "--scheme",
             scheme,
         ]
@@ -343,6 +344,13 @@ def harness_command(suites: Suites) -> list[str]:
             cmd += ["--max-time", f"{blindsig.max_time:g}"]
         if blindsig.min_block_ns is not None:
             cmd += ["--min-block-ns", str(blindsig.min_block_ns)]
+        if blindsig.ci_target is not None:
+            cmd += ["--ci-target", repr(blindsig.ci_target)]
+            cmd += ["--min-repetitions", str(blindsig.min_repetitions)]
+        if blindsig.order != "interleaved":
+            cmd += ["--order", blindsig.order]
+        if blindsig.seed is not None:
+            cmd += ["--seed", str(blindsig.seed)]
     others = {
         name: settings.model_dump(mode="json", exclude={"enabled"}, exclude_none=True)
         for name, settings in enabled.items()
