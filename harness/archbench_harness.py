@@ -52,6 +52,7 @@ from typing import Any, Literal, TypedDict
 
 import counting
 import median_ci
+from blindsig_counting import run_counting
 from blindsig_output import (
     DISCARD_KINDS,
     DRIVER_FORMAT,
@@ -101,9 +102,8 @@ from suite_blindsig import (
     build_rows,
     driver_arguments,
     expected_scheme_keys,
+    read_affinity,
     run_blindsig,
-    run_counting,
-    run_driver,
 )
 from suite_common import SuiteError, SuiteOutcome
 
@@ -137,9 +137,9 @@ __all__ = [
     "expected_scheme_keys",
     "next_block_size",
     "parse_driver_output",
+    "read_affinity",
     "round_up_125",
     "run_counting",
-    "run_driver",
     "should_stop_repetitions",
 ]
 

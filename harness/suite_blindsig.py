@@ -14,10 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +23,7 @@ from typing import Any, TypedDict
 import counting
 import noise
 from blindsig_adaptive import AdaptiveRule, InteractiveRun, annotate_rows, run_driver_interactive
+from blindsig_counting import run_counting
 from blindsig_output import (
     Discard,
     DriverOutput,
@@ -361,44 +359,6 @@ def build_calibration(meta: dict[str, str]) -> CalibrationDict:
     }
 
 
-def run_driver(driver: Path, args: Sequence[str]) -> str:
-    """Run the driver and return its stdout; its stderr passes through.
-
-    Args:
-        driver: path to the blindsig executable.
-        args: driver arguments.
-
-    Returns:
-        Complete stdout text.
-
-    Raises:
-        HarnessError: the driver is missing or not executable, exits
-            non-zero or dies from a signal.
-    """
-    if not driver.is_file() or not os.access(driver, os.X_OK):
-        raise HarnessError(f"driver {driver} is missing or not executable (build it with make)")
-    try:
-        proc = subprocess.run(
-            [str(driver), *args],
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
-            check=False,
-        )
-    except OSError as exc:
-        raise HarnessError(f"cannot run driver {driver}: {exc}") from exc
-    if proc.returncode < 0:
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        raise HarnessError(f"driver {driver} was killed by {name}")
-    if proc.returncode != 0:
-        raise HarnessError(f"driver {driver} exited with status {proc.returncode}")
-    return proc.stdout
-
-
 def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[str]:
     """The blindsig command line for parsed harness arguments.
 
@@ -462,6 +422,10 @@ def run_blindsig(
         labels = [scheme if bits is None else f"{scheme}-{bits}" for scheme, bits in keys]
         Progress("blindsig", len(labels), ", ".join(labels))
     counting_doc: dict[str, Any] | None = None
+    if args.count_with is not None and args.ci_target is not None:
+        # Instruction counts are exact: no interval to wait for.
+        args.repetitions = min(args.repetitions, args.min_repetitions)
+        args.ci_target = None
     rule = AdaptiveRule(target=args.ci_target, min_repetitions=args.min_repetitions)
     interactive: InteractiveRun | None = None
     affinity = read_affinity()
@@ -472,7 +436,8 @@ def run_blindsig(
         )
         output = parse_driver_output(interactive.stdout)
     else:
-        stdout, counting_doc = run_counting(args, driver, rsa_bits)
+        args.min_block_ns = 0
+        stdout, counting_doc = run_counting(args, driver, driver_arguments(args, rsa_bits))
         output = parse_driver_output(stdout)
     calibration = build_calibration(output.meta)
     request = RunRequest(
@@ -523,47 +488,3 @@ def run_blindsig(
         ),
     }
     return rows, parameters, calibration, output.meta, counting_doc
-
-
-def run_counting(
-    args: argparse.Namespace, driver: Path, rsa_bits: Sequence[int]
-) -> tuple[str, dict[str, Any]]:
-    """Calibrate the counter, then run blindsig under it with block markers.
-
-    Blocks keep ``--iterations`` operations (``--min-block-ns 0``): counts do
-    not need long blocks, and fixed sizes make runs comparable.
-
-    Returns:
-        (driver stdout, the document's ``counting`` object with the paired
-        counts under the private key ``_paired``).
-
-    Raises:
-        HarnessError: no counting layer, the calibration is not exact, the
-            driver fails under QEMU, or counts and blocks do not pair.
-    """
-    try:
-        counter = counting.load_counter(args.count_with)
-        calibration = counting.run_calibration(
-            counter,
-            args.count_cpu,
-            driver.parent / "count_calibrate",
-            Path(tempfile.mkdtemp(prefix="archbench-count-")),
-            counting.CALIBRATION_ITERATIONS,
-        )
-        args.min_block_ns = 0
-        out = Path(tempfile.mkdtemp(prefix="archbench-count-")) / "blindsig.count"
-        stdout, counts = counting.run_counted(
-            counter,
-            args.count_cpu,
-            driver,
-            [*driver_arguments(args, rsa_bits), "--count-markers"],
-            out,
-        )
-        paired = counting.pair_counts(counting.driver_blocks(stdout), counts)
-    except counting.CountError as exc:
-        raise HarnessError(f"counting: {exc}") from exc
-    doc = counting.provenance(
-        counter, args.count_cpu, calibration, counts.plugin_version, counts.plugin_api
-    )
-    doc["_paired"] = paired
-    return stdout, doc
