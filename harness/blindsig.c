@@ -36,8 +36,9 @@
  * pair's own time (the sum of its repetitions, calibration and warmups
  * included), <stop> why it stopped: repetitions (all --repetitions taken),
  * budget, target (--interactive answer) or invalid.  Pairs take turns
- * (--order interleaved, the default) or run one after the other.  A missing "end" line
- * means the output is truncated (crash) and must be discarded.
+ * (--order interleaved, the default) or run one after the other.  A
+ * missing "end" line means the output is truncated (crash) and must be
+ * discarded.
  *
  * Calibration, warmups and the time budget, per (scheme, bits) pair:
  *   every repetition runs the whole chain (key generation .. verifying) with
@@ -45,7 +46,7 @@
  *   size follows next_block_size() after each repetition; the first
  *   repetition in which no size grows ends calibration (sizes are then
  *   fixed), and it and the following ones are the --warmup repetitions
- *   (discarded), then the timed ones.  archbench_harness.py implements the
+ *   (discarded), then the timed ones.  blindsig_rules.py implements the
  *   same rule and checks every calibration step against it.
  *
  * Exit status: 0 when the run completed (even if some scheme is invalid),
@@ -172,7 +173,7 @@ struct Config
   uint64_t min_block_ns;       /* calibration target; 0: no calibration */
   unsigned int max_block_ops;  /* calibration never grows beyond this */
   uint64_t max_time_ns;        /* budget per pair; 0: none */
-  bool interactive;            /* --interactive: start/ask lines, stdin answers */
+  bool interactive;            /* --interactive: start/ask lines, answers */
   bool interleave;             /* --order interleaved (default) */
   uint64_t seed;               /* --seed: shuffles the interleaved order */
 };
@@ -250,7 +251,7 @@ round_up_125 (uint64_t n)
 
 
 /**
- * The calibration rule; next_block_size() in archbench_harness.py is the
+ * The calibration rule; next_block_size() in blindsig_rules.py is the
  * same function and the harness checks every step against it.
  *
  * A block of @a ops operations took @a block_ns.  If that is shorter than
@@ -287,7 +288,7 @@ next_block_size (unsigned int ops, uint64_t block_ns, uint64_t min_block_ns,
 
 
 /**
- * The budget rule (should_stop_repetitions() in archbench_harness.py): stop
+ * The budget rule (should_stop_repetitions() in blindsig_rules.py): stop
  * taking timed repetitions once @a requested are taken, or once the pair has
  * used its budget and at least one was taken.
  */
@@ -304,7 +305,7 @@ should_stop_repetitions (unsigned int taken, unsigned int requested,
 /**
  * Default minimum block: MIN_BLOCK_TICKS of the coarser of the reported
  * and the observed clock step, and at least MIN_BLOCK_FLOOR_NS
- * (default_min_block_ns() in archbench_harness.py).
+ * (default_min_block_ns() in blindsig_rules.py).
  */
 static uint64_t
 default_min_block_ns (const struct ClockInfo *ci)
@@ -1251,7 +1252,8 @@ usage (FILE *out)
            "  --count-markers   mark every block for the QEMU counting plugin\n"
            "  --order O         interleaved (default: pairs take turns, one"
            " repetition each, shuffled per round) or sequential\n"
-           "  --seed N          seed of the interleaved order (default: clock)\n"
+           "  --seed N          seed of the interleaved order"
+           " (default: clock)\n"
            "  --interactive     print start/ask lines around each repetition"
            " and read go / more|stop on stdin\n"
            "  --build-info      print the meta lines and exit\n"
@@ -1588,7 +1590,8 @@ main (int argc, char **argv)
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
 
   if (! seed_given)
-    cfg.seed = (now_ns () ^ ((uint64_t) getpid () << 32)) & (uint64_t) INT64_MAX;
+    cfg.seed = (now_ns () ^ ((uint64_t) getpid () << 32))
+               & (uint64_t) INT64_MAX;
   probe_clock (&ci);
   if (! min_block_given)
     cfg.min_block_ns = default_min_block_ns (&ci);
