@@ -86,14 +86,36 @@ def _errors_to_exit(fn: F) -> F:
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
 
+PROJECT_DIR = Path(__file__).resolve().parent
+"""The project directory (where tasks.py and invoke.yaml are): relative paths in
+invoke.yaml and INVOKE_ARCHBENCH_* start here, so `invoke` run from a subdirectory
+finds the same matrix, results and reports; paths given as flags start at the
+current directory, as a shell's do."""
+
+
 def _settings(c: Context) -> dict[str, str]:
     cfg = c.config.get("archbench", {})
-    return {
-        "matrix": str(cfg.get("matrix", "matrix.yml")),
-        "results": str(cfg.get("results", "results")),
-        "reports": str(cfg.get("reports", "reports/out")),
-        "work": str(cfg.get("work", ".archbench/work")),
+    defaults = {
+        "matrix": "matrix.yml",
+        "results": "results",
+        "reports": "reports/out",
+        "work": ".archbench/work",
     }
+    settings = {key: str(cfg.get(key, default)) for key, default in defaults.items()}
+    return {
+        key: value if Path(value).is_absolute() else _from_project(value)
+        for key, value in settings.items()
+    }
+
+
+def _from_project(value: str) -> str:
+    """``value`` relative to :data:`PROJECT_DIR`, written relative to the current
+    directory when it lies below it (so messages keep reading ``results``)."""
+    path = PROJECT_DIR / value
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _split(value: str | None, flag: str = "") -> list[str]:
