@@ -23,15 +23,12 @@ from invoke.tasks import task
 from archbench import (
     archiver,
     bases,
-    compare_tables,
     counting,
     emulated_defaults,
     emulation,
     engine,
     export,
     flags,
-    gnunet_perf_tables,
-    instructions_tables,
     outputs,
     pipeline,
     reports,
@@ -55,6 +52,9 @@ from archbench.errors import (
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
+from archbench.report import compare_tables
+from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import instructions as instructions_tables
 from archbench.results import (
     Result,
     ResultStore,

@@ -16,13 +16,14 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, get_args
+from typing import Any, Final
 
 import pandas as pd
 
-from archbench import instructions_tables
 from archbench.errors import ReportError
-from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
+from archbench.report import instructions as instructions_tables
+from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS
+from archbench.results import APPENDIX_SUITES, Result, Row, write_atomic
 from archbench.stats import median_interval, repeatability, summarize
 
 CSV_FILE: Final = "results.csv"
@@ -31,18 +32,6 @@ GNUPG_CSV_FILE: Final = "gnupg-decrypt.csv"
 GNUPG_COLUMNS: Final = ("device", "algorithm", "time", "bandwidth", "machine", "run_id")
 """The gnupg-token seed's CSV (device, algorithm, time in s; its bandwidth in bytes/s),
 plus where each decryption ran."""
-
-OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
-"""The thesis appendix's row order (the order :data:`archbench.results.Operation` lists
-them in): operations in this order, CS before RSA, RSA by size."""
-
-HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
-    {"helper_sequential_signing", "helper_parallel_signing"}
-)
-"""Security-module timings: the figure is the whole block ("100 parallel signature operations")."""
-
-THESIS_OPS: Final = 10
-"""Operations per figure in the appendix's blind-signature tables ("10x signing")."""
 
 REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
 """Published figures are one printed number per row by nature; that is not a warning."""

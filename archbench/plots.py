@@ -33,7 +33,8 @@ from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
 
 from archbench.errors import ReportError
-from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, gnupg_frame, tidy_frame
+from archbench.export import gnupg_frame, tidy_frame
+from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER
 from archbench.reports import (
     COMPARISON_ROWS,
     OPERATION_WORDING,

@@ -12,7 +12,8 @@ from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import compare, compare_tables
+from archbench import compare
+from archbench.report import compare_tables
 from archbench.results import Result, ResultStore
 
 

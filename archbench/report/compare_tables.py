@@ -17,7 +17,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.compare import RowComparison, counts
-from archbench.reports import format_ratio, latex_escape
+from archbench.report.templating import latex_escape
+from archbench.report.units import format_ratio
 from archbench.results import write_atomic
 
 _UNITS: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
