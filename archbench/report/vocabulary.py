@@ -88,6 +88,7 @@ SUITE_TITLES: Final[dict[str, str]] = {
     "rsa-large": "RSA up to 16384 bit (libcrypto)",
     "sodium": "libsodium",
     "gnupg": "GnuPG decryption",
+    "taler-helper": "Taler's security module helpers",
 }
 """Suite id -> the title its tables carry; an unknown suite is titled by its id."""
 
