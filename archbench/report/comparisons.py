@@ -163,15 +163,48 @@ def ratio_of(record: dict[str, Any], other: dict[str, Any] | None) -> Ratio:
     return Ratio(slowdown(float(record["per_op_ns"]), float(other["per_op_ns"])), "×")
 
 
+def _rsa_sizes(machines: Sequence[Machine]) -> list[int]:
+    """RSA sizes of the blind-signature rows of machines that also measured CS."""
+    sizes: set[int] = set()
+    for m in machines:
+        records = _blindsig(m)
+        if any(scheme == "CS" for (_, scheme, _) in records):
+            sizes |= {bits for (_, scheme, bits) in records if scheme == "RSA"}
+    return sorted(sizes)
+
+
+def compared_sizes(machines: Sequence[Machine], options: ReportOptions) -> tuple[int, ...]:
+    """The RSA sizes CS is compared with: ``--compare-bits``, else every size measured.
+
+    Raises:
+        ReportError: a size in ``--compare-bits`` that no machine measured
+            beside CS; the message lists the sizes there are.
+    """
+    there = _rsa_sizes(machines)
+    if options.compare_bits is None:
+        return tuple(there)
+    unknown = [b for b in options.compare_bits if b not in there]
+    if unknown:
+        raise ReportError(
+            f"--compare-bits {','.join(str(b) for b in unknown)}: no machine measured RSA "
+            f"of that size beside CS; sizes measured: "
+            f"{', '.join(str(b) for b in there) or 'none (no machine measured CS and RSA)'}"
+        )
+    return options.compare_bits
+
+
 def cs_vs_rsa(machines: Sequence[Machine], options: ReportOptions) -> Part:
-    """Per machine, CS against each RSA size operation by operation, with CS/RSA."""
+    """Per machine, CS against each RSA size operation by operation, with CS/RSA.
+
+    Raises:
+        ReportError: ``--compare-bits`` names a size no machine measured.
+    """
     unit = options.unit
+    wanted = compared_sizes(machines, options)
     tables = []
     for m in machines:
         records = _blindsig(m)
-        sizes = sorted({bits for (_, scheme, bits) in records if scheme == "RSA"})
-        if options.compare_bits is not None:
-            sizes = [b for b in sizes if b in options.compare_bits]
+        sizes = sorted({bits for (_, scheme, bits) in records if scheme == "RSA"} & set(wanted))
         if not sizes or not any(scheme == "CS" for (_, scheme, _) in records):
             continue
         reference = m.result.reference
@@ -251,14 +284,37 @@ def find_baseline(machines: Sequence[Machine], name: str) -> Machine:
     return chosen
 
 
-def _speedup(machines: Sequence[Machine]) -> list[Table]:
-    tables: list[Table] = []
-    with_2048 = [
-        m
+def _check_baseline_shares_rows(base: Machine, machines: Sequence[Machine]) -> None:
+    """Raise when no other machine measured a row the baseline has (a 1.00× table of itself).
+
+    Raises:
+        ReportError: naming the baseline's suites and the machines that would do.
+    """
+    owners: dict[tuple[str, RowKey], set[str]] = {}
+    for m in machines:
+        for r in m.records:
+            owners.setdefault((str(r["suite"]), row_key(r)), set()).add(m.name)
+    if any(len(owners[(str(r["suite"]), row_key(r))]) > 1 for r in base.records):
+        return
+    usable = [
+        m.name
         for m in machines
-        if {("CS", 0), ("RSA", SPEEDUP_RSA_BITS)} <= {(s, b) for (_, s, b) in _blindsig(m)}
+        if not m.emulated and any(len(owners[(str(r["suite"]), row_key(r))]) > 1 for r in m.records)
     ]
-    for kind, suffix, group in kinds(with_2048):
+    suites = ", ".join(sorted({str(r["suite"]) for r in base.records}))
+    raise ReportError(
+        f"--baseline {base.name!r}: no other machine measured what it did (suite {suites}), "
+        "so every figure would compare it with itself; choose a machine that shares rows "
+        f"with others: {', '.join(usable) or 'none in this selection'}"
+    )
+
+
+def _speedup(machines: Sequence[Machine], bits: int) -> list[Table]:
+    tables: list[Table] = []
+    with_bits = [
+        m for m in machines if {("CS", 0), ("RSA", bits)} <= {(s, b) for (_, s, b) in _blindsig(m)}
+    ]
+    for kind, suffix, group in kinds(with_bits):
         rows = []
         odd, note = versions.odd_ones_out({m.name: m.result for m in group})
         for m in group:
@@ -266,7 +322,7 @@ def _speedup(machines: Sequence[Machine]) -> list[Table]:
             cells: list[Cell] = [versions.marked(m.header, m.name, odd)]
             for _, cs_ops, rsa_ops in COMPARISON_ROWS:
                 cs = _sum(records, "CS", 0, cs_ops)
-                rsa = _sum(records, "RSA", SPEEDUP_RSA_BITS, rsa_ops)
+                rsa = _sum(records, "RSA", bits, rsa_ops)
                 cells.append(_ratio(rsa, cs, "×"))
             if not all(is_empty(c) for c in cells[1:]):
                 rows.append(tuple(cells))
@@ -274,9 +330,9 @@ def _speedup(machines: Sequence[Machine]) -> list[Table]:
             continue
         tables.append(
             Table(
-                label=f"tab:speedup-rsa{SPEEDUP_RSA_BITS}-{kind}",
+                label=f"tab:speedup-rsa{bits}-{kind}",
                 caption=(
-                    f"Speedup of CS over RSA {SPEEDUP_RSA_BITS} bit per machine: RSA time / "
+                    f"Speedup of CS over RSA {bits} bit per machine: RSA time / "
                     f"CS time (above 1: CS is faster){suffix}"
                 ),
                 header=("Machine", *(label for label, _, _ in COMPARISON_ROWS)),
@@ -296,10 +352,11 @@ def comparison(machines: Sequence[Machine], options: ReportOptions) -> Part:
     Raises:
         ReportError: the baseline is unknown or emulated (:func:`find_baseline`).
     """
-    tables = _speedup(machines)
+    sizes = (SPEEDUP_RSA_BITS,) if options.compare_bits is None else options.compare_bits
+    tables = [t for bits in sizes for t in _speedup(machines, bits)]
     intro = (
-        f"How much faster CS is than RSA {SPEEDUP_RSA_BITS} bit on each machine, "
-        "operation by operation."
+        f"How much faster CS is than RSA {' and '.join(str(b) for b in sizes)} bit on each "
+        "machine, operation by operation."
     )
     if options.baseline is not None:
         base = find_baseline(machines, options.baseline)
@@ -308,6 +365,7 @@ def comparison(machines: Sequence[Machine], options: ReportOptions) -> Part:
             "than the baseline."
         )
         base_records = {row_key(r): r for r in base.records}
+        _check_baseline_shares_rows(base, machines)
 
         def first(kind: str, group: list[Machine]) -> list[Machine]:
             # The baseline comes first, as the column every other is read against.

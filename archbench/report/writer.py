@@ -19,6 +19,7 @@ from archbench.report.sections import section
 from archbench.report.suites import suite_tables
 from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
+from archbench.report.vocabulary import SUITE_TITLES
 from archbench.results import LoadFailure, Result, write_atomic
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
@@ -105,9 +106,15 @@ def select_results(
     dropped.
 
     Raises:
-        ReportError: ``results`` is not empty but nothing matches; the
-            message lists what there is to choose from.
+        ReportError: a suite that does not exist (the message lists the
+            suites), or ``results`` is not empty but nothing matches (the
+            message lists what there is to choose from).
     """
+    unknown = [s for s in suites if s not in SUITE_TITLES]
+    if unknown:
+        raise ReportError(
+            f"--suite {','.join(unknown)}: no such suite; choose from: {', '.join(SUITE_TITLES)}"
+        )
     wanted_archs = {_arch_key(a) for a in archs}
     kept: list[Result] = []
     for r in results:
