@@ -9,6 +9,7 @@ blinding-secret derivation and blinding (the thesis's discussion chapter:
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -28,10 +29,11 @@ from archbench.report.model import (
     is_empty,
     slug,
 )
-from archbench.report.sections import speed, what
-from archbench.report.units import Unit, per_op_ns_in
+from archbench.report.sections import record_digits, speed, what
+from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits
 from archbench.report.vocabulary import (
     COMPARISON_ROWS,
+    SPEEDUP_HEADER,
     SPEEDUP_RSA_BITS,
     THESIS_OPS,
     RowKey,
@@ -95,7 +97,7 @@ def summary(machines: Sequence[Machine], options: ReportOptions) -> Part:
             cell=lambda _m, r: speed(r, unit, bare=True),
             label=f"tab:summary-{slug(suite)}",
             title=f"Summary of {suite_title(suite)} across machines",
-            detail=what(unit, suite),
+            detail=functools.partial(what, unit, suite),
         )
     return Part(
         title="Summary across machines",
@@ -116,12 +118,17 @@ class _Sum:
     per_op_ns: float | None
     invalid: bool
     flags: tuple[str, ...]
+    digits: int | None = None
+    printed: str | None = None
+    """The published text of a one-part sum, shown as printed where the unit is ms."""
 
     def speed(self, unit: Unit) -> Speed | None:
         """The sum as a cell in ``unit``; None when a part was not measured."""
         if self.per_op_ns is None:
             return Speed(None) if self.invalid else None
-        return Speed(per_op_ns_in(self.per_op_ns, THESIS_OPS, unit), flags=self.flags)
+        value = per_op_ns_in(self.per_op_ns, THESIS_OPS, unit)
+        printed = self.printed if unit == "ms" else None
+        return Speed(value, printed, flags=self.flags, digits=self.digits)
 
 
 _Records = dict[tuple[str, str, int], dict[str, Any]]
@@ -135,7 +142,11 @@ def _sum(records: _Records, scheme: str, bits: int, ops: Sequence[str]) -> _Sum:
     if not all(p["valid"] for p in present):
         return _Sum(None, True, ())
     flags = tuple(dict.fromkeys(f for p in present for f in flags_of(p)))
-    return _Sum(sum(float(p["per_op_ns"]) for p in present), False, flags)
+    digits = sum_digits([(float(p["per_op_ns"]), record_digits(p)) for p in present])
+    printed = present[0]["printed"] if len(present) == 1 else None
+    if not (isinstance(printed, str) and printed.endswith("ms")):
+        printed = None
+    return _Sum(sum(float(p["per_op_ns"]) for p in present), False, flags, digits, printed)
 
 
 def _blindsig(machine: Machine) -> _Records:
@@ -151,7 +162,8 @@ def _ratio(numerator: _Sum, denominator: _Sum, suffix: str = "") -> Ratio:
         return Ratio(None, suffix, invalid=True)
     if numerator.per_op_ns is None or denominator.per_op_ns is None:
         return Ratio(None, suffix)
-    return Ratio(slowdown(numerator.per_op_ns, denominator.per_op_ns), suffix)
+    digits = ratio_digits(numerator.digits, denominator.digits)
+    return Ratio(slowdown(numerator.per_op_ns, denominator.per_op_ns), suffix, digits=digits)
 
 
 def ratio_of(record: dict[str, Any], other: dict[str, Any] | None) -> Ratio:
@@ -160,7 +172,8 @@ def ratio_of(record: dict[str, Any], other: dict[str, Any] | None) -> Ratio:
         return Ratio(None)
     if not record["valid"] or not other["valid"]:
         return Ratio(None, invalid=True)
-    return Ratio(slowdown(float(record["per_op_ns"]), float(other["per_op_ns"])), "×")
+    value = slowdown(float(record["per_op_ns"]), float(other["per_op_ns"]))
+    return Ratio(value, "×", digits=ratio_digits(record_digits(record), record_digits(other)))
 
 
 def _rsa_sizes(machines: Sequence[Machine]) -> list[int]:
@@ -218,7 +231,7 @@ def cs_vs_rsa(machines: Sequence[Machine], options: ReportOptions) -> Part:
                 cells: list[Cell] = [label, cs.speed(unit)]
                 for bits in chunk:
                     rsa = _sum(records, "RSA", bits, rsa_ops)
-                    cells += [rsa.speed(unit), _ratio(cs, rsa)]
+                    cells += [rsa.speed(unit), _ratio(rsa, cs, "×")]
                 # An operation neither scheme measured here says nothing; leave it out.
                 if not all(is_empty(c) for c in cells[1:]):
                     rows.append(tuple(cells))
@@ -226,14 +239,14 @@ def cs_vs_rsa(machines: Sequence[Machine], options: ReportOptions) -> Part:
                 continue
             header: tuple[str, ...] = ("Operation", "CS")
             for bits in chunk:
-                header += (f"RSA {bits} bit", "CS/RSA")
+                header += (f"RSA {bits} bit", SPEEDUP_HEADER)
             sizes_text = " and ".join(str(b) for b in chunk)
             tables.append(
                 Table(
                     label=f"tab:cs-vs-rsa-{m.slug}-{'-'.join(str(b) for b in chunk)}",
                     caption=(
                         f"CS compared with RSA {sizes_text} bit on {m.name}{kind}: "
-                        f"{what(unit)}; CS/RSA is the ratio of times (below 1: CS is faster)"
+                        f"{what(unit, machines=[m])}"
                     ),
                     header=header,
                     align="l" + "r" * (len(header) - 1),
@@ -331,10 +344,7 @@ def _speedup(machines: Sequence[Machine], bits: int) -> list[Table]:
         tables.append(
             Table(
                 label=f"tab:speedup-rsa{bits}-{kind}",
-                caption=(
-                    f"Speedup of CS over RSA {bits} bit per machine: RSA time / "
-                    f"CS time (above 1: CS is faster){suffix}"
-                ),
+                caption=(f"CS speedup over RSA {bits} bit per machine{suffix}"),
                 header=("Machine", *(label for label, _, _ in COMPARISON_ROWS)),
                 align="l" + "r" * len(COMPARISON_ROWS),
                 groups=(tuple(rows),),

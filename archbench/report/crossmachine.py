@@ -93,7 +93,7 @@ def cross_tables(
     columns: int,
     label: str,
     title: str,
-    detail: str,
+    detail: str | Callable[[Sequence[Machine]], str],
     partners: Mapping[str, Machine] | None = None,
     rotate_from: int | None = None,
     small: bool | None = None,
@@ -104,7 +104,8 @@ def cross_tables(
     n: <detail>"`` (without the part when one table suffices). Columns whose library
     versions differ from the others' (or, for ratio tables, from their ``partners``':
     machine name -> the machine it is divided by) carry :data:`versions.MARK` and a note.
-    ``small`` None: small when more than five columns.
+    ``detail`` may depend on the chunk's machines. ``small`` None: small when
+    more than five columns.
     """
     parts = chunks(machines, columns)
     tables = []
@@ -120,7 +121,7 @@ def cross_tables(
         tables.append(
             Table(
                 label=f"{label}-{i}",
-                caption=f"{title}{part}: {detail}",
+                caption=f"{title}{part}: {detail if isinstance(detail, str) else detail(chunk)}",
                 header=header,
                 align=layout.align + "r" * len(chunk),
                 groups=_rows(chunk, suite, cell, layout),
@@ -132,6 +133,14 @@ def cross_tables(
     return tables
 
 
+def _with_suffix(
+    detail: str | Callable[[Sequence[Machine]], str], suffix: str
+) -> str | Callable[[Sequence[Machine]], str]:
+    if isinstance(detail, str):
+        return detail + suffix
+    return lambda chunk: detail(chunk) + suffix
+
+
 def tables_by_kind(
     machines: Sequence[Machine],
     suite: str,
@@ -141,7 +150,7 @@ def tables_by_kind(
     columns: int,
     label: str,
     title: str,
-    detail: str,
+    detail: str | Callable[[Sequence[Machine]], str],
     arrange: Callable[[str, list[Machine]], list[Machine]] | None = None,
     partners: Callable[[list[Machine]], Mapping[str, Machine]] | None = None,
     rotate_from: int | None = None,
@@ -165,7 +174,7 @@ def tables_by_kind(
             columns=columns,
             label=f"{label}-{kind}",
             title=title,
-            detail=f"{detail}{suffix}",
+            detail=_with_suffix(detail, suffix),
             partners=None if partners is None else partners(group),
             rotate_from=rotate_from,
             small=small,

@@ -15,7 +15,7 @@ from typing import Final
 from archbench.report.chapter import intro
 from archbench.report.model import Cell, Chapter, Ratio, Style, Table
 from archbench.report.templating import Latex, latex_escape, render
-from archbench.report.units import Unit, format_number, format_ratio, format_speed
+from archbench.report.units import Unit, format_measured, format_ratio, format_spread
 from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
 
 TEMPLATE: Final = "appendix.tex.j2"
@@ -50,7 +50,8 @@ def cell_text(cell: Cell, unit: Unit) -> str:
     if isinstance(cell, Ratio):
         if cell.value is None:
             return r"\textit{invalid}" if cell.invalid else "--"
-        return format_ratio(cell.value, r"\,") + (r"\texttimes{}" if cell.suffix else "")
+        text = format_ratio(cell.value, r"\,", cell.digits)
+        return text + (r"\texttimes{}" if cell.suffix else "")
     if cell.value is None:
         mark = "" if cell.note is None else r"\textsuperscript{" + str(cell.note) + "}"
         return r"\textit{invalid}" + mark
@@ -59,9 +60,10 @@ def cell_text(cell: Cell, unit: Unit) -> str:
         if cell.bare:
             return latex_escape(re.sub(r"\s*ms$", "", cell.printed)).replace(" ", r"\,") + marks
         return latex_escape(cell.printed) + marks
-    if cell.bare:
-        return format_number(cell.value, r"\,") + marks
-    return format_speed(cell.value, unit, r"\,", r"\textmu{}") + marks
+    text = format_measured(cell.value, unit, cell.digits, r"\,", r"\textmu{}", bare=cell.bare)
+    if cell.spread is not None:
+        text += r"~" + latex_escape(format_spread(cell.spread)).replace(" ", r"\,")
+    return text + marks
 
 
 def table(t: Table, unit: Unit, style: Style) -> LatexTable:

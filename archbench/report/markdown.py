@@ -10,7 +10,7 @@ from tabulate import tabulate
 from archbench.report.chapter import intro
 from archbench.report.model import Cell, Chapter, Ratio, Table
 from archbench.report.templating import Markdown, markdown_escape, render
-from archbench.report.units import Unit, format_number, format_ratio, format_speed
+from archbench.report.units import Unit, format_measured, format_ratio, format_spread
 from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
 
 TEMPLATE: Final = "appendix.md.j2"
@@ -26,16 +26,17 @@ def cell_text(cell: Cell, unit: Unit) -> str:
     if isinstance(cell, Ratio):
         if cell.value is None:
             return "invalid" if cell.invalid else "–"
-        return format_ratio(cell.value) + cell.suffix
+        return format_ratio(cell.value, digits=cell.digits) + cell.suffix
     if cell.value is None:
         return "invalid" if cell.note is None else f"invalid [{cell.note}]"
     marks = "".join(FLAG_MARKS[f][1] for f in cell.flags)
     if cell.printed is not None:
         text = re.sub(r"\s*ms$", "", cell.printed) if cell.bare else cell.printed
         return markdown_escape(text) + marks
-    if cell.bare:
-        return format_number(cell.value) + marks
-    return format_speed(cell.value, unit) + marks
+    text = format_measured(cell.value, unit, cell.digits, bare=cell.bare)
+    if cell.spread is not None:
+        text += " " + format_spread(cell.spread)
+    return text + marks
 
 
 def table(t: Table, unit: Unit) -> Markdown:

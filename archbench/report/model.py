@@ -64,6 +64,11 @@ class Speed:
     note: int | None = None
     bare: bool = False
     """Without the unit (cross-machine tables name it in the caption)."""
+    digits: int | None = None
+    """Significant digits the source supports (printed figure, confidence interval); None:
+    unknown, the appendix's style applies."""
+    spread: float | None = None
+    """Half-width of the median's 95 % interval relative to the value (0.014: ±1.4 %)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,8 @@ class Ratio:
     value: float | None
     suffix: str = ""
     invalid: bool = False
+    digits: int | None = None
+    """Significant digits its inputs support (None: :data:`.units.RATIO_DIGITS`)."""
 
 
 Cell = str | Speed | Ratio | None
@@ -171,6 +178,7 @@ class Section:
     title: str
     heading: str
     emulated: bool
+    reference: bool
     setup: tuple[tuple[str, str], ...]
     notes: str
     table: Table
@@ -194,6 +202,10 @@ class Chapter:
     parts: tuple[Part, ...]
     citation: str | None
     failures: tuple[tuple[str, str], ...]
+    shared_notes: str = ""
+    """Notes every reference section shares, printed once in the opening."""
+    speedups: bool = False
+    """True when a table shows CS speedups (the opening then defines them)."""
 
 
 def slug(name: str) -> str:

@@ -7,12 +7,18 @@ As the appendix of the Clause Blind Schnorr thesis
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from archbench.platforms import Arch
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
-from archbench.report.units import Unit, unit_label, unit_value
+from archbench.report.units import (
+    Unit,
+    interval_digits,
+    printed_digits,
+    unit_label,
+    unit_value,
+)
 from archbench.report.vocabulary import (
     HELPER_OPERATIONS,
     THESIS_OPS,
@@ -102,7 +108,39 @@ def speed(
     if unit != "ms" or not isinstance(printed, str) or not printed.endswith("ms"):
         printed = None
     value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
-    return Speed(value, printed, flags_of(record), bare=bare)
+    return Speed(
+        value,
+        printed,
+        flags_of(record),
+        bare=bare,
+        digits=record_digits(record),
+        spread=None if bare else record_spread(record),
+    )
+
+
+def record_digits(record: dict[str, Any]) -> int | None:
+    """Significant digits a record's figure supports, whatever the unit it is shown in.
+
+    A published figure's printed digits (:func:`~archbench.report.units.printed_digits`);
+    a measured median's, the digits its 95 % interval supports
+    (:func:`~archbench.report.units.interval_digits`); None when neither is known
+    (fewer than 6 samples).
+    """
+    printed = record.get("printed")
+    if isinstance(printed, str):
+        return printed_digits(printed)
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    if low is None or high is None:
+        return None
+    return interval_digits(float(record["per_op_ns"]), float(low), float(high))
+
+
+def record_spread(record: dict[str, Any]) -> float | None:
+    """Half-width of a measured median's 95 % interval relative to the median; None unknown."""
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    if low is None or high is None or record.get("printed") is not None:
+        return None
+    return (float(high) - float(low)) / 2 / float(record["per_op_ns"])
 
 
 def grouped(
@@ -115,13 +153,24 @@ def grouped(
     return tuple(tuple(g) for _, g in sorted(groups.items()))
 
 
-def what(unit: Unit, suite: str = "blindsig") -> str:
-    """What a speed in ``unit`` is, for captions."""
+def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) -> str:
+    """What a speed in ``unit`` is, for captions of tables showing ``machines``.
+
+    A measured figure is a median of timed blocks; reference data is one
+    published figure, never called a median.
+    """
+    published = [m.is_reference for m in machines]
+    every, some = bool(published) and all(published), any(published)
     if unit == "ops/s":
-        return "operations per second (one operation)"
-    if suite == "blindsig":
-        return f"median time of {THESIS_OPS} operations in {unit_label(unit)}"
-    return f"median time of the block each row names, in {unit_label(unit)}"
+        text = "operations per second (one operation)"
+        if every:
+            return f"{text}, from the published time"
+        return text + ("; reference columns: from the published time" if some else "")
+    block = f"{THESIS_OPS} operations" if suite == "blindsig" else "the block each row names,"
+    if every:
+        return f"time of {block} in {unit_label(unit)}, as published"
+    text = f"median time of {block} in {unit_label(unit)}"
+    return text + ("; reference columns: the published figure" if some else "")
 
 
 def section(machine: Machine, unit: Unit) -> Section:
@@ -165,6 +214,7 @@ def section(machine: Machine, unit: Unit) -> Section:
         title=f"{processor} ({machine.name})",
         heading=heading,
         emulated=result.emulated,
+        reference=result.reference is not None,
         setup=setup_items(result),
         notes=result.reference.notes if result.reference else "",
         table=table,

@@ -9,6 +9,8 @@ below 5, whole numbers from 5 on, digits grouped from 10 000 on.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from typing import Final, Literal
 
 from archbench.errors import ReportError
@@ -106,11 +108,12 @@ def format_ms(value_ms: float, thousands_sep: str = " ") -> str:
     return format_speed(value_ms, "ms", thousands_sep)
 
 
-def format_ratio(value: float, thousands_sep: str = " ") -> str:
-    """A ratio to three significant digits, never in exponent notation.
+def format_ratio(value: float, thousands_sep: str = " ", digits: int | None = None) -> str:
+    """A ratio to ``digits`` significant digits (default :data:`RATIO_DIGITS`).
 
     ``3.0195`` -> ``"3.02"``, ``0.0000760`` -> ``"0.0000760"``, ``13157.9``
-    -> ``"13 158"`` (grouped from :data:`GROUP_DIGITS_FROM_MS` on).
+    -> ``"13 200"``; with ``digits=1``, ``5.0`` -> ``"5"`` (0.005 / 0.001
+    claims no more). See :func:`format_significant` for grouping and exponents.
 
     Raises:
         ValueError: ``value`` is not positive and finite.
@@ -119,14 +122,107 @@ def format_ratio(value: float, thousands_sep: str = " ") -> str:
         raise ValueError(f"a ratio must be positive and finite, got {value!r}")
     if value >= SCIENTIFIC_FROM or value < 1e-12:
         return f"{value:.2e}"
-    decimals = max(0, 2 - math.floor(math.log10(value)))
-    text = f"{value:.{decimals}f}"
-    # Rounding may add a digit (9.996 -> "10.00"); redo with the new magnitude.
-    decimals = max(0, 2 - math.floor(math.log10(float(text))))
-    text = f"{value:.{decimals}f}"
-    if float(text) >= GROUP_DIGITS_FROM_MS:
-        return f"{value:,.{decimals}f}".replace(",", thousands_sep)
-    return text
+    return format_significant(value, RATIO_DIGITS if digits is None else digits, thousands_sep)
+
+
+# --- significant digits: what a figure's source supports ---------------------------
+
+RATIO_DIGITS: Final = 3
+"""Significant digits of a ratio whose inputs do not say how many they support."""
+
+EXPONENT_FROM_ZEROS: Final = 4
+"""Whole-number zeros that carry nothing, from which a figure switches to exponent notation."""
+
+_PRINTED_NUMBER: Final = re.compile(r"^\s*(\d[\d ,]*)(?:\.(\d+))?")
+
+
+def _exponent(value: float) -> int:
+    return math.floor(math.log10(abs(value)))
+
+
+def format_significant(value: float, digits: int, thousands_sep: str = " ") -> str:
+    """``value`` rounded to ``digits`` significant digits, zeros that carry nothing left out.
+
+    ``(3.8702, 4)`` -> ``"3.870"``, ``(1.0, 1)`` -> ``"1"``, ``(13157.9, 3)``
+    -> ``"13 200"`` (grouped from :data:`GROUP_DIGITS_FROM_MS` on). When
+    :data:`EXPONENT_FROM_ZEROS` or more whole-number zeros would carry nothing,
+    exponent notation says so: ``(10_000_000, 1)`` -> ``"1e+07"``, not
+    ``"10 000 000"``; ``(183_000, 3)`` stays ``"183 000"``.
+
+    Raises:
+        ValueError: ``value`` is not finite or ``digits`` is below 1.
+    """
+    if not math.isfinite(value) or digits < 1:
+        raise ValueError(f"cannot format {value!r} to {digits!r} significant digits")
+    if value == 0:
+        return "0"
+    last = _exponent(value) - digits + 1
+    rounded = round(value, -last)
+    if rounded != 0 and _exponent(rounded) - digits + 1 != last:
+        last += 1  # 9.96 -> 10.0: rounding added a digit
+        rounded = round(value, -last)
+    if last >= EXPONENT_FROM_ZEROS and abs(rounded) >= GROUP_DIGITS_FROM_MS:
+        return f"{rounded:.{digits - 1}e}"
+    decimals = max(0, -last)
+    if abs(rounded) >= GROUP_DIGITS_FROM_MS:
+        return f"{rounded:,.{decimals}f}".replace(",", thousands_sep)
+    return f"{rounded:.{decimals}f}"
+
+
+def printed_digits(printed: str) -> int | None:
+    """Significant digits of a published figure as printed.
+
+    ``"0.204 ms"`` -> 3, ``"3.870 ms"`` -> 4, ``"2684 ms"`` -> 4, ``"0.001 ms"``
+    -> 1, ``"10 000 ms"`` and ``"8000 ms"`` -> 1 (a whole number's trailing
+    zeros are taken as not significant, as the reference notes say). None when
+    the text does not start with a number.
+    """
+    match = _PRINTED_NUMBER.match(printed)
+    if match is None:
+        return None
+    whole = match.group(1).replace(" ", "").replace(",", "")
+    fraction = match.group(2) or ""
+    if fraction:
+        significant = (whole + fraction).lstrip("0")
+        return max(1, len(significant))
+    return max(1, len(whole.lstrip("0").rstrip("0")))
+
+
+def interval_digits(value: float, low: float, high: float) -> int | None:
+    """Significant digits of ``value`` that its confidence interval [low, high] supports.
+
+    The last digit kept is the one of the interval's half-width's leading
+    digit: 6.08 with (6.00, 6.17) (half-width 0.085) keeps hundredths, 3
+    digits. None when the interval is empty or not finite.
+    """
+    half = (high - low) / 2
+    if not (math.isfinite(half) and half > 0 and math.isfinite(value) and value != 0):
+        return None
+    return max(1, _exponent(value) - _exponent(half) + 1)
+
+
+def sum_digits(parts: Sequence[tuple[float, int | None]]) -> int | None:
+    """Significant digits of a sum of (value, digits): the coarsest part's last digit decides.
+
+    0.444 + 0.094 + 3.332 (3, 2 and 4 digits, all to thousandths) = 3.870, 4 digits.
+    None when a part's digits are unknown.
+    """
+    if any(d is None for _, d in parts) or not parts:
+        return None
+    last = max(_exponent(v) - d + 1 for v, d in parts if d is not None and v != 0)
+    total = sum(v for v, _ in parts)
+    return max(1, _exponent(total) - last + 1) if total else None
+
+
+def ratio_digits(*digits: int | None) -> int | None:
+    """Significant digits of a product or quotient: the fewest of its inputs'.
+
+    An input of unknown digits (None) counts as :data:`RATIO_DIGITS`; None when all are unknown.
+    """
+    known = [d for d in digits if d is not None]
+    if not known:
+        return None
+    return min(known + [RATIO_DIGITS] * (len(digits) - len(known)))
 
 
 def unit_value(thesis_ms: float, ops_per_s: float, unit: Unit) -> float:
@@ -143,3 +239,39 @@ def per_op_ns_in(per_op_ns: float, thesis_ops: int, unit: Unit) -> float:
     if unit == "ops/s":
         return NS_PER_S / per_op_ns
     return per_op_ns * thesis_ops / NS_PER_MS * (1000 if unit == "us" else 1)
+
+
+def format_measured(
+    value: float,
+    unit: Unit,
+    digits: int | None,
+    thousands_sep: str = " ",
+    micro: str = "µ",
+    *,
+    bare: bool = False,
+) -> str:
+    """A speed in ``unit`` to the ``digits`` its source supports; ``digits`` None: the appendix's
+    style (:func:`format_number`).
+
+    Never more digits than the appendix's style shows or :data:`RATIO_DIGITS`,
+    whichever is more: a tight interval does not make "10 000.12 ms".
+
+    ``(6.0812, "ms", 3)`` -> ``"6.08 ms"`` (the appendix's style: "6 ms");
+    ``(1.0, "us", 1)`` -> ``"1 µs"`` (from "0.001 ms"); ``(1e7, "us", 1)`` ->
+    ``"1e+07 µs"`` (from "10 000 ms").
+
+    Raises:
+        ValueError: ``value`` is not finite.
+    """
+    if digits is None or value == 0:
+        text = format_number(value, thousands_sep)
+    else:
+        style = max(1, _exponent(value) + 1 + (3 if abs(value) < THREE_DECIMALS_BELOW else 0))
+        text = format_significant(value, min(digits, max(style, RATIO_DIGITS)), thousands_sep)
+    return text if bare else f"{text} {unit_label(unit, micro)}"
+
+
+def format_spread(spread: float) -> str:
+    """A relative half-width as ``"±1.4 %"`` (two significant digits, at most one decimal)."""
+    percent = spread * 100
+    return f"±{percent:.1f} %" if percent < 10 else f"±{percent:.0f} %"
