@@ -367,7 +367,11 @@ def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
 
 
 def write_exports(
-    results: Sequence[Result], out_dir: Path, counted: Sequence[Result] = ()
+    results: Sequence[Result],
+    out_dir: Path,
+    counted: Sequence[Result] = (),
+    *,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
 
@@ -383,7 +387,9 @@ def write_exports(
         ReportError: a damaged row, or ``out_dir`` is not writable.
     """
     # Counting results (--metric instructions) add instructions_per_op, empty where not counted.
-    frame = instructions_tables.add_export_column(tidy_frame(results), counted)
+    # A render passes the frame it built (archbench.report.frame.build) so it is built once.
+    tidy = tidy_frame(results) if frame is None else frame
+    frame = instructions_tables.add_export_column(tidy, counted)
     rendered = {
         out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",

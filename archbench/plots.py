@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
 
@@ -33,14 +34,14 @@ from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
 
 from archbench.errors import ReportError
-from archbench.export import gnupg_frame, tidy_frame
+from archbench.export import gnupg_frame
+from archbench.report.frame import ReportData, build
 from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER
 from archbench.reports import (
     COMPARISON_ROWS,
     OPERATION_WORDING,
     SPEEDUP_RSA_BITS,
     Unit,
-    machine_names,
     unit_label,
     unit_value,
 )
@@ -65,9 +66,12 @@ def _label(scheme: str, bits: int | None) -> str:
     return "CS" if scheme == "CS" else f"RSA {bits} bit"
 
 
-def _records(results: Sequence[Result]) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
-    names = machine_names(results)
-    frame = tidy_frame([r for _, r in names])
+def _records(
+    results: Sequence[Result] | ReportData,
+) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
+    data = results if isinstance(results, ReportData) else build(results)
+    names = [(m.name, m.result) for m in data.machines]
+    frame = pd.concat([m.frame for m in data.machines])
     # Per-operation charts are the appendix's; other suites have their own (GnuPG).
     frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
     by_id = {(r.run_id, r.target.name): name for name, r in names}
@@ -143,7 +147,10 @@ def _bars(
 
 
 def operation_figure(
-    results: Sequence[Result], operation: str, unit: Unit = "ms", ops: int | None = None
+    results: Sequence[Result] | ReportData,
+    operation: str,
+    unit: Unit = "ms",
+    ops: int | None = None,
 ) -> Figure | None:
     """Bars of one operation across machines, one bar per scheme present; None if no machine has it.
 
@@ -189,7 +196,9 @@ def operation_figure(
     return _bars(title, ylabel, machines, series, values)
 
 
-def cs_vs_rsa_figure(results: Sequence[Result], rsa_bits: int = SPEEDUP_RSA_BITS) -> Figure | None:
+def cs_vs_rsa_figure(
+    results: Sequence[Result] | ReportData, rsa_bits: int = SPEEDUP_RSA_BITS
+) -> Figure | None:
     """Per machine, RSA ``rsa_bits`` time / CS time for each of the thesis's comparison rows.
 
     Above 1 (the dashed line) CS is faster. CS's "derive R0, R1 & blinding"
@@ -239,27 +248,30 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def figures(results: Sequence[Result], unit: Unit = "ms") -> list[tuple[str, Figure]]:
+def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[tuple[str, Figure]]:
     """(file stem, figure) of every chart: ``fig-<operation>`` …, then ``fig-cs-vs-rsa-2048``.
+
+    The tidy frame is built once (:func:`archbench.report.frame.build`) for all of them.
 
     Raises:
         ReportError: no results, or a damaged row.
     """
-    _, records = _records(results)
+    data = results if isinstance(results, ReportData) else build(results)
+    _, records = _records(data)
     keys = sorted(
         {(str(r["operation"]), int(r["thesis_ops"])) for r in records},
         key=lambda k: (OPERATION_ORDER.index(k[0]) if k[0] in OPERATION_ORDER else 99, k[1]),
     )
     out: list[tuple[str, Figure]] = []
     for operation, ops in keys:
-        fig = operation_figure(results, operation, unit, ops)
+        fig = operation_figure(data, operation, unit, ops)
         if fig is not None:
             suffix = f"-{ops}" if operation in HELPER_OPERATIONS else ""
             out.append((f"fig-{_slug(operation)}{suffix}", fig))
-    fig = cs_vs_rsa_figure(results)
+    fig = cs_vs_rsa_figure(data)
     if fig is not None:
         out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))
-    fig = gnupg_figure(results)
+    fig = gnupg_figure(data.results)
     if fig is not None:
         out.append(("fig-gnupg-decrypt", fig))
     return out
@@ -305,7 +317,9 @@ def gnupg_figure(results: Sequence[Result]) -> Figure | None:
     return fig
 
 
-def write_plots(results: Sequence[Result], out_dir: Path, unit: Unit = "ms") -> list[Path]:
+def write_plots(
+    results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
+) -> list[Path]:
     """Write every chart of :func:`figures` as PNG (150 dpi) and PDF into ``out_dir``.
 
     Returns:

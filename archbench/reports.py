@@ -47,6 +47,7 @@ from archbench.report.vocabulary import (
     SPEEDUP_RSA_BITS,
 )
 from archbench.report.writer import (
+    prepare,
     render_latex,
     render_markdown,
     render_markdown_table,
@@ -89,6 +90,7 @@ __all__ = [
     "markdown_escape",
     "parse_style",
     "parse_unit",
+    "prepare",
     "render_latex",
     "render_markdown",
     "render_markdown_table",

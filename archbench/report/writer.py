@@ -143,8 +143,29 @@ def select_results(
     return kept
 
 
+def prepare(results: Sequence[Result], failures: Sequence[LoadFailure] = ()) -> ReportData:
+    """The tidy frame and machines of one render (:func:`archbench.report.frame.build`).
+
+    ``invoke report`` builds it once and passes it to the chapter, the
+    exports (``frame=``) and the plots.
+
+    Raises:
+        ReportError: no results (the message says to run ``invoke bench``
+            first and names load failures, if any), or a damaged row.
+    """
+    if not results:
+        detail = ""
+        if failures:
+            detail = (
+                f" ({len(failures)} results file(s) could not be loaded, "
+                f"first: {failures[0].message})"
+            )
+        raise ReportError(f"no results to report{detail}; run 'invoke bench' first")
+    return build(results)
+
+
 def write_reports(
-    results: Sequence[Result],
+    results: Sequence[Result] | ReportData,
     failures: Sequence[LoadFailure],
     out_dir: Path,
     options: ReportOptions = _DEFAULT,
@@ -165,15 +186,8 @@ def write_reports(
             unknown or emulated baseline, a missing template, or ``out_dir``
             is not writable.
     """
-    if not results:
-        detail = ""
-        if failures:
-            detail = (
-                f" ({len(failures)} results file(s) could not be loaded, "
-                f"first: {failures[0].message})"
-            )
-        raise ReportError(f"no results to report{detail}; run 'invoke bench' first")
-    chapter = chapter_mod.build(build(results), options, failures)
+    data = results if isinstance(results, ReportData) else prepare(results, failures)
+    chapter = chapter_mod.build(data, options, failures)
     rendered = {
         out_dir / latex.FILE: latex.render_chapter(chapter, options.style),
         out_dir / latex.STANDALONE_FILE: latex.render_standalone(options.style),
