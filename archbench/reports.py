@@ -13,7 +13,6 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from archbench.report.comparisons import COMPARISON_SIZES_PER_TABLE
 from archbench.report.frame import machine_names
 from archbench.report.latex import FILE as LATEX_FILE
 from archbench.report.latex import STANDALONE_FILE, STANDALONE_TEMPLATE, render_standalone
@@ -21,6 +20,7 @@ from archbench.report.latex import TEMPLATE as LATEX_TEMPLATE
 from archbench.report.markdown import FILE as MARKDOWN_FILE
 from archbench.report.markdown import TEMPLATE as MARKDOWN_TEMPLATE
 from archbench.report.model import STYLES, SUMMARY_COLUMNS, ReportOptions, Style, parse_style
+from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.templating import TEMPLATES_DIR, latex_escape, markdown_escape
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,

@@ -8,7 +8,8 @@ One concern per module; a render goes through them in this order:
 * :mod:`~archbench.report.frame`: the tidy frame and the machines, built once per render;
 * :mod:`~archbench.report.model`: the table model (rows, columns, notes, flags);
 * :mod:`~archbench.report.crossmachine`: the one cross-machine builder and chunker;
-* :mod:`~archbench.report.sections`, :mod:`~archbench.report.comparisons`,
+* :mod:`~archbench.report.sections`, :mod:`~archbench.report.schemes` (CS vs RSA),
+  :mod:`~archbench.report.comparisons`,
   :mod:`~archbench.report.suites`: the tables of the appendix and of the other suites;
 * :mod:`~archbench.report.chapter`: the chapter (sections, parts, intro);
 * :mod:`~archbench.report.templating`, :mod:`~archbench.report.latex`,

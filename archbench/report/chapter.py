@@ -6,9 +6,10 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from archbench.report.comparisons import comparison, cs_vs_rsa, emulation, repeatability, summary
+from archbench.report.comparisons import comparison, emulation, repeatability, summary
 from archbench.report.frame import ReportData
 from archbench.report.model import Chapter, ReportOptions, Section
+from archbench.report.schemes import cs_vs_rsa
 from archbench.report.sections import section
 from archbench.report.suites import suite_parts
 from archbench.report.units import unit_label
