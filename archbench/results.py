@@ -99,9 +99,17 @@ APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"
 
 
 class _Frozen(BaseModel):
-    # Harness documents may gain fields without a version bump (CONTRACT.md),
-    # so unknown keys are ignored rather than rejected.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Harness documents may gain fields without a version bump (CONTRACT.md):
+    # unknown keys are kept (model_extra, and written back on save), never
+    # rejected and never dropped.
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class CalibrationBlock(_Frozen):
+    """One discarded calibration block of a row: ``ops_per_block`` operations took ``ns``."""
+
+    ops_per_block: int = Field(ge=1)
+    ns: int = Field(ge=0)
 
 
 class Row(_Frozen):
@@ -149,6 +157,10 @@ class Row(_Frozen):
     the row is their aggregate throughput."""
     device: str = "cpu"
     """Where the private-key operation ran; ``cpu`` unless a token was plugged in (gnupg)."""
+    warmup_samples_ns: tuple[Annotated[int, Field(ge=0, le=MAX_NS)], ...] | None = None
+    """Discarded warm-up blocks, ns each (not part of the statistics)."""
+    calibration_blocks: tuple[CalibrationBlock, ...] | None = None
+    """Discarded blocks the harness timed while growing the block to ``ops_per_block``."""
     block_ops: tuple[int, ...] | None = None
     """Raw per-sample operation counts when they differed (``openssl speed``); the
     samples are then rescaled to ``ops_per_block`` operations each."""
@@ -195,6 +207,11 @@ class Parameters(_Frozen):
     iterations: int = Field(ge=1)
     repetitions: int = Field(ge=1)
     rsa_bits: tuple[int, ...]
+    schemes: tuple[str, ...] | None = None
+    message_bytes: int | None = None
+    warmup: int | None = Field(default=None, ge=0)
+    max_time_s: float | None = None
+    min_block_ns: int | None = None
 
 
 class CpuLimits(_Frozen):
@@ -229,6 +246,11 @@ class Setup(_Frozen):
     """1, 5 and 15 minute load averages at the start of the run."""
     tools: dict[str, str] | None = None
     """Versions of the tools the suites ran (``openssl version -a``, ``gpg --version``)."""
+    package_names: dict[str, str | None] | None = None
+    """The Debian package each ``packages`` entry was read from."""
+    clock_resolution_ns: int | None = None
+    build: dict[str, str] | None = None
+    """How the driver was built (``build-info.txt``: compiler, flags, library versions)."""
 
 
 class Calibration(_Frozen):
@@ -238,7 +260,9 @@ class Calibration(_Frozen):
     resolution_ns: float = Field(gt=0)
     observed_tick_ns: float | None = None
     pair_overhead_ns: float | None = None
+    probe_reads: int | None = None
     min_block_ns: int = Field(ge=0)
+    max_block_ops: int | None = None
 
     @property
     def tick_ns(self) -> float:
