@@ -29,9 +29,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.importer import GNUNET_PERF_SUITE
-from archbench.report.compare_tables import format_time_ns
 from archbench.report.templating import latex_escape
-from archbench.report.units import format_ratio
+from archbench.report.units import format_ratio, format_time_ns
 from archbench.results import Result, Row, write_atomic
 
 THESIS_OPS: Final = 10

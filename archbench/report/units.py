@@ -275,3 +275,19 @@ def format_spread(spread: float) -> str:
     """A relative half-width as ``"±1.4 %"`` (two significant digits, at most one decimal)."""
     percent = spread * 100
     return f"±{percent:.1f} %" if percent < 10 else f"±{percent:.0f} %"
+
+
+_TIME_UNITS: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+
+
+def format_time_ns(ns: float) -> str:
+    """A per-operation time to three significant digits, in the largest unit that keeps
+    it at least 1: ``"6.08 ms"``, ``"40.0 ns"``.
+
+    Raises:
+        ValueError: ``ns`` is not positive and finite.
+    """
+    if not math.isfinite(ns) or ns <= 0:
+        raise ValueError(f"a time must be positive and finite, got {ns!r}")
+    scale, unit = next(((s, u) for s, u in _TIME_UNITS if ns >= s), _TIME_UNITS[-1])
+    return f"{format_ratio(ns / scale)} {unit}"
