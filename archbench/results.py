@@ -112,6 +112,20 @@ class CalibrationBlock(_Frozen):
     ns: int = Field(ge=0)
 
 
+def _appendix_rows_schema(schema: dict[str, Any]) -> None:
+    """JSON schema of :class:`Row`: rows of the appendix suites name a CS/RSA operation."""
+    schema["if"] = {
+        "properties": {"suite": {"enum": sorted(APPENDIX_SUITES)}},
+        "required": ["suite"],
+    }
+    schema["then"] = {
+        "properties": {
+            "scheme": {"enum": list(get_args(Scheme))},
+            "operation": {"enum": list(get_args(Operation))},
+        }
+    }
+
+
 class Row(_Frozen):
     """One measured row: ``ops_per_block`` operations timed per sample.
 
@@ -124,6 +138,8 @@ class Row(_Frozen):
     put a curve or message size in ``param``.
     """
 
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=_appendix_rows_schema)
+
     suite: str = Field(min_length=1)
     scheme: str = Field(min_length=1)
     key_bits: int | None
@@ -132,10 +148,10 @@ class Row(_Frozen):
     samples_ns: tuple[Annotated[int, Field(ge=1, le=MAX_NS)], ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
-    iterations_requested: int | None = None
+    iterations_requested: int | None = Field(default=None, ge=1)
     """``--iterations``; ``ops_per_block`` is larger when calibration grew the block."""
     calibrated: bool = False
-    repetitions_requested: int | None = None
+    repetitions_requested: int | None = Field(default=None, ge=1)
     """``--repetitions``; ``len(samples_ns)`` is how many were taken."""
     budget_exhausted: bool = False
     """True when ``--max-time`` stopped the repetitions early."""
@@ -210,17 +226,17 @@ class Parameters(_Frozen):
     schemes: tuple[str, ...] | None = None
     message_bytes: int | None = None
     warmup: int | None = Field(default=None, ge=0)
-    max_time_s: float | None = None
-    min_block_ns: int | None = None
+    max_time_s: float | None = Field(default=None, gt=0)
+    min_block_ns: int | None = Field(default=None, ge=0)
 
 
 class CpuLimits(_Frozen):
     """cgroup CPU controls of the container (``harness/CONTRACT.md``)."""
 
-    cgroup: str
+    cgroup: Literal["v1", "v2"]
     quota_us: int | None = None
     period_us: int | None = None
-    cpus: float | None = None
+    cpus: float | None = Field(default=None, gt=0)
     cpuset: str | None = None
 
 
@@ -240,9 +256,9 @@ class Setup(_Frozen):
     gnunet_version: str | None = None
     gcc_version: str | None = None
     cpu_flags: tuple[str, ...] | None = None
-    cpu_affinity: tuple[int, ...] | None = None
+    cpu_affinity: tuple[Annotated[int, Field(ge=0)], ...] | None = None
     cpu_limits: CpuLimits | None = None
-    load_average: tuple[float, ...] | None = None
+    load_average: tuple[float, ...] | None = Field(default=None, min_length=3, max_length=3)
     """1, 5 and 15 minute load averages at the start of the run."""
     tools: dict[str, str] | None = None
     """Versions of the tools the suites ran (``openssl version -a``, ``gpg --version``)."""
@@ -258,7 +274,7 @@ class Calibration(_Frozen):
 
     clock: str = "CLOCK_MONOTONIC"
     resolution_ns: float = Field(gt=0)
-    observed_tick_ns: float | None = None
+    observed_tick_ns: float | None = Field(default=None, gt=0)
     pair_overhead_ns: float | None = None
     probe_reads: int | None = None
     min_block_ns: int = Field(ge=0)

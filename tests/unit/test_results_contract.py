@@ -16,6 +16,7 @@ import pytest
 import test_harness
 from helpers import result
 
+from archbench.contract import SCHEMA_FILE, harness_schema, schema_text
 from archbench.results import HarnessDocument, ResultStore, load
 
 
@@ -80,8 +81,13 @@ def test_saved_results_keep_warmups_calibration_blocks_and_build_info(tmp_path: 
     assert again.calibration.max_block_ops == doc["calibration"]["max_block_ops"]
 
 
+def test_checked_in_schema_is_generated_from_the_host_models() -> None:
+    # Regenerate with: python -m archbench.contract > harness/schema-v1.json
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text()
+
+
 def test_schema_generated_from_the_host_models_accepts_the_harness_output() -> None:
-    schema = HarnessDocument.model_json_schema()
+    schema = harness_schema()
     validator = jsonschema.Draft202012Validator(schema)
     validator.validate(_document())
     broken = _document()
@@ -92,3 +98,11 @@ def test_schema_generated_from_the_host_models_accepts_the_harness_output() -> N
     broken["rows"][0]["calibration_blocks"] = [{"ops_per_block": 0, "ns": 5}]
     with pytest.raises(jsonschema.ValidationError):
         validator.validate(broken)
+    # The vocabulary is part of the schema: an appendix row names a known operation.
+    broken = _document()
+    broken["rows"][0]["operation"] = "sign"
+    with pytest.raises(jsonschema.ValidationError, match="'sign' is not one of"):
+        validator.validate(broken)
+    other = _document()
+    other["rows"][0].update(suite="sodium", scheme="Ed25519", operation="sign")
+    validator.validate(other)
