@@ -20,7 +20,6 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -36,7 +35,8 @@ from matplotlib.patches import Patch
 from archbench.errors import ReportError
 from archbench.export import gnupg_frame
 from archbench.report.frame import ReportData, build
-from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER
+from archbench.report.model import slug
+from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER, scheme_text
 from archbench.reports import (
     COMPARISON_ROWS,
     OPERATION_WORDING,
@@ -60,10 +60,6 @@ PALETTE: Final = (
     "#8c8c8c",
 )
 """Colour per bar series, in series order (seaborn's "deep", colour-blind friendly)."""
-
-
-def _label(scheme: str, bits: int | None) -> str:
-    return "CS" if scheme == "CS" else f"RSA {bits} bit"
 
 
 def _records(
@@ -173,7 +169,7 @@ def operation_figure(
         return None
     schemes = sorted(
         {
-            (r["scheme"] != "CS", r["key_bits"] or 0, _label(r["scheme"], r["key_bits"]))
+            (r["scheme"] != "CS", r["key_bits"] or 0, scheme_text(r["scheme"], r["key_bits"]))
             for r in chosen
         }
     )
@@ -181,7 +177,7 @@ def operation_figure(
     present = {r["machine"] for r in chosen}
     machines = [(n, r.emulated) for n, r in names if n in present]
     values = {
-        (r["machine"], _label(r["scheme"], r["key_bits"])): unit_value(
+        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): unit_value(
             float(r["thesis_ms"]), float(r["ops_per_s"]), unit
         )
         for r in chosen
@@ -244,10 +240,6 @@ def cs_vs_rsa_figure(
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[tuple[str, Figure]]:
     """(file stem, figure) of every chart: ``fig-<operation>`` …, then ``fig-cs-vs-rsa-2048``.
 
@@ -267,7 +259,7 @@ def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[t
         fig = operation_figure(data, operation, unit, ops)
         if fig is not None:
             suffix = f"-{ops}" if operation in HELPER_OPERATIONS else ""
-            out.append((f"fig-{_slug(operation)}{suffix}", fig))
+            out.append((f"fig-{slug(operation)}{suffix}", fig))
     fig = cs_vs_rsa_figure(data)
     if fig is not None:
         out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))

@@ -161,10 +161,15 @@ def group_key(key: RowKey) -> tuple[int, int]:
     )
 
 
-def scheme_label(key: RowKey) -> str:
-    """``"CS"`` or ``"RSA 2048 bit"``."""
-    _, _, scheme, bits = key
+def scheme_text(scheme: str, bits: int | None) -> str:
+    """``"CS"`` or ``"RSA 2048 bit"``: a blind-signature scheme as tables and plots name it."""
     return "CS" if scheme == "CS" else f"RSA {bits} bit"
+
+
+def scheme_label(key: RowKey) -> str:
+    """:func:`scheme_text` of an appendix row."""
+    _, _, scheme, bits = key
+    return scheme_text(scheme, bits)
 
 
 def operation_label(key: RowKey, per_operation: bool, *, short: bool = False) -> str:
