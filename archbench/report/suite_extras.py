@@ -280,3 +280,18 @@ def gnupg_table(machines: Sequence[Machine], fmt: Formatter) -> Table | None:
         groups=(tuple(rows),),
         small=False,
     )
+
+
+ExtraTables = Callable[[Sequence[Machine], Formatter, Formatter], list[Table | None]]
+"""(machines, hardware first; speed formatter; ratio formatter) -> a suite's own tables."""
+
+EXTRA_TABLES: Final[dict[str, ExtraTables]] = {
+    "openssl-speed": lambda machines, fmt, ratio: [
+        multi_scaling_table(machines, fmt, ratio),
+        nist_brainpool_table(machines, fmt, ratio),
+    ],
+    "sodium": lambda machines, fmt, _ratio: [order_statistics_table(machines, "sodium", fmt)],
+    "gnupg": lambda machines, fmt, _ratio: [gnupg_table(machines, fmt)],
+}
+"""The tables a suite adds after its cross-machine table; a new suite with tables of its
+own adds its entry here (the cross-machine table needs nothing)."""

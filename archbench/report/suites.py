@@ -20,11 +20,8 @@ from archbench.report.crossmachine import RowLayout, tables_by_kind
 from archbench.report.model import Cell, Machine, Part, ReportOptions, Table
 from archbench.report.sections import cpu
 from archbench.report.suite_extras import (
+    EXTRA_TABLES,
     Formatter,
-    gnupg_table,
-    multi_scaling_table,
-    nist_brainpool_table,
-    order_statistics_table,
     row_key,
     row_unit,
     row_value,
@@ -120,16 +117,8 @@ def suite_tables(
     for suite in other_suites(machines):
         tables = cross_machine_tables(machines, suite, fmt, columns)
         hardware_first = sorted(machines, key=lambda m: m.result.emulated)
-        extra: list[Table | None] = []
-        if suite == "openssl-speed":
-            extra = [
-                multi_scaling_table(hardware_first, fmt, ratio),
-                nist_brainpool_table(hardware_first, fmt, ratio),
-            ]
-        elif suite == "sodium":
-            extra = [order_statistics_table(hardware_first, suite, fmt)]
-        elif suite == "gnupg":
-            extra = [gnupg_table(hardware_first, fmt)]
+        own = EXTRA_TABLES.get(suite)
+        extra = own(hardware_first, fmt, ratio) if own is not None else []
         tables += [_mark_machine_rows(t, machines) for t in extra if t is not None]
         out.append((suite_title(suite), tables))
     return out
