@@ -23,15 +23,12 @@ from invoke.tasks import task
 from archbench import (
     archiver,
     bases,
-    compare_tables,
     counting,
     emulated_defaults,
     emulation,
     engine,
     export,
     flags,
-    gnunet_perf_tables,
-    instructions_tables,
     outputs,
     pipeline,
     reports,
@@ -55,6 +52,9 @@ from archbench.errors import (
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
+from archbench.report import compare_tables
+from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import instructions as instructions_tables
 from archbench.results import (
     Result,
     ResultStore,
@@ -528,12 +528,14 @@ def report(
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
     counted = _select_counted(counted, targets, archs, suites)
-    paths = reports.write_reports(chosen, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir, counted)
+    # The tidy frame is built once for the chapter, the exports and the plots.
+    data = reports.prepare(chosen, failures)
+    paths = reports.write_reports(data, failures, out_dir, options)
+    paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
     paths += gnunet_perf_tables.write(chosen, out_dir)
     paths += instructions_tables.write_all(counted, chosen, out_dir)
     if plots:
-        paths += plots_mod.write_plots(chosen, out_dir, options.unit)
+        paths += plots_mod.write_plots(data, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

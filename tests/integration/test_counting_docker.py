@@ -13,8 +13,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from archbench import engine, instructions_tables, pipeline
+from archbench import engine, pipeline
 from archbench.matrix import load
+from archbench.report import instructions as instructions_tables
 from archbench.results import Result, ResultStore
 
 HERE = Path(__file__).resolve().parent

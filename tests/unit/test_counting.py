@@ -14,9 +14,10 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import counting, counting_image, instructions_tables
+from archbench import counting, counting_image
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
+from archbench.report import instructions as instructions_tables
 from archbench.results import Counting, Result, ResultStore, load
 
 HEADER = "archbench-count\t1\t1\triscv64\n"
