@@ -12,12 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import counting as C
+import pandas as pd
 import pytest
 import suite_counting as SC
 import suite_rsa_large
 import suite_sodium
+from helpers import row as make_row
 from hypothesis import given
 from hypothesis import strategies as st
+from test_counting import counted
+
+from archbench import count_stage
+from archbench import instructions_tables as T
+from archbench.results import Result
 
 HEADER = "archbench-count\t1\t1\tx86_64\n"
 
@@ -207,6 +214,54 @@ def test_session_reuses_an_earlier_calibration_without_running_anything(tmp_path
 
 
 def test_only_our_drivers_are_counted() -> None:
-    from archbench import count_stage
-
     assert SC.COUNTED_SUITES == count_stage.COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
+
+
+# ---------------------------------------------------------------- tables and exports
+
+
+def counted_suites() -> Result:
+    """A counting result with blindsig, rsa-large and sodium rows (two SHA-256 sizes)."""
+    base = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
+    extra = [
+        make_row("RSA", "sign", [5, 5], key_bits=2048, suite="rsa-large"),
+        make_row("SHA-256", "hash", [5, 5], suite="sodium").model_copy(update={"param": "64 B"}),
+        make_row("SHA-256", "hash", [5, 5], suite="sodium").model_copy(update={"param": "1000 B"}),
+    ]
+    counts = [(60_000_000, 60_000_000), (7_730, 7_750), (30_000, 30_000)]
+    rows = base.harness.rows + tuple(
+        r.model_copy(update={"instructions": c}) for r, c in zip(extra, counts, strict=True)
+    )
+    return base.model_copy(update={"harness": base.harness.model_copy(update={"rows": rows})})
+
+
+def test_table_has_a_suite_column_and_names_what_is_not_counted() -> None:
+    r = counted_suites()
+    table = T.wide([r])
+    assert table["Suite"].tolist() == ["blindsig", "blindsig", "rsa-large", "sodium", "sodium"]
+    assert table["Scheme"].tolist()[2:] == ["RSA-2048", "SHA-256 1000 B", "SHA-256 64 B"]
+    # ops_per_block is 10: 60 M per block = 6 M per signature.
+    assert table["amd64-trixie"].tolist()[2:] == [6_000_000, 3_000, 774]
+    md = T.render_markdown([r])
+    assert "Not counted: openssl-speed, gnupg" in md
+    assert "Not counted: openssl-speed, gnupg" in T.render_latex([r])
+
+
+def test_export_joins_on_suite_and_param_and_leaves_foreign_suites_empty() -> None:
+    r = counted_suites()
+    export = pd.DataFrame(
+        {
+            "run_id": [r.run_id] * 4,
+            "target": ["amd64-trixie"] * 4,
+            "suite": ["sodium", "sodium", "openssl-speed", "rsa-large"],
+            "scheme": ["SHA-256", "SHA-256", "RSA", "RSA"],
+            "key_bits": [None, None, 2048, 2048],
+            "param": ["64 B", "1000 B", None, None],
+            "operation": ["hash", "hash", "sign", "sign"],
+        }
+    )
+    out = T.add_export_column(export, [r])
+    assert len(out) == 4  # no row doubled by the join
+    values = out["instructions_per_op"].tolist()
+    assert values[0] == 774.0 and values[1] == 3000.0 and values[3] == 6_000_000.0
+    assert pd.isna(values[2])  # openssl speed is not counted
