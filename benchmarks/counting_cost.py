@@ -22,6 +22,10 @@ run medians.
 Usage (from the repository, images already built or built on the first run)::
 
     .venv/bin/python benchmarks/counting_cost.py [--target NAME ...] [--runs 3] [--out FILE]
+        [--rsa-bits 2048] [--iterations N] [--repetitions N] [--warmup N]
+
+The last four override blindsig's settings on both sides (as ``invoke bench``
+does), for a measurement of fewer rows than the default matrix.
 
 Each target's figures are appended as one JSON line to ``--out`` (default
 ``.archbench/counting_cost.jsonl``) as soon as they exist, so an interrupted
@@ -64,18 +68,25 @@ def counted_rows(result: Result) -> dict[str, float]:
     return out
 
 
-def measure(name: str, runs: int, results: Path) -> dict[str, object]:
+def measure(
+    name: str, runs: int, results: Path, overrides: dict[str, object] | None = None
+) -> dict[str, object]:
     """Time and count one target; return its figures (seconds, load, counts)."""
     matrix = load(REPO / "matrix.yml")
     client = engine.connect()
     host = engine.engine_arch(client)
     store = ResultStore(results)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    figures: dict[str, object] = {"target": name, "runs": runs}
+    figures: dict[str, object] = {"target": name, "runs": runs, "overrides": overrides or {}}
     seconds: dict[str, dict[str, float]] = {}
     for metric, repeat in (("time", 1), ("instructions", runs)):
         (plan,) = pipeline.plan(
-            matrix, matrix.select([name]), {"local": host}, repeat=repeat, metrics=(metric,)
+            matrix,
+            matrix.select([name]),
+            {"local": host},
+            overrides or None,
+            repeat=repeat,
+            metrics=(metric,),
         )
         ws = pipeline.Workspace(
             store=store, run_id=f"{stamp}-cost-{metric[:5]}", work_dir=REPO / ".archbench" / "work"
@@ -109,11 +120,21 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="counting container runs per target")
     ap.add_argument("--out", type=Path, default=REPO / ".archbench" / "counting_cost.jsonl")
     ap.add_argument("--results", type=Path, default=REPO / ".archbench" / "counting-cost-results")
+    ap.add_argument("--rsa-bits", help="blindsig RSA sizes, comma-separated (e.g. 2048)")
+    for key in ("iterations", "repetitions", "warmup"):
+        ap.add_argument(f"--{key}", type=int, help=f"blindsig {key} on both sides")
     opts = ap.parse_args()
+    overrides: dict[str, object] = {
+        key: getattr(opts, key)
+        for key in ("iterations", "repetitions", "warmup")
+        if getattr(opts, key) is not None
+    }
+    if opts.rsa_bits:
+        overrides["rsa_bits"] = [int(b) for b in opts.rsa_bits.split(",")]
     names = opts.target or [t.name for t in load(REPO / "matrix.yml").targets]
     opts.out.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
-        figures = measure(name, opts.runs, opts.results)
+        figures = measure(name, opts.runs, opts.results, overrides)
         with opts.out.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(figures) + "\n")
         counts = figures["counts"]
