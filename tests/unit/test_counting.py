@@ -253,6 +253,7 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     rv = counted("riscv64-trixie", "riscv64", "rv64", [1400, 1400, 1400], [1500, 1500, 1500])
     table = instructions_tables.wide([amd, rv])
     assert list(table.columns) == [
+        "Suite",
         "Scheme",
         "Operation",
         "amd64-trixie",
