@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from test_counting import counted
 
 from archbench import count_stage
-from archbench import instructions_tables as T
+from archbench.report import instructions as T
 from archbench.results import Result
 
 HEADER = "archbench-count\t1\t1\tx86_64\n"
