@@ -32,6 +32,7 @@ from archbench import (
     flags,
     gnunet_perf_tables,
     instructions_tables,
+    latex_chapter,
     outputs,
     pipeline,
     reports,
@@ -434,6 +435,7 @@ def _select_counted(
         "unit": "speed unit: ms, us (µs) or ops/s",
         "compare_bits": "RSA sizes of the CS-vs-RSA tables, comma-separated (default: all)",
         "plots": "write bar charts (PNG and PDF) next to the tables (--no-plots: skip)",
+        "label_prefix": "put before every LaTeX label of the chapter (default: the thesis's own)",
     }
 )
 @_errors_to_exit
@@ -452,6 +454,7 @@ def report(
     unit: str = "ms",
     compare_bits: str | None = None,
     plots: bool = True,
+    label_prefix: str = "",
 ) -> None:
     """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
     s = _settings(c)
@@ -465,6 +468,7 @@ def report(
             for b in _split(compare_bits, "--compare-bits")
         )
         or None,
+        label_prefix=latex_chapter.check_label_prefix(label_prefix),
     )
     targets, archs = _split(target, "--target"), [a.key for a in _archs(arch)]
     suites = _split(suite, "--suite")
@@ -506,12 +510,16 @@ def report(
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
     counted = _select_counted(counted, targets, archs, suites)
+    plot_paths: list[Path] = []
+    if plots:
+        # Drawn first so the chapter can reference every figure it has.
+        plot_paths, listed = plots_mod.write_listed(chosen, out_dir, options.unit)
+        options = dataclasses.replace(options, figures=listed)
     paths = reports.write_reports(chosen, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir, counted)
     paths += gnunet_perf_tables.write(chosen, out_dir)
     paths += instructions_tables.write_all(counted, chosen, out_dir)
-    if plots:
-        paths += plots_mod.write_plots(chosen, out_dir, options.unit)
+    paths += plot_paths
     for p in paths:
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

@@ -47,7 +47,7 @@ import jinja2
 import pandas as pd
 from tabulate import tabulate
 
-from archbench import suite_tables, versions
+from archbench import latex_chapter, suite_tables, versions
 from archbench.errors import ReportError
 from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS, tidy_frame
 from archbench.platforms import Arch
@@ -180,6 +180,10 @@ class ReportOptions:
     baseline: str | None = None
     compare_bits: tuple[int, ...] | None = None
     summary_columns: int = SUMMARY_COLUMNS
+    label_prefix: str = ""
+    """Put before every LaTeX label and reference (``--label-prefix``; see latex_chapter)."""
+    figures: tuple[tuple[str, str], ...] = ()
+    """(file stem, caption) of the figures written next to the chapter, to reference them."""
 
 
 def parse_unit(text: str) -> Unit:
@@ -520,6 +524,8 @@ class _Section:
     setup: tuple[tuple[str, str], ...]
     notes: str
     table: _Table
+    intro: str = ""
+    """Published text before the Setup box, ``\\ref{label}`` kept; empty: our sentence."""
 
 
 @dataclass(frozen=True)
@@ -570,7 +576,12 @@ def _machines(results: Sequence[Result], frame: pd.DataFrame) -> list[_Machine]:
     for r in ordered:
         counts[r.target.name] = counts.get(r.target.name, 0) + 1
     machines: list[_Machine] = []
-    slugs: set[str] = set()
+    # Published labels (tab:comp-sign-amd-ryzen-7) keep their suffix; measured ones yield.
+    slugs = {
+        r.reference.table_label.removeprefix("tab:comp-sign-")
+        for r in ordered
+        if r.reference is not None and r.reference.table_label
+    }
     for r in ordered:
         name = r.target.name if counts[r.target.name] == 1 else f"{r.target.name}@{r.run_id}"
         slug = base = _slug(name)
@@ -618,6 +629,8 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     except ValueError:
         pkg_arch = result.target.arch
     reference = result.reference
+    if reference is not None and reference.box is not None:
+        return reference.box  # verbatim; our annotations go beside the box
     if reference is not None:
         # As printed: the box's CPU line and OS line, and only the packages it lists.
         return (
@@ -779,22 +792,33 @@ def _section(machine: _Machine, unit: Unit) -> _Section:
     else:
         caption = f"Comparison on {cpu}"
         heading = f"{cpu} — {machine.name}"
+    reference = result.reference
+    published = reference is not None and reference.table_label is not None
+    if reference is not None and published:
+        caption = reference.caption or caption
     table = _Table(
-        label=f"tab:comp-sign-{machine.slug}",
+        label=(reference.table_label if reference and published else None)
+        or f"tab:comp-sign-{machine.slug}",
         caption=caption,
         header=("Signature Scheme", "Test" if helper_only else "Operation", "Speed"),
         align="llr",
         groups=_grouped(rows),
         notes=tuple(notes),
     )
+    annotation = ""
+    if reference is not None:
+        annotation = reference.notes
+        if reference.box is not None:
+            annotation = f"Source: {reference.source} ({reference.label}). {annotation}"
     return _Section(
         name=machine.name,
-        title=f"{cpu} ({machine.name})",
+        title=(reference.title if reference else None) or f"{cpu} ({machine.name})",
         heading=heading,
         emulated=result.emulated,
         setup=_setup_items(result),
-        notes=result.reference.notes if result.reference else "",
+        notes=annotation,
         table=table,
+        intro=(reference.intro if reference else None) or "",
     )
 
 
@@ -1382,7 +1406,7 @@ def _latex_cell(cell: _Cell, unit: Unit) -> str:
     return format_speed(cell.value, unit, r"\,", r"\textmu{}") + marks
 
 
-def _latex_table(table: _Table, unit: Unit, style: Style) -> _LatexTable:
+def _latex_table(table: _Table, unit: Unit, style: Style, prefix: str = "") -> _LatexTable:
     def head(index: int, text: str) -> str:
         cell = latex_escape(text)
         if table.rotate_from is not None and index >= table.rotate_from:
@@ -1400,7 +1424,7 @@ def _latex_table(table: _Table, unit: Unit, style: Style) -> _LatexTable:
     ]
     notes += [latex_escape(text) for text in table.version_notes]
     return _LatexTable(
-        label=table.label,
+        label=prefix + table.label,
         caption=_Latex(latex_escape(table.caption)),
         colspec=table.align,
         header=_Latex(" & ".join(head(i, h) for i, h in enumerate(table.header))),
@@ -1458,14 +1482,37 @@ def render_latex(
     """
     chapter = _chapter(results, options, failures)
 
+    prefix = latex_chapter.check_label_prefix(options.label_prefix)
+
     def table(t: _Table) -> _LatexTable:
-        return _latex_table(t, options.unit, options.style)
+        return _latex_table(t, options.unit, options.style, prefix)
+
+    def refs(text: str) -> _Latex:
+        return _Latex(
+            latex_chapter.with_refs(text, latex_escape, lambda lb: r"\ref{" + lb + "}", prefix)
+        )
 
     return _render(
         "latex",
         LATEX_TEMPLATE,
         style=options.style,
+        prefix=prefix,
+        package=latex_chapter.STY_NAME,
+        figures=[
+            (stem, _Latex(latex_escape(caption)), f"{prefix}fig:{stem}")
+            for stem, caption in options.figures
+        ],
         intro=[_Latex(latex_escape(s)) for s in _intro(chapter)],
+        section_intros=[refs(s.intro) for s in chapter.sections],
+        boxes=[
+            [
+                (_Latex(latex_escape(k)), _Latex(latex_chapter.published(v, latex_escape)))
+                if s.intro  # published sections: the box as the thesis's LaTeX has it
+                else (_Latex(latex_escape(k)), _Latex(latex_escape(v)))
+                for k, v in s.setup
+            ]
+            for s in chapter.sections
+        ],
         sections=[(s, table(s.table)) for s in chapter.sections],
         parts=[(p, [table(t) for t in p.tables]) for p in chapter.parts],
         failures=[_Latex(latex_escape(f"{path}: {msg}")) for path, msg in chapter.failures],
@@ -1484,7 +1531,11 @@ def render_standalone(style: Style = "thesis") -> str:
         ReportError: the template is missing.
     """
     return _render(
-        "latex", STANDALONE_TEMPLATE, style=style, chapter=LATEX_FILE.removesuffix(".tex")
+        "latex",
+        STANDALONE_TEMPLATE,
+        style=style,
+        chapter=LATEX_FILE.removesuffix(".tex"),
+        package=latex_chapter.STY_NAME,
     )
 
 
@@ -1554,11 +1605,20 @@ def render_markdown(
         MARKDOWN_TEMPLATE,
         intro=_intro(chapter),
         sections=[(s, _markdown_table(s.table, unit)) for s in chapter.sections],
+        section_intros=[
+            _Markdown(latex_chapter.with_refs(s.intro, markdown_escape, _below))
+            for s in chapter.sections
+        ],
+        figures=options.figures,
         parts=[
             (p, [(t.caption, _markdown_table(t, unit)) for t in p.tables]) for p in chapter.parts
         ],
         failures=chapter.failures,
     )
+
+
+def _below(_label: str) -> str:
+    return "the table below"
 
 
 def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
@@ -1641,7 +1701,10 @@ def write_reports(
     out_dir: Path,
     options: ReportOptions = ReportOptions(),  # frozen: one shared default is safe
 ) -> list[Path]:
-    """Write ``appendix.tex``, ``appendix-standalone.tex`` and ``appendix.md`` into ``out_dir``.
+    """Write ``appendix.tex``, ``appendix-standalone.tex``, ``appendix.md`` and the package.
+
+    The package is ``archbench-appendix.sty`` (:mod:`archbench.latex_chapter`):
+    ``\\usepackage{archbench-appendix}`` + ``\\input{appendix}`` compiles anywhere.
 
     All files are rendered before any is written (each atomically), so a
     rendering error leaves the previous reports untouched. ``failures``
@@ -1669,6 +1732,7 @@ def write_reports(
         out_dir / LATEX_FILE: render_latex(results, options, failures),
         out_dir / STANDALONE_FILE: render_standalone(options.style),
         out_dir / MARKDOWN_FILE: render_markdown(results, failures, options),
+        out_dir / latex_chapter.STY_FILE: latex_chapter.sty_text(),
     }
     for path, text in rendered.items():
         try:

@@ -71,7 +71,7 @@ def test_operation_chart_has_one_bar_per_valid_row(machines: list[Result]) -> No
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "amd64-native",
         "arm64-native",
-        "riscv64-emu\n(emulated)",
+        "riscv64-emu (emulated)",
     ]
     hatched = [b for b in drawn if b.get_hatch()]
     assert sorted(b.get_height() for b in hatched) == pytest.approx([1.6975, 1040.5])
