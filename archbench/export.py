@@ -435,7 +435,8 @@ def export_frame(results: Sequence[Result], counted: Sequence[Result] = ()) -> p
         for r in results
         if r.reference is not None and "cores" in r.reference.placeholders
     }
-    unknown_cores = [(run, t) in placeholder for run, t in zip(frame["run_id"], frame["target"])]
+    pairs = zip(frame["run_id"], frame["target"], strict=True)
+    unknown_cores = [pair in placeholder for pair in pairs]
     frame["cores"] = (
         frame["cores"].astype("Int64").mask(pd.Series(unknown_cores, index=frame.index))
     )

@@ -1293,7 +1293,7 @@ def _machines_table(machines: Sequence[_Machine]) -> _Table:
         label="tab:suite-machines",
         caption="Machines of the other suites and the library and tool versions they ran",
         header=("Machine", "CPU", "Architecture", "OS", "Libraries", "Tools"),
-        align="llllll",
+        align="YYYYYY",  # Y: wraps within \linewidth (archbench-appendix.sty); lists are long
         groups=(tuple(rows),),
         small=True,
     )
@@ -1570,7 +1570,7 @@ def _markdown_table(table: _Table, unit: Unit) -> _Markdown:
         # "pipe" is GitHub's table syntax with the ---: marker that
         # right-aligns numbers; "github" omits alignment markers.
         tablefmt="pipe",
-        colalign=tuple("left" if a == "l" else "right" for a in table.align),
+        colalign=tuple("right" if a == "r" else "left" for a in table.align),
         disable_numparse=True,
     )
     if table.notes:

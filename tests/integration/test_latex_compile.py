@@ -1,7 +1,8 @@
 """The generated chapter compiles with a real pdflatex, in both table styles.
 
 Renders our fixture machines (native, emulated, an invalid row, a CPU name
-full of LaTeX specials) beside the shipped thesis dataset, with the figures,
+full of LaTeX specials, one machine per other suite) beside the shipped
+thesis dataset, with the figures,
 writes ``appendix.tex``, ``appendix-standalone.tex`` and
 ``archbench-appendix.sty``, and runs ``pdflatex`` twice (the second pass
 resolves ``\\ref``) on two documents per style: the standalone, and a plain
@@ -30,6 +31,7 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 from helpers import result, row
+from suite_rows import ROWS
 
 from archbench import plots, reference
 from archbench.reports import ReportOptions, Style, write_reports
@@ -171,7 +173,13 @@ def test_chapter_compiles_standalone_and_input_into_a_plain_report(
         machine("amd64-native", "amd64", "AMD Ryzen 7 PRO 5850U", emulated=False),
         machine("riscv64-emu", "riscv64", "SiFive U74 R&D_rev2 <50%> ~fast~ #1 $", emulated=True),
     ]
-    everything = [*ours, *thesis]
+    # One machine per other suite, so their parts must fit the line too.
+    suites = [
+        result(f"box-{i}", "amd64", "x86_64", "AMD Ryzen 7 PRO 5850U", ROWS[suite])
+        for i, suite in enumerate(ROWS)
+        if suite != "blindsig"
+    ]
+    everything = [*ours, *suites, *thesis]
     _, listed = plots.write_listed(everything, out)
     assert len(listed) >= 8
     # The plain report also takes a --label-prefix: every \ref must still resolve.
@@ -188,7 +196,7 @@ def test_chapter_compiles_standalone_and_input_into_a_plain_report(
         assert overfull == [], f"{document}: lines wider than \\textwidth by {overfull} pt"
         chapter = (out / "appendix.tex").read_text(encoding="utf-8")
         aux = (out / f"{document}.aux").read_text()
-        assert floats_stay_in_their_section(chapter, aux, prefix) == 13
+        assert floats_stay_in_their_section(chapter, aux, prefix) == 14
         # The figures' TrueType fonts are embedded in the chapter's PDF. (pdflatex's own
         # OT1 text symbols, µ and ×, come as bitmap Type 3 without cm-super: the host
         # document's fonts, not ours.)
