@@ -144,10 +144,10 @@ def floats_stay_in_their_section(chapter: str, aux: str, prefix: str) -> int:
         m.group(1): int(m.group(2))
         for m in re.finditer(r"\\newlabel\{([^}]*)\}\{\{[^}]*\}\{(\d+)\}", aux)
     }
-    for label, index in owner.items():
+    for name, index in owner.items():
         if index + 1 < len(starts):
-            assert pages[label] <= starts[index + 1], (
-                f"{label} (section {index + 1}) is on page {pages[label]}, after section "
+            assert pages[name] <= starts[index + 1], (
+                f"{name} (section {index + 1}) is on page {pages[name]}, after section "
                 f"{index + 2} starts on page {starts[index + 1]}"
             )
     return len(owner)
