@@ -472,7 +472,7 @@ def load_reference(directory: Path = REFERENCE_DIR) -> tuple[list[Result], list[
     if not paths:
         raise ReportError(
             f"{directory}: no reference dataset (thesis-*.json); regenerate it with "
-            f"'python -m archbench.reference ../shared/seeds/{SEED_FILE} {directory}'"
+            f"'python -m archbench.reference tests/fixtures/thesis/{SEED_FILE} {directory}'"
         )
     loaded: list[Result] = []
     failures: list[LoadFailure] = []
