@@ -783,7 +783,7 @@ def _section(machine: _Machine, unit: Unit) -> _Section:
     helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
     if result.reference is not None:
         caption = f"Comparison on {cpu} ({result.reference.label})"
-        heading = f"{cpu} — {machine.name} (reference data)"
+        heading = f"{result.reference.title or cpu} — {machine.name} (reference data)"
     elif result.emulated:
         execution = result.execution
         host = execution.host_arch if execution else "unknown"
@@ -1600,13 +1600,19 @@ def render_markdown(
     """
     chapter = _chapter(results, options, failures)
     unit = options.unit
+    captions = {s.table.label: s.table.caption for s in chapter.sections}
+
+    def below(label: str) -> str:
+        # Markdown has no \ref: name the table by its caption.
+        return markdown_escape(f'"{captions.get(label, label)}" below')
+
     return _render(
         "markdown",
         MARKDOWN_TEMPLATE,
         intro=_intro(chapter),
         sections=[(s, _markdown_table(s.table, unit)) for s in chapter.sections],
         section_intros=[
-            _Markdown(latex_chapter.with_refs(s.intro, markdown_escape, _below))
+            _Markdown(latex_chapter.with_refs(s.intro, markdown_escape, below))
             for s in chapter.sections
         ],
         figures=options.figures,
@@ -1615,10 +1621,6 @@ def render_markdown(
         ],
         failures=chapter.failures,
     )
-
-
-def _below(_label: str) -> str:
-    return "the table below"
 
 
 def render_markdown_table(result: Result, unit: Unit = "ms") -> str:

@@ -90,3 +90,14 @@ def test_package_is_shipped_and_defines_only_what_is_missing() -> None:
     assert r"\@ifundefined{bfhBox}" in sty and r"\providecommand{\setupBfhTabular}" in sty
     assert r"\newcommand{\archbenchNote}" in sty and r"\newenvironment{archbenchFit}" in sty
     assert r"\RequirePackage{placeins}" in sty  # \FloatBarrier
+
+
+def test_markdown_names_the_referenced_table_by_its_caption() -> None:
+    shipped, _ = reference.load_reference()
+    markdown = render_markdown(shipped)
+    assert "## POWER9 — thesis-power9 (reference data)" in markdown
+    assert (
+        'Detailed comparison of each operation can be found in table "Comparison on POWER9" below.'
+    ) in markdown
+    assert 'can be found in table "Performance comparison of the security module" below' in markdown
+    assert r"\ref" not in markdown

@@ -29,7 +29,10 @@ from archbench.results import Result
 
 REPO = Path(__file__).resolve().parents[2]
 VENDORED = REPO / "tests" / "fixtures" / "thesis" / reference.SEED_FILE
-SHARED = REPO.parent / "shared" / "seeds" / reference.SEED_FILE
+SHARED = (
+    Path(os.environ.get("ARCHBENCH_SEEDS") or REPO.parent / "shared" / "seeds")
+    / reference.SEED_FILE
+)
 SEED = (
     Path(os.environ["ARCHBENCH_SEEDS"]) / reference.SEED_FILE
     if os.environ.get("ARCHBENCH_SEEDS")
