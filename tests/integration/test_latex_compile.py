@@ -91,6 +91,20 @@ PLAIN_REPORT = """\\documentclass{report}
 """A thesis-like host document: the standard class, default margins, our package only."""
 
 
+THESIS_LIKE = r"""\documentclass{report}
+\usepackage[table]{xcolor}
+\usepackage{tcolorbox}
+\definecolor{BFH-MediumBlue}{RGB}{0,0,200}
+\newtcolorbox{bfhBox}[2][BFH-MediumBlue]{colframe=#1, title={#2 (thesis's own)}}
+\newcommand{\setupBfhTabular}{\rowcolors{2}{BFH-MediumBlue!5}{}}
+\usepackage{archbench-appendix}
+\begin{document}
+\input{appendix}
+\end{document}
+"""
+"""A document that defines the thesis's macros itself, as the BFH class does: they win."""
+
+
 def compile_pdf(directory: Path, document: str) -> tuple[Path, str]:
     """Run pdflatex twice on ``document``.tex; fail with the log's errors. Returns (pdf, log)."""
     for _ in range(2):
@@ -240,6 +254,11 @@ def test_chapter_compiles_standalone_and_input_into_a_plain_report(
         assert "AMD Ryzen 7 PRO 5850U (Notebook)" in text
         assert "Architecture: ARM64" in text
         assert "These performance measurements are only done on one hardware setup." in text
+    if style == "thesis":
+        (out / "thesislike.tex").write_text(THESIS_LIKE, encoding="utf-8")
+        pdf, log = compile_pdf(out, "thesislike")
+        assert "Overfull \\hbox" not in log
+        assert "Setup (thesis’s own)" in run(out, "pdftotext", pdf.name, "-")
     # The figures' PDFs embed TrueType fonts, never Type 3.
     for stem, _ in listed:
         fig_fonts = run(out, "pdffonts", f"{stem}.pdf")
