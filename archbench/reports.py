@@ -1499,7 +1499,7 @@ def render_latex(
         prefix=prefix,
         package=latex_chapter.STY_NAME,
         figures=[
-            (stem, _Latex(latex_escape(caption)), f"{prefix}fig:{stem}")
+            (stem, _Latex(latex_escape(caption)), f"{prefix}fig:{stem.removeprefix('fig-')}")
             for stem, caption in options.figures
         ],
         intro=[_Latex(latex_escape(s)) for s in _intro(chapter)],
