@@ -54,6 +54,7 @@ def build(
             for p in kept
             for t in p.tables
         ),
+        figures=options.figures,
     )
 
 

@@ -40,6 +40,11 @@ class ReportOptions:
     baseline: str | None = None
     compare_bits: tuple[int, ...] | None = None
     summary_columns: int = SUMMARY_COLUMNS
+    label_prefix: str = ""
+    """Put before every LaTeX label and reference (``--label-prefix``; see
+    :mod:`archbench.report.latex_chapter`)."""
+    figures: tuple[tuple[str, str], ...] = ()
+    """(file stem, caption) of the figures written next to the chapter, to reference them."""
 
 
 def parse_style(text: str) -> Style:
@@ -182,6 +187,8 @@ class Section:
     setup: tuple[tuple[str, str], ...]
     notes: str
     table: Table
+    intro: str = ""
+    """Published text before the Setup box, ``\\ref{label}`` kept; empty: our sentence."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +213,8 @@ class Chapter:
     """Notes every reference section shares, printed once in the opening."""
     speedups: bool = False
     """True when a table shows CS speedups (the opening then defines them)."""
+    figures: tuple[tuple[str, str], ...] = ()
+    """(file stem, caption) of the figures beside the chapter (``ReportOptions.figures``)."""
 
 
 def slug(name: str) -> str:
