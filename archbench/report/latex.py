@@ -76,7 +76,12 @@ def table(t: Table, unit: Unit, style: Style, prefix: str = "") -> LatexTable:
     """
 
     def head(index: int, text: str) -> str:
-        cell = latex_escape(text)
+        lines = [latex_escape(line) for line in text.split("\n")]
+        cell = lines[0]
+        if len(lines) > 1:
+            # Stacked, aligned as the column: a narrow header keeps the column narrow.
+            side = "r" if t.align[index : index + 1] == "r" else "l"
+            cell = r"\shortstack[" + side + "]{" + r"\\".join(lines) + "}"
         if t.rotate_from is not None and index >= t.rotate_from:
             # Machine names are long; vertical headers keep a dozen columns on A4.
             cell = r"\rotatebox{90}{" + cell + "}"

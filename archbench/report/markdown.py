@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 from archbench.report import latex_chapter
 from archbench.report.chapter import intro
-from archbench.report.model import Cell, Chapter, Ratio, Table
+from archbench.report.model import Cell, Chapter, Ratio, Table, one_line
 from archbench.report.templating import Markdown, markdown_escape, render
 from archbench.report.units import Unit, format_measured, format_ratio, format_spread
 from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
@@ -45,7 +45,7 @@ def table(t: Table, unit: Unit) -> Markdown:
     rows = [[cell_text(c, unit) for c in row] for row in t.rows]
     text = tabulate(
         rows,
-        headers=[markdown_escape(h) for h in t.header],
+        headers=[markdown_escape(one_line(h)) for h in t.header],
         # "pipe" is GitHub's table syntax with the ---: marker that
         # right-aligns numbers; "github" omits alignment markers.
         tablefmt="pipe",

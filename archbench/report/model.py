@@ -102,7 +102,10 @@ def is_empty(cell: object) -> bool:
 class Table:
     """A table: ``groups`` of rows (separated by an extra rule), one cell per ``header`` entry.
 
-    ``align`` has one LaTeX letter per column (``l``/``r``).
+    ``align`` has one LaTeX letter per column (``l``/``r``; ``Y`` a wrapping
+    column of ``\\linewidth``). A ``header`` entry may hold a line break
+    (``"CS\\n(ms)"``): LaTeX stacks its lines, Markdown joins them with a
+    space (:func:`one_line`).
     """
 
     label: str
@@ -215,6 +218,11 @@ class Chapter:
     """True when a table shows CS speedups (the opening then defines them)."""
     figures: tuple[tuple[str, str], ...] = ()
     """(file stem, caption) of the figures beside the chapter (``ReportOptions.figures``)."""
+
+
+def one_line(text: str) -> str:
+    """A header entry on one line: ``"CS\\n(ms)"`` -> ``"CS (ms)"``."""
+    return " ".join(text.split("\n"))
 
 
 def slug(name: str) -> str:

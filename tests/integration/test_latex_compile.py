@@ -91,6 +91,35 @@ PLAIN_REPORT = """\\documentclass{report}
 """A thesis-like host document: the standard class, default margins, our package only."""
 
 
+MEASURE = r"""\documentclass{report}
+\usepackage{archbench-appendix}
+\newsavebox{\measured}
+\renewenvironment{archbenchFit}{\begin{lrbox}{\measured}}{\end{lrbox}%
+\typeout{archbenchFit natural width \the\wd\measured\space line \the\linewidth}%
+\usebox{\measured}}
+\begin{document}
+\input{appendix}
+\end{document}
+"""
+"""The plain report with archbenchFit replaced by one that logs each table's natural width."""
+
+
+def natural_widths(directory: Path, chapter: str, prefix: str) -> dict[str, tuple[float, float]]:
+    """Each archbenchFit table's label -> (natural width, \\linewidth) in pt, in a 10 pt report."""
+    _, log = compile_pdf(directory, "measure")
+    widths = re.findall(r"archbenchFit natural width ([\d.]+)pt line ([\d.]+)pt", log)
+    labels: list[str] = []
+    fitted = False
+    for line in chapter.splitlines():
+        fitted = fitted or line.startswith("\\begin{archbenchFit}")
+        label = re.match(r"\\label\{" + re.escape(prefix) + r"(tab:[^}]*)\}", line)
+        if label and fitted:
+            labels.append(label.group(1))
+            fitted = False
+    assert len(labels) == len(widths) > 0
+    return {label: (float(w), float(lw)) for label, (w, lw) in zip(labels, widths, strict=True)}
+
+
 THESIS_LIKE = r"""\documentclass{report}
 \usepackage[table]{xcolor}
 \usepackage{tcolorbox}
@@ -254,6 +283,14 @@ def test_chapter_compiles_standalone_and_input_into_a_plain_report(
         assert "AMD Ryzen 7 PRO 5850U (Notebook)" in text
         assert "Architecture: ARM64" in text
         assert "These performance measurements are only done on one hardware setup." in text
+    # CS-vs-RSA tables name the unit in stacked headers: they fit the line unshrunk.
+    (out / "measure.tex").write_text(MEASURE, encoding="utf-8")
+    chapter = (out / "appendix.tex").read_text(encoding="utf-8")
+    widths = natural_widths(out, chapter, prefix)
+    cs_vs_rsa = {k: v for k, v in widths.items() if k.startswith("tab:cs-vs-rsa-")}
+    assert len(cs_vs_rsa) == 22
+    shrunk = {k: w for k, (w, line) in cs_vs_rsa.items() if w > line}
+    assert shrunk == {}, f"CS-vs-RSA tables wider than \\linewidth (pt): {shrunk}"
     if style == "thesis":
         (out / "thesislike.tex").write_text(THESIS_LIKE, encoding="utf-8")
         pdf, log = compile_pdf(out, "thesislike")
