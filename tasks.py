@@ -52,7 +52,7 @@ from archbench.errors import (
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
-from archbench.report import compare_tables
+from archbench.report import compare_tables, latex_chapter
 from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.report import instructions as instructions_tables
 from archbench.results import (
@@ -462,6 +462,7 @@ def _select_counted(
         "unit": "speed unit: ms, us (µs) or ops/s",
         "compare_bits": "RSA sizes of the CS-vs-RSA tables, comma-separated (default: all)",
         "plots": "write bar charts (PNG and PDF) next to the tables (--no-plots: skip)",
+        "label_prefix": "put before every LaTeX label of the chapter (default: the thesis's own)",
     }
 )
 @_errors_to_exit
@@ -480,6 +481,7 @@ def report(
     unit: str = "ms",
     compare_bits: str | None = None,
     plots: bool = True,
+    label_prefix: str = "",
 ) -> None:
     """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
     s = _settings(c)
@@ -493,6 +495,7 @@ def report(
             for b in _split(compare_bits, "--compare-bits")
         )
         or None,
+        label_prefix=latex_chapter.check_label_prefix(label_prefix),
     )
     targets, archs = _split(target, "--target"), [a.key for a in _archs(arch)]
     suites = _split(suite, "--suite")
@@ -536,12 +539,16 @@ def report(
     counted = _select_counted(counted, targets, archs, suites)
     # The tidy frame is built once for the chapter, the exports and the plots.
     data = reports.prepare(chosen, failures)
+    plot_paths: list[Path] = []
+    if plots:
+        # Drawn first so the chapter can reference every figure it has.
+        plot_paths, listed = plots_mod.write_listed(data, out_dir, options.unit)
+        options = dataclasses.replace(options, figures=listed)
     paths = reports.write_reports(data, failures, out_dir, options)
     paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
     paths += gnunet_perf_tables.write(chosen, out_dir)
     paths += instructions_tables.write_all(counted, chosen, out_dir)
-    if plots:
-        paths += plots_mod.write_plots(data, out_dir, options.unit)
+    paths += plot_paths
     for p in paths:
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

@@ -50,6 +50,7 @@ COLUMNS: Final = (
     "param",
     "label",
     "operation",
+    "row_id",
     "processes",
     "device",
     "bytes_per_op",
@@ -177,6 +178,27 @@ def thesis_ops(row: Row) -> int:
     return row.ops_per_block if row.operation in HELPER_OPERATIONS else THESIS_OPS
 
 
+def row_id(row: Row) -> str:
+    """What tells a result's rows apart: ``blindsig:RSA 2048 bit:signing``.
+
+    ``suite:label:operation``, then whatever else distinguishes rows of one
+    operation: the block of a security-module operation (``…:100`` and
+    ``…:800`` parallel signatures, which share the operation id), the
+    process count (``…:4p``), a device other than the CPU and the message
+    size (``…:1024B``). (run_id, target, row_id) is the exports' key.
+    """
+    parts = [row.suite, row.label, row.operation]
+    if row.operation in HELPER_OPERATIONS:
+        parts.append(str(row.ops_per_block))
+    if row.processes > 1:
+        parts.append(f"{row.processes}p")
+    if row.device != "cpu":
+        parts.append(row.device)
+    if row.bytes_per_op is not None:
+        parts.append(f"{row.bytes_per_op}B")
+    return ":".join(parts)
+
+
 def clock_resolution_ns(result: Result) -> float | None:
     """The target's effective clock tick in ns, when the harness reported it.
 
@@ -231,6 +253,7 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "param": row.param,
         "label": row.label,
         "operation": row.operation,
+        "row_id": row_id(row),
         "processes": row.processes,
         "device": row.device,
         "bytes_per_op": row.bytes_per_op,
@@ -409,6 +432,59 @@ def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=list(GNUPG_COLUMNS))
 
 
+SPREAD_COLUMNS: Final = ("stdev_ns", "iqr_ns", "cv", "within_run_cv")
+"""Spread of the samples: unknown (empty) with one sample, not 0."""
+UNPUBLISHED_COLUMNS: Final = ("min_ns", "max_ns", "mean_ns", "q1_ns", "q3_ns")
+"""What a publication that prints one figure per row does not give: empty for reference rows."""
+UNKNOWN_TEXT: Final = "unknown"
+"""How results files spell a fact nobody recorded (reference data's ``started_at``)."""
+
+
+def export_frame(
+    results: Sequence[Result],
+    counted: Sequence[Result] = (),
+    *,
+    tidy: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The :func:`tidy_frame` as exported: every missing or unknown value is empty.
+
+    One convention for what is not known, where the tidy frame (which
+    reports compute with) keeps numbers: the spread of a single sample
+    (:data:`SPREAD_COLUMNS`) is unknown, not 0; reference rows have only
+    the printed figure (:data:`UNPUBLISHED_COLUMNS` empty); a core count the
+    Setup box does not print (``Reference.placeholders``, the Xeon and
+    Pentium's placeholder 1) is empty, not 1; text ``"unknown"`` is empty.
+    ``instructions_per_op`` comes from ``counted``
+    (:func:`archbench.report.instructions.add_export_column`). ``tidy`` is
+    the :func:`tidy_frame` of ``results`` when the caller has built it
+    already; it is not changed.
+
+    Raises:
+        ReportError: a damaged row.
+    """
+    base = tidy_frame(results) if tidy is None else tidy
+    frame = instructions_tables.add_export_column(base, counted)
+    single = frame["n_samples"] <= 1
+    for column in SPREAD_COLUMNS:
+        frame[column] = frame[column].mask(single)
+    published = frame["origin"] == "reference"
+    for column in UNPUBLISHED_COLUMNS:
+        frame[column] = frame[column].mask(published)
+    placeholder = {
+        (r.run_id, r.target.name)
+        for r in results
+        if r.reference is not None and "cores" in r.reference.placeholders
+    }
+    pairs = zip(frame["run_id"], frame["target"], strict=True)
+    unknown_cores = [pair in placeholder for pair in pairs]
+    frame["cores"] = (
+        frame["cores"].astype("Int64").mask(pd.Series(unknown_cores, index=frame.index))
+    )
+    text = [c for c in frame.columns if frame[c].dtype == object or str(frame[c].dtype) == "str"]
+    frame[text] = frame[text].mask(frame[text] == UNKNOWN_TEXT)
+    return frame
+
+
 def write_exports(
     results: Sequence[Result],
     out_dir: Path,
@@ -416,9 +492,10 @@ def write_exports(
     *,
     frame: pd.DataFrame | None = None,
 ) -> list[Path]:
-    """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
+    """Write ``results.csv`` and ``results.json`` (the :func:`export_frame`) into ``out_dir``.
 
-    The CSV has a header row and empty cells for missing values; the JSON is
+    One row per (run_id, target, row_id). The CSV has a header row and empty
+    cells for missing or unknown values; the JSON is
     an array of objects with ``null`` for them, so ``pd.read_json(path)`` and
     ``pd.read_csv(path)`` both give the frame back. Written atomically. With
     GnuPG rows, ``gnupg-decrypt.csv`` (:func:`gnupg_frame`) is written too.
@@ -431,8 +508,7 @@ def write_exports(
     """
     # Counting results (--metric instructions) add instructions_per_op, empty where not counted.
     # A render passes the frame it built (archbench.report.frame.build) so it is built once.
-    tidy = tidy_frame(results) if frame is None else frame
-    frame = instructions_tables.add_export_column(tidy, counted)
+    frame = export_frame(results, counted, tidy=frame)
     rendered = {
         out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",

@@ -9,6 +9,14 @@ per machine, how much faster CS is than RSA 2048 bit for each operation
 (RSA time / CS time, the thesis's discussion rows). Emulated machines are
 hatched and named in the legend: QEMU timings are not hardware timings.
 
+Figures are drawn for a LaTeX ``\\textwidth``: :data:`FIGURE_WIDTH_IN` wide
+(5 in = 360 pt, the text width of an 11 pt ``report``) with every font at
+:data:`MIN_FONT_PT` or more, so at ``width=\\linewidth`` in a 345 pt column
+text is still ≥ 8.6 pt; PDFs embed TrueType fonts (``pdf.fonttype`` 42), not
+Type 3. Log axes start a decade below the smallest bar, so the smallest
+value still shows as a bar. The chapter references every figure
+(:func:`listing` feeds :class:`archbench.reports.ReportOptions`).
+
 Numbers come from :func:`archbench.export.tidy_frame` (so from
 :func:`archbench.stats.summarize`), machine names from
 :func:`archbench.reports.machine_names`. Figures are built with
@@ -20,7 +28,9 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,6 +41,7 @@ matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
 
 from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
+from matplotlib.typing import RcKeyType
 
 from archbench.errors import ReportError
 from archbench.export import gnupg_frame
@@ -48,6 +59,25 @@ from archbench.reports import (
 from archbench.results import APPENDIX_SUITES, Result
 
 FORMATS: Final = ("png", "pdf")
+FIGURE_WIDTH_IN: Final = 5.0
+"""Figure width in inches: 360 pt, an 11 pt ``report``'s ``\\textwidth``."""
+FIGURE_HEIGHT_IN: Final = 3.6
+MIN_FONT_PT: Final = 9.0
+"""Smallest font of any figure at its own size (ticks, legend, bar labels)."""
+STYLE: Final[dict[RcKeyType, Any]] = {
+    "font.size": MIN_FONT_PT,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": MIN_FONT_PT,
+    "xtick.labelsize": MIN_FONT_PT,
+    "ytick.labelsize": MIN_FONT_PT,
+    "legend.fontsize": MIN_FONT_PT,
+    "legend.title_fontsize": MIN_FONT_PT,
+    "figure.titlesize": 10.0,
+    # Embedded TrueType (42) instead of Type 3: journals and PDF/A checkers refuse Type 3.
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+}
+"""matplotlib settings of every figure, applied while building and while saving."""
 EMULATED_HATCH: Final = "//"
 PALETTE: Final = (
     "#4c72b0",
@@ -60,6 +90,31 @@ PALETTE: Final = (
     "#8c8c8c",
 )
 """Colour per bar series, in series order (seaborn's "deep", colour-blind friendly)."""
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def log_bottom(values: Sequence[float]) -> float:
+    """The power of ten a decade or more below the smallest positive value.
+
+    ``[0.001, 5]`` -> ``0.0001``; ``[0.0035]`` -> ``0.0001`` (10^floor(log10(min/10))).
+
+    Raises:
+        ValueError: no positive value.
+    """
+    positive = [v for v in values if v > 0]
+    if not positive:
+        raise ValueError("no positive value to scale a log axis to")
+    return float(10 ** math.floor(math.log10(min(positive) / 10)))
+
+
+def caption(fig: Figure) -> str:
+    """The figure's title, used as its caption in the chapter; empty when it has none."""
+    return fig.axes[0].get_title() if fig.axes else ""
 
 
 def _records(
@@ -98,7 +153,19 @@ def _bars(
     ``machines`` are (name, emulated); ``values`` maps (machine, series) to
     a positive number. The y axis is logarithmic.
     """
-    fig = Figure(figsize=(max(6.0, 1.1 * len(machines) + 2.5), 4.8), layout="constrained")
+    with _style():
+        return _draw_bars(title, ylabel, machines, series, values, reference_line)
+
+
+def _draw_bars(
+    title: str,
+    ylabel: str,
+    machines: Sequence[tuple[str, bool]],
+    series: Sequence[str],
+    values: dict[tuple[str, str], float],
+    reference_line: float | None,
+) -> Figure:
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, FIGURE_HEIGHT_IN), layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(series))
     for s_index, name in enumerate(series):
@@ -120,12 +187,19 @@ def _bars(
     if reference_line is not None:
         ax.axhline(reference_line, color="black", linewidth=0.8, linestyle="--")
     ax.set_yscale("log")
+    lowest = [*values.values(), *([reference_line] if reference_line is not None else [])]
+    # Bars grow from the axis bottom: a decade below the smallest keeps it visible.
+    ax.set_ylim(bottom=log_bottom(lowest))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.set_xticks(range(len(machines)))
     ax.set_xticklabels(
-        [f"{m}\n(emulated)" if e else m for m, e in machines], rotation=30, ha="right"
+        [f"{m} (emulated)" if e else m for m, e in machines],
+        rotation=45,
+        ha="right",
+        rotation_mode="anchor",
     )
+    ax.tick_params(labelsize=MIN_FONT_PT)
     ax.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
     handles = [Patch(color=PALETTE[i % len(PALETTE)], label=s) for i, s in enumerate(series)]
     if any(e for _, e in machines):
@@ -137,8 +211,11 @@ def _bars(
                 label="emulated (QEMU): not comparable",
             )
         )
-    # Outside the axes: tall bars of slow machines would hide behind a legend inside.
-    fig.legend(handles=handles, loc="outside right upper", fontsize="small")
+    # Outside the axes, above them: tall bars of slow machines would hide behind a
+    # legend inside, and one at the right would take the width the bars need.
+    fig.legend(
+        handles=handles, loc="outside upper center", ncols=2, fontsize=MIN_FONT_PT, frameon=False
+    )
     return fig
 
 
@@ -232,7 +309,7 @@ def cs_vs_rsa_figure(
     series = [label for label, _, _ in COMPARISON_ROWS]
     return _bars(
         f"Speedup of CS over RSA {rsa_bits} bit (RSA time / CS time)",
-        "speedup (log scale; above 1: CS is faster)",
+        "speedup (above 1: CS is faster)",
         machines,
         series,
         values,
@@ -284,7 +361,12 @@ def gnupg_figure(results: Sequence[Result]) -> Figure | None:
     medians = frame.groupby(["where", "algorithm"], sort=False)["time"].median().unstack() * 1e3
     places = list(medians.index)
     algorithms = list(medians.columns)
-    fig = Figure(figsize=(max(4.0, 1.6 * len(places) + 2), 4.0))
+    with _style():
+        return _draw_gnupg(medians, places, algorithms)
+
+
+def _draw_gnupg(medians: Any, places: list[Any], algorithms: list[Any]) -> Figure:
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, FIGURE_HEIGHT_IN))
     ax = fig.add_subplot()
     width = 0.8 / max(1, len(algorithms))
     for i, algorithm in enumerate(algorithms):
@@ -298,13 +380,13 @@ def gnupg_figure(results: Sequence[Result]) -> Figure | None:
                     (bar.get_x() + bar.get_width() / 2, height),
                     ha="center",
                     va="bottom",
-                    fontsize=7,
+                    fontsize=MIN_FONT_PT,
                 )
     ax.set_xticks(range(len(places)), places)
     ax.set_ylabel("decryption time (ms, median)")
     ax.set_title("GnuPG decryption (time)")
     ax.set_ylim(0, float(medians.max().max()) * 1.25)  # room for the labels and legend
-    ax.legend(title="algorithm", fontsize=8, loc="upper left")
+    ax.legend(title="algorithm", fontsize=MIN_FONT_PT, loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -320,8 +402,25 @@ def write_plots(
     Raises:
         ReportError: no results, a damaged row, or ``out_dir`` is not writable.
     """
+    return write_listed(results, out_dir, unit)[0]
+
+
+def listing(charts: Sequence[tuple[str, Figure]]) -> tuple[tuple[str, str], ...]:
+    """(file stem, caption) of each chart, as ``ReportOptions.figures`` takes them."""
+    return tuple((stem, caption(fig)) for stem, fig in charts)
+
+
+def write_listed(
+    results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
+) -> tuple[list[Path], tuple[tuple[str, str], ...]]:
+    """:func:`write_plots`, and the :func:`listing` of what it wrote (for the chapter).
+
+    Raises:
+        ReportError: as :func:`write_plots`.
+    """
+    charts = figures(results, unit)
     paths: list[Path] = []
-    for stem, fig in figures(results, unit):
+    for stem, fig in charts:
         for fmt in FORMATS:
             path = out_dir / f"{stem}.{fmt}"
             try:
@@ -329,11 +428,12 @@ def write_plots(
                 # PDF metadata carries a creation date by default; drop it so
                 # regenerated plots are byte-identical.
                 metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-                fig.savefig(path, format=fmt, dpi=150, metadata=metadata)
+                with _style():
+                    fig.savefig(path, format=fmt, dpi=150, metadata=metadata)
             except OSError as exc:
                 raise ReportError(
                     f"{path}: cannot write plot: {exc.strerror or exc}; "
                     "choose a writable output directory"
                 ) from exc
             paths.append(path)
-    return paths
+    return paths, listing(charts)

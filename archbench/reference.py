@@ -118,6 +118,11 @@ class SeedTable:
     box: tuple[tuple[str, str], ...]
     """(key, value) lines of the Setup box; continuation lines are joined."""
     rows: tuple[SeedRow, ...]
+    intro: str = ""
+    """The text between the section title and the Setup box, ``\\ref{…}`` kept."""
+    printed_box: tuple[str, ...] = ()
+    """The Setup box's lines as the PDF breaks them (at ``\\\\``), LaTeX escapes removed:
+    the ARMv7 box prints "CPU: … (v7l) Architecture: armv7" as one line."""
 
 
 def _unescape(text: str) -> str:
@@ -181,6 +186,7 @@ def parse_seed(text: str, source: str = SEED_FILE) -> list[SeedTable]:
         if tabular is None:
             continue
         box = re.search(r"\\begin\{bfhBox\}\[[^\]]*\]\{Setup\}(.*?)\\end\{bfhBox\}", body, re.S)
+        intro = body[: box.start()] if box is not None else ""
         caption = re.search(r"\\caption\{([^}]*)\}", body)
         label = re.search(r"\\label\{(" + re.escape(TABLE_LABEL_PREFIX) + r"[^}]*)\}", body)
         if box is None or caption is None or label is None:
@@ -192,6 +198,12 @@ def parse_seed(text: str, source: str = SEED_FILE) -> list[SeedTable]:
                 caption=_unescape(caption.group(1)),
                 box=_box(box.group(1), where),
                 rows=_rows(tabular.group(1), where),
+                intro=_unescape(intro),
+                printed_box=tuple(
+                    line
+                    for line in (_unescape(part) for part in re.split(r"\\\\", box.group(1)))
+                    if line
+                ),
             )
         )
     if not tables:
@@ -251,6 +263,12 @@ def target_name(label: str) -> str:
     """
     suffix = label.removeprefix(TABLE_LABEL_PREFIX).lower()
     return "thesis-" + _NAME_FIXES.get(suffix, suffix)
+
+
+def _key_value(line: str) -> tuple[str, str]:
+    """A printed Setup box line split at its first ``": "``: ``"Key: value"`` -> (key, value)."""
+    key, _, value = line.partition(": ")
+    return key, value
 
 
 def _machine(os_line: str, where: str) -> tuple[str, Arch]:
@@ -370,6 +388,12 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
             source=f"{source}, {table.label}",
             citation=CITATION,
             notes=" ".join(notes),
+            title=table.title,
+            table_label=table.label,
+            caption=table.caption,
+            intro=table.intro or None,
+            box=tuple(_key_value(line) for line in table.printed_box) or None,
+            placeholders=() if cores_printed else ("cores",),
         ),
         harness=HarnessDocument(
             format="archbench-harness",
@@ -448,7 +472,7 @@ def load_reference(directory: Path = REFERENCE_DIR) -> tuple[list[Result], list[
     if not paths:
         raise ReportError(
             f"{directory}: no reference dataset (thesis-*.json); regenerate it with "
-            f"'python -m archbench.reference ../shared/seeds/{SEED_FILE} {directory}'"
+            f"'python -m archbench.reference tests/fixtures/thesis/{SEED_FILE} {directory}'"
         )
     loaded: list[Result] = []
     failures: list[LoadFailure] = []

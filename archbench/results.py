@@ -483,6 +483,21 @@ class Reference(_Frozen):
     """Caveats, e.g. that printed values are truncated toward zero."""
     kind: Literal["published", "imported"] = "published"
     """``published``: figures from a paper or thesis; ``imported``: a tool's saved log."""
+    title: str | None = None
+    """The section title as published (``AMD Ryzen 7 PRO 5850U (Notebook)``); None: ours."""
+    table_label: str | None = None
+    """The table's LaTeX label as published (``tab:comp-sign-amd-ryzen-7``), kept so a
+    thesis's own ``\\ref`` still resolves; None: a label of our scheme."""
+    caption: str | None = None
+    """The table caption as published (``Comparison on AMD Ryzen 7``)."""
+    intro: str | None = None
+    """The section's text before the Setup box as published, LaTeX escapes removed;
+    ``\\ref{label}`` kept as written."""
+    box: tuple[tuple[str, str], ...] | None = None
+    """The Setup box line by line as the PDF prints it, each line split at its first ``": "``
+    into (key, value); ``key + ": " + value`` is the printed line, verbatim."""
+    placeholders: tuple[str, ...] = ()
+    """``Setup`` fields holding a placeholder, not a published fact (``cores``)."""
 
     @property
     def label(self) -> str:

@@ -14,6 +14,8 @@ One concern per module; a render goes through them in this order:
 * :mod:`~archbench.report.chapter`: the chapter (sections, parts, intro);
 * :mod:`~archbench.report.templating`, :mod:`~archbench.report.latex`,
   :mod:`~archbench.report.markdown`: escaping, Jinja2 and the two renderers;
+* :mod:`~archbench.report.latex_chapter`: the chapter's LaTeX package, the label
+  prefix and the published ``\\ref`` commands, for pasting it into a thesis;
 * :mod:`~archbench.report.writer`: selection and the files of ``invoke report``.
 
 Tables of their own: :mod:`~archbench.report.instructions` (instructions per

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from archbench.report.comparisons import comparison, emulation, repeatability, summary
 from archbench.report.frame import ReportData
-from archbench.report.model import Chapter, ReportOptions, Section
+from archbench.report.model import Chapter, ReportOptions, Section, one_line
 from archbench.report.schemes import cs_vs_rsa
 from archbench.report.sections import section
 from archbench.report.suites import suite_parts
@@ -50,10 +50,11 @@ def build(
         failures=skipped,
         shared_notes=shared,
         speedups=any(
-            SPEEDUP_HEADER in t.header or t.label.startswith("tab:speedup-")
+            SPEEDUP_HEADER in map(one_line, t.header) or t.label.startswith("tab:speedup-")
             for p in kept
             for t in p.tables
         ),
+        figures=options.figures,
     )
 
 

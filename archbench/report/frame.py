@@ -62,7 +62,12 @@ def machines(results: Sequence[Result], frame: pd.DataFrame) -> list[Machine]:
     for r in ordered:
         counts[r.target.name] = counts.get(r.target.name, 0) + 1
     out: list[Machine] = []
-    slugs: set[str] = set()
+    # Published labels (tab:comp-sign-amd-ryzen-7) keep their suffix; measured ones yield.
+    slugs = {
+        r.reference.table_label.removeprefix("tab:comp-sign-")
+        for r in ordered
+        if r.reference is not None and r.reference.table_label
+    }
     for r in ordered:
         name = r.target.name if counts[r.target.name] == 1 else f"{r.target.name}@{r.run_id}"
         unique = base = slug(name)

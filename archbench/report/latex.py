@@ -1,8 +1,10 @@
 """The LaTeX renderer: ``appendix.tex`` and ``appendix-standalone.tex``.
 
 ``reports/templates/appendix.tex.j2`` in the thesis's macros
-``bfhBox``/``setupBfhTabular`` or plain booktabs; the standalone wrapper
-defines those macros with plain packages and ``\\input``s the chapter.
+``bfhBox``/``setupBfhTabular`` or plain booktabs; the macros the chapter
+needs outside the thesis class live in ``archbench-appendix.sty``
+(:mod:`archbench.report.latex_chapter`), which the standalone wrapper loads
+before it ``\\input``s the chapter.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from archbench.report import latex_chapter
 from archbench.report.chapter import intro
 from archbench.report.model import Cell, Chapter, Ratio, Style, Table
 from archbench.report.templating import Latex, latex_escape, render
@@ -66,11 +69,19 @@ def cell_text(cell: Cell, unit: Unit) -> str:
     return text + marks
 
 
-def table(t: Table, unit: Unit, style: Style) -> LatexTable:
-    """``t`` with escaped caption, header, cells and notes (flag legend, version notes)."""
+def table(t: Table, unit: Unit, style: Style, prefix: str = "") -> LatexTable:
+    """``t`` with escaped caption, header, cells and notes (flag legend, version notes).
+
+    ``prefix`` (a checked ``--label-prefix``) goes before the label.
+    """
 
     def head(index: int, text: str) -> str:
-        cell = latex_escape(text)
+        lines = [latex_escape(line) for line in text.split("\n")]
+        cell = lines[0]
+        if len(lines) > 1:
+            # Stacked, aligned as the column: a narrow header keeps the column narrow.
+            side = "r" if t.align[index : index + 1] == "r" else "l"
+            cell = r"\shortstack[" + side + "]{" + r"\\".join(lines) + "}"
         if t.rotate_from is not None and index >= t.rotate_from:
             # Machine names are long; vertical headers keep a dozen columns on A4.
             cell = r"\rotatebox{90}{" + cell + "}"
@@ -86,7 +97,7 @@ def table(t: Table, unit: Unit, style: Style) -> LatexTable:
     ]
     notes += [latex_escape(text) for text in t.version_notes]
     return LatexTable(
-        label=t.label,
+        label=prefix + t.label,
         caption=Latex(latex_escape(t.caption)),
         colspec=t.align,
         header=Latex(" & ".join(head(i, h) for i, h in enumerate(t.header))),
@@ -99,20 +110,49 @@ def table(t: Table, unit: Unit, style: Style) -> LatexTable:
     )
 
 
-def render_chapter(chapter: Chapter, style: Style) -> str:
+def render_chapter(chapter: Chapter, style: Style, label_prefix: str = "") -> str:
     """``appendix.tex`` of ``chapter``; load failures become LaTeX comments at the end.
 
+    Every label and reference gets ``label_prefix`` (``--label-prefix``).
+    Published sections keep the thesis's intro (its ``\\ref`` kept) and
+    Setup box as its LaTeX has them; figures get ``fig:<name>`` labels and
+    are referenced from a closing section.
+
     Raises:
-        ReportError: the template is missing.
+        ReportError: the template is missing, or ``label_prefix`` is not
+            allowed (:func:`~archbench.report.latex_chapter.check_label_prefix`).
     """
     unit = chapter.unit
+    prefix = latex_chapter.check_label_prefix(label_prefix)
+
+    def refs(text: str) -> Latex:
+        return Latex(
+            latex_chapter.with_refs(text, latex_escape, lambda lb: r"\ref{" + lb + "}", prefix)
+        )
+
     return render(
         "latex",
         TEMPLATE,
         style=style,
+        prefix=prefix,
+        package=latex_chapter.STY_NAME,
+        figures=[
+            (stem, Latex(latex_escape(caption)), f"{prefix}fig:{stem.removeprefix('fig-')}")
+            for stem, caption in chapter.figures
+        ],
         intro=[Latex(latex_escape(s)) for s in intro(chapter)],
-        sections=[(s, table(s.table, unit, style)) for s in chapter.sections],
-        parts=[(p, [table(t, unit, style) for t in p.tables]) for p in chapter.parts],
+        section_intros=[refs(s.intro) for s in chapter.sections],
+        boxes=[
+            [
+                (Latex(latex_escape(k)), Latex(latex_chapter.published(v, latex_escape)))
+                if s.intro  # published sections: the box as the thesis's LaTeX has it
+                else (Latex(latex_escape(k)), Latex(latex_escape(v)))
+                for k, v in s.setup
+            ]
+            for s in chapter.sections
+        ],
+        sections=[(s, table(s.table, unit, style, prefix)) for s in chapter.sections],
+        parts=[(p, [table(t, unit, style, prefix) for t in p.tables]) for p in chapter.parts],
         failures=[Latex(latex_escape(f"{path}: {msg}")) for path, msg in chapter.failures],
     )
 
@@ -128,4 +168,10 @@ def render_standalone(style: Style = "thesis") -> str:
     Raises:
         ReportError: the template is missing.
     """
-    return render("latex", STANDALONE_TEMPLATE, style=style, chapter=FILE.removesuffix(".tex"))
+    return render(
+        "latex",
+        STANDALONE_TEMPLATE,
+        style=style,
+        chapter=FILE.removesuffix(".tex"),
+        package=latex_chapter.STY_NAME,
+    )

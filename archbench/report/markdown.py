@@ -7,8 +7,9 @@ from typing import Final
 
 from tabulate import tabulate
 
+from archbench.report import latex_chapter
 from archbench.report.chapter import intro
-from archbench.report.model import Cell, Chapter, Ratio, Table
+from archbench.report.model import Cell, Chapter, Ratio, Table, one_line
 from archbench.report.templating import Markdown, markdown_escape, render
 from archbench.report.units import Unit, format_measured, format_ratio, format_spread
 from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
@@ -44,11 +45,11 @@ def table(t: Table, unit: Unit) -> Markdown:
     rows = [[cell_text(c, unit) for c in row] for row in t.rows]
     text = tabulate(
         rows,
-        headers=[markdown_escape(h) for h in t.header],
+        headers=[markdown_escape(one_line(h)) for h in t.header],
         # "pipe" is GitHub's table syntax with the ---: marker that
         # right-aligns numbers; "github" omits alignment markers.
         tablefmt="pipe",
-        colalign=tuple("left" if a == "l" else "right" for a in t.align),
+        colalign=tuple("right" if a == "r" else "left" for a in t.align),
         disable_numparse=True,
     )
     if t.notes:
@@ -68,15 +69,30 @@ def table(t: Table, unit: Unit) -> Markdown:
 def render_chapter(chapter: Chapter) -> str:
     """``appendix.md`` of ``chapter``; load failures close it as a warning.
 
+    A published intro's ``\\ref{label}`` becomes the referenced table's
+    caption ("… in table "Comparison on AMD Ryzen 7" below"); figures are
+    shown with a link to their PDF.
+
     Raises:
         ReportError: the template is missing.
     """
     unit = chapter.unit
+    captions = {s.table.label: s.table.caption for s in chapter.sections}
+
+    def below(label: str) -> str:
+        # Markdown has no \ref: name the table by its caption.
+        return markdown_escape(f'"{captions.get(label, label)}" below')
+
     return render(
         "markdown",
         TEMPLATE,
         intro=intro(chapter),
         sections=[(s, table(s.table, unit)) for s in chapter.sections],
+        section_intros=[
+            Markdown(latex_chapter.with_refs(s.intro, markdown_escape, below))
+            for s in chapter.sections
+        ],
+        figures=chapter.figures,
         parts=[(p, [(t.caption, table(t, unit)) for t in p.tables]) for p in chapter.parts],
         failures=chapter.failures,
     )

@@ -40,6 +40,11 @@ class ReportOptions:
     baseline: str | None = None
     compare_bits: tuple[int, ...] | None = None
     summary_columns: int = SUMMARY_COLUMNS
+    label_prefix: str = ""
+    """Put before every LaTeX label and reference (``--label-prefix``; see
+    :mod:`archbench.report.latex_chapter`)."""
+    figures: tuple[tuple[str, str], ...] = ()
+    """(file stem, caption) of the figures written next to the chapter, to reference them."""
 
 
 def parse_style(text: str) -> Style:
@@ -97,7 +102,10 @@ def is_empty(cell: object) -> bool:
 class Table:
     """A table: ``groups`` of rows (separated by an extra rule), one cell per ``header`` entry.
 
-    ``align`` has one LaTeX letter per column (``l``/``r``).
+    ``align`` has one LaTeX letter per column (``l``/``r``; ``Y`` a wrapping
+    column of ``\\linewidth``). A ``header`` entry may hold a line break
+    (``"CS\\n(ms)"``): LaTeX stacks its lines, Markdown joins them with a
+    space (:func:`one_line`).
     """
 
     label: str
@@ -182,6 +190,8 @@ class Section:
     setup: tuple[tuple[str, str], ...]
     notes: str
     table: Table
+    intro: str = ""
+    """Published text before the Setup box, ``\\ref{label}`` kept; empty: our sentence."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +216,13 @@ class Chapter:
     """Notes every reference section shares, printed once in the opening."""
     speedups: bool = False
     """True when a table shows CS speedups (the opening then defines them)."""
+    figures: tuple[tuple[str, str], ...] = ()
+    """(file stem, caption) of the figures beside the chapter (``ReportOptions.figures``)."""
+
+
+def one_line(text: str) -> str:
+    """A header entry on one line: ``"CS\\n(ms)"`` -> ``"CS (ms)"``."""
+    return " ".join(text.split("\n"))
 
 
 def slug(name: str) -> str:

@@ -28,7 +28,7 @@ from archbench.report.model import (
     is_empty,
 )
 from archbench.report.sections import record_digits, what
-from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits
+from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits, unit_label
 from archbench.report.vocabulary import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, row_key
 from archbench.stats import slowdown
 
@@ -47,13 +47,13 @@ class _Sum:
     printed: str | None = None
     """The published text of a one-part sum, shown as printed where the unit is ms."""
 
-    def speed(self, unit: Unit) -> Speed | None:
-        """The sum as a cell in ``unit``; None when a part was not measured."""
+    def speed(self, unit: Unit, *, bare: bool = False) -> Speed | None:
+        """The sum as a cell in ``unit`` (``bare``: without it); None when a part is missing."""
         if self.per_op_ns is None:
-            return Speed(None) if self.invalid else None
+            return Speed(None, bare=bare) if self.invalid else None
         value = per_op_ns_in(self.per_op_ns, THESIS_OPS, unit)
         printed = self.printed if unit == "ms" else None
-        return Speed(value, printed, flags=self.flags, digits=self.digits)
+        return Speed(value, printed, flags=self.flags, digits=self.digits, bare=bare)
 
 
 _Records = dict[tuple[str, str, int], dict[str, Any]]
@@ -122,7 +122,11 @@ def compared_sizes(machines: Sequence[Machine], options: ReportOptions) -> tuple
 
 
 def cs_vs_rsa(machines: Sequence[Machine], options: ReportOptions) -> Part:
-    """Per machine, CS against each RSA size operation by operation, with CS/RSA.
+    """Per machine, CS against each RSA size operation by operation, with the CS speedup.
+
+    The unit stands in the column headers (``RSA``, ``1024 bit``, ``(ms)``),
+    not in every cell, and LaTeX stacks the headers' lines: the table then
+    fits ``\\linewidth`` of a 10 pt ``report`` without being shrunk.
 
     Raises:
         ReportError: ``--compare-bits`` names a size no machine measured.
@@ -143,18 +147,20 @@ def cs_vs_rsa(machines: Sequence[Machine], options: ReportOptions) -> Part:
             rows: list[tuple[Cell, ...]] = []
             for label, cs_ops, rsa_ops in COMPARISON_ROWS:
                 cs = _sum(records, "CS", 0, cs_ops)
-                cells: list[Cell] = [label, cs.speed(unit)]
+                cells: list[Cell] = [label, cs.speed(unit, bare=True)]
                 for bits in chunk:
                     rsa = _sum(records, "RSA", bits, rsa_ops)
-                    cells += [rsa.speed(unit), _ratio(rsa, cs, "×")]
+                    cells += [rsa.speed(unit, bare=True), _ratio(rsa, cs, "×")]
                 # An operation neither scheme measured here says nothing; leave it out.
                 if not all(is_empty(c) for c in cells[1:]):
                     rows.append(tuple(cells))
             if not rows:
                 continue
-            header: tuple[str, ...] = ("Operation", "CS")
+            # "\n": LaTeX stacks the header's lines (Markdown joins them).
+            in_unit = f"({unit_label(unit)})"
+            header: tuple[str, ...] = ("Operation", f"CS\n{in_unit}")
             for bits in chunk:
-                header += (f"RSA {bits} bit", SPEEDUP_HEADER)
+                header += (f"RSA\n{bits} bit\n{in_unit}", SPEEDUP_HEADER.replace(" ", "\n", 1))
             sizes_text = " and ".join(str(b) for b in chunk)
             tables.append(
                 Table(

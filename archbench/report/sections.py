@@ -54,6 +54,8 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     except ValueError:
         pkg_arch = result.target.arch
     reference = result.reference
+    if reference is not None and reference.box is not None:
+        return reference.box  # verbatim; our annotations go beside the box
     if reference is not None:
         # As printed: the box's CPU line and OS line, and only the packages it lists.
         return (
@@ -190,9 +192,10 @@ def section(machine: Machine, unit: Unit) -> Section:
         rows.append((key, (scheme_label(key), label, speed(record, unit, note=note))))
     processor = cpu(result)
     helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
-    if result.reference is not None:
-        caption = f"Comparison on {processor} ({result.reference.label})"
-        heading = f"{processor} — {machine.name} (reference data)"
+    reference = result.reference
+    if reference is not None:
+        caption = f"Comparison on {processor} ({reference.label})"
+        heading = f"{reference.title or processor} — {machine.name} (reference data)"
     elif result.emulated:
         execution = result.execution
         host = execution.host_arch if execution else "unknown"
@@ -201,21 +204,31 @@ def section(machine: Machine, unit: Unit) -> Section:
     else:
         caption = f"Comparison on {processor}"
         heading = f"{processor} — {machine.name}"
+    if reference is not None and reference.table_label is not None:
+        # Published: the thesis's own label and caption, so its \ref still resolves.
+        caption = reference.caption or caption
     table = Table(
-        label=f"tab:comp-sign-{machine.slug}",
+        label=(reference.table_label if reference else None) or f"tab:comp-sign-{machine.slug}",
         caption=caption,
         header=("Signature Scheme", "Test" if helper_only else "Operation", "Speed"),
         align="llr",
         groups=grouped(rows),
         notes=tuple(notes),
     )
+    annotation = ""
+    if reference is not None:
+        annotation = reference.notes
+        if reference.box is not None:
+            # The verbatim box has no Source line: say it beside the box.
+            annotation = f"Source: {reference.source} ({reference.label}). {annotation}"
     return Section(
         name=machine.name,
-        title=f"{processor} ({machine.name})",
+        title=(reference.title if reference else None) or f"{processor} ({machine.name})",
         heading=heading,
         emulated=result.emulated,
-        reference=result.reference is not None,
+        reference=reference is not None,
         setup=setup_items(result),
-        notes=result.reference.notes if result.reference else "",
+        notes=annotation,
         table=table,
+        intro=(reference.intro if reference else None) or "",
     )

@@ -141,7 +141,7 @@ def machines_table(machines: Sequence[Machine]) -> Table:
         label="tab:suite-machines",
         caption="Machines of the other suites and the library and tool versions they ran",
         header=("Machine", "CPU", "Architecture", "OS", "Libraries", "Tools"),
-        align="llllll",
+        align="YYYYYY",  # Y: wraps within \linewidth (archbench-appendix.sty); lists are long
         groups=(tuple(rows),),
         small=True,
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 from archbench.errors import ReportError
 from archbench.platforms import Arch
 from archbench.report import chapter as chapter_mod
-from archbench.report import latex, markdown
+from archbench.report import latex, latex_chapter, markdown
 from archbench.report.frame import ReportData, build
 from archbench.report.model import ReportOptions
 from archbench.report.sections import section
@@ -45,7 +45,8 @@ def render_latex(
             baseline, or the template is missing.
     """
     data = results if isinstance(results, ReportData) else build(results)
-    return latex.render_chapter(chapter_mod.build(data, options, failures), options.style)
+    chapter = chapter_mod.build(data, options, failures)
+    return latex.render_chapter(chapter, options.style, options.label_prefix)
 
 
 def render_markdown(
@@ -170,7 +171,10 @@ def write_reports(
     out_dir: Path,
     options: ReportOptions = _DEFAULT,
 ) -> list[Path]:
-    """Write ``appendix.tex``, ``appendix-standalone.tex`` and ``appendix.md`` into ``out_dir``.
+    """Write ``appendix.tex``, ``appendix-standalone.tex``, ``appendix.md`` and the package.
+
+    The package is ``archbench-appendix.sty`` (:mod:`archbench.report.latex_chapter`):
+    ``\\usepackage{archbench-appendix}`` + ``\\input{appendix}`` compiles anywhere.
 
     All files are rendered before any is written (each atomically), so a
     rendering error leaves the previous reports untouched. ``failures``
@@ -189,9 +193,10 @@ def write_reports(
     data = results if isinstance(results, ReportData) else prepare(results, failures)
     chapter = chapter_mod.build(data, options, failures)
     rendered = {
-        out_dir / latex.FILE: latex.render_chapter(chapter, options.style),
+        out_dir / latex.FILE: latex.render_chapter(chapter, options.style, options.label_prefix),
         out_dir / latex.STANDALONE_FILE: latex.render_standalone(options.style),
         out_dir / markdown.FILE: markdown.render_chapter(chapter),
+        out_dir / latex_chapter.STY_FILE: latex_chapter.sty_text(),
     }
     for path, text in rendered.items():
         try:

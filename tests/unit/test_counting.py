@@ -269,6 +269,13 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     assert r"\caption" in tex and "tab:instructions-per-op" in tex
     paths = instructions_tables.write_all([amd, rv], [], tmp_path)
     assert {p.name for p in paths} >= {"instructions.csv", "fig-instructions.png"}
+    # The Markdown references its figure; the PDF embeds TrueType, not Type 3; 5 in wide.
+    assert "![Instructions per operation](fig-instructions.png)" in (
+        tmp_path / "instructions.md"
+    ).read_text(encoding="utf-8")
+    pdf = (tmp_path / "fig-instructions.pdf").read_bytes()
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf
+    assert instructions_tables.plot([amd, rv]).get_size_inches()[0] == 5.0
     frame = pd.read_csv(tmp_path / "instructions.csv")
     assert frame["instructions_per_op"].tolist() == [70.0, 100.0, 140.0, 150.0]
 

@@ -154,3 +154,48 @@ def test_rerun_from_an_archive_names_it(measured: Result) -> None:
     assert list(frame["archive_id"].dropna()) == ["20261201T090000Z-abc123-0011aabb"] * len(
         rerun.harness.rows
     )
+
+
+def test_export_key_is_run_target_row_id(measured: Result) -> None:
+    shipped, _ = reference.load_reference()
+    frame = export.export_frame([measured, *shipped])
+    assert not frame.duplicated(["run_id", "target", "row_id"]).any()
+    # Without row_id the security module's 100- and 800-parallel rows collide.
+    old_key = ["target", "scheme", "key_bits", "operation"]
+    collide = frame[frame.duplicated(old_key, keep=False)]
+    assert set(collide["operation"]) == {"helper_parallel_signing"}
+    assert len(collide) == 10  # CS and four RSA sizes, twice
+    module = frame[(frame["target"] == "thesis-security-module") & (frame["scheme"] == "CS")]
+    assert module["row_id"].tolist() == [
+        "security-module:CS:helper_sequential_signing:100",
+        "security-module:CS:helper_parallel_signing:100",
+        "security-module:CS:helper_parallel_signing:800",
+    ]
+    assert frame["row_id"].iloc[1] == "blindsig:RSA 1024 bit:signing"
+
+
+def test_unknown_values_are_exported_empty(tmp_path: Path, measured: Result) -> None:
+    shipped, _ = reference.load_reference()
+    once = result("once", "amd64", "x86_64", "AMD Ryzen 7", [row("CS", "signing", [77_000])])
+    paths = export.write_exports([measured, once, *shipped], tmp_path)
+    csv = pd.read_csv(paths[0], keep_default_na=False, dtype=str)
+    records = json.loads(paths[1].read_text(encoding="utf-8"))
+    assert not (csv == "unknown").any().any() and len(records) == len(csv)
+    by_target = {t: csv[csv["target"] == t] for t in csv["target"].unique()}
+    # One sample has no known spread: empty, not 0; four samples have one.
+    for column in export.SPREAD_COLUMNS:
+        assert by_target["once"][column].tolist() == [""]
+        assert (by_target["thesis-amd-ryzen-7"][column] == "").all()
+        assert by_target["amd64-native"][column].iloc[0] != ""
+    # A publication prints one figure per row: no min, max, mean or quartiles.
+    ryzen = by_target["thesis-amd-ryzen-7"]
+    assert (ryzen["min_ns"] == "").all() and (ryzen["q3_ns"] == "").all()
+    assert ryzen["median_ns"].iloc[0] == "204000.0"
+    assert by_target["once"]["min_ns"].tolist() == ["77000.0"]
+    # The Xeon's and Pentium's boxes print no core count: the placeholder 1 is not a fact.
+    assert set(by_target["thesis-intel-xeon"]["cores"]) == {""}
+    assert set(by_target["thesis-intel-pentium"]["cores"]) == {""}
+    assert set(by_target["thesis-amd-ryzen-7"]["cores"]) == {"8"}
+    assert set(ryzen["started_at"]) == {""}
+    xeon = next(r for r in records if r["target"] == "thesis-intel-xeon")
+    assert xeon["cores"] is None and xeon["started_at"] is None and xeon["stdev_ns"] is None

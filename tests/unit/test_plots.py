@@ -8,6 +8,7 @@ import pytest
 from helpers import result, row
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.text import Text
 
 from archbench import plots, reference
 from archbench.results import Result
@@ -71,7 +72,7 @@ def test_operation_chart_has_one_bar_per_valid_row(machines: list[Result]) -> No
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "amd64-native",
         "arm64-native",
-        "riscv64-emu\n(emulated)",
+        "riscv64-emu (emulated)",
     ]
     hatched = [b for b in drawn if b.get_hatch()]
     assert sorted(b.get_height() for b in hatched) == pytest.approx([1.6975, 1040.5])
@@ -115,3 +116,48 @@ def test_write_plots(tmp_path: Path, machines: list[Result]) -> None:
         assert path.stat().st_size > 1000
     assert paths[0].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert paths[1].read_bytes()[:5] == b"%PDF-"
+
+
+TEXTWIDTHS_PT = (345.0, 360.0, 390.0)
+"""\\textwidth of the standard classes at 10, 11 and 12 pt."""
+
+
+def test_figures_are_sized_for_textwidth_with_fonts_of_8_pt(machines: list[Result]) -> None:
+    shipped, _ = reference.load_reference()
+    charts = plots.figures([*machines, *shipped])
+    assert len(charts) >= 8
+    for stem, fig in charts:
+        width_in, _ = fig.get_size_inches()
+        assert width_in == plots.FIGURE_WIDTH_IN, stem
+        fig.canvas.draw()  # ticks and legends exist only once drawn
+        sizes = [
+            float(t.get_fontsize())
+            for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()
+        ]
+        assert sizes and min(sizes) >= plots.MIN_FONT_PT, stem
+        # At width=\linewidth the figure is scaled by textwidth / its width.
+        for textwidth in TEXTWIDTHS_PT:
+            assert min(sizes) * textwidth / (width_in * 72) >= 8.0, (stem, textwidth)
+
+
+def test_log_axes_start_a_decade_below_the_smallest_bar(machines: list[Result]) -> None:
+    assert plots.log_bottom([0.001, 5.0]) == pytest.approx(1e-4)
+    assert plots.log_bottom([0.0035, 12.0]) == pytest.approx(1e-4)
+    assert plots.log_bottom([0.01]) == pytest.approx(1e-3)
+    with pytest.raises(ValueError, match="no positive value"):
+        plots.log_bottom([0.0])
+    fig = plots.operation_figure(machines, "signing")
+    assert fig is not None
+    smallest = min(b.get_height() for b in bars(fig))  # CS on arm64: 0.077 ms
+    assert fig.axes[0].get_ylim()[0] == pytest.approx(plots.log_bottom([smallest])) == 0.001
+
+
+def test_pdfs_embed_truetype_not_type3(tmp_path: Path, machines: list[Result]) -> None:
+    paths, listed = plots.write_listed(machines, tmp_path)
+    assert [stem for stem, _ in listed] == [p.stem for p in paths if p.suffix == ".pdf"]
+    assert dict(listed)["fig-signing"] == "10x signing"
+    pdf = (tmp_path / "fig-signing.pdf").read_bytes()
+    # pdf.fonttype 42: a TrueType font program is embedded (FontFile2); Type 3 would
+    # draw glyphs as procedures (/Subtype /Type3).
+    assert b"/FontFile2" in pdf and b"/Type3" not in pdf

@@ -6,9 +6,10 @@ the shipped dataset with the appendix template and compares table by table,
 row by row: scheme, operation, value and unit, and where the double rules
 between groups fall.
 
-The seed is ``../shared/seeds/thesis-appendix-performance.tex`` beside the
-checkout (``ARCHBENCH_SEEDS`` overrides the folder); tests that need it are
-skipped when it is absent.
+The seed is vendored as ``tests/fixtures/thesis/thesis-appendix-performance.tex``
+so the round trip runs in every clean clone and in CI (``ARCHBENCH_SEEDS=DIR``
+reads DIR's copy instead); it never skips. Where the project's seed folder
+``../shared/seeds`` is present, the vendored copy must still equal it.
 """
 
 from __future__ import annotations
@@ -23,12 +24,20 @@ import pytest
 
 from archbench import reference
 from archbench.errors import ReportError
-from archbench.reports import render_latex, render_markdown
+from archbench.reports import ReportOptions, render_latex, render_markdown
 from archbench.results import Result
 
 REPO = Path(__file__).resolve().parents[2]
-SEEDS = Path(os.environ.get("ARCHBENCH_SEEDS", REPO.parent / "shared" / "seeds"))
-SEED = SEEDS / reference.SEED_FILE
+VENDORED = REPO / "tests" / "fixtures" / "thesis" / reference.SEED_FILE
+SHARED = (
+    Path(os.environ.get("ARCHBENCH_SEEDS") or REPO.parent / "shared" / "seeds")
+    / reference.SEED_FILE
+)
+SEED = (
+    Path(os.environ["ARCHBENCH_SEEDS"]) / reference.SEED_FILE
+    if os.environ.get("ARCHBENCH_SEEDS")
+    else VENDORED
+)
 
 MACHINES = [
     "thesis-amd-ryzen-7",
@@ -50,9 +59,18 @@ Cells = tuple[str, int | None, str, str, str]
 
 @pytest.fixture(scope="module")
 def seed_text() -> str:
-    if not SEED.is_file():
-        pytest.skip(f"seed {SEED} not found; set ARCHBENCH_SEEDS to the seeds folder")
+    # A missing seed fails: a skipped round trip would pass CI without checking anything.
+    assert SEED.is_file(), f"seed {SEED} not found (ARCHBENCH_SEEDS names its folder)"
     return SEED.read_text(encoding="utf-8")
+
+
+def test_vendored_seed_is_the_projects_seed() -> None:
+    if not SHARED.is_file():
+        pytest.skip(f"{SHARED} not present (a clone outside the project's work folder)")
+    assert VENDORED.read_bytes() == SHARED.read_bytes(), (
+        f"{VENDORED} differs from {SHARED}: copy the seed again and regenerate "
+        "reports/reference (README.md, 'Reference data')"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +116,67 @@ def test_the_rendered_appendix_reproduces_every_thesis_table(
     expected = tables(chapter)
     rendered = tables(render_latex(shipped))
     assert len(expected) == 11
-    assert [label for label, _ in rendered] == [f"tab:comp-sign-{m}" for m in MACHINES]
+    # The thesis's own labels, so its \ref{tab:comp-sign-…} still resolve.
+    assert [label for label, _ in rendered] == [label for label, _ in expected]
+    assert expected[0][0] == "tab:comp-sign-amd-ryzen-7"
+    assert expected[8][0] == "tab:comp-sign-POWER9"
     for (seed_label, seed_groups), (label, groups) in zip(expected, rendered, strict=True):
         assert groups == seed_groups, f"{label} differs from the thesis's {seed_label}"
     rows = sum(len(g) for _, groups in expected for g in groups)
     assert rows == 10 * 27 + 15
+
+
+def published_sections(seed_text: str) -> list[dict[str, str]]:
+    """Title, intro, Setup box, caption and label of every seed section with a table."""
+    chapter = seed_text.split(r"\chapter{Performance Measurements}", 1)[1]
+    found = []
+    for chunk in chapter.split("\\section{")[1:]:
+        if r"\begin{tabular}" not in chunk:
+            continue
+        title, body = chunk.split("}\n", 1)
+        intro, rest = body.split(r"\begin{bfhBox}[BFH-MediumBlue]{Setup}", 1)
+        box = rest.split(r"\end{bfhBox}", 1)[0]
+        caption = re.search(r"\\caption\{([^}]*)\}", rest)
+        label = re.search(r"\\label\{([^}]*)\}", rest)
+        assert caption and label
+        found.append(
+            {
+                "title": title,
+                "intro": intro,
+                "box": box,
+                "caption": caption.group(1),
+                "label": label.group(1),
+            }
+        )
+    return found
+
+
+def flat(latex: str) -> str:
+    """Whitespace collapsed, and none before a line break ``\\\\``."""
+    return re.sub(r"\s*\\\\", r"\\\\", " ".join(latex.split()))
+
+
+@pytest.mark.parametrize("prefix", ["", "ab:"])
+def test_headings_intros_boxes_and_captions_are_the_thesis_own(
+    seed_text: str, shipped: list[Result], prefix: str
+) -> None:
+    rendered = render_latex(shipped, ReportOptions(label_prefix=prefix))
+    sections = published_sections(seed_text)
+    assert len(sections) == 11
+    titles = [s["title"] for s in sections]
+    assert "AMD Ryzen 7 PRO 5850U (Notebook)" in titles and "POWER9" in titles
+    assert titles[-1] == "Performance of the Security Module"
+    for s in sections:
+        # Everything between \section{title} and the box, the box itself, the caption
+        # and the label come back as the thesis prints them (spacing aside).
+        part = rendered.split("\\section{" + s["title"] + "}\n", 1)[1].split(r"\section{", 1)[0]
+        intro = s["intro"].replace(r"\ref{", r"\ref{" + prefix)
+        assert flat(part).startswith(flat(intro)), s["title"]
+        box = part.split("{Setup}\n", 1)[1].split(r"\end{bfhBox}", 1)[0]
+        assert flat(box.removeprefix("\\raggedright\n")) == flat(s["box"]), s["title"]
+        assert "\\caption{" + s["caption"] + "}" in part
+        assert "\\label{" + prefix + s["label"] + "}" in part
+    assert r"\label{" + prefix + "chap:app-perf}" in rendered
 
 
 def test_spot_values_as_printed(shipped: list[Result]) -> None:
