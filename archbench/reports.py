@@ -47,7 +47,7 @@ import jinja2
 import pandas as pd
 from tabulate import tabulate
 
-from archbench import suite_tables, versions
+from archbench import measurement, suite_tables, versions
 from archbench.errors import ReportError
 from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS, tidy_frame
 from archbench.platforms import Arch
@@ -786,6 +786,7 @@ def _section(machine: _Machine, unit: Unit) -> _Section:
         align="llr",
         groups=_grouped(rows),
         notes=tuple(notes),
+        version_notes=measurement.blindsig_notes(result),
     )
     return _Section(
         name=machine.name,

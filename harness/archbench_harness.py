@@ -366,6 +366,7 @@ class ParametersDict(TypedDict):
     warmup: int
     max_time_s: float | None
     min_block_ns: int | None
+    fresh_items: bool
 
 
 class CpuLimitsDict(TypedDict):
@@ -1560,6 +1561,12 @@ def make_parser() -> argparse.ArgumentParser:
         "--progress", action="store_true", help="driver reports each repetition on stderr"
     )
     parser.add_argument(
+        "--fresh-items",
+        action="store_true",
+        help="every operation of a block on its own freshly prepared item (default: one call"
+        " after another on the same item, as GNUnet's perf_crypto_* programs)",
+    )
+    parser.add_argument(
         "--count-with",
         type=Path,
         default=None,
@@ -1600,6 +1607,8 @@ def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[
         driver_args += ["--rsa-bits", ",".join(str(b) for b in rsa_bits)]
     if args.progress:
         driver_args.append("--progress")
+    if args.fresh_items:
+        driver_args.append("--fresh-items")
     return driver_args
 
 
@@ -1664,6 +1673,7 @@ def run_blindsig(
         "warmup": args.warmup,
         "max_time_s": args.max_time,
         "min_block_ns": args.min_block_ns,
+        "fresh_items": args.fresh_items,
     }
     return rows, parameters, calibration, output.meta, counting_doc
 

@@ -1266,6 +1266,7 @@ def test_main_prints_one_valid_document(
         "warmup": 1,
         "max_time_s": None,
         "min_block_ns": None,
+        "fresh_items": False,
     }
     assert doc["calibration"]["observed_tick_ns"] == 20
     assert doc["calibration"]["pair_overhead_ns"] == 18.5
