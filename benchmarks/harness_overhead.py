@@ -282,8 +282,8 @@ def format_table(rounds: Sequence[dict[str, Any]]) -> tuple[str, bool]:
 
 
 def _default_image(client: Any) -> str:
-    images = [
-        (img.attrs.get("Created", ""), tag)
+    images: list[tuple[str, str]] = [
+        (str(img.attrs.get("Created", "")), str(tag))
         for img in client.images.list(name="archbench/bench")
         for tag in img.tags
         if tag.startswith("archbench/bench:amd64-")
