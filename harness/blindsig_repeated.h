@@ -167,13 +167,13 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
   ns[6] = run_stage (&cs_same_verify, NULL, ctx, ops[6], ops[6]);
   if (GNUNET_YES != it->verified)
   {
-    verdict_fail (v, "CS signature of repetition %u did not verify", rep);
+    verdict_fail (v, "CS signature 0 of repetition %u did not verify", rep);
     goto cleanup;
   }
   flip_one_bit (it->msg, sizeof (it->msg));
   if (GNUNET_YES == GNUNET_CRYPTO_cs_verify (&it->sig, &it->pub, it->msg,
                                              sizeof (it->msg)))
-    verdict_fail (v, "CS signature of repetition %u verified a message with"
+    verdict_fail (v, "CS signature 0 of repetition %u verified a message with"
                   " one bit flipped", rep);
 cleanup:
   GNUNET_CRYPTO_zero_keys (ctx, sizeof (*ctx));
@@ -378,7 +378,7 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
   ns[4] = run_stage (&rsa_same_verify, NULL, &s, ops[4], ops[4]);
   if (GNUNET_OK != s.verified)
   {
-    verdict_fail (v, "RSA-%u signature of repetition %u did not verify"
+    verdict_fail (v, "RSA-%u signature 0 of repetition %u did not verify"
                   " (rc=%d)", bits, rep, (int) s.verified);
     goto cleanup;
   }
@@ -388,7 +388,7 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     flip_one_bit (s.msg, sizeof (s.msg));
     GNUNET_CRYPTO_hash (s.msg, sizeof (s.msg), &flipped);
     if (GNUNET_OK == GNUNET_CRYPTO_rsa_verify (&flipped, s.sig, s.pub))
-      verdict_fail (v, "RSA-%u signature of repetition %u verified a message"
+      verdict_fail (v, "RSA-%u signature 0 of repetition %u verified a message"
                     " with one bit flipped", bits, rep);
   }
 cleanup:
