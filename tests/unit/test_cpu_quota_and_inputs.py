@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import load_harness, result, row
@@ -163,3 +165,38 @@ def test_paired_ratio_interval_brackets_the_ratio_and_narrows_with_rounds() -> N
     assert math.isnan(paired_ratio_interval([1.0, 1.1]).low)
     with pytest.raises(ValueError, match="positive finite"):
         paired_ratio_interval([1.0, 0.0, 1.0])
+
+
+def _benchmark(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_overhead_table_has_every_row_with_its_interval() -> None:
+    ov = _benchmark("harness_overhead")
+    rounds = [
+        {
+            "harness": {"CS signing": [10, [1000 + k, 1010, 990]], "RSA-2048 signing": [2, [4e6]]},
+            "bare": {"CS signing": [20, [2000, 2000, 2000]], "RSA-2048 signing": [2, [2e6]]},
+        }
+        for k in range(6)
+    ]
+    ratios = ov.per_round_ratios(rounds)
+    assert ratios["CS signing"] == pytest.approx([1 + k / 1000 for k in range(6)])
+    assert ratios["RSA-2048 signing"] == [2.0] * 6
+    table, ok = ov.format_table(rounds)
+    lines = table.splitlines()
+    assert lines[2].startswith("CS signing") and "met" in lines[2]
+    assert lines[3].startswith("RSA-2048 signing") and "MISSED" in lines[3]
+    assert not ok
+
+
+def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:
+    aa = _benchmark("compare_aa_ab")
+    counts = {"no significant change": 9, "faster": 1, "too few samples": 4}
+    assert aa._summary("A/A", counts, "no significant change").startswith(
+        "A/A: 9 of 10 rows with a verdict are 'no significant change' (90%)"
+    )
