@@ -24,10 +24,17 @@
  * are kept per call and freed after the block.  The final signature of
  * every repetition must verify.
  *
+ * With a leading --count-markers every timed block (warmup included) is
+ * bracketed by harness/count_marker.h's markers exactly as blindsig brackets
+ * its blocks (markers outside the two clock reads), so that the QEMU
+ * counting plugin gives instructions per block for both programs alike.
+ *
  * Exit status: 0 on success, 64 on usage errors, 70 when a check fails.
  */
 
 #include <gnunet/gnunet_util_lib.h>
+
+#include "count_marker.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -115,6 +122,24 @@ fail (const char *what)
 }
 
 
+static uint64_t
+block_start (void)
+{
+  count_block_start ();
+  return now_ns ();
+}
+
+
+static uint64_t
+block_end (uint64_t t0)
+{
+  uint64_t elapsed = now_ns () - t0;
+
+  count_block_stop ();
+  return elapsed;
+}
+
+
 static void
 report (unsigned int rep, const char *op, uint64_t ns)
 {
@@ -153,51 +178,51 @@ cs_blocks (const unsigned int *n, unsigned int reps)
     GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &blind_seed,
                                 sizeof (blind_seed));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[0]; i++)
     {
       GNUNET_CRYPTO_cs_private_key_generate (&priv);
       GNUNET_CRYPTO_cs_private_key_get_public (&priv, &pub);
     }
-    report (rep, "key_generation", now_ns () - t0);
+    report (rep, "key_generation", block_end (t0));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[1]; i++)
     {
       GNUNET_CRYPTO_cs_r_derive (&nonce, "rw", &priv, r);
       GNUNET_CRYPTO_cs_r_get_public (&r[0], &r_pub[0]);
       GNUNET_CRYPTO_cs_r_get_public (&r[1], &r_pub[1]);
     }
-    report (rep, "r_derivation", now_ns () - t0);
+    report (rep, "r_derivation", block_end (t0));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[2]; i++)
       GNUNET_CRYPTO_cs_blinding_secrets_derive (&blind_seed, bs);
-    report (rep, "blinding_secret_derivation", now_ns () - t0);
+    report (rep, "blinding_secret_derivation", block_end (t0));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[3]; i++)
       GNUNET_CRYPTO_cs_calc_blinded_c (bs, r_pub, &pub, msg, sizeof (msg), c,
                                        blinded_r_pub);
-    report (rep, "blinding", now_ns () - t0);
+    report (rep, "blinding", block_end (t0));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[4]; i++)
       b = GNUNET_CRYPTO_cs_sign_derive (&priv, r, c, &nonce, &blinded_s);
-    report (rep, "signing", now_ns () - t0);
+    report (rep, "signing", block_end (t0));
     if (b > 1)
       fail ("cs_sign_derive returned b > 1");
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[5]; i++)
       GNUNET_CRYPTO_cs_unblind (&blinded_s, &bs[b], &sig.s_scalar);
-    report (rep, "unblinding", now_ns () - t0);
+    report (rep, "unblinding", block_end (t0));
     sig.r_point = blinded_r_pub[b];
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[6]; i++)
       ok = GNUNET_CRYPTO_cs_verify (&sig, &pub, msg, sizeof (msg));
-    report (rep, "verifying", now_ns () - t0);
+    report (rep, "verifying", block_end (t0));
     if (GNUNET_YES != ok)
       fail ("CS signature does not verify");
   }
@@ -250,10 +275,10 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
     GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &bks,
                                 sizeof (bks));
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[0]; i++)
       out[i] = GNUNET_CRYPTO_rsa_private_key_create (bits);
-    report (rep, "key_generation", now_ns () - t0);
+    report (rep, "key_generation", block_end (t0));
     for (unsigned int i = 0; i + 1 < n[0]; i++)
       if (NULL != out[i])
         GNUNET_CRYPTO_rsa_private_key_free (out[i]);
@@ -262,12 +287,12 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
       fail ("rsa_private_key_create failed");
     pub = GNUNET_CRYPTO_rsa_private_key_get_public (priv);
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[1]; i++)
       failures += (GNUNET_YES != GNUNET_CRYPTO_rsa_blind (&hash, &bks, pub,
                                                           &out[i],
                                                           &out_len[i]));
-    report (rep, "blinding", now_ns () - t0);
+    report (rep, "blinding", block_end (t0));
     if (0 != failures)
       fail ("rsa_blind failed");
     for (unsigned int i = 0; i + 1 < n[1]; i++)
@@ -275,28 +300,28 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
     blinded = out[n[1] - 1];
     blinded_len = out_len[n[1] - 1];
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[2]; i++)
       out[i] = GNUNET_CRYPTO_rsa_sign_blinded (priv, blinded, blinded_len);
-    report (rep, "signing", now_ns () - t0);
+    report (rep, "signing", block_end (t0));
     free_signatures (out, n[2]);
     blinded_sig = out[n[2] - 1];
     if (NULL == blinded_sig)
       fail ("rsa_sign_blinded failed");
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[3]; i++)
       out[i] = GNUNET_CRYPTO_rsa_unblind (blinded_sig, &bks, pub);
-    report (rep, "unblinding", now_ns () - t0);
+    report (rep, "unblinding", block_end (t0));
     free_signatures (out, n[3]);
     sig = out[n[3] - 1];
     if (NULL == sig)
       fail ("rsa_unblind failed");
 
-    t0 = now_ns ();
+    t0 = block_start ();
     for (unsigned int i = 0; i < n[4]; i++)
       ok = GNUNET_CRYPTO_rsa_verify (&hash, sig, pub);
-    report (rep, "verifying", now_ns () - t0);
+    report (rep, "verifying", block_end (t0));
     if (GNUNET_OK != ok)
       fail ("RSA signature does not verify");
 
@@ -317,6 +342,12 @@ main (int argc, char **argv)
   unsigned int n[CS_OPS];
 
   GNUNET_log_setup ("harness_overhead", "ERROR", NULL);
+  if ((argc > 1) && (0 == strcmp (argv[1], "--count-markers")))
+  {
+    count_markers = true;
+    argv++;
+    argc--;
+  }
   if ((4 == argc) && (0 == strcmp (argv[1], "cs")))
   {
     parse_sizes (argv[2], n, CS_OPS);
@@ -331,8 +362,10 @@ main (int argc, char **argv)
   }
   else
   {
-    fprintf (stderr, "usage: harness_overhead cs N1,...,N7 REPS\n"
-             "       harness_overhead rsa BITS N1,...,N5 REPS\n");
+    fprintf (stderr, "usage: harness_overhead [--count-markers] cs N1,...,N7"
+             " REPS\n"
+             "       harness_overhead [--count-markers] rsa BITS N1,...,N5"
+             " REPS\n");
     return EXIT_USAGE;
   }
   return (0 == fflush (stdout)) ? 0 : EXIT_FAILED;

@@ -122,7 +122,17 @@ def build(workdir: Path) -> tuple[Path, Path]:
     gnunet_libs = _run(["pkg-config", "--libs", "gnunetutil"], "pkg-config --libs").split()
     bare = workdir / "harness_overhead"
     _run(
-        ["cc", *gnunet_cflags, *cflags, "-o", str(bare), str(BARE_SOURCE), *gnunet_libs],
+        [
+            "cc",
+            *gnunet_cflags,
+            *cflags,
+            "-I",
+            str(harness),
+            "-o",
+            str(bare),
+            str(BARE_SOURCE),
+            *gnunet_libs,
+        ],
         "cc harness_overhead.c",
     )
     return harness / "archbench_harness.py", bare
@@ -226,6 +236,73 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
+COUNT_REPETITIONS = 2
+COUNT_ITERATIONS = 10
+
+
+def count(args: argparse.Namespace) -> int:
+    """In a counting layer (``archbench/count:amd64-*``): instructions per operation of the
+    harness and of the bare loop for every row, one JSON line on stdout.
+
+    Both run under the same counting QEMU and plugin (``harness/counting.py``), blocks of
+    ``COUNT_ITERATIONS`` operations, ``COUNT_REPETITIONS`` timed ones; per row the median
+    count / operations of each program.
+    """
+    rsa_bits = [int(b) for b in args.rsa_bits.split(",")]
+    try:
+        with tempfile.TemporaryDirectory(prefix="archbench-overhead-") as tmp:
+            script, exe = build(Path(tmp))
+            sys.path.insert(0, str(script.parent))
+            import counting  # the harness's own, from the copy just built
+
+            stdout = _run(
+                [
+                    sys.executable,
+                    str(script),
+                    "--scheme",
+                    "all",
+                    "--rsa-bits",
+                    args.rsa_bits,
+                    "--iterations",
+                    str(COUNT_ITERATIONS),
+                    "--repetitions",
+                    str(COUNT_REPETITIONS),
+                    "--warmup",
+                    "0",
+                    "--count-with",
+                    str(counting.COUNTER_DIR),
+                ],
+                "archbench_harness.py --count-with",
+            )
+            harness: dict[str, float] = {}
+            for row in json.loads(stdout)["rows"]:
+                if row.get("suite", "blindsig") == "blindsig" and row.get("instructions"):
+                    label = row_label(row["scheme"], row["key_bits"] or 0, row["operation"])
+                    ipo = statistics.median(row["instructions"]) / row["ops_per_block"]
+                    harness[label] = ipo
+            counter = counting.load_counter()
+            bare: dict[str, float] = {}
+            groups: list[tuple[str, int, tuple[str, ...]]] = [("CS", 0, CS_OPS)]
+            groups += [("RSA", bits, RSA_OPS) for bits in rsa_bits]
+            for scheme, bits, ops in groups:
+                sizes = ",".join([str(COUNT_ITERATIONS)] * len(ops))
+                argv = ["--count-markers", scheme.lower(), *([str(bits)] if bits else [])]
+                argv += [sizes, str(COUNT_REPETITIONS)]
+                out = Path(tmp) / f"bare-{scheme}-{bits}.count"
+                _, counts = counting.run_counted(counter, counting.DEFAULT_CPU, exe, argv, out)
+                per = [n for _, n in counts.blocks]
+                if len(per) != (COUNT_REPETITIONS + 1) * len(ops):
+                    raise BenchmarkError(f"bare {scheme}-{bits}: {len(per)} counts")
+                for j, op in enumerate(ops):
+                    reps = [per[r * len(ops) + j] for r in range(1, COUNT_REPETITIONS + 1)]
+                    bare[row_label(scheme, bits, op)] = statistics.median(reps) / COUNT_ITERATIONS
+            print(json.dumps({"harness": harness, "bare": bare}), flush=True)
+    except (BenchmarkError, counting.CountError) as exc:
+        print(f"harness_overhead: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 # ------------------------------------------------------------------ on the host
 
 
@@ -303,36 +380,56 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") ->
     return "\n".join(lines), all_ok
 
 
-def _default_image(client: Any) -> str:
+def format_instructions(counted: dict[str, dict[str, float]]) -> str:
+    """Harness and bare instructions per operation per row, and their ratio (exact)."""
+    header = f"{'row':<36} {'bare instr/op':>14} {'harness instr/op':>17} {'ratio':>8}"
+    lines = [header, "-" * len(header)]
+    for label in sorted(counted["harness"], key=_row_order):
+        h, b = counted["harness"][label], counted["bare"].get(label)
+        if b is None:
+            continue
+        lines.append(f"{label:<36} {b:>14,.1f} {h:>17,.1f} {h / b:>8.4f}")
+    lines.append(
+        f"{COUNT_ITERATIONS} operations per block, median of {COUNT_REPETITIONS} blocks;"
+        " both under the same QEMU and plugin, marker overhead included in both"
+    )
+    return "\n".join(lines)
+
+
+def _default_image(client: Any, repository: str) -> str:
     images: list[tuple[str, str]] = [
         (str(img.attrs.get("Created", "")), str(tag))
-        for img in client.images.list(name="archbench/bench")
+        for img in client.images.list(name=repository)
         for tag in img.tags
-        if tag.startswith("archbench/bench:amd64-")
+        if tag.startswith(f"{repository}:amd64-")
     ]
     if not images:
-        raise BenchmarkError("no archbench/bench:amd64-* image; run invoke images --arch amd64")
+        how = "--metric instructions" if "count" in repository else "images"
+        raise BenchmarkError(f"no {repository}:amd64-* image; run invoke {how} --arch amd64")
     return max(images)[1]
 
 
-def _stream(args: argparse.Namespace, rsa_bits: str, rounds: int) -> Iterator[dict[str, Any]]:
-    """Run ``collect`` in a container of the image; yield its rounds as they come."""
+def _stream(args: argparse.Namespace, mode: str) -> Iterator[dict[str, Any]]:
+    """Run ``mode`` (collect, count) in a container of the image; yield its JSON lines."""
     import docker  # host only
 
     client = docker.from_env()
-    image = args.image or _default_image(client)
+    if mode == "count":
+        image = args.count_image or _default_image(client, "archbench/count")
+    else:
+        image = args.image or _default_image(client, "archbench/bench")
     print(f"image {image}", file=sys.stderr)
     container = client.containers.run(
         image,
         entrypoint=["python3", f"{MOUNT}/benchmarks/harness_overhead.py"],
         command=[
-            "collect",
+            mode,
             "--rsa-bits",
-            rsa_bits,
+            args.rsa_bits,
             "--repetitions",
             str(args.repetitions),
             "--rounds",
-            str(rounds),
+            str(args.max_rounds),
             "--max-seconds",
             str(args.max_minutes * 60),
         ],
@@ -352,7 +449,7 @@ def _stream(args: argparse.Namespace, rsa_bits: str, rounds: int) -> Iterator[di
         status = container.wait()
         if status.get("StatusCode") != 0:
             err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
-            raise BenchmarkError(f"collect in {image} failed:\n{err[-2000:]}")
+            raise BenchmarkError(f"{mode} in {image} failed:\n{err[-2000:]}")
     finally:
         container.remove(force=True)
 
@@ -360,7 +457,7 @@ def _stream(args: argparse.Namespace, rsa_bits: str, rounds: int) -> Iterator[di
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure (or read ``--from-raw``) and print the table; 1 on failure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("mode", nargs="?", choices=("host", "collect"), default="host")
+    parser.add_argument("mode", nargs="?", choices=("host", "collect", "count"), default="host")
     parser.add_argument("--image", default="", help="native benchmark image (default: newest)")
     parser.add_argument("--rsa-bits", default="1024,2048,3072,4096")
     parser.add_argument("--repetitions", type=int, default=5, help="timed blocks per round")
@@ -374,6 +471,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="median",
         help="per round and program: median block (as reports) or fastest block (load-robust)",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead: instructions per operation of both under archbench's QEMU counter",
+    )
+    parser.add_argument("--count-image", default="", help="counting layer (default: newest)")
     parser.add_argument("--raw", type=Path, default=None, help="append raw rounds (JSON lines)")
     parser.add_argument("--from-raw", type=Path, default=None, help="table of a raw file")
     args = parser.parse_args(argv)
@@ -381,6 +484,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--repetitions, --rounds and --max-rounds must be >= 1")
     if args.mode == "collect":
         return collect(args)
+    if args.mode == "count":
+        return count(args)
+    if args.instructions:
+        try:
+            (counted,) = list(_stream(args, "count"))
+        except (BenchmarkError, OSError, ValueError) as exc:
+            print(f"harness_overhead: error: {exc}", file=sys.stderr)
+            return 1
+        print(format_instructions(counted))
+        return 0
     try:
         if args.from_raw is not None:
             lines = args.from_raw.read_text(encoding="utf-8").splitlines()
@@ -388,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             rounds = []
             raw = args.raw.open("a", encoding="utf-8") if args.raw else None
-            for r in _stream(args, args.rsa_bits, args.max_rounds):
+            for r in _stream(args, "collect"):
                 rounds.append(r)
                 if raw is not None:
                     raw.write(json.dumps(r) + "\n")
