@@ -649,6 +649,8 @@ def _setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     else:
         how = "native"
         cpu = f"{setup.cores}-core {setup.cpu_model}"
+    if execution is not None and execution.cpus is not None:
+        how += f", CPU quota {execution.cpus:g} (Docker --cpus)"
     return (
         ("CPU", cpu),
         ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),

@@ -20,7 +20,7 @@ from archbench.matrix import parse
 from archbench.overhead import paired_ratio_interval
 from archbench.pipeline import plan
 from archbench.platforms import Arch
-from archbench.reports import render_markdown_table
+from archbench.reports import render_markdown, render_markdown_table
 from archbench.results import Parameters, Result
 from archbench.run import harness_command
 
@@ -200,3 +200,11 @@ def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:
     assert aa._summary("A/A", counts, "no significant change").startswith(
         "A/A: 9 of 10 rows with a verdict are 'no significant change' (90%)"
     )
+
+
+def test_setup_box_names_the_quota() -> None:
+    res = result("amd64", "amd64", "x86_64", "AMD", [row("CS", "signing", [1000, 1100])])
+    assert "CPU quota" not in render_markdown([res])
+    assert res.execution is not None
+    quota = res.model_copy(update={"execution": res.execution.model_copy(update={"cpus": 0.5})})
+    assert "native, CPU quota 0.5 (Docker --cpus)" in render_markdown([quota])
