@@ -46,6 +46,7 @@ Exit status: 0 after printing the table (whether or not the goal is met),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
@@ -116,7 +117,7 @@ def build(workdir: Path) -> tuple[Path, Path]:
             raise BenchmarkError(f"{tool} not found on PATH (install make, gcc, pkgconf)")
     harness = workdir / "harness"
     shutil.copytree(HARNESS_DIR, harness)
-    _run(["make", "-C", str(harness), "blindsig"], "make (harness)")
+    _run(["make", "-C", str(harness), "blindsig", "count_calibrate"], "make (harness)")
     cflags = _run(["make", "-s", "-C", str(harness), "print-cflags"], "make print-cflags").split()
     gnunet_cflags = _run(["pkg-config", "--cflags", "gnunetutil"], "pkg-config --cflags").split()
     gnunet_libs = _run(["pkg-config", "--libs", "gnunetutil"], "pkg-config --libs").split()
@@ -451,7 +452,8 @@ def _stream(args: argparse.Namespace, mode: str) -> Iterator[dict[str, Any]]:
             err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
             raise BenchmarkError(f"{mode} in {image} failed:\n{err[-2000:]}")
     finally:
-        container.remove(force=True)
+        with contextlib.suppress(docker.errors.DockerException):
+            container.remove(force=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
