@@ -33,9 +33,11 @@ Exit status: 0 after printing the counts (whatever they are), 1 when a run fails
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shlex
+import statistics
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -84,25 +86,35 @@ def bench(target: str, cpus: float, extra: Sequence[str]) -> str:
     return run_id
 
 
-def verdicts(store: ResultStore, run_a: str, run_b: str) -> dict[str, int]:
-    """Verdict counts of ``invoke compare run_a run_b`` (default confidence and threshold)."""
+def verdicts(store: ResultStore, run_a: str, run_b: str) -> tuple[dict[str, int], float]:
+    """Verdict counts of ``invoke compare run_a run_b`` (default confidence and threshold)
+    and the median relative half-width of the rows' intervals (0.1 = ±10 %; NaN: none).
+
+    A wide interval says "no significant change" without being evidence of sameness: the
+    half-width tells how much a row could have moved unnoticed.
+    """
     sides = []
     for run_id in (run_a, run_b):
         loaded, failures = store.load_all([run_id])
         if failures:
             raise CheckError(f"run {run_id}: {failures[0].message}")
         sides.append(reports.select_results(loaded, suites=["blindsig"]))
-    tally = compare_mod.counts(compare_mod.compare(sides[0], sides[1]))
-    return {str(v): n for v, n in tally.items()}
+    rows = compare_mod.compare(sides[0], sides[1])
+    widths = [(r.high - r.low) / 2 / r.ratio for r in rows if math.isfinite(r.low) and r.ratio > 0]
+    half = statistics.median(widths) if widths else math.nan
+    return {str(v): n for v, n in compare_mod.counts(rows).items()}, half
 
 
-def _summary(name: str, counts: dict[str, int], wanted: str) -> str:
+def _summary(name: str, counts: dict[str, int], wanted: str, half_width: float) -> str:
     with_verdict = ("faster", "slower", "no significant change")
     decided = sum(n for v, n in counts.items() if v in with_verdict)
     hit = counts.get(wanted, 0)
     share = f"{hit / decided:.0%}" if decided else "n/a"
     detail = ", ".join(f"{v}: {n}" for v, n in sorted(counts.items()))
-    return f"{name}: {hit} of {decided} rows with a verdict are '{wanted}' ({share}); {detail}"
+    return (
+        f"{name}: {hit} of {decided} rows with a verdict are '{wanted}' ({share}); {detail};"
+        f" median interval ±{half_width:.0%}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,8 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The user's command, for its table and files; the counts come from the library.
             print(_invoke(["compare", run_a, run_b, "--target", args.target]), flush=True)
         store = ResultStore(REPO / args.results)
-        print(_summary(f"A/A {a1} vs {a2}", verdicts(store, a1, a2), "no significant change"))
-        print(_summary(f"A/B {a1} vs {b} (--cpus {cpus_b:g})", verdicts(store, a1, b), "slower"))
+        aa, aa_half = verdicts(store, a1, a2)
+        print(_summary(f"A/A {a1} vs {a2}", aa, "no significant change", aa_half))
+        ab, ab_half = verdicts(store, a1, b)
+        print(_summary(f"A/B {a1} vs {b} (--cpus {cpus_b:g})", ab, "slower", ab_half))
         print(f"load at end {_load()}")
     except CheckError as exc:
         print(f"compare_aa_ab: error: {exc}", file=sys.stderr)

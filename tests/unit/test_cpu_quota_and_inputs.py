@@ -197,9 +197,9 @@ def test_overhead_table_has_every_row_with_its_interval() -> None:
 def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:
     aa = _benchmark("compare_aa_ab")
     counts = {"no significant change": 9, "faster": 1, "too few samples": 4}
-    assert aa._summary("A/A", counts, "no significant change").startswith(
-        "A/A: 9 of 10 rows with a verdict are 'no significant change' (90%)"
-    )
+    text = aa._summary("A/A", counts, "no significant change", 0.25)
+    assert text.startswith("A/A: 9 of 10 rows with a verdict are 'no significant change' (90%)")
+    assert text.endswith("median interval ±25%")
 
 
 def test_setup_box_names_the_quota() -> None:
