@@ -33,6 +33,13 @@ mounted read-only and everything is built in the container's /tmp)::
         [--rsa-bits 1024,2048,3072,4096] [--repetitions 5] [--max-rounds 30]
         [--max-minutes 30] [--raw out.jsonl]
 
+``--instructions`` instead counts instructions per operation of both programs
+(blocks of 10 operations, markers of ``harness/count_marker.h`` in both) under
+the same QEMU and plugin in a counting layer (``--count-image``, default the
+newest ``archbench/count:amd64-*``; ``invoke bench --metric instructions``
+builds one). Each program draws its own random inputs, so rows whose cost
+depends on the data (blinding, verifying, key generation) differ by that too.
+
 ``--image`` defaults to the newest ``archbench/bench:amd64-*`` image. The
 raw rounds are written to ``--raw`` (JSON lines) as they come, so nothing
 measured is lost; ``--from-raw FILE`` prints the table of a file written
