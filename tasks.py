@@ -23,7 +23,6 @@ from invoke.tasks import task
 from archbench import (
     archiver,
     bases,
-    compare_tables,
     counting,
     cpu_quota,
     emulated_defaults,
@@ -31,8 +30,6 @@ from archbench import (
     engine,
     export,
     flags,
-    gnunet_perf_tables,
-    instructions_tables,
     outputs,
     pipeline,
     reports,
@@ -56,6 +53,9 @@ from archbench.errors import (
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.progress import RichReporter
+from archbench.report import compare_tables
+from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import instructions as instructions_tables
 from archbench.results import (
     Result,
     ResultStore,
@@ -87,14 +87,36 @@ def _errors_to_exit(fn: F) -> F:
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
 
+PROJECT_DIR = Path(__file__).resolve().parent
+"""The project directory (where tasks.py and invoke.yaml are): relative paths in
+invoke.yaml and INVOKE_ARCHBENCH_* start here, so `invoke` run from a subdirectory
+finds the same matrix, results and reports; paths given as flags start at the
+current directory, as a shell's do."""
+
+
 def _settings(c: Context) -> dict[str, str]:
     cfg = c.config.get("archbench", {})
-    return {
-        "matrix": str(cfg.get("matrix", "matrix.yml")),
-        "results": str(cfg.get("results", "results")),
-        "reports": str(cfg.get("reports", "reports/out")),
-        "work": str(cfg.get("work", ".archbench/work")),
+    defaults = {
+        "matrix": "matrix.yml",
+        "results": "results",
+        "reports": "reports/out",
+        "work": ".archbench/work",
     }
+    settings = {key: str(cfg.get(key, default)) for key, default in defaults.items()}
+    return {
+        key: value if Path(value).is_absolute() else _from_project(value)
+        for key, value in settings.items()
+    }
+
+
+def _from_project(value: str) -> str:
+    """``value`` relative to :data:`PROJECT_DIR`, written relative to the current
+    directory when it lies below it (so messages keep reading ``results``)."""
+    path = PROJECT_DIR / value
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _split(value: str | None, flag: str = "") -> list[str]:
@@ -534,12 +556,14 @@ def report(
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
     counted = _select_counted(counted, targets, archs, suites)
-    paths = reports.write_reports(chosen, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir, counted)
+    # The tidy frame is built once for the chapter, the exports and the plots.
+    data = reports.prepare(chosen, failures)
+    paths = reports.write_reports(data, failures, out_dir, options)
+    paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
     paths += gnunet_perf_tables.write(chosen, out_dir)
     paths += instructions_tables.write_all(counted, chosen, out_dir)
     if plots:
-        paths += plots_mod.write_plots(chosen, out_dir, options.unit)
+        paths += plots_mod.write_plots(data, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

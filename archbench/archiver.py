@@ -26,7 +26,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from archbench import __version__, archive, archive_tar, engine, export, gnunet_perf_tables, reports
+from archbench import __version__, archive, archive_tar, engine, export, reports
 from archbench import matrix as matrix_mod
 from archbench import plots as plots_mod
 from archbench.archive import (
@@ -39,6 +39,7 @@ from archbench.archive import (
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.platforms import Arch
+from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.results import MANIFEST_NAME, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024

@@ -4,8 +4,10 @@ Builds (or reuses) the counting layer over the target's benchmark image
 (:mod:`archbench.counting_image`), runs the harness in it with
 ``--count-with`` so that the blindsig driver runs under the counting QEMU,
 and stores each container run as ``<target>.instructions[.repeat-<i>].json``
-(``Result.metric`` ``instructions``). Only the blindsig suite is counted;
-suites that run foreign programs (openssl speed, gpg) are not.
+(``Result.metric`` ``instructions``). The suites whose drivers archbench
+owns are counted (:data:`COUNTED_SUITES`: blindsig, rsa-large, sodium); suites
+that run foreign programs (openssl speed, gpg, GNUnet's perf programs, Taler's
+helpers) are not.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from archbench.results import Execution, Result, TargetInfo
 if TYPE_CHECKING:
     from archbench.pipeline import TargetPlan, Workspace
 
+COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
+"""Suites whose drivers mark their blocks (harness/suite_counting.py has the same list)."""
+
 
 def count_target(
     client: docker.DockerClient,
@@ -35,7 +40,7 @@ def count_target(
     timed: Callable[[str], AbstractContextManager[None]],
     on_line: Callable[[str], None],
 ) -> list[Path]:
-    """Count ``p``'s blindsig rows ``p.repeat`` times; return the stored result paths.
+    """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
 
     ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
     progress display; ``execution`` is the timing run's, with the counting
@@ -46,10 +51,21 @@ def count_target(
         HarnessError: the harness fails in the counting layer (calibration
             not exact, the driver failing under QEMU, counts that do not pair).
     """
-    if "blindsig" not in p.suites.enabled():
-        on_line("instructions: only the blindsig suite is counted; it is not enabled here")
+    planned = p.suites if p.count_suites is None else p.count_suites
+    enabled = list(planned.enabled())
+    chosen = [name for name in enabled if name in COUNTED_SUITES]
+    skipped = [name for name in enabled if name not in COUNTED_SUITES]
+    if skipped:
+        on_line(
+            f"instructions: {', '.join(skipped)} not counted (they run programs archbench "
+            "does not own)"
+        )
+    if not chosen:
+        on_line(
+            f"instructions: none of the counted suites ({', '.join(COUNTED_SUITES)}) is enabled"
+        )
         return []
-    suites = p.suites.only(["blindsig"])
+    suites = planned.only(chosen)
     with timed("count image"):
         layer = counting_image.ensure_counting_image(
             client,

@@ -16,13 +16,14 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, get_args
+from typing import Any, Final
 
 import pandas as pd
 
-from archbench import instructions_tables
 from archbench.errors import ReportError
-from archbench.results import APPENDIX_SUITES, Operation, Result, Row, write_atomic
+from archbench.report import instructions as instructions_tables
+from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER, THESIS_OPS
+from archbench.results import APPENDIX_SUITES, Result, Row, write_atomic
 from archbench.stats import median_interval, repeatability, summarize
 
 CSV_FILE: Final = "results.csv"
@@ -31,18 +32,6 @@ GNUPG_CSV_FILE: Final = "gnupg-decrypt.csv"
 GNUPG_COLUMNS: Final = ("device", "algorithm", "time", "bandwidth", "machine", "run_id")
 """The gnupg-token seed's CSV (device, algorithm, time in s; its bandwidth in bytes/s),
 plus where each decryption ran."""
-
-OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
-"""The thesis appendix's row order (the order :data:`archbench.results.Operation` lists
-them in): operations in this order, CS before RSA, RSA by size."""
-
-HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
-    {"helper_sequential_signing", "helper_parallel_signing"}
-)
-"""Security-module timings: the figure is the whole block ("100 parallel signature operations")."""
-
-THESIS_OPS: Final = 10
-"""Operations per figure in the appendix's blind-signature tables ("10x signing")."""
 
 REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
 """Published figures are one printed number per row by nature; that is not a warning."""
@@ -378,7 +367,11 @@ def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
 
 
 def write_exports(
-    results: Sequence[Result], out_dir: Path, counted: Sequence[Result] = ()
+    results: Sequence[Result],
+    out_dir: Path,
+    counted: Sequence[Result] = (),
+    *,
+    frame: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write ``results.csv`` and ``results.json`` (the :func:`tidy_frame`) into ``out_dir``.
 
@@ -394,7 +387,9 @@ def write_exports(
         ReportError: a damaged row, or ``out_dir`` is not writable.
     """
     # Counting results (--metric instructions) add instructions_per_op, empty where not counted.
-    frame = instructions_tables.add_export_column(tidy_frame(results), counted)
+    # A render passes the frame it built (archbench.report.frame.build) so it is built once.
+    tidy = tidy_frame(results) if frame is None else frame
+    frame = instructions_tables.add_export_column(tidy, counted)
     rendered = {
         out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",

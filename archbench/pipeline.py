@@ -85,6 +85,10 @@ class TargetPlan:
     """``time`` and/or ``instructions`` (``--metric``, else the matrix's ``metrics``)."""
     count_cpu: str = "max"
     """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
+    count_suites: Suites | None = None
+    """Suites the counting stage runs (None: ``suites``). Counting always runs under
+    QEMU, so for a native target these are ``suites`` with ``emulated_defaults``
+    applied (keys the target or the command line set keep their values)."""
 
     @property
     def name(self) -> str:
@@ -190,6 +194,11 @@ def plan(
             {name: settings.model_dump() for name, settings in enabled.items()}
             | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
         )
+        count_suites = None
+        if not emulated and "instructions" in (metrics or matrix.metrics):
+            keep = dict(matrix.explicit_suite_keys(t.name))
+            keep["blindsig"] = keep.get("blindsig", frozenset()) | frozenset(overrides or {})
+            count_suites, _ = emulated_defaults.apply(chosen, matrix.emulated_defaults, keep)
         plans.append(
             TargetPlan(
                 target=t,
@@ -206,6 +215,7 @@ def plan(
                 emulated_settings=adjusted,
                 metrics=tuple(metrics or matrix.metrics),
                 count_cpu=counting.cpu_model(t.arch, t.cpu),
+                count_suites=count_suites,
             )
         )
     return plans

@@ -20,12 +20,12 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
 
@@ -33,13 +33,15 @@ from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
 
 from archbench.errors import ReportError
-from archbench.export import HELPER_OPERATIONS, OPERATION_ORDER, gnupg_frame, tidy_frame
+from archbench.export import gnupg_frame
+from archbench.report.frame import ReportData, build
+from archbench.report.model import slug
+from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER, scheme_text
 from archbench.reports import (
     COMPARISON_ROWS,
     OPERATION_WORDING,
     SPEEDUP_RSA_BITS,
     Unit,
-    machine_names,
     unit_label,
     unit_value,
 )
@@ -60,13 +62,12 @@ PALETTE: Final = (
 """Colour per bar series, in series order (seaborn's "deep", colour-blind friendly)."""
 
 
-def _label(scheme: str, bits: int | None) -> str:
-    return "CS" if scheme == "CS" else f"RSA {bits} bit"
-
-
-def _records(results: Sequence[Result]) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
-    names = machine_names(results)
-    frame = tidy_frame([r for _, r in names])
+def _records(
+    results: Sequence[Result] | ReportData,
+) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
+    data = results if isinstance(results, ReportData) else build(results)
+    names = [(m.name, m.result) for m in data.machines]
+    frame = pd.concat([m.frame for m in data.machines])
     # Per-operation charts are the appendix's; other suites have their own (GnuPG).
     frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
     by_id = {(r.run_id, r.target.name): name for name, r in names}
@@ -142,7 +143,10 @@ def _bars(
 
 
 def operation_figure(
-    results: Sequence[Result], operation: str, unit: Unit = "ms", ops: int | None = None
+    results: Sequence[Result] | ReportData,
+    operation: str,
+    unit: Unit = "ms",
+    ops: int | None = None,
 ) -> Figure | None:
     """Bars of one operation across machines, one bar per scheme present; None if no machine has it.
 
@@ -165,7 +169,7 @@ def operation_figure(
         return None
     schemes = sorted(
         {
-            (r["scheme"] != "CS", r["key_bits"] or 0, _label(r["scheme"], r["key_bits"]))
+            (r["scheme"] != "CS", r["key_bits"] or 0, scheme_text(r["scheme"], r["key_bits"]))
             for r in chosen
         }
     )
@@ -173,7 +177,7 @@ def operation_figure(
     present = {r["machine"] for r in chosen}
     machines = [(n, r.emulated) for n, r in names if n in present]
     values = {
-        (r["machine"], _label(r["scheme"], r["key_bits"])): unit_value(
+        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): unit_value(
             float(r["thesis_ms"]), float(r["ops_per_s"]), unit
         )
         for r in chosen
@@ -188,7 +192,9 @@ def operation_figure(
     return _bars(title, ylabel, machines, series, values)
 
 
-def cs_vs_rsa_figure(results: Sequence[Result], rsa_bits: int = SPEEDUP_RSA_BITS) -> Figure | None:
+def cs_vs_rsa_figure(
+    results: Sequence[Result] | ReportData, rsa_bits: int = SPEEDUP_RSA_BITS
+) -> Figure | None:
     """Per machine, RSA ``rsa_bits`` time / CS time for each of the thesis's comparison rows.
 
     Above 1 (the dashed line) CS is faster. CS's "derive R0, R1 & blinding"
@@ -234,31 +240,30 @@ def cs_vs_rsa_figure(results: Sequence[Result], rsa_bits: int = SPEEDUP_RSA_BITS
     )
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def figures(results: Sequence[Result], unit: Unit = "ms") -> list[tuple[str, Figure]]:
+def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[tuple[str, Figure]]:
     """(file stem, figure) of every chart: ``fig-<operation>`` …, then ``fig-cs-vs-rsa-2048``.
+
+    The tidy frame is built once (:func:`archbench.report.frame.build`) for all of them.
 
     Raises:
         ReportError: no results, or a damaged row.
     """
-    _, records = _records(results)
+    data = results if isinstance(results, ReportData) else build(results)
+    _, records = _records(data)
     keys = sorted(
         {(str(r["operation"]), int(r["thesis_ops"])) for r in records},
         key=lambda k: (OPERATION_ORDER.index(k[0]) if k[0] in OPERATION_ORDER else 99, k[1]),
     )
     out: list[tuple[str, Figure]] = []
     for operation, ops in keys:
-        fig = operation_figure(results, operation, unit, ops)
+        fig = operation_figure(data, operation, unit, ops)
         if fig is not None:
             suffix = f"-{ops}" if operation in HELPER_OPERATIONS else ""
-            out.append((f"fig-{_slug(operation)}{suffix}", fig))
-    fig = cs_vs_rsa_figure(results)
+            out.append((f"fig-{slug(operation)}{suffix}", fig))
+    fig = cs_vs_rsa_figure(data)
     if fig is not None:
         out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))
-    fig = gnupg_figure(results)
+    fig = gnupg_figure(data.results)
     if fig is not None:
         out.append(("fig-gnupg-decrypt", fig))
     return out
@@ -304,7 +309,9 @@ def gnupg_figure(results: Sequence[Result]) -> Figure | None:
     return fig
 
 
-def write_plots(results: Sequence[Result], out_dir: Path, unit: Unit = "ms") -> list[Path]:
+def write_plots(
+    results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
+) -> list[Path]:
     """Write every chart of :func:`figures` as PNG (150 dpi) and PDF into ``out_dir``.
 
     Returns:

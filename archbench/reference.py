@@ -32,6 +32,7 @@ from typing import Final
 
 from archbench.errors import ArchbenchError, ReportError, ResultsError
 from archbench.platforms import Arch
+from archbench.report.units import NS_PER_MS
 from archbench.results import (
     HarnessDocument,
     LoadFailure,
@@ -91,7 +92,6 @@ _BLINDSIG_OP: Final = re.compile(r"^(\d+)x (.+)$")
 _HELPER_OP: Final = re.compile(r"^(\d+) (sequential|parallel) signature operations$")
 _VALUE: Final = re.compile(r"^(\d[\d ]*(?:\.\d+)?)\s*ms$")
 _UNESCAPE: Final = re.compile(r"\\([#_&%$])")
-NS_PER_MS: Final = 1_000_000
 
 
 @dataclass(frozen=True)

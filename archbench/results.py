@@ -99,9 +99,31 @@ APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"
 
 
 class _Frozen(BaseModel):
-    # Harness documents may gain fields without a version bump (CONTRACT.md),
-    # so unknown keys are ignored rather than rejected.
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # Harness documents may gain fields without a version bump (CONTRACT.md):
+    # unknown keys are kept (model_extra, and written back on save), never
+    # rejected and never dropped.
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+
+class CalibrationBlock(_Frozen):
+    """One discarded calibration block of a row: ``ops_per_block`` operations took ``ns``."""
+
+    ops_per_block: int = Field(ge=1)
+    ns: int = Field(ge=0)
+
+
+def _appendix_rows_schema(schema: dict[str, Any]) -> None:
+    """JSON schema of :class:`Row`: rows of the appendix suites name a CS/RSA operation."""
+    schema["if"] = {
+        "properties": {"suite": {"enum": sorted(APPENDIX_SUITES)}},
+        "required": ["suite"],
+    }
+    schema["then"] = {
+        "properties": {
+            "scheme": {"enum": list(get_args(Scheme))},
+            "operation": {"enum": list(get_args(Operation))},
+        }
+    }
 
 
 class Row(_Frozen):
@@ -116,6 +138,8 @@ class Row(_Frozen):
     put a curve or message size in ``param``.
     """
 
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=_appendix_rows_schema)
+
     suite: str = Field(min_length=1)
     scheme: str = Field(min_length=1)
     key_bits: int | None
@@ -124,10 +148,10 @@ class Row(_Frozen):
     samples_ns: tuple[Annotated[int, Field(ge=1, le=MAX_NS)], ...] = Field(min_length=1)
     valid: bool
     invalid_reason: str | None = None
-    iterations_requested: int | None = None
+    iterations_requested: int | None = Field(default=None, ge=1)
     """``--iterations``; ``ops_per_block`` is larger when calibration grew the block."""
     calibrated: bool = False
-    repetitions_requested: int | None = None
+    repetitions_requested: int | None = Field(default=None, ge=1)
     """``--repetitions``; ``len(samples_ns)`` is how many were taken."""
     budget_exhausted: bool = False
     """True when ``--max-time`` stopped the repetitions early."""
@@ -149,6 +173,10 @@ class Row(_Frozen):
     the row is their aggregate throughput."""
     device: str = "cpu"
     """Where the private-key operation ran; ``cpu`` unless a token was plugged in (gnupg)."""
+    warmup_samples_ns: tuple[Annotated[int, Field(ge=0, le=MAX_NS)], ...] | None = None
+    """Discarded warm-up blocks, ns each (not part of the statistics)."""
+    calibration_blocks: tuple[CalibrationBlock, ...] | None = None
+    """Discarded blocks the harness timed while growing the block to ``ops_per_block``."""
     block_ops: tuple[int, ...] | None = None
     """Raw per-sample operation counts when they differed (``openssl speed``); the
     samples are then rescaled to ``ops_per_block`` operations each."""
@@ -195,6 +223,11 @@ class Parameters(_Frozen):
     iterations: int = Field(ge=1)
     repetitions: int = Field(ge=1)
     rsa_bits: tuple[int, ...]
+    schemes: tuple[str, ...] | None = None
+    message_bytes: int | None = None
+    warmup: int | None = Field(default=None, ge=0)
+    max_time_s: float | None = Field(default=None, gt=0)
+    min_block_ns: int | None = Field(default=None, ge=0)
     fresh_items: bool | None = None
     """What a blindsig block timed: True every operation on its own fresh item, False one
     call after another on the same item; None in documents of harnesses before the option
@@ -204,10 +237,10 @@ class Parameters(_Frozen):
 class CpuLimits(_Frozen):
     """cgroup CPU controls of the container (``harness/CONTRACT.md``)."""
 
-    cgroup: str
+    cgroup: Literal["v1", "v2"]
     quota_us: int | None = None
     period_us: int | None = None
-    cpus: float | None = None
+    cpus: float | None = Field(default=None, gt=0)
     cpuset: str | None = None
 
 
@@ -227,12 +260,17 @@ class Setup(_Frozen):
     gnunet_version: str | None = None
     gcc_version: str | None = None
     cpu_flags: tuple[str, ...] | None = None
-    cpu_affinity: tuple[int, ...] | None = None
+    cpu_affinity: tuple[Annotated[int, Field(ge=0)], ...] | None = None
     cpu_limits: CpuLimits | None = None
-    load_average: tuple[float, ...] | None = None
+    load_average: tuple[float, ...] | None = Field(default=None, min_length=3, max_length=3)
     """1, 5 and 15 minute load averages at the start of the run."""
     tools: dict[str, str] | None = None
     """Versions of the tools the suites ran (``openssl version -a``, ``gpg --version``)."""
+    package_names: dict[str, str | None] | None = None
+    """The Debian package each ``packages`` entry was read from."""
+    clock_resolution_ns: int | None = None
+    build: dict[str, str] | None = None
+    """How the driver was built (``build-info.txt``: compiler, flags, library versions)."""
 
 
 class Calibration(_Frozen):
@@ -240,9 +278,11 @@ class Calibration(_Frozen):
 
     clock: str = "CLOCK_MONOTONIC"
     resolution_ns: float = Field(gt=0)
-    observed_tick_ns: float | None = None
+    observed_tick_ns: float | None = Field(default=None, gt=0)
     pair_overhead_ns: float | None = None
+    probe_reads: int | None = None
     min_block_ns: int = Field(ge=0)
+    max_block_ops: int | None = None
 
     @property
     def tick_ns(self) -> float:

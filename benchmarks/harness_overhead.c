@@ -35,6 +35,7 @@
 #include <gnunet/gnunet_util_lib.h>
 
 #include "count_marker.h"
+#include "count_inputs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -171,11 +172,11 @@ cs_blocks (const unsigned int *n, unsigned int reps)
     unsigned int b = 0;
     uint64_t t0;
 
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
                                 sizeof (msg));
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, &nonce,
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &nonce,
                                 sizeof (nonce));
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &blind_seed,
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &blind_seed,
                                 sizeof (blind_seed));
 
     t0 = block_start ();
@@ -269,10 +270,10 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
     enum GNUNET_GenericReturnValue ok = GNUNET_NO;
     uint64_t t0;
 
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
                                 sizeof (msg));
     GNUNET_CRYPTO_hash (msg, sizeof (msg), &hash);
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &bks,
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &bks,
                                 sizeof (bks));
 
     t0 = block_start ();
@@ -345,6 +346,7 @@ main (int argc, char **argv)
   if ((argc > 1) && (0 == strcmp (argv[1], "--count-markers")))
   {
     count_markers = true;
+    count_fix_inputs (); /* the same inputs as blindsig --count-markers */
     argv++;
     argc--;
   }

@@ -37,8 +37,9 @@ mounted read-only and everything is built in the container's /tmp)::
 (blocks of 10 operations, markers of ``harness/count_marker.h`` in both) under
 the same QEMU and plugin in a counting layer (``--count-image``, default the
 newest ``archbench/count:amd64-*``; ``invoke bench --metric instructions``
-builds one). Each program draws its own random inputs, so rows whose cost
-depends on the data (blinding, verifying, key generation) differ by that too.
+builds one). Both fix their inputs as blindsig does when counting
+(``harness/count_inputs.h``), in the same order, so the same repetition sees the
+same messages, nonces and seeds; RSA key generation stays random (libgcrypt).
 
 ``--image`` defaults to the newest ``archbench/bench:amd64-*`` image. The
 raw rounds are written to ``--raw`` (JSON lines) as they come, so nothing
@@ -127,7 +128,9 @@ def build(workdir: Path) -> tuple[Path, Path]:
     _run(["make", "-C", str(harness), "blindsig", "count_calibrate"], "make (harness)")
     cflags = _run(["make", "-s", "-C", str(harness), "print-cflags"], "make print-cflags").split()
     gnunet_cflags = _run(["pkg-config", "--cflags", "gnunetutil"], "pkg-config --cflags").split()
-    gnunet_libs = _run(["pkg-config", "--libs", "gnunetutil"], "pkg-config --libs").split()
+    gnunet_libs = _run(
+        ["pkg-config", "--libs", "gnunetutil", "libsodium"], "pkg-config --libs"
+    ).split()
     bare = workdir / "harness_overhead"
     _run(
         [
@@ -275,8 +278,10 @@ def count(args: argparse.Namespace) -> int:
                     str(COUNT_ITERATIONS),
                     "--repetitions",
                     str(COUNT_REPETITIONS),
+                    # One warmup, as the bare loop's: both then draw the same fixed inputs
+                    # (count_inputs.h) for the same repetition.
                     "--warmup",
-                    "0",
+                    "1",
                     "--count-with",
                     str(counting.COUNTER_DIR),
                 ],

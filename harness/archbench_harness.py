@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict
 
 import counting
+import suite_counting
 from suite_common import Progress, SuiteError, SuiteOutcome
 
 HARNESS_VERSION = "0.2.0"
@@ -1453,8 +1454,14 @@ def suite_module(name: str) -> Any:
         raise SuiteError(f"harness module {module_name}.py cannot be loaded: {exc}") from None
 
 
-def run_suite(name: str, settings: dict[str, Any]) -> tuple[SuiteOutcome | None, SuiteRunDict]:
+def run_suite(
+    name: str, settings: dict[str, Any], count: suite_counting.CountSession | None = None
+) -> tuple[SuiteOutcome | None, SuiteRunDict]:
     """Run one non-blindsig suite; never raises for the suite's own failures.
+
+    With ``count`` (``--count-with``) the suite's driver runs under the
+    counting QEMU; a suite not in ``suite_counting.COUNTED_SUITES`` fails
+    with "not counted".
 
     Returns:
         (outcome, entry): outcome is None when the suite failed, and then
@@ -1466,7 +1473,12 @@ def run_suite(name: str, settings: dict[str, Any]) -> tuple[SuiteOutcome | None,
     try:
         module = suite_module(name)
         parameters = module.normalize_config(settings)
-        outcome: SuiteOutcome = module.run(parameters, _warn)
+        if count is None:
+            outcome: SuiteOutcome = module.run(parameters, _warn)
+        elif name in suite_counting.COUNTED_SUITES:
+            outcome = module.run(parameters, _warn, count)
+        else:
+            raise SuiteError(f"{name} is not counted: it runs programs archbench does not own")
     except SuiteError as exc:
         _warn(f"suite {name} failed: {exc}")
         return None, {
@@ -1767,10 +1779,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "duration_s": round(time.monotonic() - b0, 3),
                 "extra": {},
             }
+    count: suite_counting.CountSession | None = None
+    if args.count_with is not None and suites != ["blindsig"]:
+        try:
+            count = suite_counting.start_session(
+                args.count_with,
+                args.count_cpu,
+                args.driver.parent / "count_calibrate",
+                None if counting_doc is None else counting_doc["calibration"],
+                None
+                if counting_doc is None
+                else (counting_doc["plugin_version"], counting_doc["plugin_api"]),
+            )
+        except counting.CountError as exc:
+            print(f"archbench-harness: error: counting: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
+        counting_doc = counting_doc or count.provenance()
     for name in suites:
         if name == "blindsig":
             continue
-        outcome, entry = run_suite(name, args.suite_config.get(name, {}))
+        outcome, entry = run_suite(name, args.suite_config.get(name, {}), count)
         runs[name] = entry
         if outcome is not None:
             rows += outcome.rows

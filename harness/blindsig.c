@@ -46,6 +46,7 @@
 #include <gnunet/gnunet_util_lib.h>
 
 #include "count_marker.h"
+#include "count_inputs.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -629,13 +630,12 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
   }
   for (unsigned int i = 0; i < m; i++)
   {
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
-                                sizeof (it[i].msg));
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].nonce,
-                                sizeof (it[i].nonce));
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG,
-                                &it[i].blind_seed,
-                                sizeof (it[i].blind_seed));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
+                       sizeof (it[i].msg));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].nonce,
+                       sizeof (it[i].nonce));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].blind_seed,
+                       sizeof (it[i].blind_seed));
     it[i].src = i;
   }
 
@@ -864,11 +864,11 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
   }
   for (unsigned int i = 0; i < m; i++)
   {
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
-                                sizeof (it[i].msg));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
+                       sizeof (it[i].msg));
     GNUNET_CRYPTO_hash (it[i].msg, sizeof (it[i].msg), &it[i].hash);
-    GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].bks,
-                                sizeof (it[i].bks));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].bks,
+                       sizeof (it[i].bks));
   }
 
   ns[0] = run_stage (&rsa_keygen, &rsa_keys_share, &ctx, ops[0], m);
@@ -1079,7 +1079,9 @@ usage (FILE *out)
            "  --rsa-bits LIST   RSA modulus sizes in bits, %d..%d"
            " (default 1024,2048,3072,4096)\n"
            "  --progress        report finished repetitions on stderr\n"
-           "  --count-markers   mark every block for the QEMU counting plugin\n"
+           "  --count-markers   mark every block for the QEMU counting plugin"
+           " and fix\n"
+           "                    every input (count_inputs.h)\n"
            "  --fresh-items     every operation of a block on its own fresh item"
            " (default: one call after another on the same item, as GNUnet's"
            " perf_crypto_* programs)\n"
@@ -1331,6 +1333,7 @@ main (int argc, char **argv)
       break;
     case 'c':
       count_markers = true;
+      count_fix_inputs (); /* count_inputs.h: same inputs in every run */
       break;
     case 'F':
       fresh_items = true;

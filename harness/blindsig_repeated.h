@@ -142,11 +142,11 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
     return;
   }
   it = &ctx->it;
-  GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, it->msg,
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it->msg,
                               sizeof (it->msg));
-  GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, &it->nonce,
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it->nonce,
                               sizeof (it->nonce));
-  GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &it->blind_seed,
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it->blind_seed,
                               sizeof (it->blind_seed));
   ns[0] = run_stage (&cs_same_keygen, NULL, ctx, ops[0], ops[0]);
   ns[1] = run_stage (&cs_same_r_derive, NULL, ctx, ops[1], ops[1]);
@@ -306,10 +306,10 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     verdict_fail (v, "out of memory allocating %u RSA results", m);
     goto cleanup;
   }
-  GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, s.msg,
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, s.msg,
                               sizeof (s.msg));
   GNUNET_CRYPTO_hash (s.msg, sizeof (s.msg), &s.hash);
-  GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &s.bks,
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &s.bks,
                               sizeof (s.bks));
 
   ns[0] = run_stage (&rsa_same_keygen, NULL, &s, ops[0], ops[0]);

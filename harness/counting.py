@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 COUNTER_DIR = Path("/opt/archbench/counter")
 MANIFEST_NAME = "counter.json"
@@ -195,8 +195,11 @@ def driver_blocks(stdout: str) -> list[BlockKey]:
     return keys
 
 
-def pair_counts(blocks: Sequence[BlockKey], counts: CountFile) -> dict[BlockKey, int]:
-    """Pair the k-th count with the k-th driver block.
+K = TypeVar("K", bound=Hashable)
+
+
+def pair_counts(blocks: Sequence[K], counts: CountFile) -> dict[K, int]:
+    """Pair the k-th count with the k-th driver block (blindsig's or a suite's block keys).
 
     Raises:
         CountError: the numbers differ, or the plugin's sequence numbers are

@@ -10,6 +10,13 @@
  * Usage:
  *   rsa_large --bits 2048,4096 [--repetitions N] [--min-block-ns NS]
  *             [--max-time S] [--keygen-repetitions K] [--keygen-max-time S]
+ *             [--count-markers]
+ *
+ * --count-markers brackets every block that prints a keygen, keygen_aborted,
+ * calibrate or sample line with the counting markers of count_marker.h, in
+ * the order the lines are printed (block k of the process = marker seq k),
+ * so that the archbench_count QEMU plugin's k-th count belongs to the k-th
+ * such line (paired by harness/suite_counting.py).
  *
  * Output (stdout, one event per line, fields separated by one space; only
  * the last field of "meta" and "invalid" may contain spaces):
@@ -69,6 +76,8 @@
  */
 
 #define _POSIX_C_SOURCE 200809L
+/* syscall () for the counting markers (count_marker.h). */
+#define _DEFAULT_SOURCE
 
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -85,6 +94,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "count_marker.h"
 
 #define FORMAT_NAME "rsa-large"
 #define FORMAT_VERSION 1
@@ -134,7 +145,7 @@ usage (const char *msg)
            "rsa_large: %s\n"
            "usage: rsa_large --bits LIST [--repetitions N] [--min-block-ns NS]\n"
            "                 [--max-time S] [--keygen-repetitions K]"
-           " [--keygen-max-time S]\n",
+           " [--keygen-max-time S] [--count-markers]\n",
            msg);
   exit (EXIT_USAGE);
 }
@@ -237,6 +248,12 @@ parse_options (int argc, char **argv, struct options *o)
       const char *opt = argv[i];
       const char *val;
 
+      if (0 == strcmp (opt, "--count-markers"))
+        {
+          count_markers = true;
+          i--; /* a flag: no value follows */
+          continue;
+        }
       if (i + 1 >= argc)
         usage ("every option takes a value");
       val = argv[i + 1];
@@ -459,9 +476,11 @@ calibrate (struct size_state *s, bool sign, const struct options *o)
 
       if (sign)
         reserve_signatures (s, ops);
+      count_block_start ();
       t0 = now_ns ();
       bool ok = sign ? sign_block (s, ops) : verify_block (s, ops);
       uint64_t ns = now_ns () - t0;
+      count_block_stop ();
 
       if (!ok)
         {
@@ -497,24 +516,30 @@ measure (struct size_state *s, const struct options *o)
           exhausted = true;
           break;
         }
-      if (!sign_block (s, sign_ops))
+      count_block_start ();
+      bool signed_ok = sign_block (s, sign_ops);
+      t1 = now_ns ();
+      count_block_stop ();
+      if (!signed_ok)
         {
           fail (s, "EVP_PKEY_sign failed");
           break;
         }
-      t1 = now_ns ();
       if (!check_signatures (s, sign_ops))
         {
           fail (s, "a timed signature did not verify");
           break;
         }
+      count_block_start ();
       t2 = now_ns ();
-      if (!verify_block (s, verify_ops))
+      bool verified = verify_block (s, verify_ops);
+      t3 = now_ns ();
+      count_block_stop ();
+      if (!verified)
         {
           fail (s, "a signature did not verify in a timed block");
           break;
         }
-      t3 = now_ns ();
       out ("sample %u sign %u %" PRIu64 "\n", s->bits, sign_ops, t1 - t0);
       out ("sample %u verify %u %" PRIu64 "\n", s->bits, verify_ops, t3 - t2);
       taken++;
@@ -539,9 +564,11 @@ run_size (unsigned int bits, const struct options *o)
   keygen_deadline_ns = start + o->keygen_max_time_ns;
   for (unsigned int k = 0; k < o->keygen_repetitions; k++)
     {
+      count_block_start ();
       uint64_t t0 = now_ns ();
       EVP_PKEY *pkey = generate_key (bits);
       uint64_t ns = now_ns () - t0;
+      count_block_stop ();
 
       if (NULL == pkey)
         {

@@ -5,7 +5,7 @@
  *
  * Usage:
  *   sodium_bench [--repetitions N] [--warmup W] [--sizes S1,S2,...]
- *                [--ops-per-sample K|auto]
+ *                [--ops-per-sample K|auto] [--count-markers]
  *
  *   --repetitions N   timed samples per row (1..1000000, default 64)
  *   --warmup W        discarded samples per row before the timed ones
@@ -29,6 +29,11 @@
  *                     Sizes never shrink, so a sample after calibration
  *                     can still be shorter than min_sample_ns when the
  *                     machine speeds up.
+ *   --count-markers   bracket every timed block (each calib, warmup and
+ *                     sample line, in print order) with the counting
+ *                     markers of count_marker.h, so that the archbench_count
+ *                     QEMU plugin's k-th count belongs to the k-th such line
+ *                     (paired by harness/suite_counting.py).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around each block of K calls;
  * inputs (keys, messages, nonces) are drawn before the clock starts.  Each
@@ -72,6 +77,8 @@
  * memory exhaustion.
  */
 #define _POSIX_C_SOURCE 200809L
+/* syscall () for the counting markers (count_marker.h). */
+#define _DEFAULT_SOURCE
 
 #include <errno.h>
 #include <inttypes.h>
@@ -83,6 +90,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "count_marker.h"
 
 #define DEFAULT_REPETITIONS 64UL
 #define DEFAULT_WARMUP 4UL
@@ -227,6 +236,11 @@ parse_args (int argc, char **argv, struct Options *o)
   {
     const char *a = argv[i];
 
+    if (0 == strcmp (a, "--count-markers"))
+    {
+      count_markers = true;
+      continue;
+    }
     if (i + 1 >= argc)
       die (1, "unknown or incomplete argument '%s' (see the usage at the "
            "top of sodium_bench.c)", a);
@@ -377,56 +391,70 @@ timed_block (const struct Row *r, struct Work *w, unsigned long ops,
   if (0 == strcmp (r->scheme, "Ed25519")
       && 0 == strcmp (r->operation, "key_generation"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_sign_keypair (w->pk, w->sk));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else if (0 == strcmp (r->scheme, "Ed25519")
            && 0 == strcmp (r->operation, "sign"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_sign_detached (w->sig, NULL, w->msg,
                                             sizeof (w->msg), w->sk));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else if (0 == strcmp (r->scheme, "Ed25519"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_sign_verify_detached (w->sig, w->msg,
                                                    sizeof (w->msg), w->pk));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else if (0 == strcmp (r->scheme, "X25519"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_scalarmult (w->shared_a, w->x_sk_a, w->x_pk_b));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else if (0 == strcmp (r->scheme, "XSalsa20"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_stream_xsalsa20_xor (w->cipher, w->plain,
                                                   r->size, w->nonce, w->key));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else if (0 == strcmp (r->scheme, "SHA-256"))
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_hash_sha256 (w->digest, w->plain, r->size));
     t1 = now_ns ();
+    count_block_stop ();
   }
   else
   {
+    count_block_start ();
     t0 = now_ns ();
     for (unsigned long i = 0; i < ops; i++)
       failed += (0 != crypto_hash_sha512 (w->digest, w->plain, r->size));
     t1 = now_ns ();
+    count_block_stop ();
   }
   if (t1 < t0)
     die (2, "CLOCK_MONOTONIC went backwards");

@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import suite_counting
+from counting import CountError
 from suite_common import (
     Progress,
     SuiteError,
@@ -465,7 +467,11 @@ def driver_timeout_s(config: Mapping[str, Any]) -> float:
     )
 
 
-def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
+def run(
+    config: dict[str, Any],
+    warn: Callable[[str], None],
+    count: suite_counting.CountSession | None = None,
+) -> SuiteOutcome:
     """Run ``rsa_large`` once per size and return its rows.
 
     A size whose run times out (see :func:`driver_timeout_s`) is reported
@@ -474,6 +480,10 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
     Args:
         config: normalized settings (see :func:`normalize_config`).
         warn: called with one-line warnings (omitted rows, timed-out sizes).
+        count: counting mode (``--count-with``): each size runs under the
+            counting QEMU with ``--count-markers``, blocks hold one operation
+            (``min_block_ns`` 0) and valid rows get ``instructions``
+            (:func:`suite_counting.attach_rsa_large`).
 
     Returns:
         Rows, ``tools["libcrypto"]`` = the OpenSSL version string the driver
@@ -486,6 +496,8 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
             prints output that does not parse, or no size finished.
     """
     driver = config["driver"]
+    if count is not None:
+        config = {**config, "min_block_ns": 0}
     if not os.access(driver, os.X_OK):
         raise SuiteError(
             f"{SUITE}: driver {driver} is missing; add libssl-dev to the target's profile "
@@ -498,8 +510,11 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
     progress = Progress(SUITE, len(config["bits"]))
     for bits in config["bits"]:
         progress.step(f"RSA-{bits} key generation, sign, verify")
+        argv, count_out = driver_argv(config, bits), None
+        if count is not None:
+            argv, count_out = count.command(argv, f"rsa-large-{bits}")
         try:
-            result = run_command(driver_argv(config, bits), driver_timeout_s(config))
+            result = run_command(argv, driver_timeout_s(config))
         except SuiteTimeout as exc:
             # A missing or unstartable driver (plain SuiteError) still ends the suite.
             warn(f"{SUITE}: RSA-{bits} left out: {exc}")
@@ -514,6 +529,11 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
         size_rows, warnings = rows_from_output(output, {**config, "bits": [bits]})
         for message in warnings:
             warn(f"{SUITE}: {message}")
+        if count is not None and count_out is not None:
+            try:
+                suite_counting.attach_rsa_large(size_rows, result.stdout, count.read(count_out))
+            except CountError as exc:
+                raise SuiteError(f"{SUITE}: RSA-{bits}: counting: {exc}") from exc
         rows.extend(size_rows)
         meta.update(output.meta)
         stdout_by_size[str(bits)] = result.stdout.splitlines()

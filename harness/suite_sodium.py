@@ -41,6 +41,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import suite_counting
+from counting import CountError
 from suite_common import Progress, SuiteError, SuiteOutcome, check_keys, make_row, run_command
 
 SUITE = "sodium"
@@ -461,8 +463,16 @@ def driver_argv(config: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
+def run(
+    config: dict[str, Any],
+    warn: Callable[[str], None],
+    count: suite_counting.CountSession | None = None,
+) -> SuiteOutcome:
     """Run ``sodium_bench`` with normalized settings and build the suite's rows.
+
+    With ``count`` (``--count-with``) the driver runs under the counting QEMU
+    with ``--count-markers`` and valid rows get ``instructions``
+    (:func:`suite_counting.attach_sodium`).
 
     Raises:
         SuiteError: the driver is missing (add libsodium-dev to the target's profile so
@@ -478,11 +488,20 @@ def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:
         f"{DRIVER_NAME}: {config['repetitions']} samples per operation, "
         f"sizes {', '.join(str(s) for s in config['sizes'])} B"
     )
-    result = run_command(driver_argv(config), config["timeout_s"])
+    argv, count_out = driver_argv(config), None
+    if count is not None:
+        argv, count_out = count.command(argv, SUITE)
+    result = run_command(argv, config["timeout_s"])
     if result.returncode != 0:
         tail = result.stderr.strip().splitlines()[-3:]
         raise SuiteError(
             f"{SUITE}: {DRIVER_NAME} exited with status {result.returncode}: "
             + (" | ".join(tail) or "no message")
         )
-    return build_outcome(parse_driver_output(result.stdout), config, warn)
+    outcome = build_outcome(parse_driver_output(result.stdout), config, warn)
+    if count is not None and count_out is not None:
+        try:
+            suite_counting.attach_sodium(outcome.rows, result.stdout, count.read(count_out))
+        except CountError as exc:
+            raise SuiteError(f"{SUITE}: counting: {exc}") from exc
+    return outcome

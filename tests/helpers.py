@@ -132,9 +132,13 @@ def result(
 
 
 def run_invoke(
-    *args: str, settings: dict[str, Path] | None = None, timeout: float = 300
+    *args: str,
+    settings: dict[str, Path] | None = None,
+    timeout: float = 300,
+    cwd: Path = REPO,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m invoke ARGS`` in the repository, output captured, never raising on failure.
+    """``python -m invoke ARGS`` in ``cwd`` (the repository unless told), output captured,
+    never raising on failure.
 
     ``settings`` override ``invoke.yaml`` (``{"results": path}`` sets
     ``INVOKE_ARCHBENCH_RESULTS``), as a user's environment would.
@@ -143,7 +147,7 @@ def run_invoke(
     env.update({f"INVOKE_ARCHBENCH_{k.upper()}": str(v) for k, v in (settings or {}).items()})
     return subprocess.run(
         [sys.executable, "-m", "invoke", *args],
-        cwd=REPO,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,

@@ -13,8 +13,9 @@ import docker
 import pytest
 from helpers import run_invoke
 
-from archbench import engine, gnunet_perf_tables, pipeline
+from archbench import engine, pipeline
 from archbench.matrix import load
+from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.results import Result, ResultStore
 from archbench.results import load as load_result
 

@@ -12,7 +12,9 @@ from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import compare, compare_tables
+from archbench import compare
+from archbench.report import compare_tables
+from archbench.report.units import format_time_ns
 from archbench.results import Result, ResultStore
 
 
@@ -162,7 +164,7 @@ def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
     ],
 )
 def test_format_time_switches_unit(ns: float, text: str) -> None:
-    assert compare_tables.format_time_ns(ns) == text
+    assert format_time_ns(ns) == text
 
 
 positive = st.floats(min_value=1.0, max_value=1e9, allow_nan=False, allow_infinity=False)

@@ -14,9 +14,10 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import counting, counting_image, instructions_tables
+from archbench import counting, counting_image
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
+from archbench.report import instructions as instructions_tables
 from archbench.results import Counting, Result, ResultStore, load
 
 HEADER = "archbench-count\t1\t1\triscv64\n"
@@ -252,6 +253,7 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     rv = counted("riscv64-trixie", "riscv64", "rv64", [1400, 1400, 1400], [1500, 1500, 1500])
     table = instructions_tables.wide([amd, rv])
     assert list(table.columns) == [
+        "Suite",
         "Scheme",
         "Operation",
         "amd64-trixie",

@@ -118,3 +118,25 @@ def test_shipped_matrix_fits_emulated_targets_and_keeps_amd64_whole() -> None:
     assert arm.suites.blindsig is not None
     assert _blindsig(arm).rsa_bits == (1024, 2048, 3072, 4096)
     assert m.bases[plans["ppc64le-bookworm"].target.base].suite == "bookworm"
+
+
+def test_counting_a_native_target_takes_the_layer_as_counting_runs_under_qemu() -> None:
+    m = parse(MATRIX)
+    planned = plan(
+        m,
+        m.targets,
+        {"local": Arch.AMD64},
+        {"rsa_bits": [1024, 3072]},
+        suites=("blindsig", "rsa-large"),
+        metrics=("time", "instructions"),
+    )
+    native = next(p for p in planned if p.name == "native")
+    assert _rsa_large(native).bits == (2048, 4096, 8192)  # timed as written
+    counted = native.count_suites
+    assert counted is not None and counted.rsa_large is not None and counted.blindsig is not None
+    assert counted.rsa_large.bits == (2048,)
+    assert counted.blindsig.repetitions == 3
+    assert counted.blindsig.rsa_bits == (1024, 3072)  # the command line still wins
+    emulated = next(p for p in planned if p.name == "emulated")
+    assert emulated.count_suites is None  # its suites already carry the layer
+    assert all(p.count_suites is None for p in _plans().values())  # time only

@@ -229,9 +229,9 @@ def test_format_speed_units() -> None:
     [
         (3.870 / 1.282, "3.02"),
         (0.204 / 2684, "0.0000760"),
-        (903 / 0.204, "4426"),
+        (903 / 0.204, "4430"),
         (9.996, "10.0"),
-        (10_000.123956 / 0.2044, "48 924"),
+        (10_000.123956 / 0.2044, "48 900"),
         (1.0, "1.00"),
     ],
 )
@@ -470,8 +470,10 @@ def test_units(native: Result, unit: str, latex: str, markdown: str) -> None:
 
 def test_reference_rows_are_recomputed_in_other_units(thesis: list[Result]) -> None:
     lines = table_lines(render_latex(thesis[:1], ReportOptions(unit="us")), "thesis-amd-ryzen-7")
-    assert r"RSA 4096 bit & 10x key generation & 10\,000\,000 \textmu{}s \\\hline" in lines
-    assert r"CS & 10x unblinding & 1.000 \textmu{}s \\\hline" in lines
+    # "10 000 ms" carries one significant digit, "0.001 ms" one: no invented zeros or decimals.
+    assert r"RSA 4096 bit & 10x key generation & 1e+07 \textmu{}s \\\hline" in lines
+    assert r"CS & 10x unblinding & 1 \textmu{}s \\\hline" in lines
+    assert r"CS & 10x key generation & 204 \textmu{}s \\\hline" in lines
 
 
 # --- summary, CS vs RSA, comparison ------------------------------------------------
@@ -514,14 +516,20 @@ def test_cs_vs_rsa_sums_the_three_cs_blinding_operations(thesis: list[Result]) -
     latex = render_latex(thesis[:1], ReportOptions(compare_bits=(1024, 3072)))
     table = section_of(latex, r"\section{CS compared with RSA}", r"\end{table}")
     assert (
-        r"\textbf{Operation} & \textbf{CS} & \textbf{RSA 1024 bit} & \textbf{CS/RSA} & "
-        r"\textbf{RSA 3072 bit} & \textbf{CS/RSA}"
+        r"\textbf{Operation} & \textbf{CS} & \textbf{RSA 1024 bit} & \textbf{CS speedup} & "
+        r"\textbf{RSA 3072 bit} & \textbf{CS speedup}"
     ) in table
-    # the thesis: 0.444 + 0.094 + 3.332 = 3.870 ms; 3.870 / 1.282 = 3.02, 3.870 / 5 = 0.774
+    # the thesis: 0.444 + 0.094 + 3.332 = 3.870 ms (four digits); speedups RSA / CS keep the
+    # digits of the coarser figure: 1.282 / 3.870 = 0.3313, 5 / 3.870 = 1 ("5 ms": one digit)
     assert (
-        r"derive R0, R1 \& blinding & 3.870 ms & 1.282 ms & 3.02 & 5 ms & 0.774 \\\hline" in table
+        r"derive R0, R1 \& blinding & 3.870 ms & 1.282 ms & 0.3313\texttimes{} & 5 ms & "
+        r"1\texttimes{} \\\hline" in table
     )
-    assert r"key generation & 0.204 ms & 126 ms & 0.00162 & 2684 ms & 0.0000760 \\\hline" in table
+    # 126 / 0.204 = 617.6 and 2684 / 0.204 = 13 157: three digits, as "0.204 ms" has
+    assert (
+        r"key generation & 0.204 ms & 126 ms & 618\texttimes{} & 2684 ms & "
+        r"13\,200\texttimes{} \\\hline" in table
+    )
     assert "RSA 2048" not in table and "RSA 4096" not in table
 
 
@@ -530,16 +538,16 @@ def test_speedup_over_rsa_2048_and_baseline_ratios(
 ) -> None:
     options = ReportOptions(baseline="thesis-amd-ryzen-7")
     markdown = render_markdown([native, emulated, *thesis], options=options)
-    speedup = markdown.split("**Speedup of CS over RSA 2048 bit per machine", 1)[1]
+    speedup = markdown.split("**CS speedup over RSA 2048 bit per machine", 1)[1]
     # key generation 10 000.124 / 0.2044 ms, derive 3.012 / 3.870, signing 34 / 0.077,
-    # unblinding 10 / 0.001, verifying 2.304 / 1.358
+    # unblinding 10 / 0.001, verifying 2.304 / 1.358: three significant digits (no interval)
     assert re.search(
-        r"\| amd64-native \(amd64, Debian 13\) +\| +48 924× \| +0\.778× \| +442× "
+        r"\| amd64-native \(amd64, Debian 13\) +\| +48 900× \| +0\.778× \| +442× "
         r"\| +10 000× \| +1\.70× \|",
         speedup,
     )
-    # thesis Ryzen 7: 903 / 0.204 = 4426
-    assert re.search(r"\| thesis-amd-ryzen-7 \(amd64\) +\| +4426× \|", speedup)
+    # thesis Ryzen 7: 903 / 0.204 = 4426, to the three digits both figures have
+    assert re.search(r"\| thesis-amd-ryzen-7 \(amd64\) +\| +4430× \|", speedup)
     native_part = speedup.split("**", 1)[0]
     assert "riscv64-emu" not in native_part
     relative = markdown.split("**Time of blind signatures relative to thesis-amd-ryzen-7", 1)[1]
@@ -549,8 +557,8 @@ def test_speedup_over_rsa_2048_and_baseline_ratios(
         r"\| Operation +\| Scheme +\| +thesis-amd-ryzen-7 \(amd64\) \| +amd64-native", header
     )
     signing = next(line for line in relative.splitlines() if line.startswith("| signing"))
-    # amd64-native 0.077 / 0.077, thesis i7 0.405 / 0.077 = 5.26
-    assert re.match(r"\| signing +\| CS +\| +1\.00× \| +1\.00× \| +5\.26× \|", signing)
+    # amd64-native 0.077 / 0.077, thesis i7 0.405 / 0.077 = 5.26: "0.077 ms" has two digits
+    assert re.match(r"\| signing +\| CS +\| +1\.0× \| +1\.0× \| +5\.3× \|", signing)
 
 
 def test_baseline_must_name_one_native_machine(native: Result, emulated: Result) -> None:

@@ -10,10 +10,12 @@ from matplotlib.patches import Rectangle
 
 from archbench.export import gnupg_frame, tidy_frame
 from archbench.plots import gnupg_figure
+from archbench.report.frame import machines as report_machines
+from archbench.report.model import Machine
+from archbench.report.suites import row_unit, suite_tables
 from archbench.reports import render_latex, render_markdown, render_markdown_table
 from archbench.results import Result, Row, SuiteRun
 from archbench.stats import order_statistics
-from archbench.suite_tables import SuiteMachine, row_unit, suite_tables
 
 
 def suite_row(suite: str, scheme: str, operation: str, samples_ns: list[int], **extra: Any) -> Row:
@@ -72,17 +74,8 @@ def openssl_result() -> Result:
     return result("box", "amd64", "x86_64", "Xeon", rows)
 
 
-def _machines(results: list[Result]) -> list[SuiteMachine]:
-    frame = tidy_frame(results)
-    return [
-        SuiteMachine(
-            r.target.name,
-            f"{r.target.name} ({r.target.arch})",
-            r,
-            frame[frame["target"] == r.target.name],
-        )
-        for r in results
-    ]
+def _machines(results: list[Result]) -> list[Machine]:
+    return report_machines(results, tidy_frame(results))
 
 
 def test_openssl_tables_scaling_and_nist_vs_brainpool() -> None:
@@ -91,7 +84,7 @@ def test_openssl_tables_scaling_and_nist_vs_brainpool() -> None:
     )
     tables = {t.label: t for t in parts["openssl speed"]}
     cross = tables["tab:suite-openssl-speed-native-1"]
-    assert cross.header == ("Scheme", "Operation", "Unit", "box (amd64)")
+    assert cross.header == ("Scheme", "Operation", "Unit", "box (amd64, Debian 13)")
     assert cross.rows[0] == ("RSA 2048 bit", "sign", "ops/s", "1000")
     assert cross.rows[1] == ("RSA 2048 bit", "sign (2 processes)", "ops/s", "1900")
     assert cross.rows[4] == ("AES-128-GCM 16384 B", "encrypt", "MB/s", "32.768")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from helpers import result, row
 
-from archbench import versions
+from archbench.report import versions
 from archbench.reports import ReportOptions, render_latex, render_markdown
 from archbench.results import Result, Row
 

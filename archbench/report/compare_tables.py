@@ -17,24 +17,11 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.compare import RowComparison, counts
-from archbench.reports import format_ratio, latex_escape
+from archbench.report.templating import latex_escape
+from archbench.report.units import format_ratio, format_time_ns
 from archbench.results import write_atomic
 
-_UNITS: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
 COLUMNS: Final = ("target", "row", "A", "B", "B/A", "95 % interval", "verdict")
-
-
-def format_time_ns(ns: float) -> str:
-    """A per-operation time to three significant digits, in the largest unit that keeps
-    it at least 1: ``"6.08 ms"``, ``"40.0 ns"``.
-
-    Raises:
-        ValueError: ``ns`` is not positive and finite.
-    """
-    if not math.isfinite(ns) or ns <= 0:
-        raise ValueError(f"a time must be positive and finite, got {ns!r}")
-    scale, unit = next(((s, u) for s, u in _UNITS if ns >= s), _UNITS[-1])
-    return f"{format_ratio(ns / scale)} {unit}"
 
 
 def _interval(r: RowComparison) -> str:

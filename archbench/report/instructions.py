@@ -9,6 +9,11 @@ column with times; captions name the QEMU CPU model that was counted. Where a
 time result of the same target and row exists (``invoke report`` passes the
 time results too), ``ns_per_instruction`` = median ns per operation / instructions
 per operation, a sanity figure meaningful only for native runs.
+
+Counted suites are blindsig, rsa-large and sodium (their drivers mark each
+block); :data:`NOT_COUNTED` run programs archbench does not own, so their rows
+have no count (an empty ``instructions_per_op`` cell in the exports), as the
+table notes say.
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ COLUMNS = (
     "cpu_model",
     "qemu_version",
     "plugin_version",
+    "suite",
     "scheme",
     "key_bits",
+    "param",
     "operation",
     "ops_per_block",
     "blocks",
@@ -49,18 +56,30 @@ COLUMNS = (
 OPERATION_ORDER: Final = get_args(Operation)
 """The thesis appendix's row order (:data:`archbench.results.Operation`)."""
 BASELINE_ARCH = "amd64"
+SUITE_ORDER: Final = ("blindsig", "rsa-large", "sodium")
+"""Counted suites, in table order."""
+NOT_COUNTED: Final = ("openssl-speed", "gnupg", "gnunet-perf", "taler-helper")
+"""Suites that run programs archbench does not own: never counted."""
+NOT_COUNTED_NOTE: Final = (
+    "Not counted: " + ", ".join(NOT_COUNTED) + " (they run programs archbench does not own; "
+    "empty instructions_per_op cells in the exports)."
+)
+
+RowKey = tuple[str, str, str, int | None, str | None, str]
+"""(target, suite, scheme, key bits, param, operation)."""
 
 
-def _native_ns(times: Sequence[Result]) -> dict[tuple[str, str, int | None, str], float]:
-    """(target, scheme, bits, operation) -> median ns per operation of native time rows."""
-    found: dict[tuple[str, str, int | None, str], float] = {}
+def _native_ns(times: Sequence[Result]) -> dict[RowKey, float]:
+    """(target, suite, scheme, bits, param, operation) -> median native ns per operation."""
+    found: dict[RowKey, float] = {}
     for r in times:
         if r.metric != "time" or r.emulated or r.execution is None:
             continue
         for row in r.harness.rows:
             if row.valid:
                 ns = statistics.median(row.samples_ns) / row.ops_per_block
-                found[(r.target.name, row.scheme, row.key_bits, row.operation)] = ns
+                key = (r.target.name, row.suite, row.scheme, row.key_bits, row.param, row.operation)
+                found[key] = ns
     return found
 
 
@@ -80,7 +99,9 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
             if row.instructions is None:
                 continue
             ipo = median_per_op(row.instructions, row.ops_per_block)
-            ns = native.get((r.target.name, row.scheme, row.key_bits, row.operation))
+            ns = native.get(
+                (r.target.name, row.suite, row.scheme, row.key_bits, row.param, row.operation)
+            )
             records.append(
                 {
                     "run_id": r.run_id,
@@ -89,8 +110,10 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
                     "cpu_model": c.cpu_model,
                     "qemu_version": c.qemu_version,
                     "plugin_version": c.plugin_version,
+                    "suite": row.suite,
                     "scheme": row.scheme,
                     "key_bits": row.key_bits,
+                    "param": row.param,
                     "operation": row.operation,
                     "ops_per_block": row.ops_per_block,
                     "blocks": len(row.instructions),
@@ -103,10 +126,29 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
     return pd.DataFrame.from_records(records, columns=list(COLUMNS))
 
 
-def _row_label(scheme: str, bits: float | None) -> str:
-    if scheme == "CS" or bits is None or bits != bits:  # NaN: no key size
+def _row_label(scheme: str, bits: float | None, param: object = None) -> str:
+    if scheme == "CS":
         return "CS"
-    return f"{scheme}-{int(bits)}"
+    label = scheme if bits is None or bits != bits else f"{scheme}-{int(bits)}"  # NaN: no size
+    return f"{label} {param}" if isinstance(param, str) and param else label
+
+
+def _labelled(f: pd.DataFrame) -> pd.DataFrame:
+    """``f`` with Suite, Scheme, Operation labels and a sort rank (suite, then operation)."""
+    suite_rank = {s: i for i, s in enumerate(SUITE_ORDER)}
+    op_rank = {op: i for i, op in enumerate(OPERATION_ORDER)}
+    return f.assign(
+        Suite=f["suite"],
+        Scheme=[
+            _row_label(s, b, p)
+            for s, b, p in zip(f["scheme"], f["key_bits"], f["param"], strict=True)
+        ],
+        Operation=f["operation"].str.replace("_", " "),
+        rank=[
+            suite_rank.get(s, 99) * 100 + op_rank.get(o, 99)
+            for s, o in zip(f["suite"], f["operation"], strict=True)
+        ],
+    )
 
 
 def wide(counted: Sequence[Result]) -> pd.DataFrame:
@@ -118,15 +160,11 @@ def wide(counted: Sequence[Result]) -> pd.DataFrame:
     """
     f = frame(counted)
     if f.empty:
-        return pd.DataFrame(columns=["Scheme", "Operation"])
-    f = f.assign(
-        Scheme=[_row_label(s, b) for s, b in zip(f["scheme"], f["key_bits"], strict=True)],
-        Operation=f["operation"].str.replace("_", " "),
-        rank=f["operation"].map({op: i for i, op in enumerate(OPERATION_ORDER)}).fillna(99),
-    )
+        return pd.DataFrame(columns=["Suite", "Scheme", "Operation"])
+    f = _labelled(f)
     order = list(dict.fromkeys(f["target"]))
     table = f.pivot_table(
-        index=["rank", "Scheme", "Operation"],
+        index=["rank", "Suite", "Scheme", "Operation"],
         columns="target",
         values="instructions_per_op",
         aggfunc="median",
@@ -135,7 +173,7 @@ def wide(counted: Sequence[Result]) -> pd.DataFrame:
     base = next(
         (t for t in order if f.loc[f["target"] == t, "arch"].iloc[0] == BASELINE_ARCH), None
     )
-    out = table[["Scheme", "Operation"]].copy()
+    out = table[["Suite", "Scheme", "Operation"]].copy()
     for t in order:
         out[t] = table[t].round(0).astype("Int64")
         if base is not None and t != base:
@@ -158,7 +196,7 @@ def caption(counted: Sequence[Result]) -> str:
     return (
         "Instructions per operation (median over blocks), counted with archbench's QEMU TCG "
         f"plugin under {'; '.join(versions)}; QEMU CPU models: {', '.join(models)}. "
-        "Ratios are to amd64's count."
+        "Ratios are to amd64's count. " + NOT_COUNTED_NOTE
     )
 
 
@@ -169,14 +207,12 @@ def ns_per_instruction(counted: Sequence[Result], times: Sequence[Result]) -> pd
     """
     f = frame(counted, times).dropna(subset=["ns_per_instruction"])
     if f.empty:
-        return pd.DataFrame(columns=["Scheme", "Operation"])
-    f = f.assign(
-        Scheme=[_row_label(s, b) for s, b in zip(f["scheme"], f["key_bits"], strict=True)],
-        Operation=f["operation"].str.replace("_", " "),
-        rank=f["operation"].map({op: i for i, op in enumerate(OPERATION_ORDER)}).fillna(99),
-    )
+        return pd.DataFrame(columns=["Suite", "Scheme", "Operation"])
+    f = _labelled(f)
     table = f.pivot_table(
-        index=["rank", "Scheme", "Operation"], columns="target", values="ns_per_instruction"
+        index=["rank", "Suite", "Scheme", "Operation"],
+        columns="target",
+        values="ns_per_instruction",
     ).reset_index()
     return table.sort_values(["rank", "Scheme"]).drop(columns="rank").round(3)
 
@@ -232,8 +268,10 @@ def plot(counted: Sequence[Result]) -> Figure:
         return fig
     f = f.assign(
         row=[
-            f"{_row_label(s, b)} {o.replace('_', ' ')}"
-            for s, b, o in zip(f["scheme"], f["key_bits"], f["operation"], strict=True)
+            f"{_row_label(s, b, p)} {o.replace('_', ' ')}" + ("" if u == "blindsig" else f" ({u})")
+            for u, s, b, p, o in zip(
+                f["suite"], f["scheme"], f["key_bits"], f["param"], f["operation"], strict=True
+            )
         ]
     )
     table = f.pivot_table(index="row", columns="target", values="instructions_per_op", sort=False)
@@ -255,9 +293,15 @@ def plot(counted: Sequence[Result]) -> Figure:
 def add_export_column(export: pd.DataFrame, counted: Sequence[Result]) -> pd.DataFrame:
     """``export`` (the tidy time frame) with ``instructions_per_op`` (NA where not counted).
 
-    Joined on run, target, scheme, key size and operation.
+    Joined on run, target, suite, scheme, key size, param and operation (suite
+    and param when ``export`` has them). Rows of :data:`NOT_COUNTED` suites
+    stay empty.
     """
-    keys = ["run_id", "target", "scheme", "key_bits", "operation"]
+    keys = [
+        k
+        for k in ("run_id", "target", "suite", "scheme", "key_bits", "param", "operation")
+        if k in export.columns or k not in ("suite", "param")
+    ]
     f = frame(counted)
     if f.empty or export.empty:
         return export.assign(instructions_per_op=pd.Series(dtype="Float64", index=export.index))

@@ -28,9 +28,9 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.compare_tables import format_time_ns
 from archbench.importer import GNUNET_PERF_SUITE
-from archbench.reports import format_ratio, latex_escape
+from archbench.report.templating import latex_escape
+from archbench.report.units import format_ratio, format_time_ns
 from archbench.results import Result, Row, write_atomic
 
 THESIS_OPS: Final = 10

@@ -1,0 +1,219 @@
+"""The table model every report table is built in, and the options a user chooses.
+
+A :class:`Table` is rows of cells (grouped by extra rules), a header, notes
+and flags; the LaTeX and Markdown renderers (:mod:`archbench.report.latex`,
+:mod:`archbench.report.markdown`) turn the same table into either format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, get_args
+
+import pandas as pd
+
+from archbench.errors import ReportError
+from archbench.report import versions
+from archbench.report.units import Unit
+from archbench.report.vocabulary import FLAG_MARKS
+from archbench.results import Result
+
+Style = Literal["thesis", "booktabs"]
+STYLES: Final[tuple[Style, ...]] = get_args(Style)
+
+SUMMARY_COLUMNS: Final = 6
+"""Machines per cross-machine LaTeX table; more are split over several tables to fit A4."""
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What ``invoke report`` lets a user choose; the defaults give the thesis's appendix.
+
+    ``compare_bits`` are the RSA sizes of the CS-vs-RSA tables (``None``:
+    every size a machine has); ``baseline`` names a machine (target name, or
+    ``target@run`` when a target appears in several runs).
+    """
+
+    unit: Unit = "ms"
+    style: Style = "thesis"
+    baseline: str | None = None
+    compare_bits: tuple[int, ...] | None = None
+    summary_columns: int = SUMMARY_COLUMNS
+
+
+def parse_style(text: str) -> Style:
+    """``"thesis"`` (the thesis's macros) or ``"booktabs"`` (plain booktabs tables).
+
+    Raises:
+        ReportError: any other text; the message lists the choices.
+    """
+    for style in STYLES:
+        if text.strip() == style:
+            return style
+    raise ReportError(f"--style {text!r} is not one of: {', '.join(STYLES)}")
+
+
+@dataclass(frozen=True)
+class Speed:
+    """A speed cell; ``value`` (in the report's unit) is None exactly when the row is invalid."""
+
+    value: float | None
+    printed: str | None = None
+    flags: tuple[str, ...] = ()
+    note: int | None = None
+    bare: bool = False
+    """Without the unit (cross-machine tables name it in the caption)."""
+    digits: int | None = None
+    """Significant digits the source supports (printed figure, confidence interval); None:
+    unknown, the appendix's style applies."""
+    spread: float | None = None
+    """Half-width of the median's 95 % interval relative to the value (0.014: ±1.4 %)."""
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A ratio cell; ``value`` is None when one side is missing or (``invalid``) invalid."""
+
+    value: float | None
+    suffix: str = ""
+    invalid: bool = False
+    digits: int | None = None
+    """Significant digits its inputs support (None: :data:`.units.RATIO_DIGITS`)."""
+
+
+Cell = str | Speed | Ratio | None
+"""Plain text (escaped by the renderer), a number, or None for "not measured"."""
+
+
+def is_empty(cell: object) -> bool:
+    """True for a cell that says nothing: not measured (invalid rows do say something)."""
+    if cell is None:
+        return True
+    return isinstance(cell, Ratio) and cell.value is None and not cell.invalid
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table: ``groups`` of rows (separated by an extra rule), one cell per ``header`` entry.
+
+    ``align`` has one LaTeX letter per column (``l``/``r``).
+    """
+
+    label: str
+    caption: str
+    header: tuple[str, ...]
+    align: str
+    groups: tuple[tuple[tuple[Cell, ...], ...], ...]
+    notes: tuple[str, ...] = ()
+    """Invalid-row reasons; note ``i + 1`` is ``notes[i]``."""
+    small: bool = False
+    rotate_from: int | None = None
+    """Header cells from this index on are set vertically in LaTeX, to keep wide tables on A4."""
+    version_notes: tuple[str, ...] = ()
+    """Notes saying which compared machines' library versions differ (see
+    :mod:`archbench.report.versions`)."""
+
+    @property
+    def rows(self) -> tuple[tuple[Cell, ...], ...]:
+        """All rows, groups concatenated."""
+        return tuple(row for group in self.groups for row in group)
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """The flags some cell carries, in legend order."""
+        present = {
+            flag
+            for row in self.rows
+            for cell in row
+            if isinstance(cell, Speed)
+            for flag in cell.flags
+        }
+        return tuple(f for f in FLAG_MARKS if f in present)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One result as a report shows it: a unique name and where its rows are."""
+
+    name: str
+    slug: str
+    result: Result
+    frame: pd.DataFrame = field(compare=False)
+    records: tuple[dict[str, Any], ...] = field(compare=False, default=())
+    """The rows of ``frame`` as :func:`archbench.export.frame_records` gives them."""
+
+    @property
+    def emulated(self) -> bool:
+        return self.result.emulated
+
+    @property
+    def is_reference(self) -> bool:
+        return self.result.reference is not None
+
+    @property
+    def header(self) -> str:
+        """Column header in cross-machine tables: ``amd64-trixie (amd64, Debian 13)``.
+
+        Reference data keeps ``name (arch)``: its Setup box says what it ran on.
+        """
+        if self.is_reference:
+            return f"{self.name} ({self.result.target.arch})"
+        return f"{self.name} ({self.result.target.arch}, {versions.release(self.result)})"
+
+    def suite_records(self, suite: str) -> list[dict[str, Any]]:
+        """This machine's records of ``suite``, in frame order."""
+        return [r for r in self.records if r["suite"] == suite]
+
+    def has_suite(self, suite: str) -> bool:
+        """True when this machine has a row of ``suite``."""
+        return any(r["suite"] == suite for r in self.records)
+
+
+@dataclass(frozen=True)
+class Section:
+    """Everything one machine's section shows, shared by both templates."""
+
+    name: str
+    title: str
+    heading: str
+    emulated: bool
+    reference: bool
+    setup: tuple[tuple[str, str], ...]
+    notes: str
+    table: Table
+
+
+@dataclass(frozen=True)
+class Part:
+    """A titled group of tables (summary, CS vs RSA, comparison)."""
+
+    title: str
+    intro: str
+    tables: tuple[Table, ...]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """The whole chapter, format-neutral: sections per machine, then parts."""
+
+    unit: Unit
+    sections: tuple[Section, ...]
+    parts: tuple[Part, ...]
+    citation: str | None
+    failures: tuple[tuple[str, str], ...]
+    shared_notes: str = ""
+    """Notes every reference section shares, printed once in the opening."""
+    speedups: bool = False
+    """True when a table shows CS speedups (the opening then defines them)."""
+
+
+def slug(name: str) -> str:
+    """``"amd64 Trixie!"`` -> ``"amd64-trixie"``: a name fit for a LaTeX label or file name."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "target"
+
+
+def flags_of(record: dict[str, Any]) -> tuple[str, ...]:
+    """A record's flags (``"noisy;single_sample"`` -> ``("noisy", "single_sample")``)."""
+    text = record["flags"]
+    return tuple(text.split(";")) if isinstance(text, str) and text else ()

@@ -1,0 +1,225 @@
+"""One section per machine: its Setup box and its table *Signature Scheme | Operation | Speed*.
+
+As the appendix of the Clause Blind Schnorr thesis
+(``/work/shared/seeds/thesis-appendix-performance.tex``) prints them, in its row order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from archbench import measurement
+from archbench.platforms import Arch
+from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
+from archbench.report.units import (
+    Unit,
+    interval_digits,
+    printed_digits,
+    unit_label,
+    unit_value,
+)
+from archbench.report.vocabulary import (
+    HELPER_OPERATIONS,
+    THESIS_OPS,
+    RowKey,
+    group_key,
+    operation_label,
+    row_key,
+    scheme_label,
+    sort_key,
+)
+from archbench.results import Result
+
+
+def cpu(result: Result) -> str:
+    """The CPU as a title names it; reference boxes print "8-core …", titles drop that."""
+    model = result.harness.setup.cpu_model
+    if result.reference is not None:
+        return re.sub(r"^\d+-core\s+", "", model, flags=re.I)
+    if result.emulated:
+        execution = result.execution
+        qemu = (execution.qemu_version if execution else None) or "unknown version"
+        # The Debian package suffix "(Debian 1:7.2+dfsg-…)" belongs in the Setup box only.
+        return f"{result.target.arch} on QEMU {qemu.split(' (', 1)[0]}"
+    return model
+
+
+def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
+    """The Setup box's (key, value) lines: CPU, architecture, OS, library versions, execution."""
+    setup = result.harness.setup
+    execution = result.execution
+    try:
+        pkg_arch = Arch.from_key(result.target.arch).debian_arch
+    except ValueError:
+        pkg_arch = result.target.arch
+    reference = result.reference
+    if reference is not None:
+        # As printed: the box's CPU line and OS line, and only the packages it lists.
+        return (
+            ("CPU", setup.cpu_model),
+            ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
+            ("OS", f"{setup.os} {setup.kernel}".strip()),
+            *((f"{p}:{pkg_arch} version", v or "not installed") for p, v in setup.packages.items()),
+            ("Source", f"{reference.source} ({reference.label})"),
+        )
+
+    def version(package: str) -> str:
+        if package not in setup.packages:
+            return "unknown"
+        return setup.packages[package] or "not installed"
+
+    gnunet = version("libgnunetutil")
+    if gnunet == "not installed" and setup.gnunet_version:
+        # Built from source: dpkg does not know it, pkg-config does.
+        gnunet = f"{setup.gnunet_version} (pkg-config)"
+    if execution is not None and execution.emulated:
+        how = (
+            f"emulated (QEMU {execution.qemu_version or 'unknown version'}) "
+            f"on {execution.host_arch} host {execution.host_cpu}"
+        )
+        # Under QEMU user emulation /proc/cpuinfo is the host's: there is no
+        # target CPU to name, only the host that emulated it.
+        host = f"{setup.cores}-core {setup.cpu_model}"
+        processor = f"{host} (the host's CPU; {result.target.arch} emulated by QEMU)"
+    else:
+        how = "native"
+        processor = f"{setup.cores}-core {setup.cpu_model}"
+    if execution is not None and execution.cpus is not None:
+        how += f", CPU quota {execution.cpus:g} (Docker --cpus)"
+    return (
+        ("CPU", processor),
+        ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
+        ("OS", " ".join(dict.fromkeys(v for v in (setup.os, setup.kernel) if v)) or "unknown"),
+        (f"libsodium:{pkg_arch} version", version("libsodium")),
+        (f"libgcrypt:{pkg_arch} version", version("libgcrypt")),
+        (f"libgnunetutil:{pkg_arch} version", gnunet),
+        ("Execution", how),
+    )
+
+
+def speed(
+    record: dict[str, Any], unit: Unit, *, note: int | None = None, bare: bool = False
+) -> Speed:
+    """A record's speed cell in ``unit``; printed reference text stands in where it is in ms."""
+    if not record["valid"]:
+        return Speed(None, note=note, bare=bare)
+    # Printed text stands in for the number only where it is in the table's unit
+    # (imported GNUnet logs print µs or s, too).
+    printed = record["printed"]
+    if unit != "ms" or not isinstance(printed, str) or not printed.endswith("ms"):
+        printed = None
+    value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
+    return Speed(
+        value,
+        printed,
+        flags_of(record),
+        bare=bare,
+        digits=record_digits(record),
+        spread=None if bare else record_spread(record),
+    )
+
+
+def record_digits(record: dict[str, Any]) -> int | None:
+    """Significant digits a record's figure supports, whatever the unit it is shown in.
+
+    A published figure's printed digits (:func:`~archbench.report.units.printed_digits`);
+    a measured median's, the digits its 95 % interval supports
+    (:func:`~archbench.report.units.interval_digits`); None when neither is known
+    (fewer than 6 samples).
+    """
+    printed = record.get("printed")
+    if isinstance(printed, str):
+        return printed_digits(printed)
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    if low is None or high is None:
+        return None
+    return interval_digits(float(record["per_op_ns"]), float(low), float(high))
+
+
+def record_spread(record: dict[str, Any]) -> float | None:
+    """Half-width of a measured median's 95 % interval relative to the median; None unknown."""
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    if low is None or high is None or record.get("printed") is not None:
+        return None
+    return (float(high) - float(low)) / 2 / float(record["per_op_ns"])
+
+
+def grouped(
+    rows: Iterable[tuple[RowKey, tuple[Cell, ...]]],
+) -> tuple[tuple[tuple[Cell, ...], ...], ...]:
+    """Rows in the appendix's order, split into its groups (:data:`OPERATION_GROUPS`)."""
+    groups: dict[tuple[int, int], list[tuple[Cell, ...]]] = {}
+    for key, cells in sorted(rows, key=lambda kc: sort_key(kc[0])):
+        groups.setdefault(group_key(key), []).append(cells)
+    return tuple(tuple(g) for _, g in sorted(groups.items()))
+
+
+def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) -> str:
+    """What a speed in ``unit`` is, for captions of tables showing ``machines``.
+
+    A measured figure is a median of timed blocks; reference data is one
+    published figure, never called a median.
+    """
+    published = [m.is_reference for m in machines]
+    every, some = bool(published) and all(published), any(published)
+    if unit == "ops/s":
+        text = "operations per second (one operation)"
+        if every:
+            return f"{text}, from the published time"
+        return text + ("; reference columns: from the published time" if some else "")
+    block = f"{THESIS_OPS} operations" if suite == "blindsig" else "the block each row names,"
+    if every:
+        return f"time of {block} in {unit_label(unit)}, as published"
+    text = f"median time of {block} in {unit_label(unit)}"
+    return text + ("; reference columns: the published figure" if some else "")
+
+
+def section(machine: Machine, unit: Unit) -> Section:
+    """The section of one machine: heading, Setup box, notes and its table."""
+    result = machine.result
+    notes: dict[str, int] = {}
+    rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    for record in machine.records:
+        key = row_key(record)
+        note = None
+        if not record["valid"]:
+            reason = record["invalid_reason"] or "no reason recorded"
+            # The harness invalidates every row of a scheme and key size with
+            # the same reason; one note per (scheme, reason) keeps notes short.
+            note = notes.setdefault(f"{record['label']}: {reason}", len(notes) + 1)
+        label = operation_label(key, unit == "ops/s")
+        rows.append((key, (scheme_label(key), label, speed(record, unit, note=note))))
+    processor = cpu(result)
+    helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
+    if result.reference is not None:
+        caption = f"Comparison on {processor} ({result.reference.label})"
+        heading = f"{processor} — {machine.name} (reference data)"
+    elif result.emulated:
+        execution = result.execution
+        host = execution.host_arch if execution else "unknown"
+        caption = f"Comparison on {processor} (emulated on {host})"
+        heading = f"{processor} — {machine.name} (emulated on {host})"
+    else:
+        caption = f"Comparison on {processor}"
+        heading = f"{processor} — {machine.name}"
+    table = Table(
+        label=f"tab:comp-sign-{machine.slug}",
+        caption=caption,
+        header=("Signature Scheme", "Test" if helper_only else "Operation", "Speed"),
+        align="llr",
+        groups=grouped(rows),
+        notes=tuple(notes),
+        version_notes=measurement.blindsig_notes(result),
+    )
+    return Section(
+        name=machine.name,
+        title=f"{processor} ({machine.name})",
+        heading=heading,
+        emulated=result.emulated,
+        reference=result.reference is not None,
+        setup=setup_items(result),
+        notes=result.reference.notes if result.reference else "",
+        table=table,
+    )

@@ -1,0 +1,50 @@
+"""``invoke report`` builds the tidy frame once for the chapter, the exports and the plots."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from helpers import result, row
+from invoke.config import Config
+from invoke.context import Context
+
+from archbench import export
+from archbench.report import frame as report_frame
+from archbench.results import Result, ResultStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _machine(name: str) -> Result:
+    rows = [row("CS", "signing", [77_000, 78_000, 76_000])]
+    rows.append(row("RSA", "signing", [34_000_000, 34_100_000, 33_900_000], 2048))
+    return result(name, "amd64", "x86_64", "Ryzen", rows)
+
+
+def test_report_builds_the_tidy_frame_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("archbench_tasks_once", REPO / "tasks.py")
+    assert spec is not None and spec.loader is not None
+    tasks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tasks)
+    store = ResultStore(tmp_path / "results")
+    store.save(_machine("a"))
+    store.save(_machine("b"))
+    calls: list[int] = []
+    original = export.tidy_frame
+
+    def counting(results: Any) -> pd.DataFrame:
+        calls.append(len(results))
+        return original(results)
+
+    monkeypatch.setattr(export, "tidy_frame", counting)
+    monkeypatch.setattr(report_frame, "tidy_frame", counting)
+    settings = {"results": str(tmp_path / "results"), "reports": str(tmp_path / "out")}
+    tasks.report(Context(config=Config(overrides={"archbench": settings})), all_runs=True)
+    assert calls == [2]
+    assert (tmp_path / "out" / "results.csv").is_file()
+    assert (tmp_path / "out" / "fig-signing.png").is_file()
+    assert "| a (amd64, Debian 13)" in (tmp_path / "out" / "appendix.md").read_text()
