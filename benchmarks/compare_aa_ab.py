@@ -20,7 +20,11 @@ quota × 100 ms of CPU per 100 ms period. A timed block much shorter than the pe
 budget at full speed; only blocks that hit the end of a budget wait out the period. So
 under half the quota, short blocks are slower only in some samples and the median may
 not move, while blocks longer than a period (key generation, or any row with
-``--min-block-ns`` of 100 ms or more) take about twice as long.
+``--min-block-ns`` of 100 ms or more) take about twice as long. And on a loaded
+machine the quota may not bind at all: with the load average at 4 × the cores, each
+runnable process gets about a quarter of a CPU, less than half of ``--cpus-a``, so B
+is not slowed by its quota (on 2026-12-01 at load 8-12: 2 of 27 rows "slower"). Run
+the A/B check on a quiet machine.
 
 Usage (from the repository, with the venv and a built native image)::
 
