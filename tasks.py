@@ -24,6 +24,7 @@ from archbench import (
     archiver,
     bases,
     counting,
+    cpu_quota,
     emulated_defaults,
     emulation,
     engine,
@@ -174,6 +175,21 @@ def _check_cpusets(
         flags.check_cpuset_fits(p.cpuset, ncpu[p.host_name], f"{where} on host {p.host_name}")
 
 
+def _check_quotas(
+    clients: dict[str, Any], plans: Sequence[pipeline.TargetPlan], cpus: float | None
+) -> None:
+    """Refuse a CPU quota (``--cpus`` or a target's ``cpus``) above its engine's CPU count."""
+    for p in plans:
+        if p.cpus is None:
+            continue
+        try:
+            ncpu = int(clients[p.host_name].info().get("NCPU") or 0)
+        except (docker.errors.DockerException, OSError, ValueError, TypeError):
+            ncpu = 0  # unknown: the engine itself refuses at run time
+        where = "--cpus" if cpus is not None else f"target {p.name} (matrix.yml)"
+        cpu_quota.check_cpus_fit(p.cpus, ncpu, f"{where} on host {p.host_name}")
+
+
 def _pipeline(
     c: Context,
     arch: str | None,
@@ -189,6 +205,7 @@ def _pipeline(
     suites: Sequence[str] = (),
     from_archive: str = "",
     metrics: Sequence[str] = (),
+    cpus: float | None = None,
 ) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
     s = _settings(c)
     store = ResultStore(Path(s["results"]))
@@ -215,6 +232,8 @@ def _pipeline(
             manifest.cpuset,
             manifest.suites,
         )
+        cpus = manifest.cpus if cpus is None else cpus
+        manifest = manifest.model_copy(update={"cpus": cpus})
     elif resume:
         check_run_id(resume, "--resume")
         manifest = store.load_manifest(resume)
@@ -228,6 +247,7 @@ def _pipeline(
         flags.blindsig_overrides(overrides)
         repeat = flags.integer(f"{where} repeat", manifest.repeat, 1, 100)
         cpuset = flags.cpuset(f"{where} cpuset", manifest.cpuset)
+        cpus = cpu_quota.parse_cpus(f"{where} cpus", manifest.cpus)
         suites = manifest.suites
         metrics = manifest.metrics
     else:
@@ -244,6 +264,7 @@ def _pipeline(
             overrides=overrides or {},
             repeat=repeat,
             cpuset=cpuset,
+            cpus=cpus,
             suites=tuple(suites),
             metrics=counting.metric_names(metrics),
         )
@@ -262,8 +283,10 @@ def _pipeline(
         cpuset=cpuset,
         suites=suites,
         metrics=metrics,
+        cpus=cpus,
     )
     _check_cpusets(clients, plans, cpuset)
+    _check_quotas(clients, plans, cpus)
     if arc is not None:
         loaded = archiver.load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
@@ -330,6 +353,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "repeat": "independent container runs per target (fresh process each), merged in reports "
         "(1-100, default 1)",
         "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
+        "cpus": "CPU quota of every benchmark container (Docker's --cpus, e.g. 0.5; "
+        "matrix target key 'cpus'), recorded in the results",
         "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "ci_target": "blindsig: adaptive repetitions until the 95 % interval of each median"
@@ -363,11 +388,13 @@ def bench(
     from_archive: str = "",
     metric: str | None = None,
     ci_target: str | None = None,
+    cpus: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     # Every flag is checked before the matrix is read or an engine is called.
     overrides = _overrides(iterations, repetitions, rsa_bits, warmup, max_time, ci_target)
     _split(target, "--target"), _archs(arch)
+    quota = cpu_quota.parse_cpus("--cpus", cpus)
     store, run_id, outcomes = _pipeline(
         c,
         arch,
@@ -382,6 +409,7 @@ def bench(
         suites=_split(suite, "--suite"),
         from_archive=from_archive,
         metrics=counting.parse_metrics(metric) if metric is not None else (),
+        cpus=quota,
     )
     for o in outcomes:
         if o.ok and o.result_paths:

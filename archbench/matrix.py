@@ -30,8 +30,8 @@ from pydantic import (
     model_validator,
 )
 
+from archbench import cpu_quota, grammar, messages, safe_load
 from archbench import emulated_defaults as emulated_layer
-from archbench import grammar, messages, safe_load
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
 
@@ -97,6 +97,10 @@ class BlindsigSuite(_Suite):
     """Schemes/sizes take turns, one repetition each, shuffled per round; or one after another."""
     seed: StrictInt | None = Field(default=None, ge=0, le=2**63 - 1)
     """Seed of the interleaved order (default: from the clock; recorded in the results)."""
+    fresh_items: StrictBool = False
+    """True: every operation of a block on its own freshly prepared item. False (default):
+    one call after another on the same item, as GNUnet's ``perf_crypto_*`` programs time
+    it (``harness/CONTRACT.md``, *What a block times*)."""
 
     @field_validator("rsa_bits")
     @classmethod
@@ -566,12 +570,28 @@ class Target(_Strict):
     emulate: StrictBool | None = None
     cpuset: StrictStr | None = Field(default=None, pattern=r"^[0-9]+([-,][0-9]+)*$")
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
+    cpus: float | None = None
+    """CPU quota of the benchmark container (Docker's ``--cpus``, 0.01-1024), None: no quota
+    (:mod:`archbench.cpu_quota`)."""
     host: Name = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
     cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
     """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
     :data:`archbench.counting.DEFAULT_CPU` for the architecture."""
+
+    @field_validator("cpus", mode="before")
+    @classmethod
+    def _cpus(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            # A quoted "0.5" is a typo waiting to happen elsewhere: numbers only.
+            raise ValueError(f"cpus must be a number such as 0.5, not the text {value!r}")
+        try:
+            return cpu_quota.check_cpus("cpus", value)
+        except MatrixError as exc:
+            raise ValueError(str(exc).removeprefix("cpus: ")) from None
 
     @field_validator("arch", mode="before")
     @classmethod

@@ -67,6 +67,9 @@ class TargetPlan:
     """The suites to run (only enabled ones), command-line overrides applied."""
     cpuset: str | None = None
     """CPUs to pin the container to; from the target, overridden by ``--cpuset``."""
+    cpus: float | None = None
+    """CPU quota of the container (Docker's ``--cpus``); from the target, overridden by
+    ``--cpus``; None: no quota."""
     repeat: int = 1
     """Independent container runs (fresh process each) of the harness."""
     host_name: str = LOCAL_HOST
@@ -126,6 +129,7 @@ def plan(
     cpuset: str | None = None,
     suites: Sequence[str] = (),
     metrics: Sequence[str] = (),
+    cpus: float | None = None,
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -137,7 +141,8 @@ def plan(
     parameters for this invocation (``iterations``, ``repetitions``,
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
-    (else the target's own); ``suites`` runs only these suites (``--suite``),
+    (else the target's own), ``cpus`` gives every container that CPU quota (else the
+    target's own); ``suites`` runs only these suites (``--suite``),
     with the target's settings for them or the suite's defaults; ``metrics``
     (``--metric``) replaces the matrix's ``metrics``.
 
@@ -203,6 +208,7 @@ def plan(
                 emulated=emulated,
                 suites=chosen,
                 cpuset=cpuset or t.cpuset,
+                cpus=cpus if cpus is not None else t.cpus,
                 repeat=repeat,
                 host_name=t.host,
                 host=host,
@@ -501,6 +507,7 @@ def _execute_one(
         host_kernel=str(info.get("KernelVersion") or "") or None,
         host_parallel_runs=h.slots,
         cpuset=p.cpuset,
+        cpus=p.cpus,
         repeat_count=p.repeat,
         archive=p.archived.ref if p.archived else None,
     )
@@ -537,6 +544,7 @@ def _execute_one(
                 p.suites,
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
+                cpus=p.cpus,
                 on_line=on_run_line,
                 gate=gate,
             )

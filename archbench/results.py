@@ -292,6 +292,10 @@ class Parameters(_Frozen):
     order_seed: int | None = Field(default=None, ge=0)
     driver_involuntary_switches: int | None = Field(default=None, ge=0)
     """The driver's total, getrusage(RUSAGE_CHILDREN)."""
+    fresh_items: bool | None = None
+    """What a blindsig block timed: True every operation on its own fresh item, False one
+    call after another on the same item; None in documents of harnesses before the option
+    (they always used fresh items)."""
 
 
 class CpuLimits(_Frozen):
@@ -461,6 +465,9 @@ class Execution(_Frozen):
     """How many benchmark containers the host allowed at once (``max_parallel_runs``)."""
     cpuset: str | None = None
     """CPUs the container was pinned to (Docker cpuset), None when not pinned."""
+    cpus: float | None = None
+    """CPU quota the container was given (Docker's ``--cpus``), None when it had none;
+    ``harness.setup.cpu_limits`` is what the container saw."""
     repeat_index: int = Field(default=1, ge=1)
     repeat_count: int = Field(default=1, ge=1)
     """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
@@ -687,6 +694,8 @@ class RunManifest(_Frozen):
     overrides: dict[str, Any] = Field(default_factory=dict)
     repeat: int = 1
     cpuset: str | None = None
+    cpus: float | None = None
+    """``--cpus``: the CPU quota of every container of this run (None: the targets' own)."""
     seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
     suites: tuple[str, ...] = ()
     """``--suite``: the suites this run was limited to (empty: the matrix's enabled ones)."""

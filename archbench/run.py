@@ -21,6 +21,7 @@ import docker.errors
 import requests.exceptions
 from docker.models.containers import Container
 
+from archbench import cpu_quota
 from archbench.errors import EmulationError, EngineError, HarnessError, Interrupted
 from archbench.matrix import BlindsigSuite, Suites
 from archbench.platforms import Arch
@@ -137,7 +138,8 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
     """One container of ``image`` for ``arch``, removed on exit whatever happens.
 
     ``command`` is run as the container's main process; :meth:`wait`
-    collects it. ``cpuset`` pins the container to CPUs (``"0"``, ``"0-1"``).
+    collects it. ``cpuset`` pins the container to CPUs (``"0"``, ``"0-1"``);
+    ``cpus`` gives it a CPU quota (Docker's ``--cpus``, sent as ``nano_cpus``).
     With ``gate``, the container is created only while the gate admits it
     (:class:`ContainerGate`). It is confined (:func:`confinement`), with a
     ``tmp_size_mib`` MiB ``/tmp``.
@@ -155,6 +157,7 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
         cpuset: str | None = None,
         gate: ContainerGate | None = None,
         tmp_size_mib: int = TMP_MIB,
+        cpus: float | None = None,
     ) -> None:
         self.client = client
         self.image = image
@@ -163,6 +166,7 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
         self.entrypoint = list(entrypoint) if entrypoint is not None else None
         self.labels = {LABEL: "1", LABEL_RUN: run_id}
         self.cpuset = cpuset
+        self.cpus = cpus
         self.gate = gate
         self.tmp_size_mib = tmp_size_mib
         self.container: Container | None = None
@@ -179,6 +183,8 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
             kwargs["entrypoint"] = self.entrypoint
         if self.cpuset:
             kwargs["cpuset_cpus"] = self.cpuset
+        if self.cpus is not None:
+            kwargs["nano_cpus"] = cpu_quota.nano_cpus(cpu_quota.check_cpus("cpus", self.cpus))
         try:
             with self.gate.admit() if self.gate is not None else contextlib.nullcontext():
                 self.container = self.client.containers.create(self.image, **kwargs)
@@ -351,6 +357,8 @@ def harness_command(suites: Suites) -> list[str]:
             cmd += ["--order", blindsig.order]
         if blindsig.seed is not None:
             cmd += ["--seed", str(blindsig.seed)]
+        if blindsig.fresh_items:
+            cmd.append("--fresh-items")
     others = {
         name: settings.model_dump(mode="json", exclude={"enabled"}, exclude_none=True)
         for name, settings in enabled.items()
@@ -373,6 +381,7 @@ def run_harness(
     on_line: Callable[[str], None] | None = None,
     gate: ContainerGate | None = None,
     extra_args: Sequence[str] = (),
+    cpus: float | None = None,
 ) -> tuple[HarnessDocument, str]:
     """Run the harness for the enabled ``suites`` in a fresh container of ``image``.
 
@@ -393,6 +402,7 @@ def run_harness(
         cpuset=cpuset,
         gate=gate,
         tmp_size_mib=tmp_mib(suites),
+        cpus=cpus,
     ) as box:
         done = box.wait(timeout=timeout, on_stderr=on_line)
     if done.exit_code != 0:

@@ -1,26 +1,41 @@
 /*
- * harness_overhead -- the bare loop that harness/blindsig.c is compared with.
+ * harness_overhead -- the bare loops that harness/blindsig.c is compared with.
  *
- * Times N consecutive calls of one libgnunetutil signing function between a
- * single pair of clock_gettime(CLOCK_MONOTONIC) reads, with nothing else in
- * the loop: no item structs, no stage dispatch, no calibration.  Run by
- * benchmarks/harness_overhead.py, which puts its per-operation time next to
- * the harness's for the same row.
+ * For every blindsig row, times N consecutive calls of the row's
+ * libgnunetutil function with the same arguments between one pair of
+ * clock_gettime(CLOCK_MONOTONIC) reads, with nothing else in the loop: no
+ * item structs, no stage functions, no calibration, no counting markers.
+ * This is blindsig's default measurement (one call after another on the
+ * same item, harness/blindsig_repeated.h) written as plainly as possible.
+ * Run by benchmarks/harness_overhead.py, which puts each row's
+ * per-operation time next to the harness's.
  *
- *   harness_overhead cs-sign N REPS
- *   harness_overhead rsa-sign BITS N REPS
+ *   harness_overhead cs N_KEYGEN,N_R,N_BS,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
+ *   harness_overhead rsa BITS N_KEYGEN,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
  *
- * Prints one line per timed repetition: the block's wall time in ns.  One
- * extra repetition runs first and is not printed (the harness's default
- * --warmup 1).  Inputs are prepared before each block starts (for RSA, N
- * blinded messages over min(N, 10) keys, as the harness's signing block
- * uses its 10-key generation block); one signature per block is checked
- * afterwards so that a broken call cannot pass as a fast one.
+ * One repetition runs the chain in blindsig's order, each operation with
+ * its own N (the harness's calibrated block sizes), on one item prepared
+ * before the repetition (random message, nonce, blinding seed, FDH hash,
+ * blinding secret); the last call's output feeds the next operation, and
+ * RSA operations use the last key of the key generation block, as the
+ * harness does.  Prints one line per operation and timed repetition:
+ * "<operation> <block ns>".  One extra repetition runs first and is not
+ * printed (the harness's default --warmup 1).  Results that are allocated
+ * are kept per call and freed after the block.  The final signature of
+ * every repetition must verify.
+ *
+ * With a leading --count-markers every timed block (warmup included) is
+ * bracketed by harness/count_marker.h's markers exactly as blindsig brackets
+ * its blocks (markers outside the two clock reads), so that the QEMU
+ * counting plugin gives instructions per block for both programs alike.
  *
  * Exit status: 0 on success, 64 on usage errors, 70 when a check fails.
  */
 
 #include <gnunet/gnunet_util_lib.h>
+
+#include "count_marker.h"
+#include "count_inputs.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,9 +48,10 @@
 #define EXIT_USAGE 64
 #define EXIT_FAILED 70
 #define MSG_LEN 64
-#define RSA_KEYS 10
 #define MAX_N 1000000UL
 #define MAX_REPS 100000UL
+#define CS_OPS 7
+#define RSA_OPS 5
 
 
 static uint64_t
@@ -72,6 +88,33 @@ parse_count (const char *text, unsigned long max)
 }
 
 
+/* "a,b,c" -> exactly @a k counts */
+static void
+parse_sizes (const char *text, unsigned int *n, unsigned int k)
+{
+  char buf[256];
+  char *save = NULL;
+  unsigned int got = 0;
+
+  if (strlen (text) >= sizeof (buf))
+    exit (EXIT_USAGE);
+  strcpy (buf, text);
+  for (char *tok = strtok_r (buf, ",", &save); NULL != tok;
+       tok = strtok_r (NULL, ",", &save))
+  {
+    if (got >= k)
+      break;
+    n[got++] = parse_count (tok, MAX_N);
+  }
+  if (got != k)
+  {
+    fprintf (stderr, "harness_overhead: expected %u block sizes, got '%s'\n",
+             k, text);
+    exit (EXIT_USAGE);
+  }
+}
+
+
 static void
 fail (const char *what)
 {
@@ -80,171 +123,251 @@ fail (const char *what)
 }
 
 
-/* ------------------------------------------------------------------ CS */
-
-struct CsInput
+static uint64_t
+block_start (void)
 {
-  struct GNUNET_CRYPTO_CsPrivateKey priv;
-  struct GNUNET_CRYPTO_CsRSecret r[2];
-  struct GNUNET_CRYPTO_CsC c[2];
-  struct GNUNET_CRYPTO_CsNonce nonce;
-};
+  count_block_start ();
+  return now_ns ();
+}
+
+
+static uint64_t
+block_end (uint64_t t0)
+{
+  uint64_t elapsed = now_ns () - t0;
+
+  count_block_stop ();
+  return elapsed;
+}
 
 
 static void
-cs_sign_blocks (unsigned int n, unsigned int reps)
+report (unsigned int rep, const char *op, uint64_t ns)
 {
-  struct CsInput *in = calloc (n, sizeof (*in));
-  struct GNUNET_CRYPTO_CsBlindS *out = calloc (n, sizeof (*out));
-  unsigned int *b = calloc (n, sizeof (*b));
+  if (rep > 0)
+    printf ("%s %" PRIu64 "\n", op, ns);
+}
 
-  if ((NULL == in) || (NULL == out) || (NULL == b))
-    fail ("out of memory");
+
+/* ------------------------------------------------------------------ CS */
+
+static void
+cs_blocks (const unsigned int *n, unsigned int reps)
+{
   for (unsigned int rep = 0; rep <= reps; rep++)
   {
+    struct GNUNET_CRYPTO_CsPrivateKey priv;
+    struct GNUNET_CRYPTO_CsPublicKey pub;
+    struct GNUNET_CRYPTO_CsNonce nonce;
+    struct GNUNET_CRYPTO_CsNonce blind_seed;
+    struct GNUNET_CRYPTO_CsRSecret r[2];
+    struct GNUNET_CRYPTO_CsRPublic r_pub[2];
+    struct GNUNET_CRYPTO_CsBlindingSecret bs[2];
+    struct GNUNET_CRYPTO_CsC c[2];
+    struct GNUNET_CRYPTO_CsRPublic blinded_r_pub[2];
+    struct GNUNET_CRYPTO_CsBlindS blinded_s;
+    struct GNUNET_CRYPTO_CsSignature sig;
+    unsigned char msg[MSG_LEN];
+    enum GNUNET_GenericReturnValue ok = GNUNET_NO;
+    unsigned int b = 0;
     uint64_t t0;
-    uint64_t elapsed;
 
-    for (unsigned int i = 0; i < n; i++)
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+                                sizeof (msg));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &nonce,
+                                sizeof (nonce));
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &blind_seed,
+                                sizeof (blind_seed));
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[0]; i++)
     {
-      struct GNUNET_CRYPTO_CsPublicKey pub;
-      struct GNUNET_CRYPTO_CsRPublic r_pub[2];
-      struct GNUNET_CRYPTO_CsRPublic blinded_r_pub[2];
-      struct GNUNET_CRYPTO_CsBlindingSecret bs[2];
-      struct GNUNET_CRYPTO_CsNonce seed;
-      unsigned char msg[MSG_LEN];
-
-      GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, msg,
-                                  sizeof (msg));
-      GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, &in[i].nonce,
-                                  sizeof (in[i].nonce));
-      GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, &seed,
-                                  sizeof (seed));
-      GNUNET_CRYPTO_cs_private_key_generate (&in[i].priv);
-      GNUNET_CRYPTO_cs_private_key_get_public (&in[i].priv, &pub);
-      GNUNET_CRYPTO_cs_r_derive (&in[i].nonce, "rw", &in[i].priv, in[i].r);
-      GNUNET_CRYPTO_cs_r_get_public (&in[i].r[0], &r_pub[0]);
-      GNUNET_CRYPTO_cs_r_get_public (&in[i].r[1], &r_pub[1]);
-      GNUNET_CRYPTO_cs_blinding_secrets_derive (&seed, bs);
-      GNUNET_CRYPTO_cs_calc_blinded_c (bs, r_pub, &pub, msg, sizeof (msg),
-                                       in[i].c, blinded_r_pub);
+      GNUNET_CRYPTO_cs_private_key_generate (&priv);
+      GNUNET_CRYPTO_cs_private_key_get_public (&priv, &pub);
     }
+    report (rep, "key_generation", block_end (t0));
 
-    t0 = now_ns ();
-    for (unsigned int i = 0; i < n; i++)
-      b[i] = GNUNET_CRYPTO_cs_sign_derive (&in[i].priv, in[i].r, in[i].c,
-                                           &in[i].nonce, &out[i]);
-    elapsed = now_ns () - t0;
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[1]; i++)
+    {
+      GNUNET_CRYPTO_cs_r_derive (&nonce, "rw", &priv, r);
+      GNUNET_CRYPTO_cs_r_get_public (&r[0], &r_pub[0]);
+      GNUNET_CRYPTO_cs_r_get_public (&r[1], &r_pub[1]);
+    }
+    report (rep, "r_derivation", block_end (t0));
 
-    for (unsigned int i = 0; i < n; i++)
-      if (b[i] > 1)
-        fail ("cs_sign_derive returned b > 1");
-    if (rep > 0)
-      printf ("%" PRIu64 "\n", elapsed);
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[2]; i++)
+      GNUNET_CRYPTO_cs_blinding_secrets_derive (&blind_seed, bs);
+    report (rep, "blinding_secret_derivation", block_end (t0));
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[3]; i++)
+      GNUNET_CRYPTO_cs_calc_blinded_c (bs, r_pub, &pub, msg, sizeof (msg), c,
+                                       blinded_r_pub);
+    report (rep, "blinding", block_end (t0));
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[4]; i++)
+      b = GNUNET_CRYPTO_cs_sign_derive (&priv, r, c, &nonce, &blinded_s);
+    report (rep, "signing", block_end (t0));
+    if (b > 1)
+      fail ("cs_sign_derive returned b > 1");
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[5]; i++)
+      GNUNET_CRYPTO_cs_unblind (&blinded_s, &bs[b], &sig.s_scalar);
+    report (rep, "unblinding", block_end (t0));
+    sig.r_point = blinded_r_pub[b];
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[6]; i++)
+      ok = GNUNET_CRYPTO_cs_verify (&sig, &pub, msg, sizeof (msg));
+    report (rep, "verifying", block_end (t0));
+    if (GNUNET_YES != ok)
+      fail ("CS signature does not verify");
   }
-  GNUNET_CRYPTO_zero_keys (in, n * sizeof (*in));
-  free (in);
-  free (out);
-  free (b);
 }
 
 
 /* ----------------------------------------------------------------- RSA */
 
 static void
-rsa_sign_blocks (unsigned int bits, unsigned int n, unsigned int reps)
+free_signatures (void **out, unsigned int n)
 {
-  const unsigned int k = (n < RSA_KEYS) ? n : RSA_KEYS;
-  struct GNUNET_CRYPTO_RsaPrivateKey *priv[RSA_KEYS];
-  struct GNUNET_CRYPTO_RsaPublicKey *pub[RSA_KEYS];
-  struct GNUNET_CRYPTO_RsaBlindingKeySecret *bks = calloc (n, sizeof (*bks));
-  struct GNUNET_HashCode *hash = calloc (n, sizeof (*hash));
-  void **blinded = calloc (n, sizeof (*blinded));
-  size_t *blinded_len = calloc (n, sizeof (*blinded_len));
-  struct GNUNET_CRYPTO_RsaSignature **sig = calloc (n, sizeof (*sig));
+  for (unsigned int i = 0; i + 1 < n; i++)
+    if (NULL != out[i])
+      GNUNET_CRYPTO_rsa_signature_free (out[i]);
+}
 
-  if ((NULL == bks) || (NULL == hash) || (NULL == blinded)
-      || (NULL == blinded_len) || (NULL == sig))
+
+static void
+rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
+{
+  unsigned int m = 0;
+  void **out;
+  size_t *out_len;
+
+  for (unsigned int k = 0; k < RSA_OPS; k++)
+    if (n[k] > m)
+      m = n[k];
+  out = calloc (m, sizeof (*out));
+  out_len = calloc (m, sizeof (*out_len));
+  if ((NULL == out) || (NULL == out_len))
     fail ("out of memory");
   for (unsigned int rep = 0; rep <= reps; rep++)
   {
-    struct GNUNET_CRYPTO_RsaSignature *unblinded;
+    struct GNUNET_CRYPTO_RsaPrivateKey *priv;
+    struct GNUNET_CRYPTO_RsaPublicKey *pub;
+    struct GNUNET_CRYPTO_RsaBlindingKeySecret bks;
+    struct GNUNET_HashCode hash;
+    struct GNUNET_CRYPTO_RsaSignature *blinded_sig;
+    struct GNUNET_CRYPTO_RsaSignature *sig;
+    unsigned char msg[MSG_LEN];
+    void *blinded;
+    size_t blinded_len;
+    unsigned int failures = 0;
+    enum GNUNET_GenericReturnValue ok = GNUNET_NO;
     uint64_t t0;
-    uint64_t elapsed;
 
-    /* Fresh keys per repetition, as the harness generates them. */
-    for (unsigned int j = 0; j < k; j++)
-    {
-      priv[j] = GNUNET_CRYPTO_rsa_private_key_create (bits);
-      if (NULL == priv[j])
-        fail ("rsa_private_key_create failed");
-      pub[j] = GNUNET_CRYPTO_rsa_private_key_get_public (priv[j]);
-    }
-    for (unsigned int i = 0; i < n; i++)
-    {
-      unsigned char msg[MSG_LEN];
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+                                sizeof (msg));
+    GNUNET_CRYPTO_hash (msg, sizeof (msg), &hash);
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &bks,
+                                sizeof (bks));
 
-      GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_NONCE, msg,
-                                  sizeof (msg));
-      GNUNET_CRYPTO_hash (msg, sizeof (msg), &hash[i]);
-      GNUNET_CRYPTO_random_block (GNUNET_CRYPTO_QUALITY_STRONG, &bks[i],
-                                  sizeof (bks[i]));
-      if (GNUNET_YES != GNUNET_CRYPTO_rsa_blind (&hash[i], &bks[i],
-                                                 pub[i % k], &blinded[i],
-                                                 &blinded_len[i]))
-        fail ("rsa_blind failed");
-    }
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[0]; i++)
+      out[i] = GNUNET_CRYPTO_rsa_private_key_create (bits);
+    report (rep, "key_generation", block_end (t0));
+    for (unsigned int i = 0; i + 1 < n[0]; i++)
+      if (NULL != out[i])
+        GNUNET_CRYPTO_rsa_private_key_free (out[i]);
+    priv = out[n[0] - 1];
+    if (NULL == priv)
+      fail ("rsa_private_key_create failed");
+    pub = GNUNET_CRYPTO_rsa_private_key_get_public (priv);
 
-    t0 = now_ns ();
-    for (unsigned int i = 0; i < n; i++)
-      sig[i] = GNUNET_CRYPTO_rsa_sign_blinded (priv[i % k], blinded[i],
-                                               blinded_len[i]);
-    elapsed = now_ns () - t0;
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[1]; i++)
+      failures += (GNUNET_YES != GNUNET_CRYPTO_rsa_blind (&hash, &bks, pub,
+                                                          &out[i],
+                                                          &out_len[i]));
+    report (rep, "blinding", block_end (t0));
+    if (0 != failures)
+      fail ("rsa_blind failed");
+    for (unsigned int i = 0; i + 1 < n[1]; i++)
+      GNUNET_free (out[i]);
+    blinded = out[n[1] - 1];
+    blinded_len = out_len[n[1] - 1];
 
-    unblinded = (NULL == sig[0]) ? NULL
-                : GNUNET_CRYPTO_rsa_unblind (sig[0], &bks[0], pub[0]);
-    if ((NULL == unblinded)
-        || (GNUNET_OK != GNUNET_CRYPTO_rsa_verify (&hash[0], unblinded,
-                                                   pub[0])))
-      fail ("RSA signature 0 does not verify");
-    GNUNET_CRYPTO_rsa_signature_free (unblinded);
-    for (unsigned int i = 0; i < n; i++)
-    {
-      if (NULL == sig[i])
-        fail ("rsa_sign_blinded failed");
-      GNUNET_CRYPTO_rsa_signature_free (sig[i]);
-      GNUNET_free (blinded[i]);
-    }
-    for (unsigned int j = 0; j < k; j++)
-    {
-      GNUNET_CRYPTO_rsa_public_key_free (pub[j]);
-      GNUNET_CRYPTO_rsa_private_key_free (priv[j]);
-    }
-    if (rep > 0)
-      printf ("%" PRIu64 "\n", elapsed);
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[2]; i++)
+      out[i] = GNUNET_CRYPTO_rsa_sign_blinded (priv, blinded, blinded_len);
+    report (rep, "signing", block_end (t0));
+    free_signatures (out, n[2]);
+    blinded_sig = out[n[2] - 1];
+    if (NULL == blinded_sig)
+      fail ("rsa_sign_blinded failed");
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[3]; i++)
+      out[i] = GNUNET_CRYPTO_rsa_unblind (blinded_sig, &bks, pub);
+    report (rep, "unblinding", block_end (t0));
+    free_signatures (out, n[3]);
+    sig = out[n[3] - 1];
+    if (NULL == sig)
+      fail ("rsa_unblind failed");
+
+    t0 = block_start ();
+    for (unsigned int i = 0; i < n[4]; i++)
+      ok = GNUNET_CRYPTO_rsa_verify (&hash, sig, pub);
+    report (rep, "verifying", block_end (t0));
+    if (GNUNET_OK != ok)
+      fail ("RSA signature does not verify");
+
+    GNUNET_CRYPTO_rsa_signature_free (sig);
+    GNUNET_CRYPTO_rsa_signature_free (blinded_sig);
+    GNUNET_free (blinded);
+    GNUNET_CRYPTO_rsa_public_key_free (pub);
+    GNUNET_CRYPTO_rsa_private_key_free (priv);
   }
-  free (bks);
-  free (hash);
-  free (blinded);
-  free (blinded_len);
-  free (sig);
+  free (out);
+  free (out_len);
 }
 
 
 int
 main (int argc, char **argv)
 {
+  unsigned int n[CS_OPS];
+
   GNUNET_log_setup ("harness_overhead", "ERROR", NULL);
-  if ((4 == argc) && (0 == strcmp (argv[1], "cs-sign")))
-    cs_sign_blocks (parse_count (argv[2], MAX_N),
-                    parse_count (argv[3], MAX_REPS));
-  else if ((5 == argc) && (0 == strcmp (argv[1], "rsa-sign")))
-    rsa_sign_blocks (parse_count (argv[2], 16384), parse_count (argv[3], MAX_N),
-                     parse_count (argv[4], MAX_REPS));
+  if ((argc > 1) && (0 == strcmp (argv[1], "--count-markers")))
+  {
+    count_markers = true;
+    count_fix_inputs (); /* the same inputs as blindsig --count-markers */
+    argv++;
+    argc--;
+  }
+  if ((4 == argc) && (0 == strcmp (argv[1], "cs")))
+  {
+    parse_sizes (argv[2], n, CS_OPS);
+    cs_blocks (n, parse_count (argv[3], MAX_REPS));
+  }
+  else if ((5 == argc) && (0 == strcmp (argv[1], "rsa")))
+  {
+    unsigned int bits = parse_count (argv[2], 16384);
+
+    parse_sizes (argv[3], n, RSA_OPS);
+    rsa_blocks (bits, n, parse_count (argv[4], MAX_REPS));
+  }
   else
   {
-    fprintf (stderr, "usage: harness_overhead cs-sign N REPS\n"
-             "       harness_overhead rsa-sign BITS N REPS\n");
+    fprintf (stderr, "usage: harness_overhead [--count-markers] cs N1,...,N7"
+             " REPS\n"
+             "       harness_overhead [--count-markers] rsa BITS N1,...,N5"
+             " REPS\n");
     return EXIT_USAGE;
   }
   return (0 == fflush (stdout)) ? 0 : EXIT_FAILED;

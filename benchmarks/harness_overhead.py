@@ -1,39 +1,51 @@
 #!/usr/bin/env python3
-"""Harness overhead: our harness's per-operation time vs a bare C loop (issue 3).
+"""Harness overhead: every blindsig row's per-operation time vs a bare C loop (issue 12).
 
-For CS signing (``GNUNET_CRYPTO_cs_sign_derive``) and RSA-2048 signing
-(``GNUNET_CRYPTO_rsa_sign_blinded`` on prepared blinded messages), prints the
-per-operation time measured by ``harness/archbench_harness.py`` (median
-timed block / ``ops_per_block``, calibrated as by default) next to the
-per-operation time of ``benchmarks/harness_overhead.c``, which times the same
-call N times between one pair of clock reads with nothing else in the loop.
-N is the harness's calibrated block size for that row, and both take the
-same number of timed repetitions after one warmup. The goal is
-harness / bare <= 1.03.
+For every row of the blindsig suite (CS: key generation, r derivation,
+blinding secret derivation, blinding, signing, unblinding, verifying; RSA of
+each size in ``--rsa-bits``: key generation, blinding, signing, unblinding,
+verifying) this compares the per-operation time measured by
+``harness/archbench_harness.py`` (default measurement: one call after
+another on the same item) with that of ``benchmarks/harness_overhead.c``,
+which times the same calls with nothing else in the loop. Both run in the
+same container of a native benchmark image, interleaved: each round runs the
+harness once and the bare loop once, alternating which goes first, with the
+bare loop given the harness's calibrated block sizes (of the same round, or
+of the one before when it runs first).
 
-Each ``--runs`` round runs the harness once and the bare loop once per row,
-alternating which goes first, so that drift (thermal, frequency, other
-load) hits both alike; the table shows the medians over rounds and the
-range of the per-round ratios, which is the noise floor a ratio must be
-read against. The bare loop uses the block size of the harness run of the
-same round, or of the one before when it runs first (calibrated sizes can
-differ between runs, e.g. 200 or 500 for CS signing).
+Per row and round the ratio is median(harness blocks) / median(bare blocks)
+per operation (``--statistic min``: fastest block / fastest block, the cost
+without preemption, which on a loaded machine is far less noisy). The
+table gives, per row, the 10 %-trimmed geometric mean of the per-round
+ratios with its 95 % BCa bootstrap interval over rounds
+(``archbench.overhead.paired_ratio_interval``, ``scipy.stats.bootstrap``).
+The goal: every interval narrower than ±3 % and containing a value within
+0.97-1.03. It takes ``--max-rounds`` rounds, or fewer when ``--max-minutes``
+is spent. Key generation rows get the same rounds as the others but with
+one key per block (``--iterations 1``, so that RSA-4096 rounds stay near a
+minute): their time varies from key to key by tens of percent, so their
+intervals stay wide; they are shown, not chased.
 
-Both programs are compiled from this checkout with the flags of
-``harness/Makefile`` against the libgnunetutil that ``pkg-config
-gnunetutil`` finds, in a temporary directory. Standard library only; needs
-make, a C compiler, pkg-config and libgnunet-dev.
+Run it on the host (needs Docker and a built native image; the checkout is
+mounted read-only and everything is built in the container's /tmp)::
 
-Usage, natively on the host::
+    .venv/bin/python benchmarks/harness_overhead.py [--image archbench/bench:amd64-...]
+        [--rsa-bits 1024,2048,3072,4096] [--repetitions 5] [--max-rounds 30]
+        [--max-minutes 30] [--raw out.jsonl]
 
-    .venv/bin/python benchmarks/harness_overhead.py [--runs 5] [--repetitions 7]
+``--instructions`` instead counts instructions per operation of both programs
+(blocks of 10 operations, markers of ``harness/count_marker.h`` in both) under
+the same QEMU and plugin in a counting layer (``--count-image``, default the
+newest ``archbench/count:amd64-*``; ``invoke bench --metric instructions``
+builds one). Both fix their inputs as blindsig does when counting
+(``harness/count_inputs.h``), in the same order, so the same repetition sees the
+same messages, nonces and seeds; RSA key generation stays random (libgcrypt).
 
-Inside a built benchmark image (``docker images archbench/bench``; it has
-gcc, make, pkgconf, libgnunet-dev and python3; everything is built in a
-temporary directory, so the checkout can be mounted read-only)::
-
-    docker run --rm -v "$PWD":/src:ro --entrypoint python3 \\
-        archbench/bench:<tag> /src/benchmarks/harness_overhead.py
+``--image`` defaults to the newest ``archbench/bench:amd64-*`` image. The
+raw rounds are written to ``--raw`` (JSON lines) as they come, so nothing
+measured is lost; ``--from-raw FILE`` prints the table of a file written
+before. Inside the image the script runs as ``harness_overhead.py collect``
+(standard library only).
 
 Exit status: 0 after printing the table (whether or not the goal is met),
 1 when building or running either program fails.
@@ -42,84 +54,55 @@ Exit status: 0 after printing the table (whether or not the goal is met),
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_DIR = REPO / "harness"
 BARE_SOURCE = Path(__file__).resolve().parent / "harness_overhead.c"
-HARNESS_SOURCES = ("blindsig.c", "Makefile", "archbench_harness.py")
-GOAL = 1.03
-RSA_BITS = 2048
+CS_OPS = (
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+)
+RSA_OPS = ("key_generation", "blinding", "signing", "unblinding", "verifying")
+GOAL_HALF_WIDTH = 0.03
+MOUNT = "/src"
 
 
 class BenchmarkError(Exception):
     """Building or running one of the two programs failed; the message says which and why."""
 
 
-@dataclass(frozen=True)
-class BenchRow:
-    """One compared row.
-
-    Attributes:
-        label: how the table names it.
-        scheme: harness scheme, "CS" or "RSA".
-        key_bits: RSA modulus bits; None for CS.
-        bare_command: harness_overhead subcommand and its leading arguments.
-    """
-
-    label: str
-    scheme: str
-    key_bits: int | None
-    bare_command: tuple[str, ...]
+def row_label(scheme: str, bits: int, operation: str) -> str:
+    """``CS key_generation`` / ``RSA-2048 signing``."""
+    return f"{scheme if scheme == 'CS' else f'RSA-{bits}'} {operation}"
 
 
-ROWS = (
-    BenchRow("CS signing", "CS", None, ("cs-sign",)),
-    BenchRow(f"RSA-{RSA_BITS} signing", "RSA", RSA_BITS, ("rsa-sign", str(RSA_BITS))),
-)
+# ----------------------------------------------------------- in the container
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """The timed blocks of one row in one round.
-
-    Attributes:
-        ops_per_block: operations per timed block.
-        blocks_ns: wall time of each timed block, ns.
-    """
-
-    ops_per_block: int
-    blocks_ns: tuple[int, ...]
-
-    @property
-    def per_op_ns(self) -> float:
-        """Median block time / ops_per_block, ns."""
-        return statistics.median(self.blocks_ns) / self.ops_per_block
-
-    @property
-    def best_per_op_ns(self) -> float:
-        """Fastest block time / ops_per_block, ns."""
-        return min(self.blocks_ns) / self.ops_per_block
-
-
-def _run(argv: Sequence[str], what: str, cwd: Path | None = None) -> str:
+def _run(argv: Sequence[str], what: str) -> str:
     """Run a command and return its stdout.
 
     Raises:
         BenchmarkError: it cannot be started or exits non-zero (stderr's tail included).
     """
     try:
-        done = subprocess.run(
-            list(argv), cwd=cwd, capture_output=True, text=True, check=False, timeout=3600
-        )
+        done = subprocess.run(list(argv), capture_output=True, text=True, check=False, timeout=3600)
     except (OSError, subprocess.SubprocessError) as exc:
         raise BenchmarkError(f"{what}: {exc}") from exc
     if done.returncode != 0:
@@ -141,23 +124,37 @@ def build(workdir: Path) -> tuple[Path, Path]:
         if shutil.which(tool) is None:
             raise BenchmarkError(f"{tool} not found on PATH (install make, gcc, pkgconf)")
     harness = workdir / "harness"
-    harness.mkdir()
-    for name in HARNESS_SOURCES:
-        shutil.copy2(HARNESS_DIR / name, harness / name)
-    _run(["make", "-C", str(harness)], "make (harness)")
+    shutil.copytree(HARNESS_DIR, harness)
+    _run(["make", "-C", str(harness), "blindsig", "count_calibrate"], "make (harness)")
     cflags = _run(["make", "-s", "-C", str(harness), "print-cflags"], "make print-cflags").split()
     gnunet_cflags = _run(["pkg-config", "--cflags", "gnunetutil"], "pkg-config --cflags").split()
-    gnunet_libs = _run(["pkg-config", "--libs", "gnunetutil"], "pkg-config --libs").split()
+    gnunet_libs = _run(
+        ["pkg-config", "--libs", "gnunetutil", "libsodium"], "pkg-config --libs"
+    ).split()
     bare = workdir / "harness_overhead"
     _run(
-        ["cc", *gnunet_cflags, *cflags, "-o", str(bare), str(BARE_SOURCE), *gnunet_libs],
+        [
+            "cc",
+            *gnunet_cflags,
+            *cflags,
+            "-I",
+            str(harness),
+            "-o",
+            str(bare),
+            str(BARE_SOURCE),
+            *gnunet_libs,
+        ],
         "cc harness_overhead.c",
     )
     return harness / "archbench_harness.py", bare
 
 
-def run_harness(script: Path, repetitions: int) -> dict[str, Measurement]:
-    """One harness run of CS and RSA-2048; the signing rows' per-op times by row label.
+Blocks = dict[str, tuple[int, list[int]]]
+"""Row label -> (operations per block, block times in ns)."""
+
+
+def run_harness(script: Path, rsa_bits: Sequence[int], repetitions: int) -> Blocks:
+    """One harness run of CS and every RSA size; every row's blocks.
 
     Raises:
         BenchmarkError: the harness fails or a row is missing or invalid.
@@ -169,7 +166,9 @@ def run_harness(script: Path, repetitions: int) -> dict[str, Measurement]:
             "--scheme",
             "all",
             "--rsa-bits",
-            str(RSA_BITS),
+            ",".join(map(str, rsa_bits)),
+            "--iterations",
+            "1",
             "--repetitions",
             str(repetitions),
             "--warmup",
@@ -177,105 +176,361 @@ def run_harness(script: Path, repetitions: int) -> dict[str, Measurement]:
         ],
         "archbench_harness.py",
     )
-    rows = {(r["scheme"], r["key_bits"], r["operation"]): r for r in json.loads(stdout)["rows"]}
-    found: dict[str, Measurement] = {}
-    for bench in ROWS:
-        row = rows.get((bench.scheme, bench.key_bits, "signing"))
-        if row is None or not row["valid"]:
-            raise BenchmarkError(f"harness: {bench.label} missing or invalid: {row}")
-        found[bench.label] = Measurement(int(row["ops_per_block"]), tuple(row["samples_ns"]))
+    doc = json.loads(stdout)
+    if doc["parameters"].get("fresh_items"):
+        raise BenchmarkError("the harness measured fresh items; the bare loop repeats one item")
+    found: Blocks = {}
+    for row in doc["rows"]:
+        if row.get("suite", "blindsig") != "blindsig":
+            continue
+        if not row["valid"]:
+            raise BenchmarkError(f"harness: row {row['scheme']} {row['operation']} is invalid")
+        label = row_label(row["scheme"], row["key_bits"] or 0, row["operation"])
+        found[label] = (int(row["ops_per_block"]), [int(x) for x in row["samples_ns"]])
     return found
 
 
-def run_bare(exe: Path, bench: BenchRow, ops: int, repetitions: int) -> Measurement:
-    """Time ``repetitions`` bare blocks of ``ops`` operations (after one warmup).
+def run_bare(exe: Path, sizes: dict[str, int], rsa_bits: Sequence[int], repetitions: int) -> Blocks:
+    """The bare loops of every row, with the block sizes ``sizes`` (row label -> ops).
 
     Raises:
-        BenchmarkError: the program fails or prints something other than block times.
+        BenchmarkError: the program fails or prints something unexpected.
     """
-    stdout = _run([str(exe), *bench.bare_command, str(ops), str(repetitions)], bench.label)
-    try:
-        blocks = [int(line) for line in stdout.split()]
-    except ValueError as exc:
-        raise BenchmarkError(f"{bench.label}: unexpected output {stdout[:80]!r}") from exc
-    if len(blocks) != repetitions or min(blocks) <= 0:
-        raise BenchmarkError(f"{bench.label}: expected {repetitions} positive block times")
-    return Measurement(ops, tuple(blocks))
+    found: Blocks = {}
+    groups: list[tuple[str, int, tuple[str, ...]]] = [("CS", 0, CS_OPS)]
+    groups += [("RSA", bits, RSA_OPS) for bits in rsa_bits]
+    for scheme, bits, ops in groups:
+        n = [sizes[row_label(scheme, bits, op)] for op in ops]
+        argv = [str(exe), scheme.lower()]
+        argv += [str(bits)] if scheme == "RSA" else []
+        argv += [",".join(map(str, n)), str(repetitions)]
+        stdout = _run(argv, f"harness_overhead {' '.join(argv[1:])}")
+        blocks: dict[str, list[int]] = {op: [] for op in ops}
+        for line in stdout.splitlines():
+            op, _, ns = line.partition(" ")
+            if op not in blocks or not ns.isdigit():
+                raise BenchmarkError(f"harness_overhead: unexpected line {line[:80]!r}")
+            blocks[op].append(int(ns))
+        for op, k in zip(ops, n, strict=True):
+            if len(blocks[op]) != repetitions:
+                raise BenchmarkError(f"harness_overhead: {op}: expected {repetitions} blocks")
+            found[row_label(scheme, bits, op)] = (k, blocks[op])
+    return found
 
 
-def format_table(harness: dict[str, list[Measurement]], bare: dict[str, list[Measurement]]) -> str:
-    """Render the comparison.
-
-    Columns: the medians over rounds of each program's per-round median
-    per-op time and their ratio; the ratio of the fastest blocks seen over
-    all rounds ("best"), which for identical work is the least noisy
-    estimate of a constant overhead; and the range of per-round ratios, the
-    noise floor any ratio must be read against.
-
-    Args:
-        harness: row label -> the harness's measurement per round.
-        bare: row label -> the bare loop's measurement per round (same rounds).
-    """
-    header = (
-        f"{'row':<18} {'ops/block':>9} {'bare µs/op':>11} {'harness µs/op':>14}"
-        f" {'ratio':>6} {'best':>6}  per-round ratios"
-    )
-    lines = [header, "-" * len(header)]
-    for label in harness:
-        h = [m.per_op_ns for m in harness[label]]
-        b = [m.per_op_ns for m in bare[label]]
-        ratios = [x / y for x, y in zip(h, b, strict=True)]
-        ratio = statistics.median(h) / statistics.median(b)
-        best = min(m.best_per_op_ns for m in harness[label]) / min(
-            m.best_per_op_ns for m in bare[label]
-        )
-        ops = "/".join(sorted({str(m.ops_per_block) for m in harness[label]}, key=int))
-        lines.append(
-            f"{label:<18} {ops:>9} {statistics.median(b) / 1000:>11.3f}"
-            f" {statistics.median(h) / 1000:>14.3f} {ratio:>6.3f} {best:>6.3f}"
-            f"  {min(ratios):.3f}–{max(ratios):.3f}"
-        )
-    lines.append(f"goal: harness / bare <= {GOAL}")
-    return "\n".join(lines)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Build, measure and print the table; 1 on failure (message on stderr)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=5, help="rounds (default 5)")
-    parser.add_argument(
-        "--repetitions", type=int, default=7, help="timed blocks per row and round (default 7)"
-    )
-    args = parser.parse_args(argv)
-    if args.runs < 1 or args.repetitions < 1:
-        parser.error("--runs and --repetitions must be >= 1")
-    harness: dict[str, list[Measurement]] = {bench.label: [] for bench in ROWS}
-    bare: dict[str, list[Measurement]] = {bench.label: [] for bench in ROWS}
+def collect(args: argparse.Namespace) -> int:
+    """Rounds of harness and bare loop, one JSON line per round on stdout."""
+    rsa_bits = [int(b) for b in args.rsa_bits.split(",")]
+    started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix="archbench-overhead-") as tmp:
             script, exe = build(Path(tmp))
-            # The bare loop needs the harness's calibrated block sizes: a
-            # first harness run (not counted) provides them, so that later
-            # rounds can alternate which program runs first.
-            sizes = {k: m.ops_per_block for k, m in run_harness(script, 1).items()}
-            for round_ in range(1, args.runs + 1):
+            sizes = {k: v[0] for k, v in run_harness(script, rsa_bits, 1).items()}
+            for round_ in range(1, args.rounds + 1):
                 bare_first = round_ % 2 == 0
+                bare: Blocks = {}
                 if bare_first:
-                    for bench in ROWS:
-                        ops = sizes[bench.label]
-                        bare[bench.label].append(run_bare(exe, bench, ops, args.repetitions))
-                measured = run_harness(script, args.repetitions)
-                for bench in ROWS:
-                    harness[bench.label].append(measured[bench.label])
-                    sizes[bench.label] = measured[bench.label].ops_per_block
-                    if not bare_first:
-                        ops = sizes[bench.label]
-                        bare[bench.label].append(run_bare(exe, bench, ops, args.repetitions))
-                print(f"round {round_}/{args.runs} done", file=sys.stderr)
+                    bare = run_bare(exe, sizes, rsa_bits, args.repetitions)
+                harness = run_harness(script, rsa_bits, args.repetitions)
+                if not bare_first:
+                    sizes = {k: v[0] for k, v in harness.items()}
+                    bare = run_bare(exe, sizes, rsa_bits, args.repetitions)
+                sizes = {k: v[0] for k, v in harness.items()}
+                line = {"round": round_, "bare_first": bare_first, "harness": harness}
+                line["bare"] = bare
+                print(json.dumps(line), flush=True)
+                if time.monotonic() - started > args.max_seconds:
+                    break
     except BenchmarkError as exc:
         print(f"harness_overhead: error: {exc}", file=sys.stderr)
         return 1
-    print(format_table(harness, bare))
+    return 0
+
+
+COUNT_REPETITIONS = 2
+COUNT_ITERATIONS = 10
+
+
+def count(args: argparse.Namespace) -> int:
+    """In a counting layer (``archbench/count:amd64-*``): instructions per operation of the
+    harness and of the bare loop for every row, one JSON line on stdout.
+
+    Both run under the same counting QEMU and plugin (``harness/counting.py``), blocks of
+    ``COUNT_ITERATIONS`` operations, ``COUNT_REPETITIONS`` timed ones; per row the median
+    count / operations of each program.
+    """
+    rsa_bits = [int(b) for b in args.rsa_bits.split(",")]
+    try:
+        with tempfile.TemporaryDirectory(prefix="archbench-overhead-") as tmp:
+            script, exe = build(Path(tmp))
+            sys.path.insert(0, str(script.parent))
+            import counting  # the harness's own, from the copy just built
+
+            stdout = _run(
+                [
+                    sys.executable,
+                    str(script),
+                    "--scheme",
+                    "all",
+                    "--rsa-bits",
+                    args.rsa_bits,
+                    "--iterations",
+                    str(COUNT_ITERATIONS),
+                    "--repetitions",
+                    str(COUNT_REPETITIONS),
+                    # One warmup, as the bare loop's: both then draw the same fixed inputs
+                    # (count_inputs.h) for the same repetition.
+                    "--warmup",
+                    "1",
+                    "--count-with",
+                    str(counting.COUNTER_DIR),
+                ],
+                "archbench_harness.py --count-with",
+            )
+            harness: dict[str, float] = {}
+            for row in json.loads(stdout)["rows"]:
+                if row.get("suite", "blindsig") == "blindsig" and row.get("instructions"):
+                    label = row_label(row["scheme"], row["key_bits"] or 0, row["operation"])
+                    ipo = statistics.median(row["instructions"]) / row["ops_per_block"]
+                    harness[label] = ipo
+            counter = counting.load_counter()
+            bare: dict[str, float] = {}
+            groups: list[tuple[str, int, tuple[str, ...]]] = [("CS", 0, CS_OPS)]
+            groups += [("RSA", bits, RSA_OPS) for bits in rsa_bits]
+            for scheme, bits, ops in groups:
+                sizes = ",".join([str(COUNT_ITERATIONS)] * len(ops))
+                argv = ["--count-markers", scheme.lower(), *([str(bits)] if bits else [])]
+                argv += [sizes, str(COUNT_REPETITIONS)]
+                out = Path(tmp) / f"bare-{scheme}-{bits}.count"
+                _, counts = counting.run_counted(counter, counting.DEFAULT_CPU, exe, argv, out)
+                per = [n for _, n in counts.blocks]
+                if len(per) != (COUNT_REPETITIONS + 1) * len(ops):
+                    raise BenchmarkError(f"bare {scheme}-{bits}: {len(per)} counts")
+                for j, op in enumerate(ops):
+                    reps = [per[r * len(ops) + j] for r in range(1, COUNT_REPETITIONS + 1)]
+                    bare[row_label(scheme, bits, op)] = statistics.median(reps) / COUNT_ITERATIONS
+            print(json.dumps({"harness": harness, "bare": bare}), flush=True)
+    except (BenchmarkError, counting.CountError) as exc:
+        print(f"harness_overhead: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ------------------------------------------------------------------ on the host
+
+
+def _fastest(blocks: Sequence[float]) -> float:
+    return min(blocks)
+
+
+def _median(blocks: Sequence[float]) -> float:
+    return float(statistics.median(blocks))
+
+
+STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {"median": _median, "min": _fastest}
+"""How one round's blocks of one program become one figure (``--statistic``)."""
+
+
+def per_round_ratios(
+    rounds: Sequence[dict[str, Any]], statistic: str = "median"
+) -> dict[str, list[float]]:
+    """Row label -> per-round ratio stat(harness) / stat(bare), per operation.
+
+    ``statistic`` is ``median`` (what reports print) or ``min`` (the fastest block: on a
+    loaded machine the block that ran undisturbed, the cost both programs share).
+    """
+    of = STATISTICS[statistic]
+    out: dict[str, list[float]] = {}
+    for r in rounds:
+        for label, (h_ops, h_ns) in r["harness"].items():
+            if label not in r["bare"]:
+                continue
+            b_ops, b_ns = r["bare"][label]
+            ratio = (of(h_ns) / h_ops) / (of(b_ns) / b_ops)
+            out.setdefault(label, []).append(ratio)
+    return out
+
+
+def _row_order(label: str) -> tuple[int, int, int]:
+    scheme, _, op = label.partition(" ")
+    bits = 0 if scheme == "CS" else int(scheme.removeprefix("RSA-"))
+    ops = CS_OPS if scheme == "CS" else RSA_OPS
+    return (0 if scheme == "CS" else 1, bits, ops.index(op))
+
+
+def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") -> tuple[str, bool]:
+    """The table of ``rounds`` (collect's JSON lines) and whether every row met the goal."""
+    from archbench.overhead import paired_ratio_interval  # host only: scipy
+
+    ratios = per_round_ratios(rounds, statistic)
+    of = STATISTICS[statistic]
+    header = (
+        f"{'row':<36} {'ops/block':>9} {'bare µs/op':>11} {'harness µs/op':>14}"
+        f" {'ratio':>6} {'95 % CI':>15} {'±':>6}  goal"
+    )
+    lines = [header, "-" * len(header)]
+    all_ok = True
+    for label in sorted(ratios, key=_row_order):
+        est = paired_ratio_interval(ratios[label])
+        h = [of(r["harness"][label][1]) / r["harness"][label][0] for r in rounds]
+        b = [of(r["bare"][label][1]) / r["bare"][label][0] for r in rounds]
+        ops = "/".join(sorted({str(r["harness"][label][0]) for r in rounds}, key=int))
+        contains = est.low <= 1 + GOAL_HALF_WIDTH and est.high >= 1 - GOAL_HALF_WIDTH
+        narrow = est.half_width <= GOAL_HALF_WIDTH
+        ok = contains and narrow
+        all_ok = all_ok and ok
+        goal = "met" if ok else ("too wide" if contains else "MISSED")
+        lines.append(
+            f"{label:<36} {ops:>9} {statistics.median(b) / 1000:>11.3f}"
+            f" {statistics.median(h) / 1000:>14.3f} {est.ratio:>6.3f}"
+            f" [{est.low:.3f}, {est.high:.3f}] {est.half_width * 100:>5.1f}%  {goal}"
+        )
+    lines.append(
+        f"{len(rounds)} interleaved rounds; per round {statistic}(harness blocks) /"
+        f" {statistic}(bare blocks) per op; ratio: 10 %-trimmed geometric mean over rounds,"
+        " 95 % BCa bootstrap interval; goal: ± <= 3 % and the interval touching 0.97-1.03"
+    )
+    return "\n".join(lines), all_ok
+
+
+def format_instructions(counted: dict[str, dict[str, float]]) -> str:
+    """Harness and bare instructions per operation per row, and their ratio (exact)."""
+    header = f"{'row':<36} {'bare instr/op':>14} {'harness instr/op':>17} {'ratio':>8}"
+    lines = [header, "-" * len(header)]
+    for label in sorted(counted["harness"], key=_row_order):
+        h, b = counted["harness"][label], counted["bare"].get(label)
+        if b is None:
+            continue
+        lines.append(f"{label:<36} {b:>14,.1f} {h:>17,.1f} {h / b:>8.4f}")
+    lines.append(
+        f"{COUNT_ITERATIONS} operations per block, median of {COUNT_REPETITIONS} blocks;"
+        " both under the same QEMU and plugin, marker overhead included in both"
+    )
+    return "\n".join(lines)
+
+
+def _default_image(client: Any, repository: str) -> str:
+    images: list[tuple[str, str]] = [
+        (str(img.attrs.get("Created", "")), str(tag))
+        for img in client.images.list(name=repository)
+        for tag in img.tags
+        if tag.startswith(f"{repository}:amd64-")
+    ]
+    if not images:
+        how = "--metric instructions" if "count" in repository else "images"
+        raise BenchmarkError(f"no {repository}:amd64-* image; run invoke {how} --arch amd64")
+    return max(images)[1]
+
+
+def _stream(args: argparse.Namespace, mode: str) -> Iterator[dict[str, Any]]:
+    """Run ``mode`` (collect, count) in a container of the image; yield its JSON lines."""
+    import docker  # host only
+
+    client = docker.from_env()
+    if mode == "count":
+        image = args.count_image or _default_image(client, "archbench/count")
+    else:
+        image = args.image or _default_image(client, "archbench/bench")
+    print(f"image {image}", file=sys.stderr)
+    container = client.containers.run(
+        image,
+        entrypoint=["python3", f"{MOUNT}/benchmarks/harness_overhead.py"],
+        command=[
+            mode,
+            "--rsa-bits",
+            args.rsa_bits,
+            "--repetitions",
+            str(args.repetitions),
+            "--rounds",
+            str(args.max_rounds),
+            "--max-seconds",
+            str(args.max_minutes * 60),
+        ],
+        volumes={str(REPO): {"bind": MOUNT, "mode": "ro"}},
+        network_mode="none",
+        labels={"org.archbench.helper": "harness_overhead"},
+        detach=True,
+    )
+    try:
+        pending = ""
+        for chunk in container.logs(stdout=True, stderr=False, stream=True, follow=True):
+            pending += chunk.decode("utf-8", "replace")
+            *done, pending = pending.split("\n")
+            for line in done:
+                if line.strip():
+                    yield json.loads(line)
+        status = container.wait()
+        if status.get("StatusCode") != 0:
+            err = container.logs(stdout=False, stderr=True).decode("utf-8", "replace")
+            raise BenchmarkError(f"{mode} in {image} failed:\n{err[-2000:]}")
+    finally:
+        with contextlib.suppress(docker.errors.DockerException):
+            container.remove(force=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Measure (or read ``--from-raw``) and print the table; 1 on failure."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("mode", nargs="?", choices=("host", "collect", "count"), default="host")
+    parser.add_argument("--image", default="", help="native benchmark image (default: newest)")
+    parser.add_argument("--rsa-bits", default="1024,2048,3072,4096")
+    parser.add_argument("--repetitions", type=int, default=5, help="timed blocks per round")
+    parser.add_argument("--rounds", type=int, default=30, help="collect: rounds at most")
+    parser.add_argument("--max-rounds", type=int, default=30, help="rounds at most")
+    parser.add_argument("--max-minutes", type=float, default=30.0, help="time budget")
+    parser.add_argument("--max-seconds", type=float, default=1800.0, help="collect: budget")
+    parser.add_argument(
+        "--statistic",
+        choices=tuple(STATISTICS),
+        default="median",
+        help="per round and program: median block (as reports) or fastest block (load-robust)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead: instructions per operation of both under archbench's QEMU counter",
+    )
+    parser.add_argument("--count-image", default="", help="counting layer (default: newest)")
+    parser.add_argument("--raw", type=Path, default=None, help="append raw rounds (JSON lines)")
+    parser.add_argument("--from-raw", type=Path, default=None, help="table of a raw file")
+    args = parser.parse_args(argv)
+    if args.repetitions < 1 or args.max_rounds < 1 or args.rounds < 1:
+        parser.error("--repetitions, --rounds and --max-rounds must be >= 1")
+    if args.mode == "collect":
+        return collect(args)
+    if args.mode == "count":
+        return count(args)
+    if args.instructions:
+        try:
+            (counted,) = list(_stream(args, "count"))
+        except (BenchmarkError, OSError, ValueError) as exc:
+            print(f"harness_overhead: error: {exc}", file=sys.stderr)
+            return 1
+        print(format_instructions(counted))
+        return 0
+    try:
+        if args.from_raw is not None:
+            lines = args.from_raw.read_text(encoding="utf-8").splitlines()
+            rounds = [json.loads(line) for line in lines if line.strip()]
+        else:
+            rounds = []
+            raw = args.raw.open("a", encoding="utf-8") if args.raw else None
+            for r in _stream(args, "collect"):
+                rounds.append(r)
+                if raw is not None:
+                    raw.write(json.dumps(r) + "\n")
+                    raw.flush()
+                print(f"round {r['round']} done", file=sys.stderr)
+            if raw is not None:
+                raw.close()
+    except (BenchmarkError, OSError, ValueError) as exc:
+        print(f"harness_overhead: error: {exc}", file=sys.stderr)
+        return 1
+    if not rounds:
+        print("harness_overhead: error: no round finished", file=sys.stderr)
+        return 1
+    table, _ = format_table(rounds, args.statistic)
+    print(table)
     return 0
 
 

@@ -987,6 +987,12 @@ def make_parser() -> argparse.ArgumentParser:
         "--progress", action="store_true", help="driver reports each repetition on stderr"
     )
     parser.add_argument(
+        "--fresh-items",
+        action="store_true",
+        help="every operation of a block on its own freshly prepared item (default: one call"
+        " after another on the same item, as GNUnet's perf_crypto_* programs)",
+    )
+    parser.add_argument(
         "--count-with",
         type=Path,
         default=None,

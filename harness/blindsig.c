@@ -186,6 +186,19 @@ static bool show_progress;
  * harness's invalid path can be exercised end to end.  NULL normally. */
 static const char *inject_fault;
 
+/* --fresh-items: every operation of a block on its own freshly prepared
+ * item (cs_repetition(), rsa_repetition()).  Default false: one call after
+ * another on the same item, as GNUnet's perf programs time it
+ * (blindsig_repeated.h). */
+static bool fresh_items;
+
+struct Verdict;
+static void cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
+                                    unsigned int rep, struct Verdict *v);
+static void rsa_repetition_repeated (unsigned int bits,
+                                     const unsigned int *ops, uint64_t *ns,
+                                     unsigned int rep, struct Verdict *v);
+
 
 static void
 verdict_fail (struct Verdict *v, const char *fmt, ...)
@@ -622,6 +635,12 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
                        .n_keys = ops[0] };
   struct CsItem *it = ctx.it;
 
+  if (! fresh_items)
+  {
+    free (it);
+    cs_repetition_repeated (ops, ns, rep, v);
+    return;
+  }
   memset (ns, 0, CS_OPS * sizeof (*ns));
   if (NULL == it)
   {
@@ -850,6 +869,12 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
                         .bits = bits };
   struct RsaItem *it = ctx.it;
 
+  if (! fresh_items)
+  {
+    free (it);
+    rsa_repetition_repeated (bits, ops, ns, rep, v);
+    return;
+  }
   memset (ns, 0, RSA_OPS * sizeof (*ns));
   if (NULL == it)
   {
@@ -926,6 +951,9 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
   }
   rsa_free_items (it, m);
 }
+
+
+#include "blindsig_repeated.h"
 
 
 /* ---------------------------------------------------------------- main */
@@ -1232,8 +1260,8 @@ usage (FILE *out)
            "usage: blindsig --iterations N --repetitions R [--warmup K]\n"
            "                [--min-block-ns NS] [--max-time S]"
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
-           "                [--count-markers] [--order O] [--seed N]"
-           " [--interactive]\n"
+           "                [--count-markers] [--fresh-items] [--order O]"
+           " [--seed N] [--interactive]\n"
            "       blindsig --build-info\n"
            "\n"
            "  --iterations N    smallest operations per timed block"
@@ -1258,6 +1286,9 @@ usage (FILE *out)
            " (default: clock)\n"
            "  --interactive     print start/ask lines around each repetition"
            " and read go / more|stop on stdin\n"
+           "  --fresh-items     every operation of a block on its own fresh item"
+           " (default: one call after another on the same item, as GNUnet's"
+           " perf_crypto_* programs)\n"
            "  --build-info      print the meta lines and exit\n"
            "  --inject-fault S  testing only: corrupt one cs|rsa message"
            " before verification\n"
@@ -1381,6 +1412,7 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   printf ("meta\tgnunet_build_version\t%s\n", ABH_GNUNET_VERSION);
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
+  printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");
   if (NULL == ci)
   {
     if (0 == clock_getres (CLOCK_MONOTONIC, &res))
@@ -1420,6 +1452,7 @@ main (int argc, char **argv)
     { "rsa-bits", required_argument, NULL, 'b' },
     { "progress", no_argument, NULL, 'p' },
     { "count-markers", no_argument, NULL, 'c' },
+    { "fresh-items", no_argument, NULL, 'F' },
     { "build-info", no_argument, NULL, 'i' },
     { "inject-fault", required_argument, NULL, 'f' },
     { "next-block-size", required_argument, NULL, 'x' },
@@ -1536,6 +1569,9 @@ main (int argc, char **argv)
     case 'c':
       count_markers = true;
       count_fix_inputs (); /* count_inputs.h: same inputs in every run */
+      break;
+    case 'F':
+      fresh_items = true;
       break;
     case 'i':
       build_info = true;

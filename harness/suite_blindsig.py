@@ -91,6 +91,7 @@ class ParametersDict(TypedDict):
     order: str
     order_seed: int | None
     driver_involuntary_switches: int | None
+    fresh_items: bool
 
 
 class CalibrationDict(TypedDict):
@@ -386,6 +387,8 @@ def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[
         driver_args += ["--order", args.order]
     if getattr(args, "seed", None) is not None:
         driver_args += ["--seed", str(args.seed)]
+    if getattr(args, "fresh_items", False):
+        driver_args.append("--fresh-items")
     return driver_args
 
 
@@ -486,5 +489,6 @@ def run_blindsig(
         "driver_involuntary_switches": (
             interactive.involuntary_switches if interactive is not None else None
         ),
+        "fresh_items": bool(getattr(args, "fresh_items", False)),
     }
     return rows, parameters, calibration, output.meta, counting_doc

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from archbench import measurement
 from archbench.platforms import Arch
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
 from archbench.report.units import (
@@ -87,6 +88,8 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     else:
         how = "native"
         processor = f"{setup.cores}-core {setup.cpu_model}"
+    if execution is not None and execution.cpus is not None:
+        how += f", CPU quota {execution.cpus:g} (Docker --cpus)"
     return (
         ("CPU", processor),
         ("Architecture", f"{result.target.arch} (uname -m: {setup.machine})"),
@@ -214,6 +217,7 @@ def section(machine: Machine, unit: Unit) -> Section:
         align="llr",
         groups=grouped(rows),
         notes=tuple(notes),
+        version_notes=measurement.blindsig_notes(result),
     )
     annotation = ""
     if reference is not None:

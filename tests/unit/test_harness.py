@@ -1273,6 +1273,7 @@ def test_main_prints_one_valid_document(
         "order": "sequential",
         "order_seed": None,
         "driver_involuntary_switches": doc["parameters"]["driver_involuntary_switches"],
+        "fresh_items": False,
     }
     assert isinstance(doc["parameters"]["driver_involuntary_switches"], int)
     assert doc["calibration"]["observed_tick_ns"] == 20

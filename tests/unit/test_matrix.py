@@ -58,7 +58,7 @@ def test_unknown_key_names_path_allowed_keys_and_suggestion() -> None:
     assert msg.startswith("m.yml: invalid matrix")
     assert "targets[1] (r).emualte: unknown key 'emualte'" in msg
     assert "did you mean 'emulate'?" in msg
-    assert "allowed: name, arch, base, profile, emulate, cpuset, host, suites" in msg
+    assert "allowed: name, arch, base, profile, emulate, cpuset, cpus, host, suites" in msg
 
 
 def test_unknown_key_in_defaults_is_reported_once() -> None:

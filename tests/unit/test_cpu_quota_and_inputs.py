@@ -1,0 +1,210 @@
+"""CPU quota (``cpus`` / ``--cpus``) and blindsig's measurement option (``fresh_items``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import load_harness, result, row
+from hypothesis import given
+from hypothesis import strategies as st
+
+from archbench import cpu_quota, measurement
+from archbench.errors import MatrixError
+from archbench.matrix import parse
+from archbench.overhead import paired_ratio_interval
+from archbench.pipeline import plan
+from archbench.platforms import Arch
+from archbench.reports import render_markdown, render_markdown_table
+from archbench.results import Parameters, Result
+from archbench.run import harness_command
+
+REPO = Path(__file__).resolve().parents[2]
+H = load_harness()
+
+
+def _matrix_with(line: str) -> str:
+    text = (REPO / "matrix.yml").read_text(encoding="utf-8")
+    return text.replace("    arch: amd64\n", f"    arch: amd64\n{line}", 1)
+
+
+# ----------------------------------------------------------------- CPU quota
+
+
+@given(st.floats(min_value=0.01, max_value=1024.0, allow_nan=False))
+def test_every_quota_in_range_is_taken_as_given(cpus: float) -> None:
+    assert cpu_quota.check_cpus("--cpus", cpus) == cpus
+    assert cpu_quota.check_cpus("--cpus", repr(cpus)) == cpus
+    assert cpu_quota.nano_cpus(cpus) == round(cpus * 1_000_000_000)
+
+
+@given(
+    st.one_of(
+        st.floats().filter(lambda x: not (math.isfinite(x) and 0.01 <= x <= 1024)),
+        st.integers().filter(lambda x: not 1 <= x <= 1024),
+        st.booleans(),
+        st.text().filter(lambda t: not _is_quota_text(t)),
+    )
+)
+def test_anything_else_is_refused_with_our_error(value: object) -> None:
+    with pytest.raises(MatrixError, match=r"^--cpus: "):
+        cpu_quota.check_cpus("--cpus", value)
+
+
+def _is_quota_text(text: str) -> bool:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return False
+    return math.isfinite(value) and 0.01 <= value <= 1024
+
+
+def test_quota_messages_name_the_range_and_the_engine() -> None:
+    with pytest.raises(MatrixError, match=r"--cpus: 0 CPUs is out of range; give 0.01 to 1024"):
+        cpu_quota.check_cpus("--cpus", "0")
+    with pytest.raises(MatrixError, match=r"'half' is not a number of CPUs"):
+        cpu_quota.check_cpus("--cpus", "half")
+    with pytest.raises(MatrixError, match=r"3 CPUs is more than the engine's 2 CPU\(s\)"):
+        cpu_quota.check_cpus_fit(3.0, 2, "--cpus")
+    cpu_quota.check_cpus_fit(2.0, 2, "--cpus")
+    cpu_quota.check_cpus_fit(64.0, 0, "--cpus")  # unknown count: left to the engine
+    assert cpu_quota.parse_cpus("--cpus", None) is None
+
+
+def test_matrix_key_cpus_reaches_the_plan_and_the_flag_wins() -> None:
+    m = parse(_matrix_with("    cpus: 1.5\n"))
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64})
+    assert p.cpus == 1.5
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64}, cpus=0.5)
+    assert p.cpus == 0.5
+    (p,) = plan(m, m.select(archs=[Arch.ARM64]), {"local": Arch.AMD64})
+    assert p.cpus is None
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("true", "expected a number of CPUs such as 0.5, got True"),
+        ('"0.5"', "cpus must be a number such as 0.5, not the text '0.5'"),
+        ("0", "0 CPUs is out of range"),
+        ("2000.5", "2000.5 CPUs is out of range"),
+        (".inf", "'inf' is not a number of CPUs"),
+    ],
+)
+def test_matrix_key_cpus_is_validated(value: str, fragment: str) -> None:
+    with pytest.raises(MatrixError, match=rf"targets\[0\] \(amd64-trixie\)\.cpus: {fragment}"):
+        parse(_matrix_with(f"    cpus: {value}\n"))
+
+
+def test_bench_flag_cpus_gives_our_error_before_anything_runs() -> None:
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("invoke")), "bench", "--cpus", "-1"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "--cpus: -1 CPUs is out of range; give 0.01 to 1024" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# ------------------------------------------------------ measurement option
+
+
+def test_fresh_items_reaches_driver_and_parameters() -> None:
+    m = parse(_matrix_with(""))
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64}, {"fresh_items": True})
+    assert "--fresh-items" in harness_command(p.suites)
+    (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64})
+    assert "--fresh-items" not in harness_command(p.suites)
+    args = H.make_parser().parse_args(["--fresh-items"])
+    assert H.driver_arguments(args, [1024])[-1] == "--fresh-items"
+    args = H.make_parser().parse_args([])
+    assert "--fresh-items" not in H.driver_arguments(args, [1024])
+
+
+@pytest.mark.parametrize("value", ["1", '"yes"', "null", "[true]"])
+def test_fresh_items_must_be_a_boolean(value: str) -> None:
+    text = _matrix_with("").replace("    fresh_items: false ", f"    fresh_items: {value} ", 1)
+    assert f"fresh_items: {value}" in text
+    with pytest.raises(MatrixError, match="fresh_items"):
+        parse(text)
+
+
+def _with_fresh_items(fresh: bool | None) -> Result:
+    res = result("amd64", "amd64", "x86_64", "AMD", [row("CS", "signing", [1000, 1100])])
+    params = Parameters(iterations=10, repetitions=3, rsa_bits=(), fresh_items=fresh)
+    return res.model_copy(update={"harness": res.harness.model_copy(update={"parameters": params})})
+
+
+def test_reports_name_fresh_items_and_only_then() -> None:
+    fresh = _with_fresh_items(True)
+    assert measurement.blindsig_notes(fresh) == (measurement.FRESH_ITEMS_NOTE,)
+    assert "fresh_items: every operation of a block" in render_markdown_table(fresh)
+    for default in (_with_fresh_items(False), _with_fresh_items(None)):
+        assert measurement.blindsig_notes(default) == ()
+        assert "fresh_items" not in render_markdown_table(default)
+
+
+# ------------------------------------------------------- overhead interval
+
+
+def test_paired_ratio_interval_brackets_the_ratio_and_narrows_with_rounds() -> None:
+    few = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03])
+    many = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03] * 8)
+    assert few.low < few.ratio < few.high
+    assert many.half_width < few.half_width
+    assert 0.99 < many.ratio < 1.01
+    assert math.isnan(paired_ratio_interval([1.0, 1.1]).low)
+    with pytest.raises(ValueError, match="positive finite"):
+        paired_ratio_interval([1.0, 0.0, 1.0])
+
+
+def _benchmark(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_overhead_table_has_every_row_with_its_interval() -> None:
+    ov = _benchmark("harness_overhead")
+    rounds = [
+        {
+            "harness": {"CS signing": [10, [1000 + k, 1010, 990]], "RSA-2048 signing": [2, [4e6]]},
+            "bare": {"CS signing": [20, [2000, 2000, 2000]], "RSA-2048 signing": [2, [2e6]]},
+        }
+        for k in range(6)
+    ]
+    ratios = ov.per_round_ratios(rounds)
+    assert ratios["CS signing"] == pytest.approx([1 + k / 1000 for k in range(6)])
+    assert ratios["RSA-2048 signing"] == [2.0] * 6
+    table, ok = ov.format_table(rounds)
+    lines = table.splitlines()
+    assert lines[2].startswith("CS signing") and "met" in lines[2]
+    assert lines[3].startswith("RSA-2048 signing") and "MISSED" in lines[3]
+    assert not ok
+
+
+def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:
+    aa = _benchmark("compare_aa_ab")
+    counts = {"no significant change": 9, "faster": 1, "too few samples": 4}
+    text = aa._summary("A/A", counts, "no significant change", 0.25)
+    assert text.startswith("A/A: 9 of 10 rows with a verdict are 'no significant change' (90%)")
+    assert text.endswith("median interval ±25%")
+
+
+def test_setup_box_names_the_quota() -> None:
+    res = result("amd64", "amd64", "x86_64", "AMD", [row("CS", "signing", [1000, 1100])])
+    assert "CPU quota" not in render_markdown([res])
+    assert res.execution is not None
+    quota = res.model_copy(update={"execution": res.execution.model_copy(update={"cpus": 0.5})})
+    assert "native, CPU quota 0.5 (Docker --cpus)" in render_markdown([quota])
