@@ -31,16 +31,15 @@ from archbench import (
     export,
     flags,
     gnunet_perf_tables,
+    image_stage,
     instructions_tables,
     outputs,
     pipeline,
     reports,
     run,
 )
-from archbench import compare as compare_mod
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
-from archbench import plots as plots_mod
 from archbench import reference as reference_mod
 from archbench.errors import (
     ArchbenchError,
@@ -93,6 +92,8 @@ def _settings(c: Context) -> dict[str, str]:
         "results": str(cfg.get("results", "results")),
         "reports": str(cfg.get("reports", "reports/out")),
         "work": str(cfg.get("work", ".archbench/work")),
+        "apt_proxy": str(cfg.get("apt_proxy", "") or ""),
+        "build_jobs": str(cfg.get("build_jobs", 2)),
     }
 
 
@@ -244,7 +245,13 @@ def _pipeline(
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
     if not build_only:
         store.save_manifest(manifest)
-    ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
+    ws = pipeline.Workspace(
+        store=store,
+        run_id=run_id,
+        work_dir=Path(s["work"]),
+        apt_proxy=image_stage.resolve_apt_proxy(clients.get(LOCAL_HOST), s["apt_proxy"]),
+    )
+    build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s["build_jobs"], 1, 16)
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
         durations = TimingStore(Path(s["work"]))
@@ -262,7 +269,7 @@ def _pipeline(
                     soft_wrap=True,
                 )
         try:
-            outcomes = pipeline.execute(
+            outcomes = pipeline.build_then_measure(
                 clients,
                 plans,
                 ws,
@@ -271,6 +278,7 @@ def _pipeline(
                 build_only=build_only,
                 rebuild=rebuild,
                 resume=bool(resume),
+                build_jobs=build_jobs,
             )
         except KeyboardInterrupt:
             raise Interrupted(
@@ -511,6 +519,8 @@ def report(
     paths += gnunet_perf_tables.write(chosen, out_dir)
     paths += instructions_tables.write_all(counted, chosen, out_dir)
     if plots:
+        from archbench import plots as plots_mod  # matplotlib: slow to import
+
         paths += plots_mod.write_plots(chosen, out_dir, options.unit)
     for p in paths:
         print(f"wrote {p}")
@@ -776,6 +786,8 @@ def compare(
         for f in failures:
             print(f"warning: skipped {f.message}")
         sides.append(reports.select_results(loaded, targets=targets, archs=archs, suites=suites))
+    from archbench import compare as compare_mod  # numpy and scipy: slow to import
+
     rows = compare_mod.compare(sides[0], sides[1], confidence=level, threshold=change)
     if not rows:
         raise ReportError(

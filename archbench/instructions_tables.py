@@ -16,18 +16,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, get_args
-
-import matplotlib
-
-matplotlib.use("Agg")  # headless
+from typing import TYPE_CHECKING, Final, get_args
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from archbench.counting import median_per_op, spread
 from archbench.errors import ReportError
 from archbench.results import Operation, Result, write_atomic
+
+if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
+    from matplotlib.figure import Figure
 
 COLUMNS = (
     "run_id",
@@ -225,6 +223,11 @@ def render_latex(counted: Sequence[Result]) -> str:
 
 def plot(counted: Sequence[Result]) -> Figure:
     """Grouped bars of instructions per operation per row and target, log-scale y axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless
+    from matplotlib.figure import Figure
+
     f = frame(counted)
     fig = Figure(figsize=(10, 4.5))
     ax = fig.add_subplot()

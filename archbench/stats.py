@@ -18,8 +18,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import binom
-
 DEFAULT_CV_THRESHOLD = 0.05
 DEFAULT_RESOLUTION_FACTOR = 100
 
@@ -138,6 +136,10 @@ def median_interval(
     n = len(samples)
     if n == 0:
         raise ValueError("no samples")
+    # Imported here: scipy.stats takes about a second to import, which every
+    # `invoke bench` would otherwise pay before its first container starts.
+    from scipy.stats import binom
+
     xs = sorted(float(x) for x in samples)
     best = None
     for j in range(1, n // 2 + 1):
