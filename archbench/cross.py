@@ -127,6 +127,32 @@ def parse_runtime_packages(text: str, debian_arch: str) -> tuple[str, ...]:
     return lines
 
 
+DEB_LINE = re.compile(
+    r"(?P<url>https?://[A-Za-z0-9.:\[\]-]+/[A-Za-z0-9._~%+/-]+\.deb) "
+    r"(?P<file>[A-Za-z0-9._~%+-]+\.deb) (?P<sha256>SHA256:[0-9a-f]{64})"
+)
+"""One line of ``debs.txt``: ``URL FILE SHA256:<hex>`` (from ``apt-get --print-uris``)."""
+
+
+def parse_debs(text: str) -> tuple[str, ...]:
+    """The lines of ``debs.txt``, each checked against :data:`DEB_LINE`.
+
+    They are read by a shell loop in the emulated stage (``url file sha256``):
+    no quote, no other whitespace and no ``..`` may reach it.
+
+    Raises:
+        ValueError: a line does not match, a file name has ``..``, or there is none.
+    """
+    lines = tuple(line for line in text.splitlines() if line.strip())
+    for line in lines:
+        m = DEB_LINE.fullmatch(line)
+        if m is None or ".." in m.group("file") or ".." in m.group("url"):
+            raise ValueError(f"debs.txt: {line!r} is not 'URL FILE SHA256:<hex>'")
+    if not lines:
+        raise ValueError("debs.txt is empty: the cross stage resolved no package to install")
+    return lines
+
+
 def is_driver_path(path: str) -> bool:
     """True for a cross-built driver binary in a build context (``cross/harness/blindsig``)."""
     folder, _, name = path.rpartition("/")

@@ -86,38 +86,46 @@ def failure_marker(work_dir: Path, spec: images.ImageSpec) -> Path:
     return work_dir / f"cross-failed-{spec.content_hash[:32]}"
 
 
-def read_out(client: docker.DockerClient, image: str, plan: cross.CrossPlan) -> cross.CrossBuild:
-    """Read the cross stage's results out of ``image`` (``OUT_DIR``, regular files).
-
-    Raises:
-        ImageBuildError: the image lacks the drivers or a valid runtime-packages.txt.
-    """
+def read_file(client: docker.DockerClient, image: str, path: str) -> dict[str, bytes]:
+    """The regular files at ``path`` in ``image`` (a file or a directory, not recursive),
+    by name, read through a container that is created and removed, never started."""
     container = client.containers.create(image, command=["true"], network_disabled=True)
     try:
-        stream, _ = container.get_archive(OUT_DIR)
+        stream, _ = container.get_archive(path)
         data = b"".join(stream)
     finally:
         container.remove(force=True)
     files: dict[str, bytes] = {}
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         for member in tar.getmembers():
-            folder, _, name = member.name.rpartition("/")
-            if member.isfile() and folder == "harness":
-                extracted = tar.extractfile(member)
-                if extracted is not None:
-                    files[f"cross/harness/{name}"] = extracted.read()
-    if "cross/harness/blindsig" not in files:
+            extracted = tar.extractfile(member) if member.isfile() else None
+            if extracted is not None and member.name.count("/") <= 1:
+                files[member.name.rpartition("/")[2]] = extracted.read()
+    return files
+
+
+def read_out(client: docker.DockerClient, image: str, plan: cross.CrossPlan) -> cross.CrossBuild:
+    """Read the cross stage's results out of ``image`` (``OUT_DIR``, regular files).
+
+    Raises:
+        ImageBuildError: the image lacks the drivers, a valid runtime-packages.txt
+            or a valid debs.txt.
+    """
+    found = read_file(client, image, OUT_DIR)
+    if "blindsig" not in found:
         raise ImageBuildError(f"cross stage {image} has no {OUT_DIR}/blindsig")
     try:
         libraries = cross.parse_runtime_packages(
-            files.get("cross/harness/runtime-packages.txt", b"").decode(), plan.debian_arch
+            found.get("runtime-packages.txt", b"").decode(), plan.debian_arch
         )
+        debs = cross.parse_debs(found.pop("debs.txt", b"").decode())
     except (ValueError, UnicodeDecodeError) as exc:
         raise ImageBuildError(f"cross stage {image}: {exc}") from exc
-    container_image = client.images.get(image)
+    files = {f"cross/harness/{name}": data for name, data in found.items()}
+    files["cross/debs.txt"] = ("\n".join(debs) + "\n").encode()
     return cross.CrossBuild(
         plan,
-        str(container_image.id),
+        str(client.images.get(image).id),
         tuple(sorted(files.items())),
         (*plan.runtime_packages, *libraries),
     )
@@ -129,6 +137,7 @@ def ensure_target_image(
     cross_plan: cross.CrossPlan | None,
     build_base_id: str,
     *,
+    target_base: str,
     work_dir: Path,
     log_path: Path,
     on_line: Callable[[str], None] | None = None,
@@ -139,7 +148,8 @@ def ensure_target_image(
     """Build or reuse the target's image; returns ``(spec, image id, reused)``.
 
     ``plan_spec(cross_build)`` gives the benchmark image's :class:`ImageSpec`
-    (:func:`archbench.images.plan_image`). With a cross plan the cross stage is
+    (:func:`archbench.images.plan_image`); ``target_base`` is the tag of the
+    target's base image. With a cross plan the cross stage is
     built (log ``<log>.cross.log``) unless it failed before
     (:func:`failure_marker`); on failure the image is built without it.
 
@@ -160,7 +170,8 @@ def ensure_target_image(
 
     built: cross.CrossBuild | None = None
     if cross_plan is not None:
-        cross_spec = images.plan_cross_image(cross_plan, build_base_id)
+        status = read_file(client, target_base, "/var/lib/dpkg/status").get("status", b"")
+        cross_spec = images.plan_cross_image(cross_plan, build_base_id, status)
         marker = failure_marker(work_dir, cross_spec)
         if not marker.exists() or rebuild:
             cross_log = log_path.with_name(log_path.name.replace(".build.log", ".cross.log"))

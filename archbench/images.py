@@ -169,6 +169,7 @@ def _environment(template_dir: Path) -> jinja2.Environment:
 def plan_cross_image(
     cross: cross_mod.CrossPlan,
     build_base_id: str,
+    target_status: bytes,
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
 ) -> ImageSpec:
@@ -176,10 +177,21 @@ def plan_cross_image(
 
     Built for the engine's architecture (``cross.build_arch``) from
     ``cross.build_base`` (image id ``build_base_id``, part of the hash).
+    ``target_status``: ``/var/lib/dpkg/status`` of the target's base image, against
+    which the stage resolves the emulated stage's packages (also hashed).
     """
     dockerfile = render_cross_dockerfile(cross, template_dir)
-    script = template_dir / "cross" / "runtime-packages.sh"
-    files = (*harness_files(harness_dir), ("cross/runtime-packages.sh", script.read_bytes()))
+    apt_conf = _environment(template_dir).get_template("cross/target-apt.conf.j2")
+    scripts = tuple(
+        (f"cross/{name}", (template_dir / "cross" / name).read_bytes())
+        for name in ("runtime-packages.sh", "resolve-debs.sh")
+    )
+    files = (
+        *harness_files(harness_dir),
+        *scripts,
+        ("cross/target-apt.conf", apt_conf.render(cross=cross).encode()),
+        ("cross/target-status", target_status),
+    )
     packages = (cross.toolchain, *cross.dev_packages)
     digest = content_hash(dockerfile, build_base_id, cross.build_arch, packages, files)
     return ImageSpec(

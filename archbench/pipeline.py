@@ -566,6 +566,7 @@ def _execute_one(
                 plan_spec,
                 cross_plan,
                 build_base_id,
+                target_base=base.tag,
                 work_dir=ws.work_dir,
                 log_path=ws.log_dir / f"{name}.build.log",
                 on_line=on_line,

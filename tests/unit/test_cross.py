@@ -132,7 +132,7 @@ def test_benchmark_image_of_a_cross_build_installs_runtime_only_and_compiles_not
         Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness, cross=built
     )
     df = spec.dockerfile
-    assert "      libgnunet0.20t64:arm64=0.20.0-7 \\" in df
+    assert "installed here (python3 openssl gnupg libgnunet0.20t64:arm64=0.20.0-7)," in df
     assert "COPY cross/harness/ /opt/archbench/harness/" in df
     assert "make" not in df and "gcc" not in df and "libgnunet-dev" not in df
     with tarfile.open(fileobj=images.build_context(spec)) as tar:
@@ -157,12 +157,21 @@ def test_cross_image_is_named_after_its_target_but_built_for_the_engine(tmp_path
     harness = tmp_path / "harness"
     harness.mkdir()
     (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
-    spec = images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", harness)
+    status = b"Package: libc6\nStatus: install ok installed\n"
+    spec = images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", status, harness)
     assert spec.arch is Arch.AMD64
     assert spec.tag == f"archbench/cross:armv7-{spec.content_hash[:16]}"
-    assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:8", harness).tag != spec.tag
+    assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:8", status, harness).tag != spec.tag
+    assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", b"", harness).tag != spec.tag
     with tarfile.open(fileobj=images.build_context(spec)) as tar:
         assert "cross/runtime-packages.sh" in tar.getnames()
+        conf = tar.extractfile("cross/target-apt.conf")
+        assert conf is not None
+        text = conf.read().decode()
+        status_file = tar.extractfile("cross/target-status")
+        assert status_file is not None and status_file.read() == status
+    assert 'APT::Architecture "armhf";' in text and "#clear APT::Architectures;" in text
+    assert 'Dir::State::status "/opt/archbench/target/status";' in text
 
 
 def test_runtime_packages_are_parsed_and_checked() -> None:
@@ -184,6 +193,56 @@ def test_runtime_package_lines_never_carry_shell_syntax(text: str) -> None:
         return
     for line in lines:
         assert shlex.quote(line) == line and ":arm64=" in line
+
+
+URL = "http://mirror.invalid/debian/pool/main/p/python3.13/python3.13_3.13.5-2_arm64.deb"
+DEB = f"{URL} python3.13_3.13.5-2_arm64.deb SHA256:{'a' * 64}"
+
+
+def test_debs_are_parsed_and_checked() -> None:
+    assert cross.parse_debs(f"{DEB}\n\n") == (DEB,)
+    epoch = DEB.replace("_3.13.5-2", "_1%3a3.13.5-2")
+    assert cross.parse_debs(epoch) == (epoch,)
+    for bad in (
+        "",
+        DEB.replace("SHA256:" + "a" * 64, "SHA256:abc"),
+        DEB.replace(" python3.13_", " ../python3.13_"),
+        DEB.replace("http://", "ftp://"),
+        DEB + " extra",
+        "'" + DEB,
+        DEB.replace(" python3.13_3.13.5-2_arm64.deb", " x;rm.deb"),
+    ):
+        with pytest.raises(ValueError, match=r"debs\.txt"):
+            cross.parse_debs(bad)
+
+
+@given(st.text(alphabet=string.printable, max_size=200))
+def test_debs_lines_are_three_plain_words(text: str) -> None:
+    try:
+        lines = cross.parse_debs(text)
+    except ValueError:
+        return
+    for line in lines:
+        words = line.split(" ")
+        assert len(words) == 3 and all(shlex.quote(w) == w for w in words[1:])
+        assert "'" not in line and '"' not in line and "$" not in line and ".." not in line
+
+
+def test_emulated_stage_fetches_checked_debs_and_installs_them_with_apt(tmp_path: Path) -> None:
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
+    built = cross.CrossBuild(_plan(), "sha256:2", (("cross/debs.txt", DEB.encode()),), ("python3",))
+    spec = images.plan_image(
+        Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness, cross=built
+    )
+    assert "apt-get update" not in spec.dockerfile
+    assert "COPY cross/debs.txt /tmp/archbench-debs.txt" in spec.dockerfile
+    assert '      set -- "$@" "$url" "/tmp/archbench-debs/$file" "$sha256"; \\' in spec.dockerfile
+    assert ' && /usr/lib/apt/apt-helper download-file "$@" \\' in spec.dockerfile
+    assert " && apt-get install -y --no-install-recommends /tmp/archbench-debs/*.deb \\" in (
+        spec.dockerfile
+    )
 
 
 def test_only_cross_built_drivers_are_executable_in_the_context() -> None:
@@ -275,3 +334,17 @@ def test_no_proxy_no_build_args() -> None:
 def test_runtime_packages_script_output_grammar_matches_the_parser() -> None:
     script = (images.TEMPLATE_DIR / "cross" / "runtime-packages.sh").read_text()
     assert cross.RUNTIME_LINE.pattern in script
+
+
+def test_apt_proxy_setting_off_auto_and_bad_values() -> None:
+    from archbench import image_stage
+    from archbench.errors import MatrixError
+
+    assert image_stage.resolve_apt_proxy(None, "") is None
+    assert image_stage.resolve_apt_proxy(None, "off") is None
+    assert image_stage.resolve_apt_proxy(None, "auto") is None  # no local engine
+    assert image_stage.resolve_apt_proxy(None, "http://10.0.0.1:3142/") == "http://10.0.0.1:3142"
+    with pytest.raises(
+        MatrixError, match=r"invoke.yaml archbench.apt_proxy: .*; or 'auto' or 'off'"
+    ):
+        image_stage.resolve_apt_proxy(None, "https://10.0.0.1:3142")
