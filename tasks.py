@@ -37,6 +37,7 @@ from archbench import (
     pipeline,
     reports,
     run,
+    schedule,
 )
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
@@ -269,7 +270,7 @@ def _pipeline(
                     soft_wrap=True,
                 )
         try:
-            outcomes = pipeline.build_then_measure(
+            outcomes = schedule.build_then_measure(
                 clients,
                 plans,
                 ws,
