@@ -229,6 +229,10 @@ class Setup(_Frozen):
     """1, 5 and 15 minute load averages at the start of the run."""
     tools: dict[str, str] | None = None
     """Versions of the tools the suites ran (``openssl version -a``, ``gpg --version``)."""
+    build: dict[str, str] | None = None
+    """How the drivers were built (``build-info.txt``): ``cc``, ``cflags``, ``build_machine``;
+    for cross-compiled drivers ``build_kind`` ``cross`` and ``runtime_packages``, the
+    ``name:arch=version`` of every library they link against (:mod:`archbench.cross`)."""
 
 
 class Calibration(_Frozen):
