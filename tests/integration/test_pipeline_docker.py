@@ -123,8 +123,9 @@ def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutco
     linked = dict(p.partition("=")[::2] for p in build["runtime_packages"].split())
     gnunet = next(v for k, v in linked.items() if k.startswith("libgnunet"))
     assert gnunet == result.harness.setup.packages["libgnunetutil"]
-    assert linked[next(k for k in linked if k.startswith("libsodium"))] == (
-        result.harness.setup.packages["libsodium"]
+    assert (
+        linked[next(k for k in linked if k.startswith("libsodium"))]
+        == (result.harness.setup.packages["libsodium"])
     )
     assert result.harness.setup.gcc_version is None
 
