@@ -136,14 +136,14 @@ def median_interval(
     n = len(samples)
     if n == 0:
         raise ValueError("no samples")
-    # Imported here: scipy.stats takes about a second to import, which every
-    # `invoke bench` would otherwise pay before its first container starts.
-    from scipy.stats import binom
+    # scipy.special's binomial CDF (bdtr), not scipy.stats.binom: importing
+    # scipy.stats takes seconds, which every `invoke bench` paid for its table.
+    from scipy.special import bdtr
 
     xs = sorted(float(x) for x in samples)
     best = None
     for j in range(1, n // 2 + 1):
-        coverage = 1 - 2 * float(binom.cdf(j - 1, n, 0.5))
+        coverage = 1 - 2 * float(bdtr(j - 1, n, 0.5))
         if coverage < confidence:
             break
         best = j

@@ -48,17 +48,18 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3])
 
 
-def invoke(args: list[str], env: dict[str, str], log: Path) -> float:
+def invoke(args: list[str], env: dict[str, str], log: Path, cwd: Path = REPO) -> float:
     """Run ``invoke ARGS`` in the repository; return its wall time in s.
 
     Raises:
         subprocess.CalledProcessError: invoke failed (its output is in ``log``).
     """
+    python = cwd / ".venv" / "bin" / "python"  # the checkout's own archbench
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
         subprocess.run(
-            [sys.executable, "-m", "invoke", *args],
-            cwd=REPO,
+            [str(python if python.is_file() else sys.executable), "-m", "invoke", *args],
+            cwd=cwd,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -80,6 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", type=int, default=5, help="warm amd64 reruns")
     parser.add_argument("--skip-matrix", action="store_true")
     parser.add_argument("--matrix-run", default="", help="stage table of this earlier run")
+    parser.add_argument(
+        "--warm-args", default="", help="extra flags of the warm reruns, e.g. '--rsa-bits 1024'"
+    )
+    parser.add_argument(
+        "--checkout",
+        type=Path,
+        default=REPO,
+        help="run the warm reruns in this checkout (e.g. main, for a before/after figure)",
+    )
     args = parser.parse_args(argv)
     results, work = args.out / "results", args.out / "work"
     env = {
@@ -109,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     overheads = []
     for i in range(args.warm):
         before = load()
-        wall = invoke(["bench", "--arch", "amd64"], env, args.out / f"warm-{i}.log")
+        warm = ["bench", "--arch", "amd64", *args.warm_args.split()]
+        wall = invoke(warm, env, args.out / f"warm-{i}.log", args.checkout)
         loaded, _ = ResultStore(results).load_all([newest_run(results)])
         harness_s = max((r.harness.duration_s or 0.0) for r in loaded)
         overheads.append(wall - harness_s)
