@@ -7,17 +7,20 @@ a build. With a :class:`CrossPlan` the Dockerfile gets a first stage on the
 engine's own architecture (amd64) from a base of the *same Debian release*: it
 installs ``crossbuild-essential-<arch>`` and the profile's ``-dev`` packages for
 the target through multiarch (``libgnunet-dev:arm64``), compiles the drivers with
-``<triplet>-gcc``, and lists the Debian packages (``name:arch=version``) owning
-every shared library the drivers link against
-(``images/cross/runtime-packages.sh``). The emulated stage then installs exactly
-those packages at exactly those versions (apt fails if the mirror no longer has
-them) plus the profile's runtime packages, and copies the binaries in. The
-Makefile's ``build-info.txt`` records the cross compiler, and the list of runtime
-packages is appended to it, so every result says how its driver was built.
+``<triplet>-gcc``, lists the Debian packages (``name:arch=version``) owning every
+shared library the drivers link against (``images/cross/runtime-packages.sh``), and
+resolves against the target base's dpkg status which ``.deb`` files the emulated
+stage needs for those libraries and the profile's runtime packages
+(``images/cross/resolve-debs.sh``). The emulated stage fetches exactly these files,
+each checked against its SHA256, installs them with apt (no ``apt-get update``,
+no gcc, no dpkg triggers of ``-dev`` packages under QEMU) and copies the binaries
+in. The Makefile's ``build-info.txt`` records the cross compiler and the list of
+runtime packages is appended to it, so every result says how its driver was built
+(``setup.build``).
 
 Where a release has no cross toolchain or ``-dev`` package for an architecture,
-the cross stage fails and the pipeline builds the target the old way
-(:data:`archbench.images` ``cross=None``), saying so.
+the cross stage fails and :mod:`archbench.image_stage` builds the target the old
+way (drivers compiled inside the emulated image), saying so.
 
 The apt cache (:func:`check_apt_proxy`): an HTTP proxy such as Debian's
 ``apt-cacher-ng`` (started by ``scripts/setup-host.sh``), reached by the build's

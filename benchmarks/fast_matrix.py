@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         help="run the warm reruns in this checkout (e.g. main, for a before/after figure)",
     )
     args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
     results, work = args.out / "results", args.out / "work"
     env = {
         **os.environ,
