@@ -3,7 +3,7 @@
 Building a benchmark image for an emulated target used to compile the C drivers
 (``harness/*.c``) inside the emulated image: gcc, the ``-dev`` packages and their
 dpkg triggers all ran under QEMU, which made the image stage the slowest part of
-a build. With a :class:`CrossPlan` the Dockerfile gets a first stage on the
+a build. With a :class:`CrossPlan` a cross stage (an image of its own) is built on the
 engine's own architecture (amd64) from a base of the *same Debian release*: it
 installs ``crossbuild-essential-<arch>`` and the profile's ``-dev`` packages for
 the target through multiarch (``libgnunet-dev:arm64``), compiles the drivers with
