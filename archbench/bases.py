@@ -42,7 +42,7 @@ import docker
 import docker.errors
 import docker.utils
 
-from archbench import grammar
+from archbench import cross, grammar
 from archbench.engine import build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.matrix import Base
@@ -249,7 +249,9 @@ def _bootstrap_tar(
     """debootstrap into a temporary tree and pack it into ``rootfs_tar`` (atomically)."""
     with tempfile.TemporaryDirectory(dir=rootfs_tar.parent, prefix=f"base-{arch.key}-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        env = {**os.environ, "http_proxy": apt_proxy} if apt_proxy else None
+        # The package cache, and a faster QEMU CPU for the emulated second stage.
+        extra = {**({"http_proxy": apt_proxy} if apt_proxy else {}), **cross.build_env(arch)}
+        env = {**os.environ, **extra} if extra else None
         _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line, env)
         for rel in _PRUNE:
             target = rootfs / rel

@@ -141,6 +141,7 @@ def render_dockerfile(
             recipe=recipe,
             gnunet_perf=gnunet_perf,
             cross_packages=cross_packages,
+            build_env=cross_mod.build_env(arch),
         )
     )
 

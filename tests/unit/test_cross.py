@@ -348,3 +348,16 @@ def test_apt_proxy_setting_off_auto_and_bad_values() -> None:
         MatrixError, match=r"invoke.yaml archbench.apt_proxy: .*; or 'auto' or 'off'"
     ):
         image_stage.resolve_apt_proxy(None, "https://10.0.0.1:3142")
+
+
+def test_arm64_builds_use_the_fast_pointer_authentication_of_qemu(tmp_path: Path) -> None:
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
+    arm = images.plan_image(Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness)
+    assert "ARG QEMU_CPU=max,pauth-impdef=on" in arm.dockerfile.splitlines()
+    for arch in (Arch.AMD64, Arch.ARMV7, Arch.RISCV64, Arch.PPC64LE):
+        other = images.plan_image(arch, "slim", SLIM, "archbench-base/t:x", "sha256:1", harness)
+        assert "QEMU_CPU" not in other.dockerfile
+    assert cross.build_env(Arch.ARM64) == {"QEMU_CPU": "max,pauth-impdef=on"}
+    assert cross.build_env(Arch.RISCV64) == {}
