@@ -30,15 +30,15 @@ from archbench import (
     engine,
     export,
     flags,
+    image_stage,
     outputs,
     pipeline,
     reports,
     run,
+    schedule,
 )
-from archbench import compare as compare_mod
 from archbench import importer as importer_mod
 from archbench import matrix as matrix_mod
-from archbench import plots as plots_mod
 from archbench import reference as reference_mod
 from archbench.errors import (
     ArchbenchError,
@@ -96,17 +96,20 @@ current directory, as a shell's do."""
 
 def _settings(c: Context) -> dict[str, str]:
     cfg = c.config.get("archbench", {})
-    defaults = {
+    paths = {
         "matrix": "matrix.yml",
         "results": "results",
         "reports": "reports/out",
         "work": ".archbench/work",
     }
-    settings = {key: str(cfg.get(key, default)) for key, default in defaults.items()}
-    return {
+    settings = {key: str(cfg.get(key, default)) for key, default in paths.items()}
+    settings = {
         key: value if Path(value).is_absolute() else _from_project(value)
         for key, value in settings.items()
     }
+    settings["apt_proxy"] = str(cfg.get("apt_proxy", "") or "")
+    settings["build_jobs"] = str(cfg.get("build_jobs", 2))
+    return settings
 
 
 def _from_project(value: str) -> str:
@@ -292,7 +295,13 @@ def _pipeline(
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
     if not build_only:
         store.save_manifest(manifest)
-    ws = pipeline.Workspace(store=store, run_id=run_id, work_dir=Path(s["work"]))
+    ws = pipeline.Workspace(
+        store=store,
+        run_id=run_id,
+        work_dir=Path(s["work"]),
+        apt_proxy=image_stage.resolve_apt_proxy(clients.get(LOCAL_HOST), s["apt_proxy"]),
+    )
+    build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s["build_jobs"], 1, 16)
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
         durations = TimingStore(Path(s["work"]))
@@ -310,7 +319,7 @@ def _pipeline(
                     soft_wrap=True,
                 )
         try:
-            outcomes = pipeline.execute(
+            outcomes = schedule.build_then_measure(
                 clients,
                 plans,
                 ws,
@@ -319,6 +328,7 @@ def _pipeline(
                 build_only=build_only,
                 rebuild=rebuild,
                 resume=bool(resume),
+                build_jobs=build_jobs,
             )
         except KeyboardInterrupt:
             raise Interrupted(
@@ -569,6 +579,8 @@ def report(
     data = reports.prepare(chosen, failures)
     plot_paths: list[Path] = []
     if plots:
+        from archbench import plots as plots_mod  # matplotlib: slow to import
+
         # Drawn first so the chapter can reference every figure it has.
         plot_paths, listed = plots_mod.write_listed(data, out_dir, options.unit)
         options = dataclasses.replace(options, figures=listed)
@@ -841,6 +853,8 @@ def compare(
         for f in failures:
             print(f"warning: skipped {f.message}")
         sides.append(reports.select_results(loaded, targets=targets, archs=archs, suites=suites))
+    from archbench import compare as compare_mod  # numpy and scipy: slow to import
+
     rows = compare_mod.compare(sides[0], sides[1], confidence=level, threshold=change)
     if not rows:
         raise ReportError(

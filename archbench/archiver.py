@@ -28,7 +28,6 @@ import docker.errors
 
 from archbench import __version__, archive, archive_tar, engine, export, reports
 from archbench import matrix as matrix_mod
-from archbench import plots as plots_mod
 from archbench.archive import (
     MANIFEST_FILE,
     ArchivedImage,
@@ -207,6 +206,8 @@ def create(
         written += export.write_exports(loaded, report_dir)
         written += gnunet_perf_tables.write(loaded, report_dir)
         if plots:
+            from archbench import plots as plots_mod  # matplotlib: slow to import
+
             written += plots_mod.write_plots(loaded, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
         transfers = []

@@ -42,7 +42,7 @@ import docker
 import docker.errors
 import docker.utils
 
-from archbench import grammar
+from archbench import cross, grammar
 from archbench.engine import build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.matrix import Base
@@ -121,17 +121,38 @@ def ensure_base(
     log_dir: Path,
     on_line: Callable[[str], None] | None = None,
     rebuild: bool = False,
+    apt_proxy: str | None = None,
 ) -> BaseImage:
     """Return the base image for ``arch``, bootstrapping or pulling it if needed.
 
     ``work_dir`` holds the debootstrap tree while it is built and then the
     packed root file system (kept, see the module docs);
-    ``log_dir`` keeps ``base-<name>-<arch>.log``.
+    ``log_dir`` keeps ``base-<name>-<arch>.log``. ``apt_proxy``: debootstrap
+    downloads through this package cache (``http_proxy``; nothing of it stays in
+    the base). One base is made once even when several targets ask at once (the
+    cross stages of emulated targets share the amd64 base).
 
     Raises:
         BaseImageError: debootstrap is missing or fails, not root, or the
             pull fails (the message names the bootstrap alternative).
     """
+    with _lock_for(Path(f"{client.api.base_url}/{base_tag(name, arch)}")):
+        return _ensure_base(
+            client, name, base, arch, work_dir, log_dir, on_line, rebuild, apt_proxy
+        )
+
+
+def _ensure_base(
+    client: docker.DockerClient,
+    name: str,
+    base: Base,
+    arch: Arch,
+    work_dir: Path,
+    log_dir: Path,
+    on_line: Callable[[str], None] | None,
+    rebuild: bool,
+    apt_proxy: str | None,
+) -> BaseImage:
     tag = base_tag(name, arch)
     wanted = config_hash(base, arch)
     labels = image_labels(client, tag)
@@ -150,7 +171,16 @@ def ensure_base(
     log_path = log_dir / f"base-{name}-{arch.key}.log"
     if base.source == "bootstrap":
         image_id = _bootstrap(
-            client, base, arch, tag, new_labels, work_dir, log_path, on_line, rebuild=rebuild
+            client,
+            base,
+            arch,
+            tag,
+            new_labels,
+            work_dir,
+            log_path,
+            on_line,
+            rebuild=rebuild,
+            apt_proxy=apt_proxy,
         )
     else:
         image_id = _pull(client, name, base, arch, tag, new_labels, log_path, on_line)
@@ -168,6 +198,7 @@ def _bootstrap(
     on_line: Callable[[str], None] | None,
     *,
     rebuild: bool = False,
+    apt_proxy: str | None = None,
 ) -> str:
     if shutil.which("debootstrap") is None:
         raise BaseImageError(
@@ -186,7 +217,7 @@ def _bootstrap(
     # send the same root file system to every engine.
     with _lock_for(rootfs_tar):
         if not rootfs_tar.is_file() or rebuild:
-            _bootstrap_tar(base, arch, rootfs_tar, log_path, on_line)
+            _bootstrap_tar(base, arch, rootfs_tar, log_path, on_line, apt_proxy)
     return build_scratch_image(
         client,
         rootfs_tar,
@@ -213,11 +244,15 @@ def _bootstrap_tar(
     rootfs_tar: Path,
     log_path: Path,
     on_line: Callable[[str], None] | None,
+    apt_proxy: str | None = None,
 ) -> None:
     """debootstrap into a temporary tree and pack it into ``rootfs_tar`` (atomically)."""
     with tempfile.TemporaryDirectory(dir=rootfs_tar.parent, prefix=f"base-{arch.key}-") as tmp:
         rootfs = Path(tmp) / "rootfs"
-        _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line)
+        # The package cache, and a faster QEMU CPU for the emulated second stage.
+        extra = {**({"http_proxy": apt_proxy} if apt_proxy else {}), **cross.build_env(arch)}
+        env = {**os.environ, **extra} if extra else None
+        _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line, env)
         for rel in _PRUNE:
             target = rootfs / rel
             if target.is_dir():
@@ -275,12 +310,22 @@ def build_scratch_image(
         context.unlink(missing_ok=True)
 
 
-def _run_logged(cmd: list[str], log_path: Path, on_line: Callable[[str], None] | None) -> None:
+def _run_logged(
+    cmd: list[str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+    env: dict[str, str] | None = None,
+) -> None:
     tail: deque[str] = deque(maxlen=20)
     with log_path.open("w", encoding="utf-8") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=env,
         )
         assert proc.stdout is not None  # stdout=PIPE was requested
         try:

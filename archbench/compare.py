@@ -24,12 +24,12 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
-
-import numpy as np
-from scipy import stats as sps
+from typing import TYPE_CHECKING, Final, Literal
 
 from archbench.results import Result, Row
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Verdict = Literal["faster", "slower", "no significant change", "too few samples", "invalid"]
 
@@ -123,6 +123,10 @@ def ratio_interval(
     ratio = statistics.median(b_ns) / statistics.median(a_ns)
     if len(set(a_ns)) == 1 and len(set(b_ns)) == 1:
         return ratio, ratio, ratio  # no spread to resample (exact counts, say)
+    # Imported here: scipy takes about a second to import, which `invoke bench`
+    # would otherwise pay (archiver -> gnunet_perf_tables -> compare_tables -> here).
+    import numpy as np
+    from scipy import stats as sps
 
     def statistic(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.asarray(np.median(b, axis=axis) / np.median(a, axis=axis))

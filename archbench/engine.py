@@ -163,8 +163,12 @@ def build_image(
     log_path: Path,
     on_line: Callable[[str], None] | None = None,
     network_mode: str | None = None,
+    buildargs: dict[str, str] | None = None,
 ) -> str:
     """Build an image from a tar build context through the API; return its id.
+
+    ``buildargs``: build arguments (``http_proxy`` for the apt cache, see
+    :func:`archbench.cross.build_args`).
 
     ``context`` is an uncompressed tar stream holding ``Dockerfile``; it goes
     to the engine as is, so remote engines need nothing on their disk. Every
@@ -189,6 +193,7 @@ def build_image(
                 forcerm=True,
                 decode=True,
                 network_mode=network_mode,
+                buildargs=buildargs or None,
             )
             for chunk in stream:
                 text = chunk.get("stream") or chunk.get("status") or ""

@@ -22,6 +22,7 @@ from pathlib import Path
 import docker
 import jinja2
 
+from archbench import cross as cross_mod
 from archbench import grammar
 from archbench.engine import build_image, image_labels
 from archbench.matrix import Recipe
@@ -52,11 +53,19 @@ class ImageSpec:
     dockerfile: str
     files: tuple[tuple[str, bytes], ...]
     content_hash: str
+    repository: str = "archbench/bench"
+    """``archbench/cross`` for the cross stage of an emulated target's image."""
+    for_arch: Arch | None = None
+    """The target a cross stage builds for (its ``arch`` is the engine's own)."""
 
     @property
     def tag(self) -> str:
-        """``archbench/bench:<arch>-<first 16 hex digits of the content hash>``."""
-        return f"archbench/bench:{self.arch.key}-{self.content_hash[:16]}"
+        """``<repository>:<arch>-<first 16 hex digits of the content hash>``.
+
+        ``archbench/bench:arm64-…``; a cross stage is named after its target
+        (``archbench/cross:arm64-…``) although it is an amd64 image.
+        """
+        return f"{self.repository}:{(self.for_arch or self.arch).key}-{self.content_hash[:16]}"
 
 
 def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
@@ -109,13 +118,45 @@ def render_dockerfile(
     template_dir: Path = TEMPLATE_DIR,
     recipe: Recipe | None = None,
     gnunet_perf: bool = False,
+    cross_packages: tuple[str, ...] = (),
 ) -> str:
     """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
     and the build of GNUnet's perf programs when ``gnunet_perf``).
 
+    ``cross_packages``: the drivers were cross-compiled (:mod:`archbench.cross`) and
+    are in the context under ``cross/harness/``; the image installs these runtime
+    packages instead of ``packages`` and compiles nothing.
+
     Raises:
         jinja2.TemplateError: the template is missing or broken.
     """
+    return (
+        _environment(template_dir)
+        .get_template("Dockerfile.j2")
+        .render(
+            base_image=base_tag,
+            platform=arch.platform,
+            profile=profile,
+            packages=packages,
+            recipe=recipe,
+            gnunet_perf=gnunet_perf,
+            cross_packages=cross_packages,
+            build_env=cross_mod.build_env(arch),
+        )
+    )
+
+
+def render_cross_dockerfile(cross: cross_mod.CrossPlan, template_dir: Path = TEMPLATE_DIR) -> str:
+    """Render ``cross/Dockerfile.j2``: the cross stage of ``cross.target_arch``'s image.
+
+    Raises:
+        jinja2.TemplateError: the template is missing or broken.
+        ValueError: a value would break out of its Dockerfile word or line.
+    """
+    return _environment(template_dir).get_template("cross/Dockerfile.j2").render(cross=cross)
+
+
+def _environment(template_dir: Path) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(template_dir),
         undefined=jinja2.StrictUndefined,
@@ -123,13 +164,48 @@ def render_dockerfile(
         autoescape=False,  # noqa: S701  # a Dockerfile, not HTML
     )
     env.filters.update(sh=shell_word, ref=image_reference, line=one_line)
-    return env.get_template("Dockerfile.j2").render(
-        base_image=base_tag,
-        platform=arch.platform,
-        profile=profile,
-        packages=packages,
-        recipe=recipe,
-        gnunet_perf=gnunet_perf,
+    return env
+
+
+def plan_cross_image(
+    cross: cross_mod.CrossPlan,
+    build_base_id: str,
+    target_status: bytes,
+    harness_dir: Path = HARNESS_DIR,
+    template_dir: Path = TEMPLATE_DIR,
+) -> ImageSpec:
+    """The :class:`ImageSpec` of a cross stage (``archbench/cross:<target>-<hash>``).
+
+    Built for the engine's architecture (``cross.build_arch``) from
+    ``cross.build_base`` (image id ``build_base_id``, part of the hash).
+    ``target_status``: ``/var/lib/dpkg/status`` of the target's base image, against
+    which the stage resolves the emulated stage's packages (also hashed).
+    """
+    dockerfile = render_cross_dockerfile(cross, template_dir)
+    apt_conf = _environment(template_dir).get_template("cross/target-apt.conf.j2")
+    scripts = tuple(
+        (f"cross/{name}", (template_dir / "cross" / name).read_bytes())
+        for name in ("runtime-packages.sh", "resolve-debs.sh")
+    )
+    files = (
+        *harness_files(harness_dir),
+        *scripts,
+        ("cross/target-apt.conf", apt_conf.render(cross=cross).encode()),
+        ("cross/target-status", target_status),
+    )
+    packages = (cross.toolchain, *cross.dev_packages)
+    digest = content_hash(dockerfile, build_base_id, cross.build_arch, packages, files)
+    return ImageSpec(
+        cross.build_arch,
+        "cross",
+        packages,
+        cross.build_base,
+        build_base_id,
+        dockerfile,
+        files,
+        digest,
+        repository="archbench/cross",
+        for_arch=cross.target_arch,
     )
 
 
@@ -202,19 +278,30 @@ def plan_image(
     template_dir: Path = TEMPLATE_DIR,
     recipe: Recipe | None = None,
     gnunet_perf: bool = False,
+    cross: cross_mod.CrossBuild | None = None,
 ) -> ImageSpec:
     """Assemble the :class:`ImageSpec` (and its tag) without touching an engine.
 
     ``gnunet_perf``: also build GNUnet's perf programs (the ``gnunet-perf`` suite
     runs); the image of a target without that suite is unchanged by it.
+    ``cross``: the drivers cross-compiled by a cross stage (their bytes join the
+    context and the hash); the image installs only runtime packages.
     """
     dockerfile = render_dockerfile(
-        base_tag, arch, profile, packages, template_dir, recipe, gnunet_perf
+        base_tag,
+        arch,
+        profile,
+        packages,
+        template_dir,
+        recipe,
+        gnunet_perf,
+        cross.install if cross is not None else (),
     )
     files = (
         harness_files(harness_dir)
         + recipe_files(recipe, template_dir)
         + gnunet_perf_files(gnunet_perf, template_dir)
+        + (cross.files if cross is not None else ())
     )
     digest = content_hash(dockerfile, base_id, arch, packages, files)
     return ImageSpec(arch, profile, packages, base_tag, base_id, dockerfile, files, digest)
@@ -227,7 +314,7 @@ def build_context(spec: ImageSpec) -> io.BytesIO:
         for path, data in (("Dockerfile", spec.dockerfile.encode()), *spec.files):
             info = tarfile.TarInfo(path)
             info.size = len(data)
-            info.mode = 0o644
+            info.mode = 0o755 if cross_mod.is_driver_path(path) else 0o644
             tar.addfile(info, io.BytesIO(data))
     buf.seek(0)
     return buf
@@ -241,11 +328,14 @@ def ensure_image(
     on_line: Callable[[str], None] | None = None,
     rebuild: bool = False,
     network_mode: str | None = None,
+    apt_proxy: str | None = None,
 ) -> tuple[str, bool]:
     """Build ``spec`` unless an image with its content hash exists.
 
     Returns ``(image id, reused)``. ``network_mode`` is the network of the
     build's RUN steps (``host`` for engines without a bridge; None: default).
+    ``apt_proxy``: the package cache the RUN steps download through (checked
+    by :func:`archbench.cross.check_apt_proxy`; in neither the image nor its hash).
 
     Raises:
         ImageBuildError: the build failed; the log is kept at ``log_path``.
@@ -262,5 +352,6 @@ def ensure_image(
         log_path=log_path,
         on_line=on_line,
         network_mode=network_mode,
+        buildargs=cross_mod.build_args(apt_proxy),
     )
     return image_id, False

@@ -30,9 +30,11 @@ from archbench import (
     bases,
     count_stage,
     counting,
+    cross,
     emulated_defaults,
     emulation,
     engine,
+    image_stage,
     images,
     importer,
     messages,
@@ -228,6 +230,8 @@ class Workspace:
     store: ResultStore
     run_id: str
     work_dir: Path
+    apt_proxy: str | None = None
+    """Package cache for debootstrap and image builds (:func:`archbench.cross.check_apt_proxy`)."""
 
     @property
     def log_dir(self) -> Path:
@@ -280,8 +284,12 @@ def execute(
     build_only: bool = False,
     rebuild: bool = False,
     resume: bool = False,
+    slots: int | None = None,
 ) -> list[TargetOutcome]:
     """Carry out ``plans``: hosts in parallel, each host's targets in its run slots.
+
+    ``slots`` replaces every host's ``max_parallel_runs`` (the build pass of
+    :func:`build_then_measure` builds several targets side by side).
 
     ``clients`` and ``host_archs`` are keyed by host name. With ``resume``,
     targets whose results in this run are complete (:func:`is_complete`)
@@ -312,7 +320,7 @@ def execute(
                 name=p.host_name,
                 client=clients[p.host_name],
                 arch=host_archs[p.host_name],
-                slots=p.host.max_parallel_runs if p.host else 1,
+                slots=slots or (p.host.max_parallel_runs if p.host else 1),
                 queue=deque(),
                 display=p.host.display if p.host else LOCAL_HOST,
             )
@@ -443,6 +451,8 @@ def _execute_one(
                 run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
                 qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
+        gnunet_perf = "gnunet-perf" in p.suites.enabled()
+        proxy = None if p.remote else ws.apt_proxy  # the cache is this machine's
         with timed("base", base_key):
             base = bases.ensure_base(
                 client,
@@ -453,6 +463,24 @@ def _execute_one(
                 log_dir=ws.log_dir,
                 on_line=on_line,
                 rebuild=rebuild,
+                apt_proxy=proxy,
+            )
+            # Emulated targets: the drivers are cross-compiled from the same release's
+            # base for the engine's own architecture (archbench.cross).
+            cross_plan, build_base_id = image_stage.prepare_cross(
+                client,
+                base_name=p.target.base,
+                base=p.base,
+                target_arch=arch,
+                engine_arch=h.arch,
+                packages=p.packages,
+                emulated=p.emulated and not p.remote,
+                has_recipe=p.recipe is not None,
+                gnunet_perf=gnunet_perf,
+                work_dir=ws.work_dir,
+                log_dir=ws.log_dir,
+                on_line=on_line,
+                apt_proxy=proxy,
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -465,23 +493,32 @@ def _execute_one(
                     with h.lock:
                         h.smoked.add(arch)
                 qemu_cpu = run.emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
-        spec = images.plan_image(
-            arch,
-            p.target.profile,
-            p.packages,
-            base.tag,
-            base.image_id,
-            recipe=p.recipe,
-            gnunet_perf="gnunet-perf" in p.suites.enabled(),
-        )
+
+        def plan_spec(built: cross.CrossBuild | None) -> images.ImageSpec:
+            return images.plan_image(
+                arch,
+                p.target.profile,
+                p.packages,
+                base.tag,
+                base.image_id,
+                recipe=p.recipe,
+                gnunet_perf=gnunet_perf,
+                cross=built,
+            )
+
         with timed("image", image_key):
-            image_id, reused = images.ensure_image(
+            spec, image_id, reused = image_stage.ensure_target_image(
                 client,
-                spec,
+                plan_spec,
+                cross_plan,
+                build_base_id,
+                target_base=base.tag,
+                work_dir=ws.work_dir,
                 log_path=ws.log_dir / f"{name}.build.log",
                 on_line=on_line,
                 rebuild=rebuild,
                 network_mode=p.host.build_network if p.host else None,
+                apt_proxy=proxy,
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)

@@ -334,7 +334,9 @@ class Setup(_Frozen):
     """The Debian package each ``packages`` entry was read from."""
     clock_resolution_ns: int | None = None
     build: dict[str, str] | None = None
-    """How the driver was built (``build-info.txt``: compiler, flags, library versions)."""
+    """How the drivers were built (``build-info.txt``): ``cc``, ``cflags``, ``build_machine``;
+    for cross-compiled drivers ``build_kind`` ``cross`` and ``runtime_packages``, the
+    ``name:arch=version`` of every library they link against (:mod:`archbench.cross`)."""
 
 
 class Calibration(_Frozen):

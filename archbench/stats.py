@@ -21,8 +21,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.stats import binom
-
 DEFAULT_CV_THRESHOLD = 0.05
 DEFAULT_RESOLUTION_FACTOR = 100
 DEFAULT_CI_TARGET = 0.02
@@ -156,10 +154,14 @@ def median_interval(
     n = len(samples)
     if n == 0:
         raise ValueError("no samples")
+    # scipy.special's binomial CDF (bdtr), not scipy.stats.binom: importing
+    # scipy.stats takes seconds, which every `invoke bench` paid for its table.
+    from scipy.special import bdtr
+
     xs = sorted(float(x) for x in samples)
     best = None
     for j in range(1, n // 2 + 1):
-        coverage = 1 - 2 * float(binom.cdf(j - 1, n, 0.5))
+        coverage = 1 - 2 * float(bdtr(j - 1, n, 0.5))
         if coverage < confidence:
             break
         best = j

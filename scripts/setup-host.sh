@@ -50,6 +50,29 @@ if ! docker info >/dev/null 2>&1; then
 fi
 say "docker engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) is up"
 
+# apt-cacher-ng: one package cache for every debootstrap and image build, all architectures
+# (invoke.yaml apt_proxy: auto uses it when it listens on port 3142). Debian mirrors are
+# remapped to the backend in backends_debian: this machine's own mirror from its apt sources.
+if ! dpkg-query -W -f='${Status}' apt-cacher-ng 2>/dev/null | grep -q "install ok installed"; then
+  say "installing apt-cacher-ng (package cache for builds)"
+  echo "apt-cacher-ng apt-cacher-ng/tunnelenable boolean false" | debconf-set-selections
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends apt-cacher-ng >/dev/null
+fi
+mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 ~ /^https?:/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+acng_restart=0
+if [ -n "$mirror" ] && [ "$(cat /etc/apt-cacher-ng/backends_debian 2>/dev/null)" != "${mirror%/}/" ]; then
+  echo "${mirror%/}/" > /etc/apt-cacher-ng/backends_debian
+  acng_restart=1
+fi
+if [ -d /run/systemd/system ]; then
+  systemctl enable -q apt-cacher-ng
+  if [ "$acng_restart" = 1 ]; then systemctl restart apt-cacher-ng; else systemctl start apt-cacher-ng; fi
+elif [ "$acng_restart" = 1 ] || ! /etc/init.d/apt-cacher-ng status >/dev/null 2>&1; then
+  /etc/init.d/apt-cacher-ng restart >/dev/null
+fi
+say "apt-cacher-ng is up on port 3142"
+
 if [ ! -x .venv/bin/python ]; then
   say "creating .venv"
   python3 -m venv .venv

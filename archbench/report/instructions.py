@@ -21,18 +21,16 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, get_args
-
-import matplotlib
-
-matplotlib.use("Agg")  # headless
+from typing import TYPE_CHECKING, Final, get_args
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from archbench.counting import median_per_op, spread
 from archbench.errors import ReportError
 from archbench.results import Operation, Result, write_atomic
+
+if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
+    from matplotlib.figure import Figure
 
 COLUMNS = (
     "run_id",
@@ -261,6 +259,11 @@ def render_latex(counted: Sequence[Result]) -> str:
 
 def plot(counted: Sequence[Result]) -> Figure:
     """Grouped bars of instructions per operation per row and target, log-scale y axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # headless
+    from matplotlib.figure import Figure
+
     f = frame(counted)
     # Sized for a LaTeX \textwidth (5 in) with fonts of 9 pt, as archbench.plots draws.
     fig = Figure(figsize=(5.0, 3.6))
@@ -338,6 +341,8 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
     try:
         for path, text in texts.items():
             write_atomic(path, text)
+        import matplotlib  # lazily, as in plot()
+
         fig = plot(counted)
         paths = list(texts)
         for ext in ("png", "pdf"):

@@ -115,6 +115,19 @@ def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutco
     assert _execution(result).qemu_version and _execution(result).qemu_version != "unknown"
     latex = render_latex([result])
     assert "emulated on amd64" in latex
+    # The drivers were cross-compiled natively (archbench.cross) and the image holds the
+    # runtime libraries they were linked against, at those versions, and no compiler.
+    build = result.harness.setup.build
+    assert build is not None and build["build_kind"] == "cross"
+    assert build["cc"] == "riscv64-linux-gnu-gcc" and build["build_machine"] == "x86_64"
+    linked = dict(p.partition("=")[::2] for p in build["runtime_packages"].split())
+    gnunet = next(v for k, v in linked.items() if k.startswith("libgnunet"))
+    assert gnunet == result.harness.setup.packages["libgnunetutil"]
+    assert (
+        linked[next(k for k in linked if k.startswith("libsodium"))]
+        == (result.harness.setup.packages["libsodium"])
+    )
+    assert result.harness.setup.gcc_version is None
 
 
 def test_one_failing_target_keeps_the_others(
