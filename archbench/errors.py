@@ -61,6 +61,14 @@ class ReportError(ArchbenchError):
     exit_code = 9
 
 
+class ReportUsageError(ReportError):
+    """A report flag's value is not one the flag allows (``--unit``, ``--style``,
+    ``--suite``, ``--label-prefix``); nothing was read or written. Exit status 2, like
+    every other command-line value that is refused (:class:`MatrixError`)."""
+
+    exit_code = 2
+
+
 class TargetsFailed(ArchbenchError):
     """One or more targets failed; the others' results were kept."""
 

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Final
 
-from archbench.errors import ReportError
+from archbench.errors import ReportError, ReportUsageError
 from archbench.report.templating import TEMPLATES_DIR
 
 STY_FILE: Final = "archbench-appendix.sty"
@@ -46,12 +46,12 @@ def check_label_prefix(text: str) -> str:
     """``text`` if it is a valid ``--label-prefix`` (``""`` = none), else a clear error.
 
     Raises:
-        ReportError: ``text`` is not empty and does not match
+        ReportUsageError (exit 2): ``text`` is not empty and does not match
             :data:`LABEL_PREFIX_GRAMMAR`; the message says what is allowed.
     """
     if text == "" or LABEL_PREFIX_GRAMMAR.fullmatch(text):
         return text
-    raise ReportError(
+    raise ReportUsageError(
         f"--label-prefix {text!r} is not allowed: use up to 40 letters, digits and ': . _ -', "
         "starting with a letter or digit (e.g. 'ab:' gives 'ab:tab:comp-sign-amd-ryzen-7')"
     )

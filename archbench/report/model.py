@@ -13,7 +13,7 @@ from typing import Any, Final, Literal, get_args
 
 import pandas as pd
 
-from archbench.errors import ReportError
+from archbench.errors import ReportUsageError
 from archbench.report import versions
 from archbench.report.units import Unit
 from archbench.report.vocabulary import FLAG_MARKS
@@ -51,12 +51,12 @@ def parse_style(text: str) -> Style:
     """``"thesis"`` (the thesis's macros) or ``"booktabs"`` (plain booktabs tables).
 
     Raises:
-        ReportError: any other text; the message lists the choices.
+        ReportUsageError (exit 2): any other text; the message lists the choices.
     """
     for style in STYLES:
         if text.strip() == style:
             return style
-    raise ReportError(f"--style {text!r} is not one of: {', '.join(STYLES)}")
+    raise ReportUsageError(f"--style {text!r} is not one of: {', '.join(STYLES)}")
 
 
 @dataclass(frozen=True)

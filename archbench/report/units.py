@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from archbench.errors import ReportError
+from archbench.errors import ReportUsageError
 
 Unit = Literal["ms", "us", "ops/s"]
 
@@ -43,12 +43,12 @@ def parse_unit(text: str) -> Unit:
     """``"ms"``, ``"us"``/``"µs"`` or ``"ops/s"``.
 
     Raises:
-        ReportError: any other text; the message lists the choices.
+        ReportUsageError (exit 2): any other text; the message lists the choices.
     """
     try:
         return UNITS[text.strip()]
     except KeyError:
-        raise ReportError(f"--unit {text!r} is not one of: ms, us (µs), ops/s") from None
+        raise ReportUsageError(f"--unit {text!r} is not one of: ms, us (µs), ops/s") from None
 
 
 def format_number(value: float, thousands_sep: str = " ") -> str:

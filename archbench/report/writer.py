@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from archbench.errors import ReportError
+from archbench.errors import ReportError, ReportUsageError
 from archbench.platforms import Arch
 from archbench.report import chapter as chapter_mod
 from archbench.report import latex, latex_chapter, markdown
@@ -107,13 +107,13 @@ def select_results(
     dropped.
 
     Raises:
-        ReportError: a suite that does not exist (the message lists the
-            suites), or ``results`` is not empty but nothing matches (the
+        ReportUsageError (exit 2): a suite that does not exist (the message lists the
+            suites); ReportError: ``results`` is not empty but nothing matches (the
             message lists what there is to choose from).
     """
     unknown = [s for s in suites if s not in SUITE_TITLES]
     if unknown:
-        raise ReportError(
+        raise ReportUsageError(
             f"--suite {','.join(unknown)}: no such suite; choose from: {', '.join(SUITE_TITLES)}"
         )
     wanted_archs = {_arch_key(a) for a in archs}
