@@ -147,14 +147,17 @@ def _bars(
     values: dict[tuple[str, str], float],
     *,
     reference_line: float | None = None,
+    intervals: dict[tuple[str, str], tuple[float, float]] | None = None,
 ) -> Figure:
     """Grouped bars: a group per machine, a bar per series that has a value.
 
     ``machines`` are (name, emulated); ``values`` maps (machine, series) to
-    a positive number. The y axis is logarithmic.
+    a positive number; ``intervals`` the same keys to the (low, high) bounds of
+    the value's 95 % interval, drawn as error bars where known. The y axis is
+    logarithmic.
     """
     with _style():
-        return _draw_bars(title, ylabel, machines, series, values, reference_line)
+        return _draw_bars(title, ylabel, machines, series, values, reference_line, intervals or {})
 
 
 def _draw_bars(
@@ -164,6 +167,7 @@ def _draw_bars(
     series: Sequence[str],
     values: dict[tuple[str, str], float],
     reference_line: float | None,
+    intervals: dict[tuple[str, str], tuple[float, float]],
 ) -> Figure:
     fig = Figure(figsize=(FIGURE_WIDTH_IN, FIGURE_HEIGHT_IN), layout="constrained")
     ax = fig.add_subplot()
@@ -174,6 +178,7 @@ def _draw_bars(
             value = values.get((machine, name))
             if value is None:
                 continue
+            bounds = intervals.get((machine, name))
             ax.bar(
                 m_index - 0.4 + width * (s_index + 0.5),
                 value,
@@ -183,6 +188,8 @@ def _draw_bars(
                 linewidth=0.6,
                 hatch=EMULATED_HATCH if emulated else None,
                 alpha=0.55 if emulated else 1.0,
+                yerr=None if bounds is None else [[value - bounds[0]], [bounds[1] - value]],
+                error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"},
             )
     if reference_line is not None:
         ax.axhline(reference_line, color="black", linewidth=0.8, linestyle="--")
@@ -259,6 +266,11 @@ def operation_figure(
         )
         for r in chosen
     }
+    intervals = {
+        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): bounds
+        for r in chosen
+        if (bounds := interval_in_unit(r, unit)) is not None
+    }
     count = chosen[0]["thesis_ops"]
     words = OPERATION_WORDING.get(operation, operation)
     title = f"{count} {words}" if operation in HELPER_OPERATIONS else f"{count}x {words}"
@@ -266,7 +278,25 @@ def operation_figure(
         title, ylabel = words, "operations per second (log scale)"
     else:
         ylabel = f"median time in {unit_label(unit)} (log scale)"
-    return _bars(title, ylabel, machines, series, values)
+    return _bars(title, ylabel, machines, series, values, intervals=intervals)
+
+
+def interval_in_unit(record: dict[str, Any], unit: Unit) -> tuple[float, float] | None:
+    """The 95 % interval of a measured median (``per_op_ns_ci_low``/``_high``, ns per
+    operation) in the unit of the record's plotted value, low before high; None when
+    unknown (fewer than 6 samples, published figures).
+
+    Times scale linearly with ns per operation; operations per second inversely, so
+    the interval's high end in ns is the low end in ops/s.
+    """
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    per_op = float(record["per_op_ns"])
+    if low is None or high is None or low != low or high != high or per_op <= 0:
+        return None
+    value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
+    if unit == "ops/s":
+        return value * per_op / float(high), value * per_op / float(low)
+    return value * float(low) / per_op, value * float(high) / per_op
 
 
 def cs_vs_rsa_figure(

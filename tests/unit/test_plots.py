@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 import pytest
 from helpers import result, row
+from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
-from archbench import plots, reference
+from archbench import plots, reference, stats
+from archbench.report.units import Unit
 from archbench.results import Result
 
 
@@ -161,3 +164,27 @@ def test_pdfs_embed_truetype_not_type3(tmp_path: Path, machines: list[Result]) -
     # pdf.fonttype 42: a TrueType font program is embedded (FontFile2); Type 3 would
     # draw glyphs as procedures (/Subtype /Type3).
     assert b"/FontFile2" in pdf and b"/Type3" not in pdf
+
+
+def test_bars_with_a_95_percent_interval_carry_error_bars() -> None:
+    """A row of 11 samples has an order-statistic interval; the bar's error bar spans it.
+
+    In ms per 10 operations: the interval of the blocks (ns per 10 operations) / 1e6;
+    in ops/s the bounds swap (1e9 / ns per operation).
+    """
+    samples = [77_000 + 150 * i * i for i in range(11)]
+    low, high = stats.median_interval(samples) or (0.0, 0.0)
+    assert low < statistics.median(samples) < high
+    many = result("amd64-native", "amd64", "x86_64", "AMD Ryzen 7", [row("CS", "signing", samples)])
+    few = result("arm64-native", "arm64", "aarch64", "Cortex-A72", [row("CS", "signing", [1, 2])])
+    cases: list[tuple[Unit, tuple[float, float]]] = [
+        ("ms", (low / 1e6, high / 1e6)),
+        ("ops/s", (1e9 * 10 / high, 1e9 * 10 / low)),
+    ]
+    for unit, expected in cases:
+        fig = plots.operation_figure([many, few], "signing", unit=unit)
+        assert fig is not None
+        errorbars = [c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer)]
+        assert len(errorbars) == 1  # the 2-sample row has no interval, so no error bar
+        segment = errorbars[0].lines[2][0].get_segments()[0]
+        assert sorted(y for _, y in segment) == pytest.approx(expected)
