@@ -148,7 +148,9 @@ def test_ssh_host_that_is_down_does_not_answer(sshd: SshServer) -> None:
 def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     sshd: SshServer, tmp_path: Path
 ) -> None:
-    matrix = _matrix(tmp_path, sshd, repetitions=10, local_repetitions=80)
+    # The local run must outlast the ssh target's start (each API request over ssh is a
+    # login, seconds in all): 400 repetitions take about 20 s on a quiet 2-core VM.
+    matrix = _matrix(tmp_path, sshd, repetitions=10, local_repetitions=400)
     results = tmp_path / "results"
     # Base and image first (the second engine starts empty), so that the two
     # harness runs below start together.
@@ -174,7 +176,7 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     assert remote.execution is not None and local.execution is not None
     assert remote.execution.docker_host == "box (ssh://archbench-sshd)"
     assert local.execution.docker_host == "local"
-    for r, repetitions in ((remote, 10), (local, 80)):
+    for r, repetitions in ((remote, 10), (local, 400)):
         assert r.execution is not None and not r.execution.emulated
         assert r.harness.setup.machine == "x86_64"
         assert r.harness.rows and all(row.valid for row in r.harness.rows)

@@ -479,7 +479,7 @@ CASES: list[Case] = [
         "flag",
         ("report", {"unit": "furlongs"}),
         "--unit 'furlongs' is not one of",
-        "ReportError",
+        "ReportUsageError",
     ),
     Case(
         "import-cores-abc",
