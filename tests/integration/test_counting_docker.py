@@ -8,6 +8,7 @@ benchmark images the pipeline test builds, and renders the table.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -115,6 +116,27 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
 
     assert cs_counts(first) == cs_counts(second)
     assert len(cs_counts(first)) == 7
+
+    # RSA after key generation uses the fixed test key (harness/count-key-rsa-1024.key):
+    # blinding, signing, unblinding and verifying repeat within 0.1 % (key generation,
+    # a real one in every run, does not have to).
+    def rsa_per_op(r: Result) -> dict[str, float]:
+        return {
+            x.operation: sorted(x.instructions)[len(x.instructions) // 2] / x.ops_per_block
+            for x in r.harness.rows
+            if x.scheme == "RSA" and x.instructions is not None
+        }
+
+    a, b = rsa_per_op(first), rsa_per_op(second)
+    assert set(a) == {"key_generation", "blinding", "signing", "unblinding", "verifying"}
+    for op in ("blinding", "signing", "unblinding", "verifying"):
+        assert abs(a[op] - b[op]) <= 0.001 * min(a[op], b[op]), (op, a[op], b[op])
+    key_sha256 = hashlib.sha256((REPO / "harness" / "count-key-rsa-1024.key").read_bytes())
+    for r in (first, second):
+        assert r.harness.counting is not None
+        assert r.harness.counting.fixed_rsa_keys == {
+            "count-key-rsa-1024.key": key_sha256.hexdigest()
+        }
 
 
 @pytest.mark.parametrize("name", TARGETS)
