@@ -1439,6 +1439,14 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
   printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");
+  if (count_n_keys > 0)
+  {
+    /* --count-keys: RSA after key generation uses these fixed keys. */
+    printf ("meta\tfixed_rsa_keys\t");
+    for (unsigned int i = 0; i < count_n_keys; i++)
+      printf ("%s%u", (i > 0) ? "," : "", count_keys[i].bits);
+    printf ("\n");
+  }
   if (NULL == ci)
   {
     if (0 == clock_getres (CLOCK_MONOTONIC, &res))

@@ -18,7 +18,6 @@ from typing import Any
 import counting
 from blindsig_output import HarnessError
 
-
 KEY_NAME = "count-key-rsa-{bits}.key"
 """File name of the fixed RSA test key of one modulus size, next to the driver."""
 KEY_MAX_BYTES = 65536
