@@ -117,9 +117,13 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
     assert cs_counts(first) == cs_counts(second)
     assert len(cs_counts(first)) == 7
 
-    # RSA after key generation uses the fixed test key (harness/count-key-rsa-1024.key):
-    # blinding, signing, unblinding and verifying repeat within 0.1 % (key generation,
-    # a real one in every run, does not have to).
+    # RSA after key generation uses the fixed test key (harness/count-key-rsa-1024.key),
+    # so unblinding and verifying repeat within 0.1 % (before fixed keys, verifying moved
+    # by percents with the key). Signing and blinding keep a residual from libgcrypt's
+    # own randomness (the blinding factor inside gcry_pk_sign; the entropy pool's mixing
+    # phase left by the random key generation): with RSA-1024 and 2 operations per block
+    # it reached 0.23 % (riscv64 blinding); RSA-2048 stays within 0.1 %
+    # (docs/counting.md). Key generation, a real one in every run, does not repeat.
     def rsa_per_op(r: Result) -> dict[str, float]:
         return {
             x.operation: sorted(x.instructions)[len(x.instructions) // 2] / x.ops_per_block
@@ -129,8 +133,13 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
 
     a, b = rsa_per_op(first), rsa_per_op(second)
     assert set(a) == {"key_generation", "blinding", "signing", "unblinding", "verifying"}
-    for op in ("blinding", "signing", "unblinding", "verifying"):
-        assert abs(a[op] - b[op]) <= 0.001 * min(a[op], b[op]), (op, a[op], b[op])
+    for op, tolerance in [
+        ("unblinding", 0.001),
+        ("verifying", 0.001),
+        ("signing", 0.005),
+        ("blinding", 0.005),
+    ]:
+        assert abs(a[op] - b[op]) <= tolerance * min(a[op], b[op]), (op, a[op], b[op])
     key_sha256 = hashlib.sha256((REPO / "harness" / "count-key-rsa-1024.key").read_bytes())
     for r in (first, second):
         assert r.harness.counting is not None
