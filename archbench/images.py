@@ -35,7 +35,7 @@ LABEL_INPUTS = "org.archbench.image.inputs"
 
 # Only sources go into the image: a stale local build of the driver must not
 # change the hash or shadow the in-image build.
-_HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md")
+_HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md", "count-key-rsa-*.key")
 
 
 @dataclass(frozen=True)

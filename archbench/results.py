@@ -401,6 +401,9 @@ class Counting(_Frozen):
     plugin_api: int
     tools_image: str = ""
     calibration: CountCalibration
+    fixed_rsa_keys: dict[str, str] = Field(default_factory=dict)
+    """Fixed RSA test keys the operations after key generation used: file name ->
+    sha256 hex (``harness/count-keys.md``); empty in results from before them."""
 
 
 class HarnessDocument(_Frozen):

@@ -898,6 +898,28 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
                     i % ctx.n_keys);
       it[i].dead = true;
     }
+  /* Counting with --count-keys: the other operations use the fixed key
+   * (count_inputs.h), the same for every item. */
+  if ((m > 0) && (! it[0].dead))
+  {
+    struct GNUNET_CRYPTO_RsaPrivateKey *fixed = count_fixed_rsa_key (bits);
+
+    for (unsigned int i = 0; (NULL != fixed) && (i < m); i++)
+    {
+      if (it[i].owns_key)
+      {
+        if (NULL != it[i].pub)
+          GNUNET_CRYPTO_rsa_public_key_free (it[i].pub);
+        if (NULL != it[i].priv)
+          GNUNET_CRYPTO_rsa_private_key_free (it[i].priv);
+      }
+      it[i].owns_key = (0 == i);
+      it[i].priv = (0 == i) ? fixed : it[0].priv;
+      it[i].pub = (0 == i) ? GNUNET_CRYPTO_rsa_private_key_get_public (fixed)
+                  : it[0].pub;
+      it[i].dead = (NULL == it[0].pub);
+    }
+  }
 
   ns[1] = run_stage (&rsa_blind, NULL, &ctx, ops[1], m);
   for (unsigned int i = 0; i < m; i++)
@@ -1260,7 +1282,8 @@ usage (FILE *out)
            "usage: blindsig --iterations N --repetitions R [--warmup K]\n"
            "                [--min-block-ns NS] [--max-time S]"
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
-           "                [--count-markers] [--fresh-items] [--order O]"
+           "                [--count-markers [--count-keys DIR]] [--fresh-items]"
+           " [--order O]"
            " [--seed N] [--interactive]\n"
            "       blindsig --build-info\n"
            "\n"
@@ -1280,6 +1303,9 @@ usage (FILE *out)
            "  --count-markers   mark every block for the QEMU counting plugin"
            " and fix\n"
            "                    every input (count_inputs.h)\n"
+           "  --count-keys DIR  with --count-markers: after key generation,"
+           " RSA uses the\n"
+           "                    fixed key DIR/count-key-rsa-<bits>.key\n"
            "  --order O         interleaved (default: pairs take turns, one"
            " repetition each, shuffled per round) or sequential\n"
            "  --seed N          seed of the interleaved order"
@@ -1413,6 +1439,14 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
   printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");
+  if (count_n_keys > 0)
+  {
+    /* --count-keys: RSA after key generation uses these fixed keys. */
+    printf ("meta\tfixed_rsa_keys\t");
+    for (unsigned int i = 0; i < count_n_keys; i++)
+      printf ("%s%u", (i > 0) ? "," : "", count_keys[i].bits);
+    printf ("\n");
+  }
   if (NULL == ci)
   {
     if (0 == clock_getres (CLOCK_MONOTONIC, &res))
@@ -1452,6 +1486,7 @@ main (int argc, char **argv)
     { "rsa-bits", required_argument, NULL, 'b' },
     { "progress", no_argument, NULL, 'p' },
     { "count-markers", no_argument, NULL, 'c' },
+    { "count-keys", required_argument, NULL, 'K' },
     { "fresh-items", no_argument, NULL, 'F' },
     { "build-info", no_argument, NULL, 'i' },
     { "inject-fault", required_argument, NULL, 'f' },
@@ -1473,6 +1508,7 @@ main (int argc, char **argv)
   bool run_cs = true;
   bool run_rsa = true;
   bool build_info = false;
+  const char *count_keys_dir = NULL;
   uint64_t value;
   int opt;
 
@@ -1570,6 +1606,9 @@ main (int argc, char **argv)
       count_markers = true;
       count_fix_inputs (); /* count_inputs.h: same inputs in every run */
       break;
+    case 'K':
+      count_keys_dir = optarg;
+      break;
     case 'F':
       fresh_items = true;
       break;
@@ -1617,6 +1656,16 @@ main (int argc, char **argv)
     printf ("end\tok\n");
     return 0;
   }
+  if ((NULL != count_keys_dir) && (! count_markers))
+  {
+    fprintf (stderr, "blindsig: --count-keys needs --count-markers (fixed"
+             " RSA keys are for counting only)\n");
+    return EXIT_USAGE;
+  }
+  for (unsigned int k = 0; (NULL != count_keys_dir) && run_rsa
+       && (k < rsa_count); k++)
+    if (! count_load_key (count_keys_dir, rsa_sizes[k]))
+      return EXIT_USAGE;
   if ((0 == cfg.iterations) || (0 == cfg.repetitions))
   {
     fprintf (stderr, "blindsig: --iterations and --repetitions are required\n");

@@ -326,6 +326,17 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     verdict_fail (v, "RSA-%u key generation failed", bits);
     goto cleanup;
   }
+  {
+    /* Counting with --count-keys: the other operations use the fixed key
+     * (count_inputs.h). */
+    struct GNUNET_CRYPTO_RsaPrivateKey *fixed = count_fixed_rsa_key (bits);
+
+    if (NULL != fixed)
+    {
+      GNUNET_CRYPTO_rsa_private_key_free (s.priv);
+      s.priv = fixed;
+    }
+  }
   s.pub = GNUNET_CRYPTO_rsa_private_key_get_public (s.priv);
   if (NULL == s.pub)
   {

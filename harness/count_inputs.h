@@ -26,13 +26,24 @@
  * guest) instead of getrandom () (whose kernel work is never counted).
  * libgcrypt's own draws (RSA key generation, RSA blinding inside
  * gcry_pk_sign) stay random.
+ *
+ * Fixed RSA keys (--count-keys DIR): RSA key generation stays timed and
+ * counted on a freshly generated key (it is reported as random, with median
+ * and spread), but right after each key generation block the generated key
+ * is replaced by a fixed public test key of the same modulus size, read from
+ * DIR/count-key-rsa-<bits>.key (GNUnet's encoding, libgcrypt's S-expression,
+ * GNUNET_CRYPTO_rsa_private_key_decode).  Blinding, signing, unblinding and
+ * verifying then run on the same key in every run, so their counts repeat.
+ * Every item of a fresh-items repetition uses the same fixed key.
  */
 #ifndef ARCHBENCH_COUNT_INPUTS_H
 #define ARCHBENCH_COUNT_INPUTS_H
 
 #include <gnunet/gnunet_util_lib.h>
 #include <sodium.h>
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,6 +118,89 @@ count_fix_inputs (void)
   GNUNET_CRYPTO_seed_weak_random (COUNT_INPUT_WEAK_SEED);
   if (0 != randombytes_set_implementation (&count_rng))
     fprintf (stderr, "blindsig: cannot fix libsodium's generator\n");
+}
+
+
+/* Largest key file read (an RSA-16384 key is about 10 KiB). */
+#define COUNT_KEY_MAX_BYTES 65536
+
+struct CountKey
+{
+  unsigned int bits;
+  struct GNUNET_CRYPTO_RsaPrivateKey *priv;
+};
+
+static struct CountKey count_keys[16];
+static unsigned int count_n_keys;
+
+/**
+ * Read and check DIR/count-key-rsa-<bits>.key: it must decode and have
+ * exactly @a bits.  Returns false (after a message on stderr) otherwise.
+ */
+static bool
+count_load_key (const char *dir, unsigned int bits)
+{
+  char path[4096];
+  unsigned char *buf;
+  size_t len;
+  FILE *f;
+  struct GNUNET_CRYPTO_RsaPrivateKey *priv;
+  struct GNUNET_CRYPTO_RsaPublicKey *pub;
+  unsigned int got;
+
+  if (count_n_keys >= sizeof (count_keys) / sizeof (count_keys[0]))
+    return false;
+  if ((size_t) snprintf (path, sizeof path, "%s/count-key-rsa-%u.key", dir,
+                         bits) >= sizeof path)
+  {
+    fprintf (stderr, "blindsig: --count-keys path too long\n");
+    return false;
+  }
+  f = fopen (path, "rb");
+  if (NULL == f)
+  {
+    fprintf (stderr, "blindsig: cannot read fixed RSA-%u key %s: %s\n", bits,
+             path, strerror (errno));
+    return false;
+  }
+  buf = malloc (COUNT_KEY_MAX_BYTES);
+  len = (NULL == buf) ? 0 : fread (buf, 1, COUNT_KEY_MAX_BYTES, f);
+  fclose (f);
+  priv = ((0 == len) || (COUNT_KEY_MAX_BYTES == len))
+         ? NULL : GNUNET_CRYPTO_rsa_private_key_decode (buf, len);
+  free (buf);
+  if (NULL == priv)
+  {
+    fprintf (stderr, "blindsig: %s is not a GNUnet RSA private key\n", path);
+    return false;
+  }
+  pub = GNUNET_CRYPTO_rsa_private_key_get_public (priv);
+  got = (NULL == pub) ? 0 : GNUNET_CRYPTO_rsa_public_key_len (pub);
+  if (NULL != pub)
+    GNUNET_CRYPTO_rsa_public_key_free (pub);
+  if (got != bits)
+  {
+    fprintf (stderr, "blindsig: %s has a %u-bit modulus, not %u\n", path,
+             got, bits);
+    GNUNET_CRYPTO_rsa_private_key_free (priv);
+    return false;
+  }
+  count_keys[count_n_keys].bits = bits;
+  count_keys[count_n_keys++].priv = priv;
+  return true;
+}
+
+/**
+ * A copy (the caller frees it) of the fixed key of @a bits, or NULL when
+ * no fixed keys were loaded (timing mode, or counting without --count-keys).
+ */
+static struct GNUNET_CRYPTO_RsaPrivateKey *
+count_fixed_rsa_key (unsigned int bits)
+{
+  for (unsigned int i = 0; i < count_n_keys; i++)
+    if (count_keys[i].bits == bits)
+      return GNUNET_CRYPTO_rsa_private_key_dup (count_keys[i].priv);
+  return NULL;
 }
 
 #endif

@@ -443,7 +443,9 @@ def run_blindsig(
         # Counts repeat exactly across runs only with the same order of work
         # (libgcrypt's pool mixing has a phase; docs/counting.md).
         args.order = "sequential"
-        stdout, counting_doc = run_counting(args, driver, driver_arguments(args, rsa_bits))
+        stdout, counting_doc = run_counting(
+            args, driver, driver_arguments(args, rsa_bits), rsa_bits
+        )
         output = parse_driver_output(stdout)
     calibration = build_calibration(output.meta)
     request = RunRequest(

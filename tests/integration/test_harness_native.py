@@ -296,3 +296,44 @@ def test_build_info_is_written_next_to_the_driver(built: Path) -> None:
     assert info["cflags"] == printed
     assert {"-O2", "-Wall", "-Wextra", "-Werror"} <= set(printed.split())
     assert "blindsig.c" in info["compile_command"]
+
+
+def test_fixed_count_keys_are_checked_and_announced(built: Path, tmp_path: Path) -> None:
+    driver = str(built / "blindsig")
+    run = ["--iterations", "1", "--repetitions", "1", "--warmup", "0", "--scheme", "rsa"]
+    wrong = tmp_path / "count-key-rsa-1024.key"
+    wrong.write_bytes((built / "count-key-rsa-2048.key").read_bytes())
+    (tmp_path / "count-key-rsa-3072.key").write_bytes(b"(8:key-data garbage")
+    for args, message in (
+        ([*run, "--count-keys", str(built)], "--count-keys needs --count-markers"),
+        (
+            [*run, "--count-markers", "--rsa-bits", "1024,1536", "--count-keys", str(built)],
+            "cannot read fixed RSA-1536 key",
+        ),
+        (
+            [*run, "--count-markers", "--rsa-bits", "1024", "--count-keys", str(tmp_path)],
+            "has a 2048-bit modulus, not 1024",
+        ),
+        (
+            [*run, "--count-markers", "--rsa-bits", "3072", "--count-keys", str(tmp_path)],
+            "is not a GNUnet RSA private key",
+        ),
+    ):
+        done = subprocess.run([driver, *args], capture_output=True, text=True, check=False)
+        assert (done.returncode, done.stdout) == (64, ""), args
+        assert message in done.stderr, (args, done.stderr)
+    counted = [*run, "--count-markers", "--rsa-bits", "1024,2048", "--count-keys", str(built)]
+    for extra in ([], ["--fresh-items"]):
+        done = subprocess.run(
+            [driver, *counted, *extra],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "meta\tfixed_rsa_keys\t1024,2048\n" in done.stdout
+        assert "end\tok\n" in done.stdout and "invalid" not in done.stdout
+    plain = subprocess.run(
+        [driver, *run, "--count-markers"], capture_output=True, text=True, check=False
+    )
+    assert plain.returncode == 0 and "fixed_rsa_keys" not in plain.stdout
