@@ -575,20 +575,25 @@ def report(
     chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
     out_dir = Path(out or s["reports"])
     counted = _select_counted(counted, targets, archs, suites)
-    # The tidy frame is built once for the chapter, the exports and the plots.
-    data = reports.prepare(chosen, failures)
-    plot_paths: list[Path] = []
-    if plots:
-        from archbench import plots as plots_mod  # matplotlib: slow to import
+    paths: list[Path] = []
+    if chosen or not counted:
+        # The tidy frame is built once for the chapter, the exports and the plots.
+        data = reports.prepare(chosen, failures)
+        plot_paths: list[Path] = []
+        if plots:
+            from archbench import plots as plots_mod  # matplotlib: slow to import
 
-        # Drawn first so the chapter can reference every figure it has.
-        plot_paths, listed = plots_mod.write_listed(data, out_dir, options.unit)
-        options = dataclasses.replace(options, figures=listed)
-    paths = reports.write_reports(data, failures, out_dir, options)
-    paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
-    paths += gnunet_perf_tables.write(chosen, out_dir)
+            # Drawn first so the chapter can reference every figure it has.
+            plot_paths, listed = plots_mod.write_listed(data, out_dir, options.unit)
+            options = dataclasses.replace(options, figures=listed)
+        paths += reports.write_reports(data, failures, out_dir, options)
+        paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
+        paths += gnunet_perf_tables.write(chosen, out_dir)
+        paths += plot_paths
+    else:
+        # A counting-only run (--metric instructions): its tables are the report.
+        print("no timing results selected: writing the instruction tables only")
     paths += instructions_tables.write_all(counted, chosen, out_dir)
-    paths += plot_paths
     for p in paths:
         print(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

@@ -4,13 +4,14 @@ result version 2, the instructions table and the counting images' plans."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import counting as C
 import pandas as pd
 import pytest
-from helpers import result, row
+from helpers import result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -326,3 +327,22 @@ def test_counting_images_are_content_hashed_and_name_no_mirror() -> None:
     assert layer.tag.startswith("archbench/count:riscv64-")
     assert "RUN" not in layer.dockerfile.split("FROM", 1)[1]  # COPY only: nothing under binfmt
     assert layer.platform == "linux/riscv64"
+
+
+def test_report_of_a_counting_only_run_writes_the_instruction_tables(tmp_path: Path) -> None:
+    """`invoke bench --metric instructions` stores no times; `invoke report` still renders."""
+    store = ResultStore(tmp_path / "results")
+    amd = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
+    rv = counted("riscv64-trixie", "riscv64", "rv64", [1400, 1400, 1400], [1500, 1500, 1500])
+    store.save(amd)
+    store.save(rv)
+    out = tmp_path / "out"
+    done = run_invoke("report", "--out", str(out), "--no-plots", settings={"results": store.root})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "writing the instruction tables only" in done.stdout
+    md = (out / "instructions.md").read_text(encoding="utf-8")
+    # Per operation: blocks of 10 operations, so 700 and 1000 instructions per block.
+    assert re.search(r"\| signing\s*\|\s*70\s*\|\s*140\s*\|\s*2\s*\|", md), md
+    assert re.search(r"\| verifying\s*\|\s*100\s*\|\s*150\s*\|\s*1\.5\s*\|", md), md
+    assert "riscv64-trixie / amd64-trixie" in md
+    assert not (out / "appendix.tex").exists()
