@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from helpers import load_harness, result, row
 from hypothesis import given
@@ -17,7 +18,11 @@ from hypothesis import strategies as st
 from archbench import cpu_quota, measurement
 from archbench.errors import MatrixError
 from archbench.matrix import parse
-from archbench.overhead import paired_ratio_interval
+from archbench.overhead import (
+    paired_ratio_interval,
+    pooled_ratio_interval,
+    samples_for_half_width,
+)
 from archbench.pipeline import plan
 from archbench.platforms import Arch
 from archbench.reports import render_markdown, render_markdown_table
@@ -182,6 +187,24 @@ def test_paired_ratio_interval_brackets_the_ratio_and_narrows_with_rounds() -> N
         paired_ratio_interval([1.0, 0.0, 1.0])
 
 
+def test_pooled_ratio_interval_of_key_generation_narrows_with_keys() -> None:
+    # Key-to-key spread like RSA key generation's (a CV of about 0.5), same distribution.
+    rng = np.random.default_rng(3)
+    few = pooled_ratio_interval(rng.lognormal(0, 0.5, 100), rng.lognormal(0, 0.5, 100))
+    many = pooled_ratio_interval(rng.lognormal(0, 0.5, 3000), rng.lognormal(0, 0.5, 3000))
+    assert few.low < 1 < few.high and many.low < 1 < many.high
+    assert many.half_width < few.half_width / 3  # sqrt(30) = 5.5 times narrower, roughly
+    assert (few.rounds, many.rounds) == (100, 3000)
+    # The 1/sqrt(n) estimate of how many keys reach ±3 % agrees with what 3000 keys gave.
+    need = samples_for_half_width(few, 100, many.half_width)
+    assert 1500 < need < 6000
+    slower = pooled_ratio_interval(rng.lognormal(0.2, 0.5, 2000), rng.lognormal(0, 0.5, 2000))
+    assert slower.low > 1.1 and slower.ratio == pytest.approx(math.exp(0.2), rel=0.05)
+    assert math.isnan(pooled_ratio_interval([1.0, 2.0], [1.0, 2.0, 3.0]).low)
+    with pytest.raises(ValueError, match="bare times"):
+        pooled_ratio_interval([1.0], [0.0])
+
+
 def _benchmark(name: str) -> Any:
     spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -207,6 +230,18 @@ def test_overhead_table_has_every_row_with_its_interval() -> None:
     assert lines[2].startswith("CS signing") and "met" in lines[2]
     assert lines[3].startswith("RSA-2048 signing") and "MISSED" in lines[3]
     assert not ok
+    # Key generation pools every key of each program (4 rounds x 2 keys, twice as slow).
+    keys = [
+        {
+            "harness": {"RSA-1024 key_generation": [1, [2e7 + k, 2.2e7]]},
+            "bare": {"RSA-1024 key_generation": [1, [1e7, 1.1e7 + k]]},
+        }
+        for k in range(4)
+    ]
+    table, ok = ov.format_table(keys)
+    line = table.splitlines()[2]
+    assert line.startswith("RSA-1024 key_generation") and "pooled 8 keys each" in line
+    assert " 2.0" in line and "MISSED" in line and not ok
 
 
 def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:
