@@ -21,7 +21,7 @@ ratios with its 95 % BCa bootstrap interval over rounds
 (``archbench.overhead.paired_ratio_interval``, ``scipy.stats.bootstrap``).
 The goal: every interval narrower than ±3 % and containing a value within
 0.97-1.03. It takes ``--max-rounds`` rounds, or fewer when ``--max-minutes``
-is spent. Key generation rows get the same rounds as the others, with
+is spent. RSA key generation rows get the same rounds as the others, with
 one key per block (calibration gives one: a key takes more than 1 ms), but
 their figure pools every key: median of all harness keys / median of all
 bare keys, with a two-sample bootstrap interval
@@ -389,7 +389,7 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") ->
     for label in sorted(ratios, key=_row_order):
         h = [of(r["harness"][label][1]) / r["harness"][label][0] for r in rounds]
         b = [of(r["bare"][label][1]) / r["bare"][label][0] for r in rounds]
-        pooled = label.endswith(" key_generation")
+        pooled = label.startswith("RSA-") and label.endswith(" key_generation")
         if pooled:  # every key one sample: key-to-key spread dwarfs round-to-round drift
             h_all, b_all = (_per_op(rounds, side, label) for side in ("harness", "bare"))
             est = pooled_ratio_interval(h_all, b_all)
@@ -416,7 +416,7 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") ->
         f"{len(rounds)} interleaved rounds; per round {statistic}(harness blocks) /"
         f" {statistic}(bare blocks) per op; ratio: 10 %-trimmed geometric mean over rounds,"
         " 95 % BCa bootstrap interval; goal: ± <= 3 % and the interval touching 0.97-1.03;"
-        " key generation: median(every harness key) / median(every bare key), two-sample"
+        " RSA key generation: median(every harness key) / median(every bare key), two-sample"
         " bootstrap (archbench.overhead.pooled_ratio_interval)"
     )
     return "\n".join(lines), all_ok
