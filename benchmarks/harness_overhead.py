@@ -13,12 +13,15 @@ harness once and the bare loop once, alternating which goes first, with the
 bare loop given the harness's calibrated block sizes (of the same round, or
 of the one before when it runs first).
 
-Per row and round the ratio is median(harness blocks) / median(bare blocks)
-per operation (``--statistic min``: fastest block / fastest block, the cost
-without preemption, which on a loaded machine is far less noisy). The
-table gives, per row, the 10 %-trimmed geometric mean of the per-round
-ratios with its 95 % BCa bootstrap interval over rounds
-(``archbench.overhead.paired_ratio_interval``, ``scipy.stats.bootstrap``).
+Per row and round the ratio is fastest(harness blocks) / fastest(bare
+blocks) per operation: the cost of the calls without preemption, which is
+what harness overhead would add to (``--statistic median``: median block /
+median block, as reports print; on a VM a neighbour's burst moves it). The
+table gives, per row, the median of the per-round ratios with its
+distribution-free 95 % interval over rounds
+(``archbench.overhead.paired_ratio_interval``: order statistics, as every
+archbench median; a streak of rounds in which one program's whole run was
+slowed does not move it).
 The goal: every interval narrower than ±3 % and containing a value within
 0.97-1.03. It takes ``--max-rounds`` rounds, or fewer when ``--max-minutes``
 is spent. RSA key generation rows get the same rounds as the others, with
@@ -339,7 +342,7 @@ STATISTICS: dict[str, Callable[[Sequence[float]], float]] = {"median": _median, 
 
 
 def per_round_ratios(
-    rounds: Sequence[dict[str, Any]], statistic: str = "median"
+    rounds: Sequence[dict[str, Any]], statistic: str = "min"
 ) -> dict[str, list[float]]:
     """Row label -> per-round ratio stat(harness) / stat(bare), per operation.
 
@@ -370,7 +373,7 @@ def _per_op(rounds: Sequence[dict[str, Any]], side: str, label: str) -> list[flo
     return [ns / r[side][label][0] for r in rounds for ns in r[side][label][1]]
 
 
-def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") -> tuple[str, bool]:
+def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tuple[str, bool]:
     """The table of ``rounds`` (collect's JSON lines) and whether every row met the goal."""
     from archbench.overhead import (  # host only: scipy
         paired_ratio_interval,
@@ -414,8 +417,8 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "median") ->
         )
     lines.append(
         f"{len(rounds)} interleaved rounds; per round {statistic}(harness blocks) /"
-        f" {statistic}(bare blocks) per op; ratio: 10 %-trimmed geometric mean over rounds,"
-        " 95 % BCa bootstrap interval; goal: ± <= 3 % and the interval touching 0.97-1.03;"
+        f" {statistic}(bare blocks) per op; ratio: median over rounds with its"
+        " distribution-free 95 % interval; goal: ± <= 3 % and the interval touching 0.97-1.03;"
         " RSA key generation: median(every harness key) / median(every bare key), two-sample"
         " bootstrap (archbench.overhead.pooled_ratio_interval)"
     )
@@ -511,8 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--statistic",
         choices=tuple(STATISTICS),
-        default="median",
-        help="per round and program: median block (as reports) or fastest block (load-robust)",
+        default="min",
+        help="per round and program: fastest block (default: the undisturbed cost) or median",
     )
     parser.add_argument(
         "--instructions",
