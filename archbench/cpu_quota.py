@@ -1,16 +1,11 @@
 """A CPU quota for benchmark containers: ``cpus: 0.5`` / ``invoke bench --cpus 0.5``.
 
-The container's cgroup may use ``cpus`` CPU-seconds per second of wall time, enforced by
-the CFS bandwidth controller as a quota of CPU time per period (cgroup v2 ``cpu.max``
-reads ``<quota> <period>`` in µs). Docker's ``--cpus`` uses a 100 ms period, which is
-far longer than a timed block (blindsig's calibration floor is 1 ms): a block then
-usually runs entirely inside one period's budget at full speed, and a median over
-blocks does not see the quota at all. archbench therefore gives the engine the same
-share with the *shortest period the kernel allows* (:func:`cfs_period_us`: quota and
-period each at least 1 ms, ``kernel/sched/core.c`` ``tg_set_cfs_bandwidth``), so that a
-block of a millisecond or more waits out throttling in proportion to the quota. It is
-what the A/B test of issue 12 halves: the same image under half the quota must come
-out slower on every row that allows a verdict (``benchmarks/compare_aa_ab.py``).
+The quota is Docker's ``--cpus``, given to the engine as ``NanoCpus`` (the docker SDK's
+``nano_cpus``): the container's cgroup may use ``cpus`` CPU-seconds per second of wall
+time, enforced by the CFS bandwidth controller (cgroup v2 ``cpu.max`` reads
+``<cpus × 100000> 100000``). It is what the A/B test of issue 12 halves: the same image
+under half the quota must come out slower on every row that allows a verdict
+(``benchmarks/compare_aa_ab.py``).
 
 Pure: no docker. Every value is checked here before it reaches the engine.
 """
@@ -24,9 +19,10 @@ from archbench.errors import MatrixError
 from archbench.safe_load import quote
 
 MIN_CPUS: Final = 0.01
-"""Docker's smallest ``--cpus`` (a 1 ms quota per 100 ms period)."""
+"""Docker's smallest quota (``NanoCpus`` 10^7)."""
 MAX_CPUS: Final = 1024.0
 """More than any engine here has; the engine's own CPU count is checked at run time."""
+NANO: Final = 1_000_000_000
 
 
 def check_cpus(where: str, value: object) -> float:
@@ -65,26 +61,9 @@ def parse_cpus(flag: str, value: object | None) -> float | None:
     return None if value is None else check_cpus(flag, value)
 
 
-CFS_MIN_US: Final = 1000
-"""The kernel's (and Docker's) smallest CFS quota and period: 1 ms."""
-CFS_MAX_PERIOD_US: Final = 100_000
-"""Docker's default period (100 ms); the longest archbench uses (reached at 0.01 CPUs)."""
-
-
-def cfs_period_us(cpus: float) -> int:
-    """The shortest CFS period in µs whose quota for ``cpus`` CPUs is at least 1 ms.
-
-    ``max(1000, ceil(1000 / cpus))`` capped at 100 000: 1 ms for 1 CPU or more,
-    2 ms for 0.5, 10 ms for 0.1, 100 ms for 0.01 (Docker's own period). A shorter
-    period spreads the throttling evenly over time, so every timed block of about a
-    period or longer runs at the quota's speed (module docstring).
-    """
-    return min(CFS_MAX_PERIOD_US, max(CFS_MIN_US, math.ceil(CFS_MIN_US / cpus - 1e-9)))
-
-
-def cfs_quota_us(cpus: float) -> int:
-    """The CFS quota in µs per :func:`cfs_period_us` period for ``cpus`` CPUs (>= 1 ms)."""
-    return max(CFS_MIN_US, round(cpus * cfs_period_us(cpus)))
+def nano_cpus(cpus: float) -> int:
+    """Docker's ``NanoCpus`` for a quota of ``cpus`` CPUs (10^9 per CPU, rounded)."""
+    return round(cpus * NANO)
 
 
 def check_cpus_fit(cpus: float, ncpu: int, where: str) -> None:

@@ -139,8 +139,7 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
 
     ``command`` is run as the container's main process; :meth:`wait`
     collects it. ``cpuset`` pins the container to CPUs (``"0"``, ``"0-1"``);
-    ``cpus`` gives it a CPU quota: ``cpus`` CPUs' worth of CFS quota per the shortest
-    period the kernel allows (:func:`archbench.cpu_quota.cfs_period_us`).
+    ``cpus`` gives it a CPU quota (Docker's ``--cpus``, sent as ``nano_cpus``).
     With ``gate``, the container is created only while the gate admits it
     (:class:`ContainerGate`). It is confined (:func:`confinement`), with a
     ``tmp_size_mib`` MiB ``/tmp``.
@@ -185,9 +184,7 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
         if self.cpuset:
             kwargs["cpuset_cpus"] = self.cpuset
         if self.cpus is not None:
-            cpus = cpu_quota.check_cpus("cpus", self.cpus)
-            kwargs["cpu_period"] = cpu_quota.cfs_period_us(cpus)
-            kwargs["cpu_quota"] = cpu_quota.cfs_quota_us(cpus)
+            kwargs["nano_cpus"] = cpu_quota.nano_cpus(cpu_quota.check_cpus("cpus", self.cpus))
         try:
             with self.gate.admit() if self.gate is not None else contextlib.nullcontext():
                 self.container = self.client.containers.create(self.image, **kwargs)

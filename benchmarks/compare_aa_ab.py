@@ -14,17 +14,17 @@ should be "slower"), and prints both verdict counts with the load average (1/5/1
 before and after each run. ``--reuse A1 A2 B`` compares runs already in the results
 store instead of running.
 
-Note on what a quota does: ``--cpus`` is CFS bandwidth control, a budget of CPU time per
-period. With Docker's 100 ms period a timed block much shorter than the period (blindsig's
-calibration floor is 1 ms) usually ran entirely inside one period's budget at full speed,
-so half the quota left the medians of short rows unchanged (2026-12-01, quiet: 10 of 27
-rows "slower", the rest "no significant change"). archbench now gives the same share
-over the shortest period the kernel allows (``archbench.cpu_quota.cfs_period_us``: 1 ms
-at 1 CPU, 2 ms at 0.5), so every block of a millisecond or more waits out throttling in
-proportion to the quota. On a loaded machine the quota may still not bind: with the load
-average at 4 × the cores, each runnable process gets about a quarter of a CPU, less than
-half of ``--cpus-a``, so B is not slowed by its quota (at load 8-12: 2 of 27 rows
-"slower"). Run the A/B check on a quiet machine.
+Note on what a quota does: Docker's ``--cpus`` is CFS bandwidth control, a budget of
+quota × 100 ms of CPU per 100 ms period. A timed block much shorter than the period
+(blindsig's default calibration floor is 1 ms) usually runs entirely inside one period's
+budget at full speed; only blocks that hit the end of a budget wait out the period. So
+under half the quota, short blocks are slower only in some samples and the median may
+not move, while blocks longer than a period (key generation, or any row with
+``--min-block-ns`` of 100 ms or more) take about twice as long. And on a loaded
+machine the quota may not bind at all: with the load average at 4 × the cores, each
+runnable process gets about a quarter of a CPU, less than half of ``--cpus-a``, so B
+is not slowed by its quota (on 2026-12-01 at load 8-12: 2 of 27 rows "slower"). Run
+the A/B check on a quiet machine.
 
 Usage (from the repository, with the venv and a built native image)::
 

@@ -45,22 +45,7 @@ def _matrix_with(line: str) -> str:
 def test_every_quota_in_range_is_taken_as_given(cpus: float) -> None:
     assert cpu_quota.check_cpus("--cpus", cpus) == cpus
     assert cpu_quota.check_cpus("--cpus", repr(cpus)) == cpus
-    period, quota = cpu_quota.cfs_period_us(cpus), cpu_quota.cfs_quota_us(cpus)
-    # The kernel's bounds (1 ms each), Docker's 100 ms period as the longest, and the share
-    # within rounding of the quota to whole µs.
-    assert 1000 <= period <= 100_000 and quota >= 1000
-    assert abs(quota / period - cpus) <= 0.5 / period + 1e-12
-    # The shortest such period: one µs less would need a quota under 1 ms.
-    assert period == 1000 or cpus * (period - 1) < 1000 or period == 100_000
-
-
-@pytest.mark.parametrize(
-    ("cpus", "quota", "period"),
-    [(2.0, 2000, 1000), (1.25, 1250, 1000), (1.0, 1000, 1000), (0.5, 1000, 2000),
-     (0.3, 1000, 3334), (0.1, 1000, 10_000), (0.01, 1000, 100_000)],
-)  # fmt: skip
-def test_quota_and_shortest_period(cpus: float, quota: int, period: int) -> None:
-    assert (cpu_quota.cfs_quota_us(cpus), cpu_quota.cfs_period_us(cpus)) == (quota, period)
+    assert cpu_quota.nano_cpus(cpus) == round(cpus * 1_000_000_000)
 
 
 @given(
