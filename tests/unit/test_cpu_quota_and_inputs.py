@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import load_harness, result, row
+from helpers import load_harness, load_module, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -168,11 +167,7 @@ def test_paired_ratio_interval_brackets_the_ratio_and_narrows_with_rounds() -> N
 
 
 def _benchmark(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "benchmarks" / f"{name}.py", name)
 
 
 def test_overhead_table_has_every_row_with_its_interval() -> None:
