@@ -54,7 +54,12 @@ from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Reci
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
-from archbench.suite_progress import SuiteTracker, blindsig_labels, format_seconds
+from archbench.suite_progress import (
+    SuiteTracker,
+    blindsig_adaptive,
+    blindsig_labels,
+    format_seconds,
+)
 
 
 @dataclass(frozen=True)
@@ -562,7 +567,9 @@ def _execute_one(
         stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
         expected = durations.suite_estimates(p.host_name, name, p.suites)
-        tracker = SuiteTracker(expected, blindsig_labels(p.suites))
+        tracker = SuiteTracker(
+            expected, blindsig_labels(p.suites), adaptive=blindsig_adaptive(p.suites)
+        )
 
         def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
             event = tracker.feed(text)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import load_harness, result, row
+from helpers import load_harness, load_module, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -194,11 +193,7 @@ def test_pooled_ratio_interval_of_key_generation_narrows_with_keys() -> None:
 
 
 def _benchmark(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "benchmarks" / f"{name}.py", name)
 
 
 def test_overhead_table_has_every_row_with_its_interval() -> None:
