@@ -22,7 +22,7 @@ import pandas as pd
 from archbench.errors import ReportError
 from archbench.report import instructions as instructions_tables
 from archbench.result.model import Result
-from archbench.result.paths import write_atomic
+from archbench.result.paths import write_texts
 from archbench.tidy import (
     COLUMNS,
     REFERENCE_IGNORED_FLAGS,
@@ -177,12 +177,4 @@ def write_exports(
     gnupg = gnupg_frame(results)
     if not gnupg.empty:
         rendered[out_dir / GNUPG_CSV_FILE] = gnupg.to_csv(index=False, lineterminator="\n")
-    for path, text in rendered.items():
-        try:
-            write_atomic(path, text)
-        except OSError as exc:
-            raise ReportError(
-                f"{path}: cannot write export: {exc.strerror or exc}; "
-                "choose a writable output directory"
-            ) from exc
-    return list(rendered)
+    return write_texts(rendered, ReportError, "export", "choose a writable output directory")

@@ -26,7 +26,8 @@ keeps working:
 * :mod:`~archbench.result.loading`: :func:`parse_harness_output` and
   :func:`load` (validation, ``MAX_RESULT_BYTES``);
 * :mod:`~archbench.result.paths`: ``RUN_ID``, ``FILE_NAME``,
-  :func:`check_run_id`, :func:`inside`, :func:`new_run_id`, :func:`write_atomic`;
+  :func:`check_run_id`, :func:`inside`, :func:`new_run_id`, :func:`write_atomic`,
+  :func:`write_texts`;
 * :mod:`~archbench.result.store`: :class:`ResultStore`, ``LoadFailure``,
   :func:`result_key`;
 * :mod:`~archbench.result.merge`: :func:`merge_repeats` (``--repeat K``).
@@ -68,6 +69,7 @@ from archbench.result.paths import (
     inside,
     new_run_id,
     write_atomic,
+    write_texts,
 )
 from archbench.result.row import (
     APPENDIX_SUITES,
@@ -130,4 +132,5 @@ __all__ = [
     "parse_harness_output",
     "result_key",
     "write_atomic",
+    "write_texts",
 ]

@@ -12,6 +12,18 @@ from archbench.errors import ResultsError
 from archbench.result.model import Result
 
 
+def repeat_groups(results: Sequence[Result]) -> dict[tuple[str, str, str], list[Result]]:
+    """``results`` by (run id, target name, metric), in order of first appearance.
+
+    One group holds the files of one target's ``--repeat K`` container runs
+    (its time and its instruction counts apart).
+    """
+    groups: dict[tuple[str, str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.run_id, r.target.name, r.metric), []).append(r)
+    return groups
+
+
 def merge_repeats(results: Sequence[Result]) -> list[Result]:
     """Merge the K container runs of ``--repeat K`` into one result per target.
 
@@ -27,11 +39,8 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
         ResultsError: the runs of one target measured different rows, so
             their samples cannot be pooled.
     """
-    groups: dict[tuple[str, str, str], list[Result]] = {}
-    for r in results:
-        groups.setdefault((r.run_id, r.target.name, r.metric), []).append(r)
     merged: list[Result] = []
-    for (run_id, name, _), group in groups.items():
+    for (run_id, name, _), group in repeat_groups(results).items():
         if len(group) == 1:
             merged.append(group[0])
             continue

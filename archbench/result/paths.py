@@ -15,11 +15,12 @@ import os
 import re
 import secrets
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from archbench import safe_load
-from archbench.errors import ResultsError
+from archbench.errors import ArchbenchError, ResultsError
 
 RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Run ids as directory names: :func:`new_run_id` writes ``20261129T224000Z-1a2b3c``;
@@ -85,3 +86,22 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_texts(
+    texts: Mapping[Path, str], error: type[ArchbenchError], what: str, fix: str = ""
+) -> list[Path]:
+    """Write each text to its path with :func:`write_atomic`, in order; returns the paths.
+
+    Raises:
+        ArchbenchError: of class ``error``, the first file that cannot be written,
+            as ``<path>: cannot write <what>: <reason>[; <fix>]``; the files before
+            it are written, those after it are not.
+    """
+    for path, text in texts.items():
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            advice = f"; {fix}" if fix else ""
+            raise error(f"{path}: cannot write {what}: {exc.strerror or exc}{advice}") from exc
+    return list(texts)

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from archbench import messages, safe_load
 from archbench.errors import ResultsError
 from archbench.result.loading import MAX_RESULT_BYTES, load
-from archbench.result.merge import merge_repeats
+from archbench.result.merge import merge_repeats, repeat_groups
 from archbench.result.model import MANIFEST_NAME, Metric, Result, RunManifest
-from archbench.result.paths import FILE_NAME, check_run_id, inside, write_atomic
+from archbench.result.paths import FILE_NAME, check_run_id, inside, write_texts
 
 
 @dataclass(frozen=True)
@@ -64,10 +64,7 @@ class ResultStore:
         """
         index = result.execution.repeat_index if result.execution else 1
         path = self.path_for(result.run_id, result.target.name, index, result.metric)
-        try:
-            write_atomic(path, result.model_dump_json(indent=2) + "\n")
-        except OSError as exc:
-            raise ResultsError(f"{path}: cannot write results: {exc.strerror}") from exc
+        write_texts({path: result.model_dump_json(indent=2) + "\n"}, ResultsError, "results")
         return path
 
     def save_manifest(self, manifest: RunManifest) -> Path:
@@ -78,10 +75,8 @@ class ResultStore:
         """
         check_run_id(manifest.run_id)
         path = inside(self.root, self.root / manifest.run_id / MANIFEST_NAME, "the run manifest")
-        try:
-            write_atomic(path, manifest.model_dump_json(indent=2) + "\n")
-        except OSError as exc:
-            raise ResultsError(f"{path}: cannot write the run manifest: {exc.strerror}") from exc
+        text = manifest.model_dump_json(indent=2) + "\n"
+        write_texts({path: text}, ResultsError, "the run manifest")
         return path
 
     def load_manifest(self, run_id: str) -> RunManifest:
@@ -208,11 +203,8 @@ class ResultStore:
             loaded.append(result)
         if not merge:
             return loaded, failures
-        groups: dict[tuple[str, str, str], list[Result]] = {}
-        for r in loaded:
-            groups.setdefault((r.run_id, r.target.name, r.metric), []).append(r)
         merged: list[Result] = []
-        for (run_id, name, _), group in groups.items():
+        for (run_id, name, _), group in repeat_groups(loaded).items():
             # One target's runs that cannot be pooled must not hide the others.
             try:
                 merged.extend(merge_repeats(group))
