@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import assert_golden, result, row
 
-from archbench import export, reference
+from archbench import reference, tidy
 from archbench.errors import ReportError
 from archbench.reports import (
     ReportOptions,
@@ -312,7 +312,7 @@ def test_single_sample_and_near_resolution_flags(monkeypatch: pytest.MonkeyPatch
         [row("CS", "signing", [77_000]), row("CS", "unblinding", [1_000, 1_000, 1_000])],
     )
     # The harness reports clock_getres; a 20 ns tick makes 1 000 ns blocks 50 ticks < 100.
-    monkeypatch.setattr(export, "clock_resolution_ns", lambda _r: 20.0)
+    monkeypatch.setattr(tidy, "clock_resolution_ns", lambda _r: 20.0)
     lines = table_lines(render_latex([once]), "once")
     assert lines == [
         r"CS & 10x signing & 0.077 ms\textsuperscript{\S} \\\hline",
