@@ -16,11 +16,22 @@ import os
 import re
 import subprocess
 import sys
+
 import pytest
 from helpers import REPO
 
 GOLDEN = REPO / "tests" / "golden" / "cli-help"
-TASKS = ["archive", "bench", "ci-matrix", "clean", "compare", "doctor", "images", "import", "report"]
+TASKS = [
+    "archive",
+    "bench",
+    "ci-matrix",
+    "clean",
+    "compare",
+    "doctor",
+    "images",
+    "import",
+    "report",
+]
 
 # One interpreter prints them all (each one a fresh load of tasks.py by invoke's
 # loader): nine separate processes would cost seconds of imports each.
