@@ -51,8 +51,7 @@ def _settings(c: Context) -> config.Settings:
     return config.resolve(c.config.get("archbench", {}), PROJECT_DIR)
 
 
-# invoke takes each flag's help out of the dict it is given: every task gets its own copy.
-@task(help=dict(helptext.BENCH))
+@task(help=helptext.BENCH)
 @_errors_to_exit
 def bench(
     c: Context,
@@ -97,7 +96,7 @@ def bench(
     )
 
 
-@task(help=dict(helptext.ARCHIVE))
+@task(help=helptext.ARCHIVE)
 @_errors_to_exit
 def archive(
     c: Context, run_id: str, out: str = "", tar: bool = False, plots: bool = True, results: str = ""
@@ -106,7 +105,7 @@ def archive(
     archive_cli.archive(_settings(c), run_id=run_id, out=out, tar=tar, plots=plots, results=results)
 
 
-@task(help=dict(helptext.IMAGES))
+@task(help=helptext.IMAGES)
 @_errors_to_exit
 def images(
     c: Context,
@@ -119,7 +118,7 @@ def images(
     bench_cli.images(_settings(c), arch=arch, target=target, matrix=matrix, rebuild=rebuild)
 
 
-@task(help=dict(helptext.REPORT))
+@task(help=helptext.REPORT)
 @_errors_to_exit
 def report(
     c: Context,
@@ -158,21 +157,21 @@ def report(
     )
 
 
-@task(help=dict(helptext.DOCTOR))
+@task(help=helptext.DOCTOR)
 @_errors_to_exit
 def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str = "") -> None:
     """Check QEMU user emulation: binfmt_misc, handlers, static QEMU, uname -m smoke run."""
     hosts.doctor(_settings(c), arch=arch, fix=fix, matrix=matrix)
 
 
-@task(help=dict(helptext.CLEAN))
+@task(help=helptext.CLEAN)
 @_errors_to_exit
 def clean(c: Context, matrix: str = "", host: str | None = None) -> None:
     """Remove containers archbench left on every host of the matrix (label org.archbench)."""
     hosts.clean(_settings(c), matrix=matrix, host=host)
 
 
-@task(help=dict(helptext.CI_MATRIX))
+@task(help=helptext.CI_MATRIX)
 @_errors_to_exit
 def ci_matrix(
     c: Context, arch: str | None = None, target: str | None = None, matrix: str = ""
@@ -185,7 +184,7 @@ def ci_matrix(
     name="import",
     # Automatic short flags would give rsa_bits "--" and scheme "-h": long flags only.
     auto_shortflags=False,
-    help=dict(helptext.IMPORT),
+    help=helptext.IMPORT,
 )
 @_errors_to_exit
 def import_(
@@ -221,7 +220,7 @@ def import_(
     )
 
 
-@task(help=dict(helptext.COMPARE))
+@task(help=helptext.COMPARE)
 @_errors_to_exit
 def compare(
     c: Context,
