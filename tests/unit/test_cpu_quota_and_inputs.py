@@ -177,15 +177,21 @@ def test_paired_ratio_interval_is_the_median_with_order_statistics() -> None:
 def test_pooled_ratio_interval_of_key_generation_narrows_with_keys() -> None:
     # Key-to-key spread like RSA key generation's (a CV of about 0.5), same distribution.
     rng = np.random.default_rng(3)
-    few = pooled_ratio_interval(rng.lognormal(0, 0.5, 100), rng.lognormal(0, 0.5, 100))
-    many = pooled_ratio_interval(rng.lognormal(0, 0.5, 3000), rng.lognormal(0, 0.5, 3000))
+    few = pooled_ratio_interval(
+        rng.lognormal(0, 0.5, 100).tolist(), rng.lognormal(0, 0.5, 100).tolist()
+    )
+    many = pooled_ratio_interval(
+        rng.lognormal(0, 0.5, 3000).tolist(), rng.lognormal(0, 0.5, 3000).tolist()
+    )
     assert few.low < 1 < few.high and many.low < 1 < many.high
     assert many.half_width < few.half_width / 3  # sqrt(30) = 5.5 times narrower, roughly
     assert (few.rounds, many.rounds) == (100, 3000)
     # The 1/sqrt(n) estimate of how many keys reach ±3 % agrees with what 3000 keys gave.
     need = samples_for_half_width(few, 100, many.half_width)
     assert 1500 < need < 6000
-    slower = pooled_ratio_interval(rng.lognormal(0.2, 0.5, 2000), rng.lognormal(0, 0.5, 2000))
+    slower = pooled_ratio_interval(
+        rng.lognormal(0.2, 0.5, 2000).tolist(), rng.lognormal(0, 0.5, 2000).tolist()
+    )
     assert slower.low > 1.1 and slower.ratio == pytest.approx(math.exp(0.2), rel=0.05)
     assert math.isnan(pooled_ratio_interval([1.0, 2.0], [1.0, 2.0, 3.0]).low)
     with pytest.raises(ValueError, match="bare times"):
