@@ -55,7 +55,16 @@ every few hashes), which the random key generation and blindsig's untimed checks
 (a flipped-bit verification per repetition) shift; the table's spread columns
 show how far each program's blocks move. ``--raw FILE`` appends the JSON line
 (per-row medians and every block's count); ``--from-raw FILE --instructions``
-prints its table again.
+prints its table again. Measured 2026-12-01 (amd64, ``-cpu max``; raw lines in
+``benchmarks/data/``): harness/bare 1.0000 for every CS row but unblinding (1.0036:
+the harness's stage loop reloads the item's ``b`` and recomputes ``&bs[b]`` per call,
+4 of 1 139 instructions), RSA-1024 0.9979/1.0002/0.9999/0.9998 (blinding, signing,
+unblinding, verifying), RSA-2048 0.9998/1.0002/0.9999/1.0001 (10 operations per
+block), RSA-3072 0.9997/1.0003/1.0000/0.9998 (``--count-iterations 2``), RSA-4096
+0.9982/0.9989/1.0002/0.9969 (``--count-iterations 1``). With 1 or 2 operations per
+block one pool mix is a large part of a cheap CS block, so CS is read from the
+10-operation run; RSA key generation under QEMU dominates the run time (RSA-4096
+with 1 operation per block: 7 minutes).
 
 ``--image`` defaults to the newest ``archbench/bench:amd64-*`` image. The
 raw rounds are written to ``--raw`` (JSON lines) as they come, so nothing
