@@ -1,4 +1,4 @@
-"""benchmarks/harness_overhead.py --instructions: the bare loop's counted blocks and the table.
+"""harness_overhead.py --instructions (benchmarks/overhead_programs.py): counted blocks, table.
 
 The counted run itself needs a counting layer (QEMU with archbench's plugin); these are
 the pure parts: the order the bare loop runs its groups in (blindsig's counting order),
@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def ov() -> Any:
-    path = REPO / "benchmarks" / "harness_overhead.py"
-    spec = importlib.util.spec_from_file_location("harness_overhead", path)
+    path = REPO / "benchmarks" / "overhead_programs.py"
+    spec = importlib.util.spec_from_file_location("overhead_programs", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
