@@ -10,8 +10,12 @@
  * Run by benchmarks/harness_overhead.py, which puts each row's
  * per-operation time next to the harness's.
  *
- *   harness_overhead cs N_KEYGEN,N_R,N_BS,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
- *   harness_overhead rsa BITS N_KEYGEN,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
+ *   harness_overhead [--count-markers [--count-keys DIR]] GROUP...
+ *   GROUP:  cs N_KEYGEN,N_R,N_BS,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
+ *         | rsa BITS N_KEYGEN,N_BLIND,N_SIGN,N_UNBLIND,N_VERIFY REPS
+ *
+ * The groups run one after the other in one process, in the order given
+ * (at most MAX_GROUPS).
  *
  * One repetition runs the chain in blindsig's order, each operation with
  * its own N (the harness's calibrated block sizes), on one item prepared
@@ -27,13 +31,24 @@
  * With a leading --count-markers every timed block (warmup included) is
  * bracketed by harness/count_marker.h's markers exactly as blindsig brackets
  * its blocks (markers outside the two clock reads), so that the QEMU
- * counting plugin gives instructions per block for both programs alike.
+ * counting plugin gives instructions per block for both programs alike, and
+ * every input is fixed as blindsig fixes it (harness/count_inputs.h).
+ * --count-keys DIR (after --count-markers) does what blindsig's does, with
+ * the same code (count_inputs.h): before anything runs, every rsa group's
+ * DIR/count-key-rsa-<bits>.key is loaded and checked (exit 64 if one is
+ * missing or bad), and right after each key generation block the generated
+ * key is replaced by that fixed key.  blindsig in counting mode runs its
+ * pairs sequentially, CS first, then the RSA sizes in the order given, with
+ * one warmup repetition; given the same groups in that order, this program
+ * draws the same messages, nonces, blinding seeds and blinding key secrets
+ * for the same repetition and uses the same RSA key.
  *
  * Exit status: 0 on success, 64 on usage errors, 70 when a check fails.
  */
 
 #include <gnunet/gnunet_util_lib.h>
 
+#include "clock_ns.h"
 #include "count_marker.h"
 #include "count_inputs.h"
 
@@ -52,22 +67,15 @@
 #define MAX_REPS 100000UL
 #define CS_OPS 7
 #define RSA_OPS 5
+#define MAX_GROUPS 16
 
-
-static uint64_t
-now_ns (void)
+/* One "cs ..." or "rsa BITS ..." of the command line. */
+struct Group
 {
-  struct timespec ts;
-
-  if (0 != clock_gettime (CLOCK_MONOTONIC, &ts))
-  {
-    fprintf (stderr, "harness_overhead: clock_gettime: %s\n",
-             strerror (errno));
-    exit (EXIT_FAILED);
-  }
-  return (uint64_t) ts.tv_sec * UINT64_C (1000000000)
-         + (uint64_t) ts.tv_nsec;
-}
+  unsigned int bits;           /* RSA modulus size; 0 for CS */
+  unsigned int n[CS_OPS];      /* block size per operation */
+  unsigned int reps;           /* timed repetitions */
+};
 
 
 static unsigned int
@@ -286,6 +294,8 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
     priv = out[n[0] - 1];
     if (NULL == priv)
       fail ("rsa_private_key_create failed");
+    /* --count-keys: the other operations use the fixed key, as blindsig's. */
+    priv = count_swap_fixed_rsa_key (priv, bits);
     pub = GNUNET_CRYPTO_rsa_private_key_get_public (priv);
 
     t0 = block_start ();
@@ -337,38 +347,71 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
 }
 
 
+static int
+usage (void)
+{
+  fprintf (stderr, "usage: harness_overhead [--count-markers [--count-keys DIR]]"
+           " GROUP...\n"
+           "  GROUP: cs N1,...,N7 REPS | rsa BITS N1,...,N5 REPS"
+           " (at most %d)\n", MAX_GROUPS);
+  return EXIT_USAGE;
+}
+
+
 int
 main (int argc, char **argv)
 {
-  unsigned int n[CS_OPS];
+  struct Group groups[MAX_GROUPS];
+  unsigned int n_groups = 0;
+  const char *keys_dir = NULL;
+  int i = 1;
 
-  GNUNET_log_setup ("harness_overhead", "ERROR", NULL);
-  if ((argc > 1) && (0 == strcmp (argv[1], "--count-markers")))
+  if ((i < argc) && (0 == strcmp (argv[i], "--count-markers")))
   {
     count_markers = true;
     count_fix_inputs (); /* the same inputs as blindsig --count-markers */
-    argv++;
-    argc--;
+    i++;
+    if ((i + 1 < argc) && (0 == strcmp (argv[i], "--count-keys")))
+    {
+      keys_dir = argv[i + 1];
+      i += 2;
+    }
   }
-  if ((4 == argc) && (0 == strcmp (argv[1], "cs")))
+  while (i < argc)
   {
-    parse_sizes (argv[2], n, CS_OPS);
-    cs_blocks (n, parse_count (argv[3], MAX_REPS));
-  }
-  else if ((5 == argc) && (0 == strcmp (argv[1], "rsa")))
-  {
-    unsigned int bits = parse_count (argv[2], 16384);
+    struct Group *g = &groups[n_groups];
 
-    parse_sizes (argv[3], n, RSA_OPS);
-    rsa_blocks (bits, n, parse_count (argv[4], MAX_REPS));
+    if (n_groups == MAX_GROUPS)
+      return usage ();
+    if ((0 == strcmp (argv[i], "cs")) && (i + 2 < argc))
+    {
+      g->bits = 0;
+      parse_sizes (argv[i + 1], g->n, CS_OPS);
+      g->reps = parse_count (argv[i + 2], MAX_REPS);
+      i += 3;
+    }
+    else if ((0 == strcmp (argv[i], "rsa")) && (i + 3 < argc))
+    {
+      g->bits = parse_count (argv[i + 1], 16384);
+      parse_sizes (argv[i + 2], g->n, RSA_OPS);
+      g->reps = parse_count (argv[i + 3], MAX_REPS);
+      i += 4;
+    }
+    else
+      return usage ();
+    n_groups++;
   }
-  else
-  {
-    fprintf (stderr, "usage: harness_overhead [--count-markers] cs N1,...,N7"
-             " REPS\n"
-             "       harness_overhead [--count-markers] rsa BITS N1,...,N5"
-             " REPS\n");
-    return EXIT_USAGE;
-  }
+  if (0 == n_groups)
+    return usage ();
+  /* As blindsig: every fixed key is checked before anything runs. */
+  for (unsigned int k = 0; (NULL != keys_dir) && (k < n_groups); k++)
+    if ((0 != groups[k].bits) && (! count_load_key (keys_dir, groups[k].bits)))
+      return EXIT_USAGE;
+  GNUNET_log_setup ("harness_overhead", "ERROR", NULL);
+  for (unsigned int k = 0; k < n_groups; k++)
+    if (0 == groups[k].bits)
+      cs_blocks (groups[k].n, groups[k].reps);
+    else
+      rsa_blocks (groups[k].bits, groups[k].n, groups[k].reps);
   return (0 == fflush (stdout)) ? 0 : EXIT_FAILED;
 }

@@ -43,18 +43,44 @@ mounted read-only and everything is built in the container's /tmp)::
         [--max-minutes 30] [--raw out.jsonl]
 
 ``--instructions`` instead counts instructions per operation of both programs
-(blocks of 10 operations, markers of ``harness/count_marker.h`` in both) under
-the same QEMU and plugin in a counting layer (``--count-image``, default the
-newest ``archbench/count:amd64-*``; ``invoke bench --metric instructions``
-builds one). Both fix their inputs as blindsig does when counting
-(``harness/count_inputs.h``), in the same order, so the same repetition sees the
-same messages, nonces and seeds; RSA key generation stays random (libgcrypt).
+(blocks of ``--count-iterations`` operations, default 10, one warmup and 2 timed
+repetitions, markers of
+``harness/count_marker.h`` in both) under the same QEMU and plugin in a counting
+layer (``--count-image``, default the newest ``archbench/count:amd64-*``;
+``invoke bench --arch amd64 --metric instructions`` builds one). Both work on the
+same inputs: blindsig, counted, runs CS and then the RSA sizes sequentially in one
+process, and the bare loop runs the same groups in the same order in one process
+(``harness_overhead --count-markers --count-keys DIR cs ... rsa 1024 ...``), so
+that both draw the same fixed messages, nonces, blinding seeds and RSA blinding
+key secrets for the same repetition (``harness/count_inputs.h``), and both replace
+the key of each RSA key generation block by the same fixed test key
+(``harness/count-key-rsa-<bits>.key``, loaded and swapped in by the same
+``count_inputs.h`` code). Key generation itself stays random (libgcrypt's primes)
+and has no goal; for every other row the goal is a harness/bare ratio within
+0.5 % of 1. What still differs between the two programs: libgcrypt's random
+blinding factor inside every RSA signature, and the phase of libgcrypt's entropy
+pool mixing (a SHA-1 over the pool, about 40 600 instructions on amd64, after
+every few hashes), which the random key generation and blindsig's untimed checks
+(a flipped-bit verification per repetition) shift; the table's spread columns
+show how far each program's blocks move. ``--raw FILE`` appends the JSON line
+(per-row medians and every block's count); ``--from-raw FILE --instructions``
+prints its table again. Measured 2026-12-01 (amd64, ``-cpu max``; raw lines in
+``benchmarks/data/``): harness/bare 1.0000 for every CS row but unblinding (1.0036:
+the harness's stage loop reloads the item's ``b`` and recomputes ``&bs[b]`` per call,
+4 of 1 139 instructions), RSA-1024 0.9979/1.0002/0.9999/0.9998 (blinding, signing,
+unblinding, verifying), RSA-2048 0.9998/1.0002/0.9999/1.0001 (10 operations per
+block), RSA-3072 0.9997/1.0003/1.0000/0.9998 (``--count-iterations 2``), RSA-4096
+0.9982/0.9989/1.0002/0.9969 (``--count-iterations 1``). With 1 or 2 operations per
+block one pool mix is a large part of a cheap CS block, so CS is read from the
+10-operation run; RSA key generation under QEMU dominates the run time (RSA-4096
+with 1 operation per block: 7 minutes).
 
 ``--image`` defaults to the newest ``archbench/bench:amd64-*`` image. The
 raw rounds are written to ``--raw`` (JSON lines) as they come, so nothing
 measured is lost; ``--from-raw FILE`` prints the table of a file written
 before. Inside the image the script runs as ``harness_overhead.py collect``
-(standard library only).
+(standard library only). Building the two programs and the counting mode are in
+``benchmarks/overhead_programs.py``.
 
 Exit status: 0 after printing the table (whether or not the goal is met),
 1 when building or running either program fails.
@@ -66,9 +92,7 @@ import argparse
 import contextlib
 import json
 import math
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -77,87 +101,25 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-HARNESS_DIR = REPO / "harness"
-BARE_SOURCE = Path(__file__).resolve().parent / "harness_overhead.c"
-CS_OPS = (
-    "key_generation",
-    "r_derivation",
-    "blinding_secret_derivation",
-    "blinding",
-    "signing",
-    "unblinding",
-    "verifying",
-)
-RSA_OPS = ("key_generation", "blinding", "signing", "unblinding", "verifying")
 GOAL_HALF_WIDTH = 0.03
 MOUNT = "/src"
 
 
-class BenchmarkError(Exception):
-    """Building or running one of the two programs failed; the message says which and why."""
-
-
-def row_label(scheme: str, bits: int, operation: str) -> str:
-    """``CS key_generation`` / ``RSA-2048 signing``."""
-    return f"{scheme if scheme == 'CS' else f'RSA-{bits}'} {operation}"
-
-
-# ----------------------------------------------------------- in the container
-
-
-def _run(argv: Sequence[str], what: str) -> str:
-    """Run a command and return its stdout.
-
-    Raises:
-        BenchmarkError: it cannot be started or exits non-zero (stderr's tail included).
-    """
-    try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, check=False, timeout=3600)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BenchmarkError(f"{what}: {exc}") from exc
-    if done.returncode != 0:
-        tail = "\n".join(done.stderr.strip().splitlines()[-10:])
-        raise BenchmarkError(f"{what} exited with {done.returncode}:\n{tail}")
-    return done.stdout
-
-
-def build(workdir: Path) -> tuple[Path, Path]:
-    """Build the harness (its Makefile) and the bare loop (same flags) in ``workdir``.
-
-    Returns:
-        (harness script, bare loop executable).
-
-    Raises:
-        BenchmarkError: a tool is missing or a build fails.
-    """
-    for tool in ("make", "cc", "pkg-config"):
-        if shutil.which(tool) is None:
-            raise BenchmarkError(f"{tool} not found on PATH (install make, gcc, pkgconf)")
-    harness = workdir / "harness"
-    shutil.copytree(HARNESS_DIR, harness)
-    _run(["make", "-C", str(harness), "blindsig", "count_calibrate"], "make (harness)")
-    cflags = _run(["make", "-s", "-C", str(harness), "print-cflags"], "make print-cflags").split()
-    gnunet_cflags = _run(["pkg-config", "--cflags", "gnunetutil"], "pkg-config --cflags").split()
-    gnunet_libs = _run(
-        ["pkg-config", "--libs", "gnunetutil", "libsodium"], "pkg-config --libs"
-    ).split()
-    bare = workdir / "harness_overhead"
-    _run(
-        [
-            "cc",
-            *gnunet_cflags,
-            *cflags,
-            "-I",
-            str(harness),
-            "-o",
-            str(bare),
-            str(BARE_SOURCE),
-            *gnunet_libs,
-        ],
-        "cc harness_overhead.c",
-    )
-    return harness / "archbench_harness.py", bare
-
+# The two programs and the counting mode live in overhead_programs.py (a sibling module:
+# this directory is on sys.path when the script runs, in the container as on the host).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from overhead_programs import (  # noqa: E402
+    COUNT_ITERATIONS,
+    CS_OPS,
+    RSA_OPS,
+    BenchmarkError,
+    build,
+    count,
+    format_instructions,
+    row_label,
+    row_order,
+    run_program,
+)
 
 Blocks = dict[str, tuple[int, list[int]]]
 """Row label -> (operations per block, block times in ns)."""
@@ -169,7 +131,7 @@ def run_harness(script: Path, rsa_bits: Sequence[int], repetitions: int) -> Bloc
     Raises:
         BenchmarkError: the harness fails or a row is missing or invalid.
     """
-    stdout = _run(
+    stdout = run_program(
         [
             sys.executable,
             str(script),
@@ -214,7 +176,7 @@ def run_bare(exe: Path, sizes: dict[str, int], rsa_bits: Sequence[int], repetiti
         argv = [str(exe), scheme.lower()]
         argv += [str(bits)] if scheme == "RSA" else []
         argv += [",".join(map(str, n)), str(repetitions)]
-        stdout = _run(argv, f"harness_overhead {' '.join(argv[1:])}")
+        stdout = run_program(argv, f"harness_overhead {' '.join(argv[1:])}")
         blocks: dict[str, list[int]] = {op: [] for op in ops}
         for line in stdout.splitlines():
             op, _, ns = line.partition(" ")
@@ -257,75 +219,6 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
-COUNT_REPETITIONS = 2
-COUNT_ITERATIONS = 10
-
-
-def count(args: argparse.Namespace) -> int:
-    """In a counting layer (``archbench/count:amd64-*``): instructions per operation of the
-    harness and of the bare loop for every row, one JSON line on stdout.
-
-    Both run under the same counting QEMU and plugin (``harness/counting.py``), blocks of
-    ``COUNT_ITERATIONS`` operations, ``COUNT_REPETITIONS`` timed ones; per row the median
-    count / operations of each program.
-    """
-    rsa_bits = [int(b) for b in args.rsa_bits.split(",")]
-    try:
-        with tempfile.TemporaryDirectory(prefix="archbench-overhead-") as tmp:
-            script, exe = build(Path(tmp))
-            sys.path.insert(0, str(script.parent))
-            import counting  # the harness's own, from the copy just built
-
-            stdout = _run(
-                [
-                    sys.executable,
-                    str(script),
-                    "--scheme",
-                    "all",
-                    "--rsa-bits",
-                    args.rsa_bits,
-                    "--iterations",
-                    str(COUNT_ITERATIONS),
-                    "--repetitions",
-                    str(COUNT_REPETITIONS),
-                    # One warmup, as the bare loop's: both then draw the same fixed inputs
-                    # (count_inputs.h) for the same repetition.
-                    "--warmup",
-                    "1",
-                    "--count-with",
-                    str(counting.COUNTER_DIR),
-                ],
-                "archbench_harness.py --count-with",
-            )
-            harness: dict[str, float] = {}
-            for row in json.loads(stdout)["rows"]:
-                if row.get("suite", "blindsig") == "blindsig" and row.get("instructions"):
-                    label = row_label(row["scheme"], row["key_bits"] or 0, row["operation"])
-                    ipo = statistics.median(row["instructions"]) / row["ops_per_block"]
-                    harness[label] = ipo
-            counter = counting.load_counter()
-            bare: dict[str, float] = {}
-            groups: list[tuple[str, int, tuple[str, ...]]] = [("CS", 0, CS_OPS)]
-            groups += [("RSA", bits, RSA_OPS) for bits in rsa_bits]
-            for scheme, bits, ops in groups:
-                sizes = ",".join([str(COUNT_ITERATIONS)] * len(ops))
-                argv = ["--count-markers", scheme.lower(), *([str(bits)] if bits else [])]
-                argv += [sizes, str(COUNT_REPETITIONS)]
-                out = Path(tmp) / f"bare-{scheme}-{bits}.count"
-                _, counts = counting.run_counted(counter, counting.DEFAULT_CPU, exe, argv, out)
-                per = [n for _, n in counts.blocks]
-                if len(per) != (COUNT_REPETITIONS + 1) * len(ops):
-                    raise BenchmarkError(f"bare {scheme}-{bits}: {len(per)} counts")
-                for j, op in enumerate(ops):
-                    reps = [per[r * len(ops) + j] for r in range(1, COUNT_REPETITIONS + 1)]
-                    bare[row_label(scheme, bits, op)] = statistics.median(reps) / COUNT_ITERATIONS
-            print(json.dumps({"harness": harness, "bare": bare}), flush=True)
-    except (BenchmarkError, counting.CountError) as exc:
-        print(f"harness_overhead: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
 # ------------------------------------------------------------------ on the host
 
 
@@ -361,13 +254,6 @@ def per_round_ratios(
     return out
 
 
-def _row_order(label: str) -> tuple[int, int, int]:
-    scheme, _, op = label.partition(" ")
-    bits = 0 if scheme == "CS" else int(scheme.removeprefix("RSA-"))
-    ops = CS_OPS if scheme == "CS" else RSA_OPS
-    return (0 if scheme == "CS" else 1, bits, ops.index(op))
-
-
 def _per_op(rounds: Sequence[dict[str, Any]], side: str, label: str) -> list[float]:
     """Every block of ``label`` of ``side`` (harness or bare) over all rounds, ns per op."""
     return [ns / r[side][label][0] for r in rounds for ns in r[side][label][1]]
@@ -389,7 +275,7 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tu
     )
     lines = [header, "-" * len(header)]
     all_ok = True
-    for label in sorted(ratios, key=_row_order):
+    for label in sorted(ratios, key=row_order):
         h = [of(r["harness"][label][1]) / r["harness"][label][0] for r in rounds]
         b = [of(r["bare"][label][1]) / r["bare"][label][0] for r in rounds]
         pooled = label.startswith("RSA-") and label.endswith(" key_generation")
@@ -423,22 +309,6 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tu
         " bootstrap (archbench.overhead.pooled_ratio_interval)"
     )
     return "\n".join(lines), all_ok
-
-
-def format_instructions(counted: dict[str, dict[str, float]]) -> str:
-    """Harness and bare instructions per operation per row, and their ratio (exact)."""
-    header = f"{'row':<36} {'bare instr/op':>14} {'harness instr/op':>17} {'ratio':>8}"
-    lines = [header, "-" * len(header)]
-    for label in sorted(counted["harness"], key=_row_order):
-        h, b = counted["harness"][label], counted["bare"].get(label)
-        if b is None:
-            continue
-        lines.append(f"{label:<36} {b:>14,.1f} {h:>17,.1f} {h / b:>8.4f}")
-    lines.append(
-        f"{COUNT_ITERATIONS} operations per block, median of {COUNT_REPETITIONS} blocks;"
-        " both under the same QEMU and plugin, marker overhead included in both"
-    )
-    return "\n".join(lines)
 
 
 def _default_image(client: Any, repository: str) -> str:
@@ -477,6 +347,8 @@ def _stream(args: argparse.Namespace, mode: str) -> Iterator[dict[str, Any]]:
             str(args.max_rounds),
             "--max-seconds",
             str(args.max_minutes * 60),
+            "--count-iterations",
+            str(args.count_iterations),
         ],
         volumes={str(REPO): {"bind": MOUNT, "mode": "ro"}},
         network_mode="none",
@@ -523,19 +395,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: instructions per operation of both under archbench's QEMU counter",
     )
     parser.add_argument("--count-image", default="", help="counting layer (default: newest)")
+    parser.add_argument(
+        "--count-iterations",
+        type=int,
+        default=COUNT_ITERATIONS,
+        help="--instructions: operations per block (fewer: less RSA key generation under QEMU)",
+    )
     parser.add_argument("--raw", type=Path, default=None, help="append raw rounds (JSON lines)")
     parser.add_argument("--from-raw", type=Path, default=None, help="table of a raw file")
     args = parser.parse_args(argv)
-    if args.repetitions < 1 or args.max_rounds < 1 or args.rounds < 1:
-        parser.error("--repetitions, --rounds and --max-rounds must be >= 1")
+    if min(args.repetitions, args.max_rounds, args.rounds, args.count_iterations) < 1:
+        parser.error("--repetitions, --rounds, --max-rounds and --count-iterations must be >= 1")
     if args.mode == "collect":
         return collect(args)
     if args.mode == "count":
         return count(args)
     if args.instructions:
         try:
-            (counted,) = list(_stream(args, "count"))
-        except (BenchmarkError, OSError, ValueError) as exc:
+            if args.from_raw is not None:
+                lines = args.from_raw.read_text(encoding="utf-8").splitlines()
+                counted = json.loads([line for line in lines if line.strip()][-1])
+            else:
+                (counted,) = list(_stream(args, "count"))
+                if args.raw is not None:
+                    with args.raw.open("a", encoding="utf-8") as raw:
+                        raw.write(json.dumps(counted) + "\n")
+        except (BenchmarkError, OSError, ValueError, IndexError) as exc:
             print(f"harness_overhead: error: {exc}", file=sys.stderr)
             return 1
         print(format_instructions(counted))

@@ -60,6 +60,7 @@
 
 #include <gnunet/gnunet_util_lib.h>
 
+#include "clock_ns.h"
 #include "count_marker.h"
 #include "count_inputs.h"
 
@@ -219,23 +220,6 @@ verdict_fail (struct Verdict *v, const char *fmt, ...)
   for (char *p = v->reason; '\0' != *p; p++)
     if (('\t' == *p) || ('\n' == *p) || ('\r' == *p))
       *p = ' ';
-}
-
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-
-  if (0 != clock_gettime (CLOCK_MONOTONIC, &ts))
-  {
-    /* Without a clock no number we print would mean anything. */
-    fprintf (stderr, "blindsig: clock_gettime(CLOCK_MONOTONIC): %s\n",
-             strerror (errno));
-    exit (EXIT_INTERNAL);
-  }
-  return (uint64_t) ts.tv_sec * UINT64_C (1000000000)
-         + (uint64_t) ts.tv_nsec;
 }
 
 

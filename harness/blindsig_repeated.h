@@ -286,6 +286,31 @@ rsa_same_keep_signature (struct RsaSame *s, unsigned int n, bool *differ)
 
 
 /**
+ * The signing or unblinding block: @a n calls of @a stage (rsa_same_sign or
+ * rsa_same_unblind) timed by run_stage(), each result stored in s->out
+ * (cleared first, @a m slots); returns the last signature
+ * (rsa_same_keep_signature), or NULL after a verdict naming @a what.  The
+ * timed block is run_stage()'s: only the @a n calls, as in every other block.
+ */
+static struct GNUNET_CRYPTO_RsaSignature *
+rsa_same_signature_block (struct RsaSame *s, StageFn stage, unsigned int m,
+                          unsigned int n, uint64_t *ns, const char *what,
+                          struct Verdict *v)
+{
+  struct GNUNET_CRYPTO_RsaSignature *sig;
+  bool differ = false;
+
+  memset (s->out, 0, m * sizeof (*s->out));
+  *ns = run_stage (stage, NULL, s, n, n);
+  sig = rsa_same_keep_signature (s, n, &differ);
+  if (NULL == sig)
+    verdict_fail (v, "%s %s", what, differ ? "gave differing signatures"
+                  : "failed");
+  return sig;
+}
+
+
+/**
  * One RSA repetition, one call after another on the same item; see the top
  * of this file.  Same contract as rsa_repetition().
  */
@@ -295,7 +320,6 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
 {
   const unsigned int m = max_of (ops, RSA_OPS);
   struct RsaSame s = { .bits = bits };
-  bool differ = false;
   bool bad = false;
 
   memset (ns, 0, RSA_OPS * sizeof (*ns));
@@ -326,17 +350,8 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     verdict_fail (v, "RSA-%u key generation failed", bits);
     goto cleanup;
   }
-  {
-    /* Counting with --count-keys: the other operations use the fixed key
-     * (count_inputs.h). */
-    struct GNUNET_CRYPTO_RsaPrivateKey *fixed = count_fixed_rsa_key (bits);
-
-    if (NULL != fixed)
-    {
-      GNUNET_CRYPTO_rsa_private_key_free (s.priv);
-      s.priv = fixed;
-    }
-  }
+  /* Counting with --count-keys: the other operations use the fixed key. */
+  s.priv = count_swap_fixed_rsa_key (s.priv, bits);
   s.pub = GNUNET_CRYPTO_rsa_private_key_get_public (s.priv);
   if (NULL == s.pub)
   {
@@ -363,25 +378,14 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     goto cleanup;
   }
 
-  memset (s.out, 0, m * sizeof (*s.out));
-  ns[2] = run_stage (&rsa_same_sign, NULL, &s, ops[2], ops[2]);
-  s.blinded_sig = rsa_same_keep_signature (&s, ops[2], &differ);
+  s.blinded_sig = rsa_same_signature_block (&s, &rsa_same_sign, m, ops[2],
+                                            &ns[2], "rsa_sign_blinded", v);
   if (NULL == s.blinded_sig)
-  {
-    verdict_fail (v, "rsa_sign_blinded %s", differ ? "gave differing signatures"
-                  : "failed");
     goto cleanup;
-  }
-
-  memset (s.out, 0, m * sizeof (*s.out));
-  ns[3] = run_stage (&rsa_same_unblind, NULL, &s, ops[3], ops[3]);
-  s.sig = rsa_same_keep_signature (&s, ops[3], &differ);
+  s.sig = rsa_same_signature_block (&s, &rsa_same_unblind, m, ops[3], &ns[3],
+                                    "rsa_unblind", v);
   if (NULL == s.sig)
-  {
-    verdict_fail (v, "rsa_unblind %s", differ ? "gave differing signatures"
-                  : "failed");
     goto cleanup;
-  }
 
   if ((NULL != inject_fault) && (0 == strcmp (inject_fault, "RSA"))
       && (0 == rep))

@@ -203,4 +203,24 @@ count_fixed_rsa_key (unsigned int bits)
   return NULL;
 }
 
+
+/**
+ * The key RSA operations use after a key generation block: @a generated, or,
+ * when the fixed key of @a bits is loaded (--count-keys), a copy of that
+ * fixed key, in which case @a generated is freed.  The caller owns the
+ * result.  Shared by blindsig (blindsig_repeated.h) and the bare loop
+ * (benchmarks/harness_overhead.c), so both sign with the same key.
+ */
+static struct GNUNET_CRYPTO_RsaPrivateKey *
+count_swap_fixed_rsa_key (struct GNUNET_CRYPTO_RsaPrivateKey *generated,
+                          unsigned int bits)
+{
+  struct GNUNET_CRYPTO_RsaPrivateKey *fixed = count_fixed_rsa_key (bits);
+
+  if (NULL == fixed)
+    return generated;
+  GNUNET_CRYPTO_rsa_private_key_free (generated);
+  return fixed;
+}
+
 #endif
