@@ -241,7 +241,7 @@ def order_statistics(
     block size, the per-operation times are sorted, and the k-th smallest is
     the "k-th best". When fewer than ``nth`` samples exist the last one is
     used (with one sample all five figures are equal). The harness's sodium
-    suite documents the same rule (``harness/suite_sodium.py``); pyutil chose
+    suite documents the same rule (``harness/sodium_rows.py``); pyutil chose
     k = n // 4 itself, we take ``nth`` from the suite's settings (3, as in the
     seed's 8-sample rows).
 

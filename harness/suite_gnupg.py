@@ -47,20 +47,27 @@ invalid row whose only sample is the wall time of the failed process (never publ
 Settings (``normalize_config``): ``device`` (``cpu``), ``algorithms``
 (``rsa2048``, ``rsa4096``, ``cv25519``), ``file_bytes`` (1 MiB), ``runs`` (5),
 ``compress`` (false), ``timeout_s`` (300 s per gpg process).
+
+Modules: ``gnupg_output`` parses what gpg prints, ``gnupg_keys`` holds the
+algorithms and devices; this module checks the settings and measures.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from gnupg_keys import ALGORITHMS, DEVICES, SUITE, Gpg, GpgRunner, PreparedKey
+from gnupg_output import (
+    GpgVersion,
+    first_error_line,
+    parse_decryption_status,
+    parse_gpg_version,
+)
 from suite_common import (
-    CommandResult,
     Progress,
     SuiteError,
     SuiteOutcome,
@@ -69,86 +76,8 @@ from suite_common import (
     run_command,
 )
 
-SUITE = "gnupg"
-
-#: Oldest GnuPG whose batch key generation (``--quick-add-key``, loopback pinentry) we use.
-MIN_GPG_VERSION = (2, 2, 0)
-
-#: OpenPGP public-key algorithm ids (RFC 4880 section 9.1).
-PUBKEY_RSA = 1
-PUBKEY_ECDH = 18
-
-#: OpenPGP symmetric algorithm ids (RFC 4880 section 9.2) -> gpg's names.
-SYMMETRIC_NAMES = {
-    1: "IDEA",
-    2: "3DES",
-    3: "CAST5",
-    4: "BLOWFISH",
-    7: "AES",
-    8: "AES192",
-    9: "AES256",
-    10: "TWOFISH",
-    11: "CAMELLIA128",
-    12: "CAMELLIA192",
-    13: "CAMELLIA256",
-}
-
-#: AEAD algorithm ids (RFC 9580 section 9.6); 0 = none (CFB with MDC).
-AEAD_NAMES = {0: "none", 1: "EAX", 2: "OCB", 3: "GCM"}
-
 #: Block size for writing and hashing files, bytes.
 _CHUNK_BYTES = 1 << 20
-
-#: User ID of the throwaway keys.
-USER_ID = "archbench <bench@invalid>"
-
-
-@dataclass(frozen=True)
-class AlgorithmSpec:
-    """One encryption-key algorithm: gpg's name for it and how rows name it.
-
-    Attributes:
-        gpg_name: the ALGO argument of ``gpg --quick-add-key`` (``rsa2048``, ``cv25519``).
-        scheme: row ``scheme`` (``RSA``, ``ECDH``).
-        key_bits: RSA modulus size in bits; None for ECDH.
-        param: row ``param``: the curve for ECDH (``Curve25519``, ``P-256``); None for RSA.
-        pubkey_algo: OpenPGP public-key algorithm id the subkey must have (1, 18).
-        curve: the curve as ``--with-colons`` field 17 names it (``cv25519``); None for RSA.
-    """
-
-    gpg_name: str
-    scheme: str
-    key_bits: int | None
-    param: str | None
-    pubkey_algo: int
-    curve: str | None
-
-
-def _rsa(bits: int) -> AlgorithmSpec:
-    return AlgorithmSpec(f"rsa{bits}", "RSA", bits, None, PUBKEY_RSA, None)
-
-
-def _ecdh(curve: str, param: str) -> AlgorithmSpec:
-    return AlgorithmSpec(curve, "ECDH", None, param, PUBKEY_ECDH, curve)
-
-
-#: Algorithms that gpg 2.2 (bookworm) and 2.4 (trixie) both generate in batch mode.
-#: (``cv448`` is refused by 2.2.40 and needs ``--compliance=gnupg`` in 2.4.7.)
-ALGORITHMS: dict[str, AlgorithmSpec] = {
-    spec.gpg_name: spec
-    for spec in (
-        _rsa(2048),
-        _rsa(3072),
-        _rsa(4096),
-        _ecdh("cv25519", "Curve25519"),
-        _ecdh("nistp256", "P-256"),
-        _ecdh("nistp384", "P-384"),
-        _ecdh("nistp521", "P-521"),
-        _ecdh("brainpoolP256r1", "brainpoolP256r1"),
-        _ecdh("brainpoolP384r1", "brainpoolP384r1"),
-        _ecdh("brainpoolP512r1", "brainpoolP512r1"),
-    )
-}
 
 DEFAULTS: dict[str, Any] = {
     "device": "cpu",
@@ -162,213 +91,6 @@ DEFAULTS: dict[str, Any] = {
 MAX_FILE_BYTES = 1 << 30
 MAX_RUNS = 10_000
 MAX_TIMEOUT_S = 86_400.0
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-@dataclass(frozen=True)
-class GpgVersion:
-    """What ``gpg --version`` says.
-
-    Attributes:
-        gpg_line: first line, ``gpg (GnuPG) 2.4.7``.
-        version: ``(2, 4, 7)``.
-        libgcrypt_line: ``libgcrypt 1.11.0``; None when gpg does not print it.
-    """
-
-    gpg_line: str
-    version: tuple[int, int, int]
-    libgcrypt_line: str | None
-
-    @property
-    def tool_text(self) -> str:
-        """``setup.tools`` text: ``gpg (GnuPG) 2.4.7; libgcrypt 1.11.0``."""
-        if self.libgcrypt_line is None:
-            return self.gpg_line
-        return f"{self.gpg_line}; {self.libgcrypt_line}"
-
-
-_VERSION_RE = re.compile(r"^gpg \(GnuPG\)\S* (\d+)\.(\d+)\.(\d+)")
-_LIBGCRYPT_RE = re.compile(r"^libgcrypt \d+\.\d+\S*$")
-
-
-def parse_gpg_version(text: str) -> GpgVersion:
-    """Parse ``gpg --version`` stdout.
-
-    Raises:
-        SuiteError: the first line is not ``gpg (GnuPG) X.Y.Z``, or the version is older
-            than :data:`MIN_GPG_VERSION`.
-    """
-    lines = text.splitlines()
-    first = lines[0].strip() if lines else ""
-    match = _VERSION_RE.match(first)
-    if match is None:
-        raise SuiteError(f"gnupg: unexpected `gpg --version` output, first line {first!r}")
-    version = (int(match[1]), int(match[2]), int(match[3]))
-    if version < MIN_GPG_VERSION:
-        need = ".".join(map(str, MIN_GPG_VERSION))
-        raise SuiteError(f"gnupg: {first} is too old; the suite needs GnuPG {need} or later")
-    libgcrypt = next((ln.strip() for ln in lines[1:] if _LIBGCRYPT_RE.match(ln.strip())), None)
-    return GpgVersion(first, version, libgcrypt)
-
-
-def parse_status(text: str) -> list[tuple[str, list[str]]]:
-    """Status lines (``--status-fd``) as ``(KEYWORD, [args...])``, other lines ignored."""
-    out: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        if line.startswith("[GNUPG:] "):
-            words = line[len("[GNUPG:] ") :].split()
-            if words:
-                out.append((words[0], words[1:]))
-    return out
-
-
-def parse_key_created(status_text: str, kinds: str = "S") -> str | None:
-    """Fingerprint from the ``KEY_CREATED <type> <fpr>`` status line, None if absent.
-
-    Args:
-        status_text: ``--status-fd`` output of ``--quick-gen-key`` / ``--quick-add-key``.
-        kinds: accepted key types: ``S`` subkey, ``P`` primary, ``B`` both.
-    """
-    for keyword, args in parse_status(status_text):
-        if keyword == "KEY_CREATED" and len(args) >= 2 and args[0] in kinds:
-            return args[1].upper()
-    return None
-
-
-@dataclass(frozen=True)
-class KeyRecord:
-    """One key of a ``--with-colons`` listing (``pub``/``sub``/``sec``/``ssb`` record).
-
-    Attributes:
-        record: record type (``ssb``).
-        fingerprint: from the ``fpr`` record that follows; "" if there is none.
-        keyid: 16 hex digits (field 5).
-        pubkey_algo: OpenPGP public-key algorithm id (field 4).
-        bits: key length in bits (field 3; 255 for Curve25519).
-        capabilities: field 12 (``e``, ``cEC``).
-        token: field 15: ``+`` secret key here, ``#`` stub, a serial number for a card key.
-        curve: field 17 (``cv25519``); None when empty.
-    """
-
-    record: str
-    fingerprint: str
-    keyid: str
-    pubkey_algo: int
-    bits: int
-    capabilities: str
-    token: str
-    curve: str | None
-
-
-def parse_colon_keys(text: str) -> list[KeyRecord]:
-    """Keys of a ``gpg --with-colons --list-(secret-)keys`` listing, in listing order.
-
-    Raises:
-        SuiteError: a key record has a non-numeric length or algorithm field.
-    """
-    records: list[KeyRecord] = []
-    for line in text.splitlines():
-        fields = line.split(":")
-        kind = fields[0]
-        if kind in ("pub", "sub", "sec", "ssb"):
-            fields += [""] * (17 - len(fields))
-            try:
-                bits, algo = int(fields[2]), int(fields[3])
-            except ValueError:
-                raise SuiteError(f"gnupg: bad key record in colon listing: {line!r}") from None
-            records.append(
-                KeyRecord(
-                    kind, "", fields[4], algo, bits, fields[11], fields[14], fields[16] or None
-                )
-            )
-        elif kind == "fpr" and records and not records[-1].fingerprint and len(fields) > 9:
-            last = records[-1]
-            records[-1] = KeyRecord(
-                last.record,
-                fields[9].upper(),
-                last.keyid,
-                last.pubkey_algo,
-                last.bits,
-                last.capabilities,
-                last.token,
-                last.curve,
-            )
-    return records
-
-
-def check_subkey(spec: AlgorithmSpec, record: KeyRecord | None) -> str | None:
-    """Why ``record`` is not the encryption subkey ``spec`` asks for; None when it is."""
-    if record is None:
-        return f"{spec.gpg_name}: the new subkey is missing from the key listing"
-    found = f"algo {record.pubkey_algo}, {record.bits} bits, curve {record.curve}"
-    if record.pubkey_algo != spec.pubkey_algo:
-        return f"{spec.gpg_name}: subkey has {found}, expected algo {spec.pubkey_algo}"
-    if spec.key_bits is not None and record.bits != spec.key_bits:
-        return f"{spec.gpg_name}: subkey has {found}, expected {spec.key_bits} bits"
-    if spec.curve is not None and record.curve != spec.curve:
-        return f"{spec.gpg_name}: subkey has {found}, expected curve {spec.curve}"
-    if "e" not in record.capabilities:
-        return f"{spec.gpg_name}: subkey capabilities {record.capabilities!r} lack encryption"
-    return None
-
-
-@dataclass(frozen=True)
-class DecryptionStatus:
-    """What the status lines of one ``gpg --decrypt`` say.
-
-    Attributes:
-        okay: ``DECRYPTION_OKAY`` seen and no ``DECRYPTION_FAILED``.
-        key_fingerprint: subkey that decrypted the session key (``DECRYPTION_KEY``).
-        mdc_method: ``DECRYPTION_INFO`` field 1 (2 = SHA-1 MDC, 0 = none).
-        sym_algo: ``DECRYPTION_INFO`` field 2, OpenPGP symmetric id (9 = AES256).
-        aead_algo: ``DECRYPTION_INFO`` field 3 (0 = no AEAD, 2 = OCB); None if absent.
-        plaintext_length: ``PLAINTEXT_LENGTH`` in bytes; None if absent.
-    """
-
-    okay: bool
-    key_fingerprint: str | None
-    mdc_method: int | None
-    sym_algo: int | None
-    aead_algo: int | None
-    plaintext_length: int | None
-
-    def as_extra(self) -> dict[str, Any]:
-        """JSON-able summary with the cipher named (``AES256``, AEAD ``none``)."""
-        return {
-            "mdc_method": self.mdc_method,
-            "sym_algo": self.sym_algo,
-            "cipher": SYMMETRIC_NAMES.get(self.sym_algo or -1),
-            "aead_algo": self.aead_algo,
-            "aead": AEAD_NAMES.get(self.aead_algo if self.aead_algo is not None else 0),
-        }
-
-
-def _int_or_none(words: list[str], index: int) -> int | None:
-    try:
-        return int(words[index])
-    except (IndexError, ValueError):
-        return None
-
-
-def parse_decryption_status(status_text: str) -> DecryptionStatus:
-    """Parse the ``--status-fd`` output of one ``gpg --decrypt``."""
-    okay = failed = False
-    fingerprint: str | None = None
-    mdc = sym = aead = length = None
-    for keyword, args in parse_status(status_text):
-        if keyword == "DECRYPTION_OKAY":
-            okay = True
-        elif keyword == "DECRYPTION_FAILED":
-            failed = True
-        elif keyword == "DECRYPTION_KEY" and args:
-            fingerprint = args[0].upper()
-        elif keyword == "DECRYPTION_INFO":
-            mdc, sym, aead = _int_or_none(args, 0), _int_or_none(args, 1), _int_or_none(args, 2)
-        elif keyword == "PLAINTEXT_LENGTH":
-            length = _int_or_none(args, 0)
-    return DecryptionStatus(okay and not failed, fingerprint, mdc, sym, aead, length)
 
 
 # --------------------------------------------------------------------------- settings
@@ -437,121 +159,6 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
         "compress": compress,
         "timeout_s": float(timeout),
     }
-
-
-# --------------------------------------------------------------------------- devices
-
-
-class Gpg:
-    """Runs ``gpg --homedir H --batch ...`` for one throwaway home.
-
-    Args:
-        homedir: the GNUPGHOME (mode 0700).
-        timeout_s: wall-clock limit per gpg process, s.
-    """
-
-    def __init__(self, homedir: str, timeout_s: float) -> None:
-        self.homedir = homedir
-        self.timeout_s = timeout_s
-
-    def __call__(self, args: Sequence[str]) -> CommandResult:
-        """Run gpg with ``args``; see :func:`suite_common.run_command` (raises SuiteError)."""
-        return run_command(["gpg", "--homedir", self.homedir, "--batch", *args], self.timeout_s)
-
-
-#: What device code calls to run gpg: ``runner(args) -> CommandResult``.
-GpgRunner = Callable[[Sequence[str]], CommandResult]
-
-
-@dataclass(frozen=True)
-class PreparedKey:
-    """An encryption subkey a device made ready, or why it could not.
-
-    Attributes:
-        spec: the algorithm.
-        fingerprint: subkey fingerprint (40 hex digits); None when ``error`` is set.
-        keygen_ns: wall time of the key generation, ns (the failed attempt's time on error);
-            None when the device did not generate the key (imported onto a token).
-        error: why the key is unusable; None when it is.
-    """
-
-    spec: AlgorithmSpec
-    fingerprint: str | None
-    keygen_ns: int | None
-    error: str | None = None
-
-
-class Device(Protocol):
-    """Where the private-key operation of a decryption runs.
-
-    ``name`` is the rows' ``device``. ``prepare`` receives a gpg runner bound to the
-    throwaway GNUPGHOME and returns one :class:`PreparedKey` per algorithm, in order;
-    it raises :class:`SuiteError` when no key at all can be prepared. A token device
-    would generate soft subkeys like :class:`CpuDevice` and move each to the card
-    (``--edit-key``, ``key N``, ``keytocard``), leaving a stub in the keyring.
-    """
-
-    name: str
-
-    def prepare(self, gpg: GpgRunner, specs: Sequence[AlgorithmSpec]) -> list[PreparedKey]:
-        """Make one encryption subkey per spec usable by ``gpg --decrypt``."""
-        ...
-
-
-def _first_error_line(result: CommandResult) -> str:
-    lines = [ln.strip() for ln in result.stderr.splitlines() if ln.strip()]
-    return lines[-1] if lines else f"exit status {result.returncode}"
-
-
-class CpuDevice:
-    """Soft keys: the private key stays in the agent, decryption runs on the CPU."""
-
-    name = "cpu"
-
-    def prepare(self, gpg: GpgRunner, specs: Sequence[AlgorithmSpec]) -> list[PreparedKey]:
-        """Create a certify-only Ed25519 primary key, then one encryption subkey per spec.
-
-        Raises:
-            SuiteError: the primary key cannot be created.
-        """
-        unprotected = ["--pinentry-mode", "loopback", "--passphrase", ""]
-        primary = gpg(
-            [
-                *unprotected,
-                *("--status-fd", "1", "--quick-gen-key", USER_ID, "ed25519", "cert", "never"),
-            ]
-        )
-        primary_fpr = parse_key_created(primary.stdout, kinds="PB")
-        if primary.returncode != 0 or primary_fpr is None:
-            raise SuiteError(
-                f"{SUITE}: cannot create the primary key: {_first_error_line(primary)} "
-                "(gpg-agent is needed: Debian package gnupg)"
-            )
-        keys: list[PreparedKey] = []
-        for spec in specs:
-            made = gpg(
-                [
-                    *unprotected,
-                    *("--status-fd", "1", "--quick-add-key", primary_fpr),
-                    *(spec.gpg_name, "encr", "never"),
-                ]
-            )
-            fpr = parse_key_created(made.stdout, kinds="S")
-            if made.returncode != 0 or fpr is None:
-                error = f"key generation failed: {_first_error_line(made)}"
-                keys.append(PreparedKey(spec, None, made.elapsed_ns, error))
-                continue
-            listing = gpg(["--with-colons", "--list-secret-keys", primary_fpr])
-            record = next(
-                (r for r in parse_colon_keys(listing.stdout) if r.fingerprint == fpr), None
-            )
-            problem = check_subkey(spec, record)
-            keys.append(PreparedKey(spec, None if problem else fpr, made.elapsed_ns, problem))
-        return keys
-
-
-#: Device name (config ``device``) -> factory. Only ``cpu`` exists.
-DEVICES: dict[str, Callable[[], Device]] = {"cpu": CpuDevice}
 
 
 # --------------------------------------------------------------------------- measuring
@@ -651,7 +258,7 @@ def measure_key(
         ]
     )
     if enc.returncode != 0:
-        reason = f"encryption failed: {_first_error_line(enc)}"
+        reason = f"encryption failed: {first_error_line(enc)}"
         extra["error"] = reason
         rows.append(decrypt_row([enc.elapsed_ns], reason))
         return rows, extra
@@ -662,7 +269,7 @@ def measure_key(
     extra["decryption_info"] = status.as_extra()
     problem: str | None = None
     if first.returncode != 0 or not status.okay:
-        problem = f"first decryption failed: {_first_error_line(first)}"
+        problem = f"first decryption failed: {first_error_line(first)}"
     elif status.key_fingerprint != key.fingerprint:
         problem = f"decrypted with subkey {status.key_fingerprint}, not {key.fingerprint}"
     elif file_sha256(checked) != plain_sha256:
@@ -679,7 +286,7 @@ def measure_key(
         result = gpg(["--quiet", "--decrypt", "-o", os.devnull, encrypted])
         samples.append(result.elapsed_ns)
         if result.returncode != 0:
-            problem = f"timed run {index + 1} failed: {_first_error_line(result)}"
+            problem = f"timed run {index + 1} failed: {first_error_line(result)}"
             extra["error"] = problem
             break
     rows.append(decrypt_row(samples, problem))
@@ -699,7 +306,7 @@ def probe_version(timeout_s: float) -> GpgVersion:
             f"{SUITE}: {exc}; the Debian package is gnupg (gpg, gpg-agent, gpgconf)"
         ) from None
     if result.returncode != 0:
-        raise SuiteError(f"{SUITE}: `gpg --version` failed: {_first_error_line(result)}")
+        raise SuiteError(f"{SUITE}: `gpg --version` failed: {first_error_line(result)}")
     return parse_gpg_version(result.stdout)
 
 
@@ -711,7 +318,7 @@ def stop_agent(homedir: str, timeout_s: float, warn: Callable[[str], None]) -> N
         warn(f"{SUITE}: could not stop gpg-agent for {homedir}: {exc}")
         return
     if result.returncode != 0:
-        warn(f"{SUITE}: gpgconf --kill all failed: {_first_error_line(result)}")
+        warn(f"{SUITE}: gpgconf --kill all failed: {first_error_line(result)}")
 
 
 def run(config: dict[str, Any], warn: Callable[[str], None]) -> SuiteOutcome:

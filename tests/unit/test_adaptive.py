@@ -19,6 +19,7 @@ import jsonschema
 import median_ci
 import noise
 import pytest
+import setup_system
 from helpers import CS_OPS, SCHEMA, load_harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -210,8 +211,8 @@ def _driver(tmp_path: Path, spread: int) -> Path:
 
 
 def _main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread: int, *extra: str) -> int:
-    monkeypatch.setattr(H, "package_versions", lambda: ({}, {}))
-    monkeypatch.setattr(H, "_run_quiet", lambda argv, timeout_s=60.0: None)
+    monkeypatch.setattr(setup_system, "package_versions", lambda: ({}, {}))
+    monkeypatch.setattr(setup_system, "_run_quiet", lambda argv, timeout_s=60.0: None)
     driver = _driver(tmp_path, spread)
     return int(H.main(["--scheme", "cs", "--iterations", "10", "--driver", str(driver), *extra]))
 

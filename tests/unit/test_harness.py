@@ -8,14 +8,21 @@ driver is exercised by tests/integration/test_harness_native.py.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import harness_cli
+import harness_document
 import jsonschema
 import pytest
+import setup_cpu
+import setup_system
 from helpers import CS_OPS, RSA_OPS, SCHEMA, load_harness
 
 H = load_harness()
@@ -724,11 +731,11 @@ CPU revision\t: 3
     ids=["x86", "riscv64", "riscv64-isa", "ppc64le", "armv7", "armv6", "arm64", "empty", "blank"],
 )
 def test_parse_cpuinfo(text: str, model: str) -> None:
-    assert H.parse_cpuinfo(text) == model
+    assert setup_cpu.parse_cpuinfo(text) == model
 
 
 def test_read_cpu_model_without_proc(tmp_path: Path) -> None:
-    assert H.read_cpu_model(tmp_path / "missing") == "unknown"
+    assert setup_cpu.read_cpu_model(tmp_path / "missing") == "unknown"
 
 
 # --------------------------------------------------------------------------
@@ -750,7 +757,7 @@ BAD KEY=x
 
 
 def test_parse_os_release() -> None:
-    info = H.parse_os_release(OS_RELEASE_TRIXIE)
+    info = setup_system.parse_os_release(OS_RELEASE_TRIXIE)
     assert info["PRETTY_NAME"] == "Debian GNU/Linux 13 (trixie)"
     assert info["VERSION_CODENAME"] == "trixie"
     assert info["VERSION_ID"] == "13"
@@ -765,9 +772,9 @@ def test_read_os_name_falls_back(tmp_path: Path) -> None:
     pretty = tmp_path / "usr-os-release"
     pretty.write_text('PRETTY_NAME="Ubuntu 24.04 LTS"\n', encoding="utf-8")
 
-    assert H.read_os_name([tmp_path / "missing", pretty]) == "Ubuntu 24.04 LTS"
-    assert H.read_os_name([no_pretty, pretty]) == "Debian GNU/Linux 12 (bookworm)"
-    assert H.read_os_name([tmp_path / "missing"]) == "unknown"
+    assert setup_system.read_os_name([tmp_path / "missing", pretty]) == "Ubuntu 24.04 LTS"
+    assert setup_system.read_os_name([no_pretty, pretty]) == "Debian GNU/Linux 12 (bookworm)"
+    assert setup_system.read_os_name([tmp_path / "missing"]) == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -800,12 +807,12 @@ def test_read_os_name_falls_back(tmp_path: Path) -> None:
     ],
 )
 def test_parse_dpkg_search(text: str, arch: str | None, package: str | None) -> None:
-    assert H.parse_dpkg_search(text, arch) == package
+    assert setup_system.parse_dpkg_search(text, arch) == package
 
 
 def test_parse_build_info() -> None:
     text = "cc\tcc\ncflags\t-O2 -Wall -Wextra -Werror\nldflags\t\nno tab here\n"
-    assert H.parse_build_info(text) == {
+    assert setup_system.parse_build_info(text) == {
         "cc": "cc",
         "cflags": "-O2 -Wall -Wextra -Werror",
         "ldflags": "",
@@ -813,8 +820,8 @@ def test_parse_build_info() -> None:
 
 
 def test_kernel_string_matches_uname_srv() -> None:
-    uname = H.os.uname_result(("Linux", "host", "6.1.0-28-amd64", "#1 SMP Debian", "x86_64"))
-    assert H.kernel_string(uname) == "Linux 6.1.0-28-amd64 #1 SMP Debian"
+    uname = os.uname_result(("Linux", "host", "6.1.0-28-amd64", "#1 SMP Debian", "x86_64"))
+    assert setup_system.kernel_string(uname) == "Linux 6.1.0-28-amd64 #1 SMP Debian"
 
 
 @pytest.mark.parametrize(
@@ -822,15 +829,15 @@ def test_kernel_string_matches_uname_srv() -> None:
     [("1024,2048", [1024, 2048]), ("4096", [4096]), (" 512 , 16384", [512, 16384])],
 )
 def test_parse_rsa_bits_accepts(text: str, value: list[int]) -> None:
-    assert H.parse_rsa_bits(text) == value
+    assert harness_cli.parse_rsa_bits(text) == value
 
 
 @pytest.mark.parametrize(
     "text", ["", "1024,1024", "256", "20000", "2048,x", ",".join(["1024"] * 17)]
 )
 def test_parse_rsa_bits_rejects(text: str) -> None:
-    with pytest.raises(H.argparse.ArgumentTypeError):
-        H.parse_rsa_bits(text)
+    with pytest.raises(argparse.ArgumentTypeError):
+        harness_cli.parse_rsa_bits(text)
 
 
 # --------------------------------------------------------------------------
@@ -898,23 +905,23 @@ uarch\t\t: thead,c908
     ids=["x86", "arm64", "armv7", "riscv64", "riscv64-new", "ppc64le", "empty", "first-cpu"],
 )
 def test_parse_cpu_flags(text: str, flags: list[str]) -> None:
-    assert H.parse_cpu_flags(text) == flags
+    assert setup_cpu.parse_cpu_flags(text) == flags
 
 
 def test_read_cpu_flags_without_proc(tmp_path: Path) -> None:
-    assert H.read_cpu_flags(tmp_path / "missing") == []
+    assert setup_cpu.read_cpu_flags(tmp_path / "missing") == []
 
 
 def test_parse_self_cgroup() -> None:
     v1 = "12:cpuset:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n0::/\n"
-    assert H.parse_self_cgroup(v1) == {
+    assert setup_cpu.parse_self_cgroup(v1) == {
         "cpuset": "/docker/abc",
         "cpu": "/docker/abc",
         "cpuacct": "/docker/abc",
         "name=systemd": "/docker/abc",
         "": "/",
     }
-    assert H.parse_self_cgroup("0::/user.slice/session-2.scope\ngarbage\n") == {
+    assert setup_cpu.parse_self_cgroup("0::/user.slice/session-2.scope\ngarbage\n") == {
         "": "/user.slice/session-2.scope"
     }
 
@@ -930,7 +937,7 @@ def test_parse_self_cgroup() -> None:
     ],
 )
 def test_parse_cpu_max(text: str, parsed: tuple[int | None, int | None]) -> None:
-    assert H.parse_cpu_max(text) == parsed
+    assert setup_cpu.parse_cpu_max(text) == parsed
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -945,7 +952,7 @@ def test_cpu_limits_cgroup_v2_container(tmp_path: Path) -> None:
     # container's cgroup namespace makes its cgroup the root.
     _tree(tmp_path, {"fs/cpu.max": "150000 100000\n", "fs/cpuset.cpus.effective": "0-1\n"})
     _tree(tmp_path, {"self": "0::/\n"})
-    assert H.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
+    assert setup_cpu.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
         "cgroup": "v2",
         "quota_us": 150000,
         "period_us": 100000,
@@ -964,7 +971,7 @@ def test_cpu_limits_cgroup_v2_prefers_own_cgroup_and_reads_no_limit(tmp_path: Pa
             "self": "0::/user.slice/s.scope\n",
         },
     )
-    assert H.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
+    assert setup_cpu.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
         "cgroup": "v2",
         "quota_us": None,
         "period_us": 100000,
@@ -985,7 +992,7 @@ def test_cpu_limits_cgroup_v1_container(tmp_path: Path) -> None:
             "self": "4:cpu,cpuacct:/docker/abc\n3:cpuset:/docker/abc\n0::/docker/abc\n",
         },
     )
-    assert H.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
+    assert setup_cpu.read_cpu_limits(tmp_path / "fs", tmp_path / "self") == {
         "cgroup": "v1",
         "quota_us": 50000,
         "period_us": 100000,
@@ -1004,7 +1011,7 @@ def test_cpu_limits_cgroup_v1_unlimited_host(tmp_path: Path) -> None:
             "fs/cpuset/cpuset.effective_cpus": "0-1\n",
         },
     )
-    assert H.read_cpu_limits(tmp_path / "fs", tmp_path / "missing") == {
+    assert setup_cpu.read_cpu_limits(tmp_path / "fs", tmp_path / "missing") == {
         "cgroup": "v1",
         "quota_us": None,
         "period_us": 100000,
@@ -1015,8 +1022,8 @@ def test_cpu_limits_cgroup_v1_unlimited_host(tmp_path: Path) -> None:
 
 def test_cpu_limits_none_without_cgroups(tmp_path: Path) -> None:
     (tmp_path / "fs").mkdir()
-    assert H.read_cpu_limits(tmp_path / "fs", tmp_path / "missing") is None
-    assert H.read_cpu_limits(tmp_path / "nothing", tmp_path / "missing") is None
+    assert setup_cpu.read_cpu_limits(tmp_path / "fs", tmp_path / "missing") is None
+    assert setup_cpu.read_cpu_limits(tmp_path / "nothing", tmp_path / "missing") is None
 
 
 @pytest.mark.parametrize(
@@ -1031,26 +1038,26 @@ def test_cpu_limits_none_without_cgroups(tmp_path: Path) -> None:
     ],
 )
 def test_parse_loadavg(text: str, load: list[float] | None) -> None:
-    assert H.parse_loadavg(text) == load
+    assert setup_cpu.parse_loadavg(text) == load
 
 
 def test_read_load_average_and_affinity_on_this_host(tmp_path: Path) -> None:
-    assert H.read_load_average(tmp_path / "missing") is None
-    load = H.read_load_average()
+    assert setup_cpu.read_load_average(tmp_path / "missing") is None
+    load = setup_cpu.read_load_average()
     assert load is None or (len(load) == 3 and all(x >= 0 for x in load))
-    affinity = H.read_cpu_affinity()
+    affinity = setup_cpu.read_cpu_affinity()
     assert affinity is None or (affinity == sorted(affinity) and len(affinity) >= 1)
 
 
 @pytest.mark.parametrize("text", ["1", "0.25", "1e3", "30.0"])
 def test_parse_seconds_accepts(text: str) -> None:
-    assert H.parse_seconds(text) == float(text)
+    assert harness_cli.parse_seconds(text) == float(text)
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "1e7", "", "soon"])
 def test_parse_seconds_rejects(text: str) -> None:
-    with pytest.raises(H.argparse.ArgumentTypeError):
-        H.parse_seconds(text)
+    with pytest.raises(argparse.ArgumentTypeError):
+        harness_cli.parse_seconds(text)
 
 
 # --------------------------------------------------------------------------
@@ -1084,7 +1091,7 @@ def _setup() -> dict[str, Any]:
         "build": {"cflags": "-O2 -Wall -Wextra -Werror"},
         "cpu_flags": ["fpu", "sse2", "avx2"],
         "cpu_affinity": [0, 1],
-        "cpu_limits": H.cpu_limits("v2", 150000, 100000, "0-1"),
+        "cpu_limits": setup_cpu.cpu_limits("v2", 150000, 100000, "0-1"),
         "load_average": [0.5, 0.25, 0.1],
     }
 
@@ -1109,8 +1116,10 @@ def _document() -> dict[str, Any]:
     rows = H.build_rows(
         out, H.expected_scheme_keys(["CS", "RSA"], [1024, 2048]), H.RunRequest(10, 2), print
     )
-    started = H.datetime(2026, 11, 29, 22, 40, 0, 123456, tzinfo=H.UTC)
-    doc: dict[str, Any] = H.build_document(
+    started = datetime(2026, 11, 29, 22, 40, 0, 123456, tzinfo=UTC)
+    # Plain dicts stand in for the TypedDicts, as in the JSON the host reads.
+    build: Any = harness_document.build_document
+    doc: dict[str, Any] = build(
         started, 12.34567, _parameters(), H.build_calibration(out.meta), _setup(), rows
     )
     return doc
@@ -1212,10 +1221,10 @@ def _fake_driver(tmp_path: Path, body: str) -> Path:
 def _hermetic_setup(monkeypatch: pytest.MonkeyPatch) -> None:
     versions = {"libgnunetutil": "0.20.0-7", "libsodium": "1.0.18-1+deb13u1", "libgcrypt": None}
     names = {"libgnunetutil": "libgnunet0.20t64", "libsodium": "libsodium23", "libgcrypt": None}
-    monkeypatch.setattr(H, "package_versions", lambda: (versions, names))
-    monkeypatch.setattr(H, "_run_quiet", lambda argv, timeout_s=60.0: None)
-    monkeypatch.setattr(H, "read_cpu_limits", lambda: None)
-    monkeypatch.setattr(H, "read_load_average", lambda: [0.5, 0.25, 0.125])
+    monkeypatch.setattr(setup_system, "package_versions", lambda: (versions, names))
+    monkeypatch.setattr(setup_system, "_run_quiet", lambda argv, timeout_s=60.0: None)
+    monkeypatch.setattr(setup_cpu, "read_cpu_limits", lambda: None)
+    monkeypatch.setattr(setup_cpu, "read_load_average", lambda: [0.5, 0.25, 0.125])
 
 
 def test_main_prints_one_valid_document(

@@ -14,12 +14,15 @@ from typing import Any
 import counting as C
 import pandas as pd
 import pytest
+import rsa_large_output
+import sodium_output
 import suite_counting as SC
 import suite_rsa_large
 import suite_sodium
 from helpers import row as make_row
 from hypothesis import given
 from hypothesis import strategies as st
+from sodium_rows import build_outcome
 from test_counting import counted
 
 from archbench import count_stage
@@ -65,7 +68,7 @@ def count_file(counts: list[int]) -> C.CountFile:
 
 def rsa_rows(text: str) -> list[dict[str, Any]]:
     config = suite_rsa_large.normalize_config({"bits": [1024], "repetitions": 2, "min_block_ns": 0})
-    rows, _ = suite_rsa_large.rows_from_output(suite_rsa_large.parse_driver_output(text), config)
+    rows, _ = rsa_large_output.rows_from_output(rsa_large_output.parse_driver_output(text), config)
     return rows
 
 
@@ -73,7 +76,7 @@ def sodium_rows(text: str) -> list[dict[str, Any]]:
     config = suite_sodium.normalize_config(
         {"repetitions": 2, "warmup": 0, "sizes": [64, 1000], "nth": 1}
     )
-    return suite_sodium.build_outcome(suite_sodium.parse_driver_output(text), config, print).rows
+    return build_outcome(sodium_output.parse_driver_output(text), config, print).rows
 
 
 def by_op(rows: list[dict[str, Any]]) -> dict[tuple[str, str | None], Any]:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import gnupg_keys as GK
+import gnupg_output as GO
 import pytest
 import suite_gnupg as G
 from suite_common import CommandResult, SuiteError
@@ -46,7 +48,7 @@ def fixture(name: str) -> str:
 def test_parse_gpg_version_recorded(
     tag: str, line: str, version: tuple[int, int, int], libgcrypt: str
 ) -> None:
-    parsed = G.parse_gpg_version(fixture(f"gpg-version-{tag}.txt"))
+    parsed = GO.parse_gpg_version(fixture(f"gpg-version-{tag}.txt"))
     assert parsed.gpg_line == line
     assert parsed.version == version
     assert parsed.libgcrypt_line == libgcrypt
@@ -57,16 +59,16 @@ def test_parse_gpg_version_refuses_old_and_foreign_output() -> None:
     recorded = fixture(f"gpg-version-{BOOKWORM}.txt")
     old = recorded.replace("gpg (GnuPG) 2.2.40", "gpg (GnuPG) 2.0.22", 1)
     with pytest.raises(SuiteError, match=r"2\.0\.22 is too old; the suite needs GnuPG 2\.2\.0"):
-        G.parse_gpg_version(old)
+        GO.parse_gpg_version(old)
     with pytest.raises(SuiteError, match="unexpected `gpg --version` output"):
-        G.parse_gpg_version("sq 0.40.0 (sequoia-openpgp 1.21.2)\n")
+        GO.parse_gpg_version("sq 0.40.0 (sequoia-openpgp 1.21.2)\n")
     with pytest.raises(SuiteError, match="first line ''"):
-        G.parse_gpg_version("")
+        GO.parse_gpg_version("")
 
 
 def test_parse_gpg_version_without_libgcrypt_line() -> None:
     first_line_only = fixture(f"gpg-version-{TRIXIE}.txt").splitlines()[0]
-    parsed = G.parse_gpg_version(first_line_only)
+    parsed = GO.parse_gpg_version(first_line_only)
     assert parsed.libgcrypt_line is None
     assert parsed.tool_text == "gpg (GnuPG) 2.4.7"
 
@@ -80,17 +82,17 @@ def test_parse_gpg_version_without_libgcrypt_line() -> None:
 )
 def test_parse_key_created_recorded(tag: str, fpr: str) -> None:
     status = fixture(f"status-quick-add-key-rsa2048-{tag}.txt")
-    assert G.parse_key_created(status) == fpr
-    assert G.parse_key_created(status, kinds="P") is None  # a subkey, not a primary key
+    assert GO.parse_key_created(status) == fpr
+    assert GO.parse_key_created(status, kinds="P") is None  # a subkey, not a primary key
 
 
 @pytest.mark.parametrize("tag", [TRIXIE, BOOKWORM])
 def test_parse_key_created_absent_after_failure(tag: str) -> None:
-    assert G.parse_key_created(fixture(f"status-quick-add-key-cv448-fail-{tag}.txt")) is None
+    assert GO.parse_key_created(fixture(f"status-quick-add-key-cv448-fail-{tag}.txt")) is None
 
 
 def test_parse_status_keeps_only_status_lines() -> None:
-    parsed = G.parse_status(fixture(f"status-quick-add-key-cv448-fail-{TRIXIE}.txt"))
+    parsed = GO.parse_status(fixture(f"status-quick-add-key-cv448-fail-{TRIXIE}.txt"))
     assert [kw for kw, _ in parsed] == [
         "KEY_CONSIDERED",
         "ERROR",
@@ -98,12 +100,12 @@ def test_parse_status_keeps_only_status_lines() -> None:
         "FAILURE",
     ]
     assert parsed[1] == ("ERROR", ["key_generate", "33554436"])
-    assert G.parse_status("gpg: keybox created\n[GNUPG:] \n") == []
+    assert GO.parse_status("gpg: keybox created\n[GNUPG:] \n") == []
 
 
 @pytest.mark.parametrize("tag", [TRIXIE, BOOKWORM])
 def test_parse_decryption_status_recorded(tag: str) -> None:
-    status = G.parse_decryption_status(fixture(f"status-decrypt-cv25519-{tag}.txt"))
+    status = GO.parse_decryption_status(fixture(f"status-decrypt-cv25519-{tag}.txt"))
     assert status.okay
     assert status.mdc_method == 2
     assert status.sym_algo == 9
@@ -117,13 +119,13 @@ def test_parse_decryption_status_recorded(tag: str) -> None:
         "aead": "none",
     }
     # The decrypting subkey is the cv25519 subkey of the same session's key listing.
-    records = G.parse_colon_keys(fixture(f"colons-secret-keys-{tag}.txt"))
+    records = GO.parse_colon_keys(fixture(f"colons-secret-keys-{tag}.txt"))
     cv = next(r for r in records if r.curve == "cv25519")
     assert status.key_fingerprint == cv.fingerprint
 
 
 def test_parse_decryption_status_failure_recorded() -> None:
-    status = G.parse_decryption_status(fixture(f"status-decrypt-no-seckey-{TRIXIE}.txt"))
+    status = GO.parse_decryption_status(fixture(f"status-decrypt-no-seckey-{TRIXIE}.txt"))
     assert not status.okay
     assert status.key_fingerprint is None
     assert status.sym_algo is None
@@ -134,7 +136,7 @@ def test_parse_decryption_status_failure_recorded() -> None:
 
 
 def test_parse_colon_keys_trixie() -> None:
-    records = G.parse_colon_keys(fixture(f"colons-secret-keys-{TRIXIE}.txt"))
+    records = GO.parse_colon_keys(fixture(f"colons-secret-keys-{TRIXIE}.txt"))
     assert [(r.record, r.fingerprint, r.pubkey_algo, r.bits, r.curve) for r in records] == [
         ("sec", T_PRIMARY, 22, 255, "ed25519"),
         ("ssb", T_RSA2048, 1, 2048, None),
@@ -149,7 +151,7 @@ def test_parse_colon_keys_trixie() -> None:
 
 
 def test_parse_colon_keys_bookworm_matches_trixie_shape() -> None:
-    records = G.parse_colon_keys(fixture(f"colons-secret-keys-{BOOKWORM}.txt"))
+    records = GO.parse_colon_keys(fixture(f"colons-secret-keys-{BOOKWORM}.txt"))
     assert [(r.record, r.pubkey_algo, r.bits, r.curve) for r in records] == [
         ("sec", 22, 255, "ed25519"),
         ("ssb", 1, 2048, None),
@@ -162,25 +164,25 @@ def test_parse_colon_keys_bookworm_matches_trixie_shape() -> None:
 
 def test_parse_colon_keys_bad_record() -> None:
     with pytest.raises(SuiteError, match="bad key record"):
-        G.parse_colon_keys("ssb:u:many:1:EDECED6F013D078B:1795998390::::::e:::+:::23:\n")
+        GO.parse_colon_keys("ssb:u:many:1:EDECED6F013D078B:1795998390::::::e:::+:::23:\n")
 
 
 def test_check_subkey_against_recorded_listing() -> None:
     by_fpr = {
-        r.fingerprint: r for r in G.parse_colon_keys(fixture(f"colons-secret-keys-{TRIXIE}.txt"))
+        r.fingerprint: r for r in GO.parse_colon_keys(fixture(f"colons-secret-keys-{TRIXIE}.txt"))
     }
-    algos = G.ALGORITHMS
-    assert G.check_subkey(algos["rsa2048"], by_fpr[T_RSA2048]) is None
-    assert G.check_subkey(algos["rsa4096"], by_fpr[T_RSA4096]) is None
-    assert G.check_subkey(algos["cv25519"], by_fpr[T_CV25519]) is None
-    assert G.check_subkey(algos["nistp256"], by_fpr[T_P256]) is None
-    wrong_bits = G.check_subkey(algos["rsa4096"], by_fpr[T_RSA2048])
+    algos = GK.ALGORITHMS
+    assert GK.check_subkey(algos["rsa2048"], by_fpr[T_RSA2048]) is None
+    assert GK.check_subkey(algos["rsa4096"], by_fpr[T_RSA4096]) is None
+    assert GK.check_subkey(algos["cv25519"], by_fpr[T_CV25519]) is None
+    assert GK.check_subkey(algos["nistp256"], by_fpr[T_P256]) is None
+    wrong_bits = GK.check_subkey(algos["rsa4096"], by_fpr[T_RSA2048])
     assert wrong_bits == "rsa4096: subkey has algo 1, 2048 bits, curve None, expected 4096 bits"
-    wrong_curve = G.check_subkey(algos["cv25519"], by_fpr[T_P256])
+    wrong_curve = GK.check_subkey(algos["cv25519"], by_fpr[T_P256])
     assert wrong_curve is not None and wrong_curve.endswith("expected curve cv25519")
-    wrong_algo = G.check_subkey(algos["cv25519"], by_fpr[T_PRIMARY])
+    wrong_algo = GK.check_subkey(algos["cv25519"], by_fpr[T_PRIMARY])
     assert wrong_algo is not None and wrong_algo.endswith("expected algo 18")
-    assert G.check_subkey(algos["rsa2048"], None) == (
+    assert GK.check_subkey(algos["rsa2048"], None) == (
         "rsa2048: the new subkey is missing from the key listing"
     )
 
@@ -230,8 +232,8 @@ def test_device_error_says_where_a_token_plugs_in() -> None:
         G.normalize_config({"device": "nitrokey"})
     assert "suite_gnupg.DEVICES" in str(info.value)
     assert "docs/suites-gnupg.md" in str(info.value)
-    assert set(G.DEVICES) == {"cpu"}
-    assert G.DEVICES["cpu"]().name == "cpu"
+    assert set(GK.DEVICES) == {"cpu"}
+    assert GK.DEVICES["cpu"]().name == "cpu"
 
 
 # ------------------------------------------------------------------ fake gpg
@@ -282,12 +284,12 @@ class FakeGpg:
         return self.result(args, 0, fixture(f"status-decrypt-cv25519-{self.tag}.txt"))
 
 
-def prepared(fingerprint: str = T_CV25519) -> G.PreparedKey:
-    return G.PreparedKey(G.ALGORITHMS["cv25519"], fingerprint, 7_000_000)
+def prepared(fingerprint: str = T_CV25519) -> GK.PreparedKey:
+    return GK.PreparedKey(GK.ALGORITHMS["cv25519"], fingerprint, 7_000_000)
 
 
 def measure(
-    fake: FakeGpg, key: G.PreparedKey, tmp_path: Path, runs: int = 3
+    fake: FakeGpg, key: GK.PreparedKey, tmp_path: Path, runs: int = 3
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     plain = tmp_path / "plain.bin"
     digest = G.write_random_file(str(plain), 4096)
@@ -353,7 +355,7 @@ def test_measure_key_failures_give_invalid_rows(tmp_path: Path, setup: str, reas
 
 
 def test_measure_key_with_failed_key_generation(tmp_path: Path) -> None:
-    key = G.PreparedKey(G.ALGORITHMS["rsa4096"], None, 9_000_000, "key generation failed: x")
+    key = GK.PreparedKey(GK.ALGORITHMS["rsa4096"], None, 9_000_000, "key generation failed: x")
     fake = FakeGpg(b"")
     rows, extra = measure(fake, key, tmp_path)
     assert len(rows) == 1
@@ -376,8 +378,8 @@ def test_cpu_device_prepare_checks_recorded_listing() -> None:
             "gpg: Key generation failed: Invalid public key algorithm\n",
         ),
     }
-    specs = [G.ALGORITHMS[n] for n in ("rsa2048", "rsa4096", "cv25519")]
-    keys = G.CpuDevice().prepare(fake, specs)
+    specs = [GK.ALGORITHMS[n] for n in ("rsa2048", "rsa4096", "cv25519")]
+    keys = GK.CpuDevice().prepare(fake, specs)
     assert [(k.fingerprint, k.error) for k in keys] == [
         (T_RSA2048, None),
         (None, "rsa4096: subkey has algo 1, 2048 bits, curve None, expected 4096 bits"),
@@ -391,4 +393,4 @@ def test_cpu_device_primary_failure_is_suite_error() -> None:
     fake = FakeGpg(b"")
     fake.primary_rc = 2
     with pytest.raises(SuiteError, match="cannot create the primary key: gpg: Key generation"):
-        G.CpuDevice().prepare(fake, [G.ALGORITHMS["rsa2048"]])
+        GK.CpuDevice().prepare(fake, [GK.ALGORITHMS["rsa2048"]])

@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import openssl_speed_algorithms as osa
+import openssl_speed_output as oso
 import pytest
 import suite_openssl_speed as sos
 from suite_common import CommandResult, SuiteError
@@ -28,19 +30,19 @@ def load(name: str) -> tuple[str, str]:
 
 def measure(
     name: str, algorithm: str, *, processes: int = 1, size: int | None = None, seconds: int = 1
-) -> dict[str, sos.Result]:
-    out = sos.parse_speed_output(*load(name))
-    return sos.extract_measurements(
-        sos.ALGORITHMS[algorithm], out, processes=processes, seconds=seconds, size=size
+) -> dict[str, oso.Result]:
+    out = oso.parse_speed_output(*load(name))
+    return oso.extract_measurements(
+        osa.ALGORITHMS[algorithm], out, processes=processes, seconds=seconds, size=size
     )
 
 
-def ok(result: sos.Result) -> sos.Measurement:
-    assert isinstance(result, sos.Measurement), result
+def ok(result: oso.Result) -> oso.Measurement:
+    assert isinstance(result, oso.Measurement), result
     return result
 
 
-def reason(result: sos.Result) -> str:
+def reason(result: oso.Result) -> str:
     assert isinstance(result, str), result
     return result
 
@@ -74,7 +76,7 @@ def test_rsa_sign_verify_each_version(fixture: str, sign: int, sign_s: float, ve
 
 
 def test_openssl35_extra_rsa_tests_are_parsed_but_not_reported() -> None:
-    out = sos.parse_speed_output(*load("openssl35-rsa2048"))
+    out = oso.parse_speed_output(*load("openssl35-rsa2048"))
     assert sorted({r.index for r in out.records if r.index is not None}) == [
         1,
         2,
@@ -89,8 +91,8 @@ def test_openssl35_extra_rsa_tests_are_parsed_but_not_reported() -> None:
     ]
     keygen = next(r for r in out.records if r.index == 15)
     assert (keygen.count, keygen.label, keygen.seconds) == (19, "rsa2048", 1.30)
-    assert sos.header_operation("+DTP:rsa2048:keygen:1") is None
-    assert sos.header_operation("+DTP:2048:public:rsa encrypt:1") is None
+    assert oso.header_operation("+DTP:rsa2048:keygen:1") is None
+    assert oso.header_operation("+DTP:2048:public:rsa encrypt:1") is None
     assert out.malformed == []
 
 
@@ -181,13 +183,13 @@ def test_multi2_evp_matches_parent_aggregate(
 def test_multi_missing_child_line_is_invalid() -> None:
     stdout, stderr = load("openssl30-multi2-ecdsap256")
     stderr = stderr.replace("+R6:7120:256:1.00\n", "")
-    got = sos.extract_measurements(
-        sos.ALGORITHMS["ecdsap256"],
-        sos.parse_speed_output(stdout, stderr),
+    got = oso.extract_measurements(
+        osa.ALGORITHMS["ecdsap256"],
+        oso.parse_speed_output(stdout, stderr),
         processes=2,
         seconds=1,
     )
-    assert isinstance(got["sign"], sos.Measurement)
+    assert isinstance(got["sign"], oso.Measurement)
     assert reason(got["verify"]) == (
         "expected 2 +R6 record(s) (one per process), got 1: +R6:10809:256:1.00"
     )
@@ -196,15 +198,15 @@ def test_multi_missing_child_line_is_invalid() -> None:
 # ----------------------------------------------------------------- impossible records
 
 
-def tampered(name: str, old: str, new: str) -> sos.SpeedOutput:
+def tampered(name: str, old: str, new: str) -> oso.SpeedOutput:
     stdout, stderr = load(name)
     assert old in stderr
-    return sos.parse_speed_output(stdout, stderr.replace(old, new))
+    return oso.parse_speed_output(stdout, stderr.replace(old, new))
 
 
 def test_zero_count_is_invalid() -> None:
     out = tampered("openssl30-rsa2048", "+R1:3407:2048:1.00", "+R1:0:2048:1.00")
-    got = sos.extract_measurements(sos.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
+    got = oso.extract_measurements(osa.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
     assert reason(got["sign"]) == "record '+R1:0:2048:1.00': count 0 (expected >= 1)"
     assert ok(got["verify"]).count == 57182
 
@@ -212,7 +214,7 @@ def test_zero_count_is_invalid() -> None:
 @pytest.mark.parametrize("time", ["0.30", "9.00"])
 def test_time_far_from_requested_is_invalid(time: str) -> None:
     out = tampered("openssl30-rsa2048", "+R1:3407:2048:1.00", f"+R1:3407:2048:{time}")
-    got = sos.extract_measurements(sos.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
+    got = oso.extract_measurements(osa.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
     assert reason(got["sign"]) == (
         f"record '+R1:3407:2048:{time}': time {float(time):g} s is outside [0.5, 3] s "
         "for -seconds 1"
@@ -221,20 +223,20 @@ def test_time_far_from_requested_is_invalid(time: str) -> None:
 
 def test_long_single_operation_overrun_is_accepted() -> None:
     out = tampered("openssl30-rsa2048", "+R1:3407:2048:1.00", "+R1:2:2048:4.85")
-    got = sos.extract_measurements(sos.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
+    got = oso.extract_measurements(osa.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
     assert ok(got["sign"]).count == 2
 
 
 def test_truncated_output_is_invalid() -> None:
     stdout, stderr = load("openssl111-rsa2048")
     cut = stderr[: stderr.index("+R2:") + 6]  # ends inside the verify record
-    got = sos.extract_measurements(
-        sos.ALGORITHMS["rsa2048"], sos.parse_speed_output(stdout, cut), processes=1, seconds=1
+    got = oso.extract_measurements(
+        osa.ALGORITHMS["rsa2048"], oso.parse_speed_output(stdout, cut), processes=1, seconds=1
     )
     assert got["sign"] == got["verify"] == "malformed record line '+R2:63'"
     lost = stderr[: stderr.index("+DTP:2048:public")]
-    got = sos.extract_measurements(
-        sos.ALGORITHMS["rsa2048"], sos.parse_speed_output(stdout, lost), processes=1, seconds=1
+    got = oso.extract_measurements(
+        osa.ALGORITHMS["rsa2048"], oso.parse_speed_output(stdout, lost), processes=1, seconds=1
     )
     assert ok(got["sign"]).count == 1864
     assert reason(got["verify"]) == "no +R record for rsa2048 verify in the output"
@@ -242,9 +244,9 @@ def test_truncated_output_is_invalid() -> None:
 
 def test_unexpected_header_order_fails_loudly() -> None:
     out = tampered("openssl111-rsa2048", "+DTP:2048:public:rsa:1", "+DTP:2048:private:rsa:1")
-    got = sos.extract_measurements(sos.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
+    got = oso.extract_measurements(osa.ALGORITHMS["rsa2048"], out, processes=1, seconds=1)
     assert "unknown openssl speed layout" in reason(got["verify"])
-    assert isinstance(got["sign"], sos.Measurement)
+    assert isinstance(got["sign"], oso.Measurement)
 
 
 def test_record_for_other_key_size_is_invalid() -> None:
@@ -263,8 +265,8 @@ def test_evp_wrong_name_or_size_is_invalid() -> None:
 
 
 def test_build_row_rescales_repetitions_to_first_count() -> None:
-    cell = sos.Cell(sos.ALGORITHMS["aes-128-gcm"], "encrypt", 2, 16)
-    cell.results = [sos.Measurement(1000, 1.0, ()), sos.Measurement(1100, 1.0, ())]
+    cell = sos.Cell(osa.ALGORITHMS["aes-128-gcm"], "encrypt", 2, 16)
+    cell.results = [oso.Measurement(1000, 1.0, ()), oso.Measurement(1100, 1.0, ())]
     cell.wall_ns = [1, 1]
     row = sos.build_row(cell, 2)
     assert row is not None
@@ -281,8 +283,8 @@ def test_build_row_rescales_repetitions_to_first_count() -> None:
 
 
 def test_build_row_invalid_repetition_invalidates_row() -> None:
-    cell = sos.Cell(sos.ALGORITHMS["rsa2048"], "sign", 1, None)
-    cell.results = [sos.Measurement(3407, 1.0, ()), "record 'x': count 0 (expected >= 1)"]
+    cell = sos.Cell(osa.ALGORITHMS["rsa2048"], "sign", 1, None)
+    cell.results = [oso.Measurement(3407, 1.0, ()), "record 'x': count 0 (expected >= 1)"]
     cell.wall_ns = [1_010_000_000, 1_020_000_000]
     row = sos.build_row(cell, 2)
     assert row is not None
@@ -307,7 +309,7 @@ def test_defaults() -> None:
     assert cfg["repeat"] == 1
     assert cfg["evp_sizes"] == [16, 64, 256, 1024, 8192, 16384]
     assert "rsa2048" in cfg["algorithms"]
-    assert all(name in sos.ALGORITHMS for name in cfg["algorithms"])
+    assert all(name in osa.ALGORITHMS for name in cfg["algorithms"])
 
 
 def test_unknown_algorithm_lists_allowed_names() -> None:
@@ -339,7 +341,7 @@ def test_bad_config(config: dict[str, Any], message: str) -> None:
 
 
 def test_speed_argv() -> None:
-    assert sos.speed_argv(sos.ALGORITHMS["rsa2048"], 3, 1, None) == [
+    assert sos.speed_argv(osa.ALGORITHMS["rsa2048"], 3, 1, None) == [
         "openssl",
         "speed",
         "-elapsed",
@@ -348,7 +350,7 @@ def test_speed_argv() -> None:
         "3",
         "rsa2048",
     ]
-    assert sos.speed_argv(sos.ALGORITHMS["sha256"], 1, 2, 1024)[-7:] == [
+    assert sos.speed_argv(osa.ALGORITHMS["sha256"], 1, 2, 1024)[-7:] == [
         "1",
         "-multi",
         "2",

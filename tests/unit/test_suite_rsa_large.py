@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rsa_large_output as RO
 import suite_rsa_large as R
 from suite_common import SuiteError
 
@@ -96,7 +97,7 @@ def test_argv_and_timeout() -> None:
 
 
 def test_parse_2048_4096() -> None:
-    out = R.parse_driver_output(fixture("bits-2048-4096.txt"))
+    out = RO.parse_driver_output(fixture("bits-2048-4096.txt"))
     assert out.meta["openssl_version"] == OPENSSL
     assert out.meta["min_block_ns"] == "100000000"
     assert list(out.sizes) == [2048, 4096]
@@ -110,9 +111,9 @@ def test_parse_2048_4096() -> None:
 
 
 def test_rows_2048_4096() -> None:
-    out = R.parse_driver_output(fixture("bits-2048-4096.txt"))
+    out = RO.parse_driver_output(fixture("bits-2048-4096.txt"))
     c = config(bits=[2048, 4096], keygen_repetitions=3, min_block_ns=100_000_000)
-    rows, warnings = R.rows_from_output(out, c)
+    rows, warnings = RO.rows_from_output(out, c)
     assert warnings == []
     assert [(r["key_bits"], r["operation"]) for r in rows] == [
         (b, op) for b in (2048, 4096) for op in ("key_generation", "sign", "verify")
@@ -131,8 +132,8 @@ def test_rows_2048_4096() -> None:
 
 
 def test_rows_8192() -> None:
-    out = R.parse_driver_output(fixture("bits-8192.txt"))
-    rows, _ = R.rows_from_output(out, config(bits=[8192]))
+    out = RO.parse_driver_output(fixture("bits-8192.txt"))
+    rows, _ = RO.rows_from_output(out, config(bits=[8192]))
     rows_by = by_key(rows)
     assert rows_by[(8192, "key_generation")]["samples_ns"] == [5101261616]
     sign = rows_by[(8192, "sign")]
@@ -141,8 +142,8 @@ def test_rows_8192() -> None:
 
 
 def test_budget_exhausted() -> None:
-    out = R.parse_driver_output(fixture("budget-exhausted-2048.txt"))
-    rows, _ = R.rows_from_output(out, config(bits=[2048], repetitions=20))
+    out = RO.parse_driver_output(fixture("budget-exhausted-2048.txt"))
+    rows, _ = RO.rows_from_output(out, config(bits=[2048], repetitions=20))
     sign = by_key(rows)[(2048, "sign")]
     assert sign["budget_exhausted"] is True
     assert (sign["repetitions_requested"], sign["samples_ns"]) == (20, [80043412])
@@ -150,15 +151,15 @@ def test_budget_exhausted() -> None:
 
 
 def test_budget_flag_must_explain_missing_repetitions() -> None:
-    out = R.parse_driver_output(fixture("bits-8192.txt"))
+    out = RO.parse_driver_output(fixture("bits-8192.txt"))
     with pytest.raises(SuiteError, match=r"8192 bits: 3 of 5 repetitions"):
-        R.rows_from_output(out, config(bits=[8192], repetitions=5))
+        RO.rows_from_output(out, config(bits=[8192], repetitions=5))
 
 
 def test_keygen_aborted() -> None:
-    out = R.parse_driver_output(fixture("keygen-aborted-16384.txt"))
+    out = RO.parse_driver_output(fixture("keygen-aborted-16384.txt"))
     assert out.sizes[16384].keygen_aborted_ns == [2000163072]
-    rows, warnings = R.rows_from_output(out, config(bits=[16384]))
+    rows, warnings = RO.rows_from_output(out, config(bits=[16384]))
     assert len(rows) == 1
     keygen = rows[0]
     assert keygen["valid"] is False and keygen["budget_exhausted"] is True
@@ -178,7 +179,7 @@ def test_invalid_size_keeps_last_calibration_block() -> None:
     cut = [line for line in lines if not line.startswith(("sample", "done", "end"))]
     text = "\n".join([*cut, "invalid 2048 a signature verified for a tampered message"])
     text += "\ndone 2048 0 0\nend ok\n"
-    rows, _ = R.rows_from_output(R.parse_driver_output(text), config(bits=[2048]))
+    rows, _ = RO.rows_from_output(RO.parse_driver_output(text), config(bits=[2048]))
     assert [r["valid"] for r in rows] == [False, False, False]
     sign = by_key(rows)[(2048, "sign")]
     assert (sign["ops_per_block"], sign["samples_ns"]) == (256, [77107710])
@@ -229,22 +230,22 @@ def mangled(old: str, new: str) -> str:
 )
 def test_bad_output(text: str, message: str) -> None:
     with pytest.raises(SuiteError) as info:
-        R.parse_driver_output(text)
+        RO.parse_driver_output(text)
     assert message in str(info.value)
 
 
 def test_unrequested_or_missing_size() -> None:
-    out = R.parse_driver_output(GOOD)
+    out = RO.parse_driver_output(GOOD)
     with pytest.raises(SuiteError, match=r"measured \[8192\] bits, which were not requested"):
-        R.rows_from_output(out, config(bits=[2048]))
+        RO.rows_from_output(out, config(bits=[2048]))
     with pytest.raises(SuiteError, match="nothing for 2048 bits"):
-        R.rows_from_output(out, config(bits=[8192, 2048]))
+        RO.rows_from_output(out, config(bits=[8192, 2048]))
 
 
 def test_calibration_must_arrive_at_timed_size() -> None:
     text = GOOD.replace("sample 8192 sign 4 ", "sample 8192 sign 8 ")
     with pytest.raises(SuiteError, match="timed 8 operations per block, calibration arrived at 4"):
-        R.rows_from_output(R.parse_driver_output(text), config(bits=[8192]))
+        RO.rows_from_output(RO.parse_driver_output(text), config(bits=[8192]))
 
 
 # ---------------------------------------------------------------- run()
@@ -306,9 +307,9 @@ def test_run_driver_failure(tmp_path: Path) -> None:
 
 
 def test_rows_16384_single_operation_blocks() -> None:
-    out = R.parse_driver_output(fixture("bits-16384-min-block-0.txt"))
+    out = RO.parse_driver_output(fixture("bits-16384-min-block-0.txt"))
     c = config(bits=[16384], repetitions=1, min_block_ns=0)
-    rows_by = by_key(R.rows_from_output(out, c)[0])
+    rows_by = by_key(RO.rows_from_output(out, c)[0])
     # 44.8 s key generation, 0.215 s per sign (4.6 sign/s), 0.86 ms per verify.
     assert rows_by[(16384, "key_generation")]["samples_ns"] == [44780033298]
     assert rows_by[(16384, "sign")]["samples_ns"] == [215491782]

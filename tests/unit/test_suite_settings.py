@@ -64,7 +64,7 @@ def test_algorithm_lists_match() -> None:
 
 
 def test_harness_knows_every_suite() -> None:
-    harness = importlib.import_module("archbench_harness")
+    harness = importlib.import_module("harness_suites")
     assert tuple(harness.SUITES) == SUITE_NAMES
     text = "\n".join(
         [

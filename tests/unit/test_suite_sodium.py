@@ -9,14 +9,10 @@ from typing import Any
 
 import pytest
 import suite_sodium
+from sodium_output import parse_driver_output
+from sodium_rows import build_outcome, order_statistics
 from suite_common import SuiteError
-from suite_sodium import (
-    build_outcome,
-    driver_argv,
-    normalize_config,
-    order_statistics,
-    parse_driver_output,
-)
+from suite_sodium import driver_argv, normalize_config
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sodium"
 HOST_DEFAULT = "host-debian12-amd64-default.txt"
