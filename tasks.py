@@ -65,6 +65,7 @@ from archbench.results import (
     merge_repeats,
     new_run_id,
 )
+from archbench.run_options import RunOptions
 from archbench.timings import TimingStore
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -302,6 +303,9 @@ def _pipeline(
         apt_proxy=image_stage.resolve_apt_proxy(clients.get(LOCAL_HOST), s["apt_proxy"]),
     )
     build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s["build_jobs"], 1, 16)
+    options = RunOptions(
+        build_only=build_only, rebuild=rebuild, resume=bool(resume), build_jobs=build_jobs
+    )
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
         durations = TimingStore(Path(s["work"]))
@@ -320,15 +324,7 @@ def _pipeline(
                 )
         try:
             outcomes = schedule.build_then_measure(
-                clients,
-                plans,
-                ws,
-                host_archs,
-                reporter=reporter,
-                build_only=build_only,
-                rebuild=rebuild,
-                resume=bool(resume),
-                build_jobs=build_jobs,
+                clients, plans, ws, host_archs, options, reporter=reporter
             )
         except KeyboardInterrupt:
             raise Interrupted(

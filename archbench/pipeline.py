@@ -54,6 +54,7 @@ from archbench.matrix import LOCAL_HOST, Base, BlindsigSuite, Host, Matrix, Reci
 from archbench.platforms import Arch, needs_emulation
 from archbench.progress import Reporter, SilentReporter
 from archbench.results import Execution, Result, ResultStore, TargetInfo, load
+from archbench.run_options import RunOptions
 from archbench.suite_progress import SuiteTracker, blindsig_labels, format_seconds
 
 
@@ -279,17 +280,16 @@ def execute(
     plans: Sequence[TargetPlan],
     workspace: Workspace,
     host_archs: Mapping[str, Arch],
+    options: RunOptions | None = None,
     *,
     reporter: Reporter | None = None,
-    build_only: bool = False,
-    rebuild: bool = False,
-    resume: bool = False,
     slots: int | None = None,
 ) -> list[TargetOutcome]:
     """Carry out ``plans``: hosts in parallel, each host's targets in its run slots.
 
-    ``slots`` replaces every host's ``max_parallel_runs`` (the build pass of
-    :func:`build_then_measure` builds several targets side by side).
+    ``options``: build only, rebuild, resume (:class:`archbench.run_options.RunOptions`;
+    None: all off). ``slots`` replaces every host's ``max_parallel_runs`` (the build pass of
+    :func:`archbench.schedule.build_then_measure` builds several targets side by side).
 
     ``clients`` and ``host_archs`` are keyed by host name. With ``resume``,
     targets whose results in this run are complete (:func:`is_complete`)
@@ -302,6 +302,8 @@ def execute(
     :class:`archbench.run.ContainerGate`); finished results stay on disk.
     """
     reporter = reporter or SilentReporter()
+    options = options or RunOptions()
+    build_only, rebuild, resume = options.build_only, options.rebuild, options.resume
     outcomes = {p.name: TargetOutcome(p.name, ok=False, message="not started") for p in plans}
     hosts: dict[str, _Host] = {}
     for p in plans:
