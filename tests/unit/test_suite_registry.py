@@ -43,15 +43,7 @@ def test_each_suite_is_a_module_of_its_own() -> None:
         module = importlib.import_module(f"archbench.suites.{spec.attribute}")
         assert module.SUITE is spec
         assert spec.settings.__module__ == module.__name__
-    assert SUITE_NAMES == (
-        "blindsig",
-        "openssl-speed",
-        "rsa-large",
-        "gnupg",
-        "sodium",
-        "taler-helper",
-        "gnunet-perf",
-    )
+    assert len(set(SUITE_NAMES)) == len(REGISTRY) == 7
 
 
 def test_matrix_modules_name_no_suite() -> None:
