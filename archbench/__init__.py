@@ -8,7 +8,8 @@ The package is laid out as the pipeline it runs::
 file systems, ``images`` builds the benchmark images, ``run`` executes the
 harness inside them, ``results`` stores what came back and ``reports``
 renders tables. ``pipeline`` plans and drives the stages; ``tasks.py`` at
-the repository root is the only place that knows invoke.
+the repository root is the only place that knows invoke, and ``cli`` holds
+the bodies of its tasks.
 """
 
 __version__ = "0.1.0"

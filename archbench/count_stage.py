@@ -23,7 +23,8 @@ from archbench import counting_image, run
 from archbench.results import Execution, Result, TargetInfo
 
 if TYPE_CHECKING:
-    from archbench.pipeline import TargetPlan, Workspace
+    from archbench.bookkeeping import Workspace
+    from archbench.planning import TargetPlan
 
 COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
 """Suites whose drivers mark their blocks (harness/suite_counting.py has the same list)."""

@@ -5,6 +5,9 @@ The harness writes on stderr, as each step starts (``harness/suite_common.py``):
     archbench-progress: <suite> <done>/<total> <elapsed>s <what>
 
 and the blindsig driver, per repetition, ``blindsig: RSA-2048 repetition 2/3 done``.
+With adaptive repetitions (``ci_target``) that ``/3`` is the cap (``max_repetitions``):
+a scheme may stop as soon as its interval is narrow enough, so the display says
+``repetition 2 (≤ 3)``, never "2 of 3".
 :class:`SuiteTracker` reads these lines and says which suite runs, k of n, and the
 seconds left: for the running suite its stored duration (same target, suite and
 settings, :mod:`archbench.timings`) minus the time it has run, plus the stored
@@ -48,12 +51,16 @@ class ProgressEvent:
     what: str
 
 
-def parse_line(text: str, blindsig_labels: Sequence[str] = ()) -> ProgressEvent | None:
+def parse_line(
+    text: str, blindsig_labels: Sequence[str] = (), adaptive: bool = False
+) -> ProgressEvent | None:
     """Parse one stderr line of the harness; None when it is not a progress line.
 
     ``blindsig_labels`` are the driver's scheme labels in run order (``CS``,
     ``RSA-1024``, ...): a driver line about label i is step i+1 of them. A
     driver line about a label not in the list counts as step 0 of 1.
+    ``adaptive``: blindsig runs with a ``ci_target``, so a timed repetition's
+    ``k/n`` is k of at most n, and ``what`` says ``repetition k (≤ n)``.
     """
     text = text.strip()
     m = _LINE.match(text)
@@ -70,7 +77,12 @@ def parse_line(text: str, blindsig_labels: Sequence[str] = ()) -> ProgressEvent 
     if b is None:
         return None
     label = b["label"]
-    count = f"{b['k']}/{b['n']}" if b["n"] else b["k"]
+    if not b["n"]:
+        count = b["k"]
+    elif adaptive and b["what"] == "repetition":
+        count = f"{b['k']} (≤ {b['n']})"  # the cap; the interval may stop it sooner
+    else:
+        count = f"{b['k']}/{b['n']}"
     what = f"{label} {b['what']} {count}"
     if label in blindsig_labels:
         return ProgressEvent(
@@ -88,6 +100,12 @@ def blindsig_labels(suites: Suites) -> list[str]:
     return (["CS"] if "cs" in b.schemes else []) + rsa
 
 
+def blindsig_adaptive(suites: Suites) -> bool:
+    """True when blindsig runs and stops each scheme/size at its ``ci_target`` (adaptive)."""
+    b = suites.blindsig
+    return b is not None and b.enabled and b.ci_target is not None
+
+
 def format_seconds(seconds: float) -> str:
     """``"1m05s"`` / ``"42s"`` for a duration in s (rounded to whole seconds)."""
     minutes, secs = divmod(round(max(0.0, seconds)), 60)
@@ -102,6 +120,8 @@ class SuiteTracker:
             settings (None: never run so), in the order the harness runs them.
         blindsig_labels: see :func:`parse_line`.
         clock: monotonic clock in s (injectable for tests).
+        adaptive: blindsig stops at a ``ci_target`` (:func:`blindsig_adaptive`);
+            see :func:`parse_line`.
     """
 
     def __init__(
@@ -109,16 +129,19 @@ class SuiteTracker:
         expected: Mapping[str, float | None],
         blindsig_labels: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
+        *,
+        adaptive: bool = False,
     ) -> None:
         self.expected = dict(expected)
         self.labels = list(blindsig_labels)
+        self.adaptive = adaptive
         self.clock = clock
         self.started: dict[str, float] = {}
         self.current: ProgressEvent | None = None
 
     def feed(self, text: str) -> ProgressEvent | None:
         """Take one stderr line; returns its event, or None for any other line."""
-        event = parse_line(text, self.labels)
+        event = parse_line(text, self.labels, self.adaptive)
         if event is None:
             return None
         if event.suite not in self.started:

@@ -137,7 +137,7 @@ static unsigned int count_n_keys;
  * Read and check DIR/count-key-rsa-<bits>.key: it must decode and have
  * exactly @a bits.  Returns false (after a message on stderr) otherwise.
  */
-static bool
+__attribute__ ((unused)) static bool
 count_load_key (const char *dir, unsigned int bits)
 {
   char path[4096];
@@ -194,7 +194,7 @@ count_load_key (const char *dir, unsigned int bits)
  * A copy (the caller frees it) of the fixed key of @a bits, or NULL when
  * no fixed keys were loaded (timing mode, or counting without --count-keys).
  */
-static struct GNUNET_CRYPTO_RsaPrivateKey *
+__attribute__ ((unused)) static struct GNUNET_CRYPTO_RsaPrivateKey *
 count_fixed_rsa_key (unsigned int bits)
 {
   for (unsigned int i = 0; i < count_n_keys; i++)

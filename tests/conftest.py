@@ -1,8 +1,18 @@
-"""Shared pytest options: container tests run for real, behind ``--run-docker``."""
+"""Shared pytest options: container tests run for real, behind ``--run-docker``.
+
+Fixtures shared by the integration tests: ``engine_client`` and
+``slim_amd64_image`` (session), and from ``engines.py`` ``second_engine`` and ``sshd``.
+"""
 
 from __future__ import annotations
 
+import docker
 import pytest
+from helpers import REPO
+
+from archbench import bases, engine, images
+from archbench.matrix import load
+from archbench.platforms import Arch
 
 # The second dockerd and the sshd in front of it (fixtures second_engine, sshd).
 pytest_plugins = ["engines"]
@@ -24,3 +34,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "docker" in item.keywords or "emulated" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def engine_client() -> docker.DockerClient:
+    """The local Docker engine (:func:`archbench.engine.connect`), one client per session."""
+    return engine.connect()
+
+
+@pytest.fixture(scope="session")
+def slim_amd64_image(
+    engine_client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The tag of the CI matrix's amd64 benchmark image (profile ``slim`` of
+    ``tests/integration/matrix-ci.yml``), its base bootstrapped and the image built if
+    missing (both are content-hashed: an earlier session's are reused).
+    """
+    m = load(REPO / "tests" / "integration" / "matrix-ci.yml")
+    logs = tmp_path_factory.mktemp("slim-amd64-logs")
+    base = bases.ensure_base(
+        engine_client,
+        "debian-trixie",
+        m.bases["debian-trixie"],
+        Arch.AMD64,
+        work_dir=REPO / ".archbench" / "work",
+        log_dir=logs,
+    )
+    spec = images.plan_image(
+        Arch.AMD64, "slim", m.profiles["slim"].packages, base.tag, base.image_id
+    )
+    images.ensure_image(engine_client, spec, log_path=logs / "build.log")
+    return spec.tag

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from archbench.progress import SilentReporter
 from archbench.results import (
     Execution,
     HarnessDocument,
@@ -27,6 +28,8 @@ from archbench.results import (
 
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_DIR = REPO / "harness"
+GOLDEN = REPO / "tests" / "golden"
+"""Golden files of rendered reports; ``ARCHBENCH_UPDATE_GOLDEN=1`` rewrites them."""
 SCHEMA: dict[str, Any] = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
 
 CS_OPS = [
@@ -43,15 +46,38 @@ RSA_OPS = ["key_generation", "blinding", "signing", "unblinding", "verifying"]
 """The thesis's RSA rows, in the appendix's order."""
 
 
-def load_harness(name: str = "archbench_harness") -> ModuleType:
-    """Import ``harness/archbench_harness.py`` by path (it is not a package) as ``name``."""
-    spec = importlib.util.spec_from_file_location(name, HARNESS_DIR / "archbench_harness.py")
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import the file ``path`` (a script, not in a package) as a fresh module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     # dataclasses resolve string annotations through sys.modules.
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_harness(name: str = "archbench_harness") -> ModuleType:
+    """Import ``harness/archbench_harness.py`` by path (it is not a package) as ``name``."""
+    return load_module(HARNESS_DIR / "archbench_harness.py", name)
+
+
+def load_tasks(name: str) -> ModuleType:
+    """Import the repository's ``tasks.py`` (the invoke tasks) as a fresh module ``name``."""
+    return load_module(REPO / "tasks.py", name)
+
+
+def assert_golden(name: str, text: str) -> None:
+    """``text`` equals the golden file ``tests/golden/<name>``, byte for byte.
+
+    With ``ARCHBENCH_UPDATE_GOLDEN=1`` the file is (re)written first: review the diff.
+    """
+    path = GOLDEN / name
+    if os.environ.get("ARCHBENCH_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} missing; ARCHBENCH_UPDATE_GOLDEN=1 writes it"
+    assert path.read_text(encoding="utf-8") == text, f"{name} differs from its golden file"
 
 
 def row(
@@ -154,3 +180,14 @@ def run_invoke(
         timeout=timeout,
         check=False,
     )
+
+
+class Recorder(SilentReporter):
+    """A pipeline reporter that keeps every progress text and its ETA in s (None: unknown)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.progressed: list[tuple[str, float | None]] = []
+
+    def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
+        self.progressed.append((text, seconds))

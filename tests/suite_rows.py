@@ -15,6 +15,8 @@ from archbench.results import Row
 
 
 def suite_row(suite: str, scheme: str, operation: str, samples_ns: list[int], **extra: Any) -> Row:
+    """A valid row of any suite: ``samples_ns`` are block times in ns, ``ops_per_block`` 1
+    unless given; ``extra`` sets any other :class:`Row` field (``param``, ``bytes_per_op``)."""
     return Row.model_validate(
         {
             "suite": suite,

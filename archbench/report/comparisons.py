@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from archbench.errors import ReportError
-from archbench.report.crossmachine import RowLayout, cross_tables, tables_by_kind
+from archbench.report.crossmachine import (
+    CellFn,
+    CrossSpec,
+    Detail,
+    RowLayout,
+    cross_tables,
+    tables_by_kind,
+)
 from archbench.report.model import (
     Cell,
     Machine,
@@ -61,16 +68,20 @@ def suites_of(machines: Sequence[Machine]) -> list[str]:
     return sorted(found, key=lambda s: (s != "blindsig", s))
 
 
-def _appendix_tables(
-    machines: Sequence[Machine], options: ReportOptions, **kwargs: Any
-) -> list[Table]:
-    return tables_by_kind(
-        machines,
-        layout=APPENDIX_LAYOUT,
+def _appendix_spec(
+    options: ReportOptions, suite: str, cell: CellFn, label: str, title: str, detail: Detail
+) -> CrossSpec:
+    """Small tables in the appendix's rows, machine headers set vertically."""
+    return CrossSpec(
+        suite,
+        cell,
+        APPENDIX_LAYOUT,
         columns=options.summary_columns,
+        label=label,
+        title=title,
+        detail=detail,
         rotate_from=2,
         small=True,
-        **kwargs,
     )
 
 
@@ -79,15 +90,15 @@ def summary(machines: Sequence[Machine], options: ReportOptions) -> Part:
     unit = options.unit
     tables: list[Table] = []
     for suite in suites_of(machines):
-        tables += _appendix_tables(
-            machines,
+        spec = _appendix_spec(
             options,
-            suite=suite,
+            suite,
             cell=lambda _m, r: speed(r, unit, bare=True),
             label=f"tab:summary-{slug(suite)}",
             title=f"Summary of {suite_title(suite)} across machines",
             detail=functools.partial(what, unit, suite),
         )
+        tables += tables_by_kind(machines, spec)
     return Part(
         title="Summary across machines",
         intro=(
@@ -193,14 +204,17 @@ def comparison(machines: Sequence[Machine], options: ReportOptions) -> Part:
             return [base, *(m for m in group if m is not base)] if kind == "native" else group
 
         for suite in suites_of([base]):
-            tables += _appendix_tables(
-                machines,
+            spec = _appendix_spec(
                 options,
-                suite=suite,
+                suite,
                 cell=lambda _m, r: ratio_of(r, base_records.get(row_key(r))),
                 label=f"tab:baseline-{slug(suite)}",
                 title=f"Time of {suite_title(suite)} relative to {base.name}",
                 detail="machine time / baseline time (above 1: slower)",
+            )
+            tables += tables_by_kind(
+                machines,
+                spec,
                 arrange=first,
                 partners=lambda group: {m.name: base for m in group},
             )
@@ -238,18 +252,18 @@ def emulation(machines: Sequence[Machine], options: ReportOptions) -> Part:
     against = "; ".join(f"{m.name} against {p.name}" for m, p in pairs)
     tables: list[Table] = []
     for suite in suites_of(emulated):
-        tables += cross_tables(
-            [m for m in emulated if m.has_suite(suite)],
+        spec = _appendix_spec(
+            options,
             suite,
-            lambda m, r: ratio_of(r, partner_records[m.name].get(row_key(r))),
-            APPENDIX_LAYOUT,
-            columns=options.summary_columns,
+            cell=lambda m, r: ratio_of(r, partner_records[m.name].get(row_key(r))),
             label=f"tab:emulation-slowdown-{slug(suite)}",
             title=f"Emulation slowdown of {suite_title(suite)}",
             detail=f"per-operation time under QEMU / native per-operation time ({against})",
+        )
+        tables += cross_tables(
+            [m for m in emulated if m.has_suite(suite)],
+            spec,
             partners={m.name: p for m, p in pairs},
-            rotate_from=2,
-            small=True,
         )
     intro = (
         "How much slower each operation runs under QEMU user emulation than natively. "
@@ -275,21 +289,18 @@ def repeatability(machines: Sequence[Machine], options: ReportOptions) -> Part:
     for suite in suites_of(repeated):
         group = [m for m in repeated if m.has_suite(suite)]
         runs = ", ".join(f"{m.name}: {max(int(r['runs']) for r in m.records)} runs" for m in group)
-        tables += cross_tables(
-            group,
+        spec = _appendix_spec(
+            options,
             suite,
-            spread,
-            APPENDIX_LAYOUT,
-            columns=options.summary_columns,
+            cell=spread,
             label=f"tab:repeatability-{slug(suite)}",
             title=f"Spread of {suite_title(suite)}",
             detail=(
                 "coefficient of variation within one container run (median over runs) / "
                 f"between the runs' medians ({runs})"
             ),
-            rotate_from=2,
-            small=True,
         )
+        tables += cross_tables(group, spec)
     intro = (
         "Each repeated target ran in several independent containers (a fresh process each). "
         "The first figure is the spread of blocks inside one run, the second the spread "

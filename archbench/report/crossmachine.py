@@ -10,7 +10,7 @@ about equal tables (:func:`chunks`).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar
 
 from archbench.report import versions
@@ -84,30 +84,47 @@ def _rows(
     return tuple(tuple(rows) for _, rows in ordered)
 
 
+Detail = str | Callable[[Sequence[Machine]], str]
+"""A caption's detail: fixed text, or text made from a chunk's machines."""
+
+
+@dataclass(frozen=True)
+class CrossSpec:
+    """What one family of cross-machine tables shows and how it is labelled and captioned.
+
+    ``cell`` gives each machine's cell of a row (``layout`` gives the rows);
+    tables have at most ``columns`` machine columns. ``label`` gets
+    ``-<chunk number>`` (and, through :func:`tables_by_kind`, ``-<kind>``
+    before it); the caption is ``"<title>, part i of n: <detail>"`` (without
+    the part when one table suffices). ``rotate_from``: header cells from this
+    index on are set vertically in LaTeX (None: none); ``small`` None: small
+    when more than five columns.
+    """
+
+    suite: str
+    cell: CellFn
+    layout: RowLayout
+    columns: int
+    label: str
+    title: str
+    detail: Detail
+    rotate_from: int | None = None
+    small: bool | None = None
+
+
 def cross_tables(
     machines: Sequence[Machine],
-    suite: str,
-    cell: CellFn,
-    layout: RowLayout,
-    *,
-    columns: int,
-    label: str,
-    title: str,
-    detail: str | Callable[[Sequence[Machine]], str],
+    spec: CrossSpec,
     partners: Mapping[str, Machine] | None = None,
-    rotate_from: int | None = None,
-    small: bool | None = None,
 ) -> list[Table]:
-    """Tables of ``suite`` with a column per machine, in chunks of at most ``columns`` machines.
+    """Tables of ``spec.suite`` with a column per machine, in chunks of at most ``spec.columns``.
 
-    ``label`` gets ``-<chunk number>``; the caption is ``"<title>, part i of
-    n: <detail>"`` (without the part when one table suffices). Columns whose library
-    versions differ from the others' (or, for ratio tables, from their ``partners``':
-    machine name -> the machine it is divided by) carry :data:`versions.MARK` and a note.
-    ``detail`` may depend on the chunk's machines. ``small`` None: small when
-    more than five columns.
+    Columns whose library versions differ from the others' (or, for ratio
+    tables, from their ``partners``': machine name -> the machine it is divided
+    by) carry :data:`versions.MARK` and a note. ``spec.detail`` may depend on the
+    chunk's machines.
     """
-    parts = chunks(machines, columns)
+    parts = chunks(machines, spec.columns)
     tables = []
     for i, chunk in enumerate(parts, start=1):
         results = {m.name: m.result for m in chunk}
@@ -116,26 +133,26 @@ def cross_tables(
         else:
             pairs = {name: (p.name, p.result) for name, p in partners.items()}
             odd, note = versions.against_partners(results, pairs)
+        layout = spec.layout
         header = (*layout.header, *(versions.marked(m.header, m.name, odd) for m in chunk))
         part = f", part {i} of {len(parts)}" if len(parts) > 1 else ""
+        detail = spec.detail if isinstance(spec.detail, str) else spec.detail(chunk)
         tables.append(
             Table(
-                label=f"{label}-{i}",
-                caption=f"{title}{part}: {detail if isinstance(detail, str) else detail(chunk)}",
+                label=f"{spec.label}-{i}",
+                caption=f"{spec.title}{part}: {detail}",
                 header=header,
                 align=layout.align + "r" * len(chunk),
-                groups=_rows(chunk, suite, cell, layout),
-                small=len(header) > 5 if small is None else small,
-                rotate_from=rotate_from,
+                groups=_rows(chunk, spec.suite, spec.cell, layout),
+                small=len(header) > 5 if spec.small is None else spec.small,
+                rotate_from=spec.rotate_from,
                 version_notes=(note,) if note else (),
             )
         )
     return tables
 
 
-def _with_suffix(
-    detail: str | Callable[[Sequence[Machine]], str], suffix: str
-) -> str | Callable[[Sequence[Machine]], str]:
+def _with_suffix(detail: Detail, suffix: str) -> Detail:
     if isinstance(detail, str):
         return detail + suffix
     return lambda chunk: detail(chunk) + suffix
@@ -143,40 +160,25 @@ def _with_suffix(
 
 def tables_by_kind(
     machines: Sequence[Machine],
-    suite: str,
-    cell: CellFn,
-    layout: RowLayout,
+    spec: CrossSpec,
     *,
-    columns: int,
-    label: str,
-    title: str,
-    detail: str | Callable[[Sequence[Machine]], str],
     arrange: Callable[[str, list[Machine]], list[Machine]] | None = None,
     partners: Callable[[list[Machine]], Mapping[str, Machine]] | None = None,
-    rotate_from: int | None = None,
-    small: bool | None = None,
 ) -> list[Table]:
-    """:func:`cross_tables` for the machines that ran ``suite``, hardware and emulated apart.
+    """:func:`cross_tables` for the machines that ran ``spec.suite``, hardware and emulated apart.
 
     Labels are ``<label>-<kind>-<chunk>``; emulated captions end in
     :data:`EMULATED_SUFFIX`. ``arrange(kind, machines)`` may reorder a kind's
     machines (the baseline first); ``partners(machines)`` gives ratio partners.
     """
     tables: list[Table] = []
-    for kind, suffix, group in kinds([m for m in machines if m.has_suite(suite)]):
+    for kind, suffix, group in kinds([m for m in machines if m.has_suite(spec.suite)]):
         if arrange is not None:
             group = arrange(kind, group)
+        kind_spec = replace(
+            spec, label=f"{spec.label}-{kind}", detail=_with_suffix(spec.detail, suffix)
+        )
         tables += cross_tables(
-            group,
-            suite,
-            cell,
-            layout,
-            columns=columns,
-            label=f"{label}-{kind}",
-            title=title,
-            detail=_with_suffix(detail, suffix),
-            partners=None if partners is None else partners(group),
-            rotate_from=rotate_from,
-            small=small,
+            group, kind_spec, partners=None if partners is None else partners(group)
         )
     return tables

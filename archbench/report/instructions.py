@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, get_args
 
 import pandas as pd
+from tabulate import tabulate
 
 from archbench.counting import median_per_op, spread
 from archbench.errors import ReportError
+from archbench.report.units import format_count
 from archbench.results import Operation, Result, write_atomic
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
@@ -215,8 +217,35 @@ def ns_per_instruction(counted: Sequence[Result], times: Sequence[Result]) -> pd
     return table.sort_values(["rank", "Scheme"]).drop(columns="rank").round(3)
 
 
+def _markdown_wide(table: pd.DataFrame) -> str:
+    """:func:`wide`'s table as a pipe table (tabulate), numbers right-aligned.
+
+    Counts (the ``Int64`` columns) are grouped by thousands with a space
+    (:func:`format_count`), as the LaTeX table groups them with ``\\,``; a row a
+    target has no count for shows "–", as in the appendix's tables. Ratios
+    print as tabulate prints floats (``2``, ``1.5``).
+    """
+    counts = [str(table[c].dtype) == "Int64" for c in table.columns]
+    rows = [
+        [
+            None if pd.isna(v) else format_count(int(v)) if count else v
+            for v, count in zip(values, counts, strict=True)
+        ]
+        for values in table.itertuples(index=False)
+    ]
+    labels = ("Suite", "Scheme", "Operation")
+    return tabulate(
+        rows,
+        headers=[str(c) for c in table.columns],
+        tablefmt="pipe",
+        colalign=["left" if c in labels else "right" for c in table.columns],
+        # None, not NaN: pandas would turn None back into NaN, printed "nan".
+        missingval="–",
+    )
+
+
 def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> str:
-    """The table as Markdown (tabulate via pandas) with its caption above.
+    """The table as Markdown (:func:`_markdown_wide`) with its caption above.
 
     With native time results of the same targets in ``times``, a second table
     gives ns per instruction (median native ns per operation / instructions per
@@ -226,7 +255,7 @@ def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> 
         "### Instructions per operation\n\n"
         + caption(counted)
         + "\n\n"
-        + wide(counted).to_markdown(index=False)
+        + _markdown_wide(wide(counted))
         + "\n"
     )
     per_insn = ns_per_instruction(counted, times)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from archbench.report import versions
-from archbench.report.crossmachine import RowLayout, tables_by_kind
+from archbench.report.crossmachine import CellFn, CrossSpec, RowLayout, tables_by_kind
 from archbench.report.model import Cell, Machine, Part, ReportOptions, Table
 from archbench.report.sections import cpu
 from archbench.report.suite_extras import (
@@ -59,7 +59,7 @@ SUITE_LAYOUT = RowLayout(
 """Rows scheme × operation (× processes, device) in the order the suite emitted them."""
 
 
-def _cell(fmt: Formatter) -> Any:
+def _cell(fmt: Formatter) -> CellFn:
     def cell(_m: Machine, record: dict[str, Any]) -> Cell:
         if not record["valid"]:
             return "invalid"
@@ -78,8 +78,7 @@ def cross_machine_tables(
     Cells are the median speed in the row's unit (:func:`row_unit`); "–" is
     not measured, "invalid" a row the harness refused, † a noisy row (CV > 5 %).
     """
-    return tables_by_kind(
-        machines,
+    spec = CrossSpec(
         suite,
         _cell(fmt),
         SUITE_LAYOUT,
@@ -91,6 +90,7 @@ def cross_machine_tables(
             "says; † marks a row whose samples vary by more than 5 % (CV)"
         ),
     )
+    return tables_by_kind(machines, spec)
 
 
 def _mark_machine_rows(table: Table, machines: Sequence[Machine]) -> Table:

@@ -83,6 +83,18 @@ def format_number(value: float, thousands_sep: str = " ") -> str:
     return f"{value:,.0f}".replace(",", thousands_sep)
 
 
+def format_count(value: int, thousands_sep: str = " ") -> str:
+    """A whole count (instructions per operation) with every group of three digits separated.
+
+    ``70`` -> ``"70"``, ``1234`` -> ``"1 234"``, ``2345678`` -> ``"2 345 678"``.
+    Unlike :func:`format_number` (speeds, grouped from :data:`GROUP_DIGITS_FROM_MS`
+    on, as the appendix prints them), counts group from 1000 on, as the
+    instruction table's LaTeX does (pandas Styler ``thousands=r"\\,"``), so the
+    Markdown and LaTeX tables print the same digits.
+    """
+    return f"{value:,d}".replace(",", thousands_sep)
+
+
 def unit_label(unit: Unit, micro: str = "µ") -> str:
     """``"ms"``, ``"µs"`` (``micro`` + ``"s"``; LaTeX passes ``\\textmu{}``) or ``"ops/s"``."""
     return f"{micro}s" if unit == "us" else unit

@@ -3,7 +3,9 @@
 Operation ids are :data:`archbench.results.Operation`, the names the harness
 (``harness/archbench_harness.py``) and the C driver (``harness/blindsig.c``)
 emit; ``tests/unit/test_vocabulary.py`` checks both sides name the same set.
-Wording is the thesis appendix's (``harness/CONTRACT.md``).
+Wording is the thesis appendix's (``harness/CONTRACT.md``); parsers of foreign
+formats read it through :mod:`archbench.upstream.wording`, which names their own
+spellings (GNUnet's ``perf_crypto_cs``, Taler's ``test_helper_*``) as aliases.
 """
 
 from __future__ import annotations

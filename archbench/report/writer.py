@@ -20,7 +20,7 @@ from archbench.report.suites import suite_tables
 from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
 from archbench.report.vocabulary import SUITE_TITLES
-from archbench.results import LoadFailure, Result, write_atomic
+from archbench.results import LoadFailure, Result, write_texts
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 
@@ -198,12 +198,4 @@ def write_reports(
         out_dir / markdown.FILE: markdown.render_chapter(chapter),
         out_dir / latex_chapter.STY_FILE: latex_chapter.sty_text(),
     }
-    for path, text in rendered.items():
-        try:
-            write_atomic(path, text)
-        except OSError as exc:
-            raise ReportError(
-                f"{path}: cannot write report: {exc.strerror or exc}; "
-                "choose a writable output directory"
-            ) from exc
-    return list(rendered)
+    return write_texts(rendered, ReportError, "report", "choose a writable output directory")

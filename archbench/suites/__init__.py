@@ -24,22 +24,20 @@ from archbench import safe_load
 from archbench.errors import MatrixError
 from archbench.matrix_types import Strict
 from archbench.messages import did_you_mean
-from archbench.suites import (
-    blindsig,
-    gnunet_perf,
-    gnupg,
-    openssl_speed,
-    rsa_large,
-    sodium,
-    taler_helper,
-)
 from archbench.suites.base import SuiteSettings, SuiteSpec
+from archbench.suites.blindsig import SUITE as BLINDSIG
 from archbench.suites.blindsig import BlindsigSuite
+from archbench.suites.gnunet_perf import SUITE as GNUNET_PERF
 from archbench.suites.gnunet_perf import GnunetPerfSuite
 from archbench.suites.gnupg import GNUPG_ALGORITHMS, GnupgSuite
+from archbench.suites.gnupg import SUITE as GNUPG
 from archbench.suites.openssl_speed import OPENSSL_ALGORITHMS, OpensslSpeedSuite
+from archbench.suites.openssl_speed import SUITE as OPENSSL_SPEED
+from archbench.suites.rsa_large import SUITE as RSA_LARGE
 from archbench.suites.rsa_large import RsaLargeSuite
+from archbench.suites.sodium import SUITE as SODIUM
 from archbench.suites.sodium import SodiumSuite
+from archbench.suites.taler_helper import SUITE as TALER_HELPER
 from archbench.suites.taler_helper import TalerHelperSuite
 
 __all__ = [
@@ -62,13 +60,13 @@ __all__ = [
 ]
 
 REGISTRY: Final[tuple[SuiteSpec, ...]] = (
-    blindsig.SUITE,
-    openssl_speed.SUITE,
-    rsa_large.SUITE,
-    gnupg.SUITE,
-    sodium.SUITE,
-    taler_helper.SUITE,
-    gnunet_perf.SUITE,
+    BLINDSIG,
+    OPENSSL_SPEED,
+    RSA_LARGE,
+    GNUPG,
+    SODIUM,
+    TALER_HELPER,
+    GNUNET_PERF,
 )
 """Every suite the host knows, in the order reports, ``--suite`` help and results list them."""
 

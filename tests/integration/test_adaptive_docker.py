@@ -8,10 +8,12 @@ noisy machine, and at most 10 repetitions.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import docker
 import pytest
+from helpers import Recorder
 
 from archbench import engine, pipeline
 from archbench.export import tidy_frame
@@ -41,7 +43,8 @@ def test_adaptive_rows_report_intervals_stop_reasons_and_noise(tmp_path: Path) -
     ws = pipeline.Workspace(
         store=ResultStore(tmp_path), run_id="20261201T000000Z-adapt", work_dir=WORK
     )
-    (outcome,) = pipeline.execute({"local": client}, plans, ws, {"local": host})
+    recorder = Recorder()
+    (outcome,) = pipeline.execute({"local": client}, plans, ws, {"local": host}, reporter=recorder)
     assert outcome.ok, outcome.message
     assert outcome.result_path is not None
     result = load_result(outcome.result_path)
@@ -78,3 +81,8 @@ def test_adaptive_rows_report_intervals_stop_reasons_and_noise(tmp_path: Path) -
     assert frame["per_op_ns_ci_low"].notna().all()
     assert (frame["ci_target"] == 0.5).all()
     assert set(frame["order"]) == {"interleaved"}
+    # The live display: 10 is a cap the interval may undercut, never "k of 10".
+    texts = [text for text, _ in recorder.progressed]
+    timed = [t for t in texts if re.search(r"(?<!warmup) repetition \d", t)]
+    assert timed, texts[-5:]
+    assert all(re.search(r" repetition \d+ \(≤ 10\), ", t) for t in timed), timed[:5]

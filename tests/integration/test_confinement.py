@@ -1,26 +1,22 @@
 """Benchmark containers get only what they need, and the suites still run (``--run-docker``).
 
-The CI image (profile ``slim`` of ``matrix-ci.yml``, amd64) is built or
-reused once; its containers are inspected on the engine (``HostConfig``)
-and from inside (``/proc/self/status``, writes), and the harness runs
-blindsig, sodium and gnupg with tiny budgets in the same confinement.
+The CI image (profile ``slim`` of ``matrix-ci.yml``, amd64; the
+``slim_amd64_image`` fixture of ``tests/conftest.py``) is built or reused
+once; its containers are inspected on the engine (``HostConfig``) and from
+inside (``/proc/self/status``, writes), and the harness runs blindsig,
+sodium and gnupg with tiny budgets in the same confinement.
 """
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import docker
 import pytest
 
-from archbench import bases, engine, images, run
-from archbench.matrix import Suites, load
+from archbench import run
+from archbench.matrix import Suites
 from archbench.platforms import Arch
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORK = REPO / ".archbench" / "work"
 
 pytestmark = [
     pytest.mark.docker,
@@ -36,27 +32,9 @@ SUITES = Suites.model_validate(
 )
 
 
-@pytest.fixture(scope="module")
-def client() -> docker.DockerClient:
-    return engine.connect()
-
-
-@pytest.fixture(scope="module")
-def image(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The tag of the CI matrix's amd64 benchmark image (built if missing)."""
-    m = load(HERE / "matrix-ci.yml")
-    logs = tmp_path_factory.mktemp("logs")
-    base = bases.ensure_base(
-        client, "debian-trixie", m.bases["debian-trixie"], Arch.AMD64, work_dir=WORK, log_dir=logs
-    )
-    spec = images.plan_image(
-        Arch.AMD64, "slim", m.profiles["slim"].packages, base.tag, base.image_id
-    )
-    images.ensure_image(client, spec, log_path=logs / "build.log")
-    return spec.tag
-
-
-def test_host_config_and_what_the_process_sees(client: docker.DockerClient, image: str) -> None:
+def test_host_config_and_what_the_process_sees(
+    engine_client: docker.DockerClient, slim_amd64_image: str
+) -> None:
     probe = (
         "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs):' /proc/self/status; "
         "touch /opt/x 2>/dev/null && echo root-writable || echo root-read-only; "
@@ -66,7 +44,12 @@ def test_host_config_and_what_the_process_sees(client: docker.DockerClient, imag
         "tail -n +3 /proc/net/dev | cut -d: -f1 | sed 's/^ */if=/'"
     )
     with run.BenchContainer(
-        client, image, Arch.AMD64, ["-c", probe], entrypoint=["sh"], tmp_size_mib=80
+        engine_client,
+        slim_amd64_image,
+        Arch.AMD64,
+        ["-c", probe],
+        entrypoint=["sh"],
+        tmp_size_mib=80,
     ) as box:
         assert box.container is not None
         box.container.reload()
@@ -99,9 +82,11 @@ def test_the_tmpfs_grows_with_gnupg_file_size() -> None:
     assert run.tmp_mib(Suites.model_validate({"blindsig": {}})) == run.TMP_MIB
 
 
-def test_blindsig_sodium_and_gnupg_run_confined(client: docker.DockerClient, image: str) -> None:
+def test_blindsig_sodium_and_gnupg_run_confined(
+    engine_client: docker.DockerClient, slim_amd64_image: str
+) -> None:
     t0 = time.monotonic()
-    doc, stderr = run.run_harness(client, image, Arch.AMD64, SUITES, timeout=900)
+    doc, stderr = run.run_harness(engine_client, slim_amd64_image, Arch.AMD64, SUITES, timeout=900)
     print(f"\nconfined harness run (blindsig + sodium + gnupg): {time.monotonic() - t0:.1f} s")
     assert set(doc.suites) == {"blindsig", "sodium", "gnupg"}
     for name, suite in doc.suites.items():

@@ -1,23 +1,18 @@
 """The CPU quota reaches the container and the measurement option the results (``--run-docker``).
 
-Uses the CI matrix's amd64 image (profile ``slim`` of ``matrix-ci.yml``), built or
-reused as in ``test_confinement.py``; blindsig runs with tiny parameters.
+Uses the CI matrix's amd64 image (profile ``slim`` of ``matrix-ci.yml``, the
+``slim_amd64_image`` fixture of ``tests/conftest.py``, shared with ``test_confinement.py``);
+blindsig runs with tiny parameters.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import docker
 import pytest
 
-from archbench import bases, engine, images, run
-from archbench.matrix import Suites, load
+from archbench import run
+from archbench.matrix import Suites
 from archbench.platforms import Arch
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORK = REPO / ".archbench" / "work"
 
 pytestmark = [
     pytest.mark.docker,
@@ -27,31 +22,13 @@ pytestmark = [
 TINY = {"iterations": 1, "repetitions": 1, "rsa_bits": [1024], "warmup": 0, "min_block_ns": 1}
 
 
-@pytest.fixture(scope="module")
-def client() -> docker.DockerClient:
-    return engine.connect()
-
-
-@pytest.fixture(scope="module")
-def image(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """The tag of the CI matrix's amd64 benchmark image (built if missing)."""
-    m = load(HERE / "matrix-ci.yml")
-    logs = tmp_path_factory.mktemp("logs")
-    base = bases.ensure_base(
-        client, "debian-trixie", m.bases["debian-trixie"], Arch.AMD64, work_dir=WORK, log_dir=logs
-    )
-    spec = images.plan_image(
-        Arch.AMD64, "slim", m.profiles["slim"].packages, base.tag, base.image_id
-    )
-    images.ensure_image(client, spec, log_path=logs / "build.log")
-    return spec.tag
-
-
 def test_half_a_cpu_reaches_the_cgroup_and_fresh_items_the_parameters(
-    client: docker.DockerClient, image: str
+    engine_client: docker.DockerClient, slim_amd64_image: str
 ) -> None:
     suites = Suites.model_validate({"blindsig": {**TINY, "fresh_items": True}})
-    doc, _ = run.run_harness(client, image, Arch.AMD64, suites, cpus=0.5, timeout=600)
+    doc, _ = run.run_harness(
+        engine_client, slim_amd64_image, Arch.AMD64, suites, cpus=0.5, timeout=600
+    )
     limits = doc.setup.cpu_limits
     assert limits is not None
     # Docker's --cpus 0.5: 50 ms of CPU per 100 ms period, read back from cpu.max.
@@ -71,10 +48,14 @@ PROBE = (
     ("cpus", "nano", "quota"), [(None, 0, ("max", "-1")), (1.25, 1_250_000_000, ("125000",))]
 )
 def test_nano_cpus_on_the_engine_and_in_the_cgroup(
-    client: docker.DockerClient, image: str, cpus: float | None, nano: int, quota: tuple[str, ...]
+    engine_client: docker.DockerClient,
+    slim_amd64_image: str,
+    cpus: float | None,
+    nano: int,
+    quota: tuple[str, ...],
 ) -> None:
     with run.BenchContainer(
-        client, image, Arch.AMD64, ["-c", PROBE], entrypoint=["sh"], cpus=cpus
+        engine_client, slim_amd64_image, Arch.AMD64, ["-c", PROBE], entrypoint=["sh"], cpus=cpus
     ) as box:
         assert box.container is not None
         box.container.reload()
@@ -84,9 +65,15 @@ def test_nano_cpus_on_the_engine_and_in_the_cgroup(
     assert read_quota in quota and period == "100000"
 
 
-def test_default_has_no_quota_and_repeats_one_item(client: docker.DockerClient, image: str) -> None:
+def test_default_has_no_quota_and_repeats_one_item(
+    engine_client: docker.DockerClient, slim_amd64_image: str
+) -> None:
     doc, _ = run.run_harness(
-        client, image, Arch.AMD64, Suites.model_validate({"blindsig": TINY}), timeout=600
+        engine_client,
+        slim_amd64_image,
+        Arch.AMD64,
+        Suites.model_validate({"blindsig": TINY}),
+        timeout=600,
     )
     limits = doc.setup.cpu_limits
     assert limits is not None and limits.quota_us is None and limits.cpus is None

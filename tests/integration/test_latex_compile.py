@@ -49,18 +49,9 @@ pytestmark = pytest.mark.skipif(
 
 
 def machine(name: str, arch: str, cpu: str, *, emulated: bool) -> Result:
+    # The blindsig golden rows, but RSA verifying failed, with LaTeX specials in its reason.
     rows = [
-        row("CS", "key_generation", [204_400, 204_000, 205_000]),
-        row("RSA", "key_generation", [903_000_000, 905_000_000, 901_000_000], 2048),
-        row("CS", "r_derivation", [444_000, 445_000, 443_000]),
-        row("CS", "blinding_secret_derivation", [94_000, 95_000, 93_000]),
-        row("CS", "blinding", [3_332_000, 3_330_000, 3_340_000]),
-        row("RSA", "blinding", [3_012_000, 3_010_000, 3_020_000], 2048),
-        row("CS", "signing", [77_000, 78_000, 76_000]),
-        row("RSA", "signing", [34_000_000, 34_100_000, 33_900_000], 2048),
-        row("CS", "unblinding", [1_000, 1_200, 900]),
-        row("RSA", "unblinding", [10_000_000, 10_200_000, 9_900_000], 2048),
-        row("CS", "verifying", [1_358_000, 1_360_000, 1_350_000]),
+        *(r for r in ROWS["blindsig"] if (r.scheme, r.operation) != ("RSA", "verifying")),
         row(
             "RSA",
             "verifying",

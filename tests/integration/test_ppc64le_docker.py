@@ -13,11 +13,10 @@ from pathlib import Path
 
 import docker
 import pytest
-from helpers import CS_OPS, RSA_OPS
+from helpers import CS_OPS, RSA_OPS, Recorder
 
 from archbench import engine, pipeline
 from archbench.matrix import load
-from archbench.progress import SilentReporter
 from archbench.reports import render_latex
 from archbench.results import Result, ResultStore
 from archbench.results import load as load_result
@@ -28,17 +27,6 @@ REPO = HERE.parents[1]
 WORK = REPO / ".archbench" / "work"
 
 pytestmark = [pytest.mark.docker, pytest.mark.emulated]
-
-
-class Recorder(SilentReporter):
-    """Keeps the progress texts and ETAs the pipeline reports."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.progressed: list[tuple[str, float | None]] = []
-
-    def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
-        self.progressed.append((text, seconds))
 
 
 @dataclass

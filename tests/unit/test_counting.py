@@ -281,6 +281,33 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     assert frame["instructions_per_op"].tolist() == [70.0, 100.0, 140.0, 150.0]
 
 
+def test_markdown_groups_counts_by_thousands_as_latex_does() -> None:
+    # Blocks of 10 operations: 1 234 567 and 2 469 134 instructions per signature.
+    amd = counted("amd64-trixie", "amd64", "max", [12_345_670] * 3, [1000] * 3)
+    rv = counted("riscv64-trixie", "riscv64", "rv64", [24_691_340] * 3, [1500] * 3)
+    # A third target that counted verifying only: its signing cells are "–" / "--".
+    arm = counted("arm64-trixie", "arm64", "max", [5] * 3, [2000] * 3)
+    only = arm.harness.model_copy(update={"rows": arm.harness.rows[1:]})
+    arm = arm.model_copy(update={"harness": only})
+    md = instructions_tables.render_markdown([amd, rv, arm])
+    signing = next(line for line in md.splitlines() if "| signing" in line)
+    cells = [c.strip() for c in signing.strip("|").split("|")]
+    assert cells == ["blindsig", "CS", "signing", "1 234 567", "2 469 134", "2", "–", "–"]
+    verifying = next(line for line in md.splitlines() if "| verifying" in line)
+    assert [c.strip() for c in verifying.strip("|").split("|")][3:] == [
+        "100",
+        "150",
+        "1.5",
+        "200",
+        "2",
+    ]
+    # Counts and ratios are right-aligned (pipe table "---:"), labels left.
+    rule = md.splitlines()[md.splitlines().index(signing) - 1]
+    assert [c.strip()[-1] for c in rule.strip("|").split("|")] == ["-"] * 3 + [":"] * 5
+    tex = instructions_tables.render_latex([amd, rv, arm])
+    assert r"1\,234\,567 & 2\,469\,134 & 2.00 & -- & --" in tex
+
+
 def test_native_times_give_ns_per_instruction() -> None:
     amd = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
     native = result(

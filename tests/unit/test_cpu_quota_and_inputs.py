@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from helpers import load_harness, result, row
+from helpers import load_harness, load_module, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench import cpu_quota, measurement
 from archbench.errors import MatrixError
 from archbench.matrix import parse
-from archbench.overhead import paired_ratio_interval
+from archbench.overhead import (
+    paired_ratio_interval,
+    pooled_ratio_interval,
+    samples_for_half_width,
+)
 from archbench.pipeline import plan
 from archbench.platforms import Arch
 from archbench.reports import render_markdown, render_markdown_table
@@ -156,23 +160,46 @@ def test_reports_name_fresh_items_and_only_then() -> None:
 # ------------------------------------------------------- overhead interval
 
 
-def test_paired_ratio_interval_brackets_the_ratio_and_narrows_with_rounds() -> None:
-    few = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03])
-    many = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03] * 8)
-    assert few.low < few.ratio < few.high
-    assert many.half_width < few.half_width
-    assert 0.99 < many.ratio < 1.01
-    assert math.isnan(paired_ratio_interval([1.0, 1.1]).low)
+def test_paired_ratio_interval_is_the_median_with_order_statistics() -> None:
+    few = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03, 1.01])
+    many = paired_ratio_interval([0.95, 1.05, 1.0, 0.98, 1.03, 1.01] * 8)
+    # n = 6: the 95 % interval is [min, max] (coverage 1 - 2/64 = 96.9 %).
+    assert (few.ratio, few.low, few.high, few.rounds) == (1.005, 0.95, 1.05, 6)
+    assert many.half_width < few.half_width and many.rounds == 48
+    # A streak of disturbed rounds (a quarter of them 30 % low) leaves the median at 1.
+    streak = paired_ratio_interval([1.0 + k / 1000 for k in range(-15, 15)] + [0.7] * 10)
+    assert 0.99 < streak.ratio < 1.0 and streak.low > 0.98 and streak.high < 1.01
+    assert math.isnan(paired_ratio_interval([1.0, 1.1, 1.0, 1.0, 1.0]).low)
     with pytest.raises(ValueError, match="positive finite"):
         paired_ratio_interval([1.0, 0.0, 1.0])
 
 
+def test_pooled_ratio_interval_of_key_generation_narrows_with_keys() -> None:
+    # Key-to-key spread like RSA key generation's (a CV of about 0.5), same distribution.
+    rng = np.random.default_rng(3)
+    few = pooled_ratio_interval(
+        rng.lognormal(0, 0.5, 100).tolist(), rng.lognormal(0, 0.5, 100).tolist()
+    )
+    many = pooled_ratio_interval(
+        rng.lognormal(0, 0.5, 3000).tolist(), rng.lognormal(0, 0.5, 3000).tolist()
+    )
+    assert few.low < 1 < few.high and many.low < 1 < many.high
+    assert many.half_width < few.half_width / 3  # sqrt(30) = 5.5 times narrower, roughly
+    assert (few.rounds, many.rounds) == (100, 3000)
+    # The 1/sqrt(n) estimate of how many keys reach ±3 % agrees with what 3000 keys gave.
+    need = samples_for_half_width(few, 100, many.half_width)
+    assert 1500 < need < 6000
+    slower = pooled_ratio_interval(
+        rng.lognormal(0.2, 0.5, 2000).tolist(), rng.lognormal(0, 0.5, 2000).tolist()
+    )
+    assert slower.low > 1.1 and slower.ratio == pytest.approx(math.exp(0.2), rel=0.05)
+    assert math.isnan(pooled_ratio_interval([1.0, 2.0], [1.0, 2.0, 3.0]).low)
+    with pytest.raises(ValueError, match="bare times"):
+        pooled_ratio_interval([1.0], [0.0])
+
+
 def _benchmark(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "benchmarks" / f"{name}.py", name)
 
 
 def test_overhead_table_has_every_row_with_its_interval() -> None:
@@ -184,14 +211,28 @@ def test_overhead_table_has_every_row_with_its_interval() -> None:
         }
         for k in range(6)
     ]
-    ratios = ov.per_round_ratios(rounds)
+    ratios = ov.per_round_ratios(rounds, "median")
     assert ratios["CS signing"] == pytest.approx([1 + k / 1000 for k in range(6)])
+    # The default compares the fastest blocks: 990 ns / 10 ops vs 2000 ns / 20 ops.
+    assert ov.per_round_ratios(rounds)["CS signing"] == pytest.approx([0.99] * 6)
     assert ratios["RSA-2048 signing"] == [2.0] * 6
-    table, ok = ov.format_table(rounds)
+    table, ok = ov.format_table(rounds, "median")
     lines = table.splitlines()
     assert lines[2].startswith("CS signing") and "met" in lines[2]
     assert lines[3].startswith("RSA-2048 signing") and "MISSED" in lines[3]
     assert not ok
+    # Key generation pools every key of each program (4 rounds x 2 keys, twice as slow).
+    keys = [
+        {
+            "harness": {"RSA-1024 key_generation": [1, [2e7 + k, 2.2e7]]},
+            "bare": {"RSA-1024 key_generation": [1, [1e7, 1.1e7 + k]]},
+        }
+        for k in range(4)
+    ]
+    table, ok = ov.format_table(keys)
+    line = table.splitlines()[2]
+    assert line.startswith("RSA-1024 key_generation") and "pooled 8 keys each" in line
+    assert " 2.0" in line and "MISSED" in line and not ok
 
 
 def test_aa_ab_summary_counts_only_rows_with_a_verdict() -> None:

@@ -8,17 +8,15 @@ and the real command line (invoke's own parsing of flags).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from helpers import result, row
+from helpers import load_tasks, result, row
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from invoke.config import Config
@@ -36,15 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 RUN = "20261129T224000Z-1a2b3c"
 
 
-def _tasks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("archbench_tasks_k", REPO / "tasks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TASKS = _tasks()
+TASKS = load_tasks("archbench_tasks_k")
 
 
 def _ctx(tmp_path: Path) -> Context:

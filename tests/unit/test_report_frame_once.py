@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from helpers import result, row
+from helpers import load_tasks, result, row
 from invoke.config import Config
 from invoke.context import Context
 
 from archbench import export
 from archbench.report import frame as report_frame
 from archbench.results import Result, ResultStore
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _machine(name: str) -> Result:
@@ -26,10 +23,7 @@ def _machine(name: str) -> Result:
 
 
 def test_report_builds_the_tidy_frame_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("archbench_tasks_once", REPO / "tasks.py")
-    assert spec is not None and spec.loader is not None
-    tasks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tasks)
+    tasks = load_tasks("archbench_tasks_once")
     store = ResultStore(tmp_path / "results")
     store.save(_machine("a"))
     store.save(_machine("b"))

@@ -11,41 +11,31 @@ and review the diff.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from helpers import result
+from helpers import GOLDEN, assert_golden, result
 from suite_rows import ROWS
 
 from archbench.reports import STYLES, ReportOptions, render_latex, render_markdown
 from archbench.results import Result
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "suites"
+SUITES = GOLDEN / "suites"
 
 
 def machine(suite: str) -> Result:
     return result(f"{suite}-box", "amd64", "x86_64", "AMD Ryzen 7 PRO 5850U", ROWS[suite])
 
 
-def assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("ARCHBENCH_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"{path} missing; ARCHBENCH_UPDATE_GOLDEN=1 writes it"
-    assert path.read_text(encoding="utf-8") == text, f"{name} differs from its golden file"
-
-
 @pytest.mark.parametrize("suite", list(ROWS))
 def test_every_suite_part_matches_its_golden_files(suite: str) -> None:
     results = [machine(suite)]
     for style in STYLES:
-        assert_golden(f"{suite}-{style}.tex", render_latex(results, ReportOptions(style=style)))
-    assert_golden(f"{suite}.md", render_markdown(results))
+        assert_golden(
+            f"suites/{suite}-{style}.tex", render_latex(results, ReportOptions(style=style))
+        )
+    assert_golden(f"suites/{suite}.md", render_markdown(results))
 
 
 def test_golden_files_cover_every_suite_and_style() -> None:
     # A suite added to ROWS without golden files, or stale files of a removed one, fail here.
     expected = {f"{s}-{style}.tex" for s in ROWS for style in STYLES} | {f"{s}.md" for s in ROWS}
-    assert {p.name for p in GOLDEN.iterdir()} == expected
+    assert {p.name for p in SUITES.iterdir()} == expected

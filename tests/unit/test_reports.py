@@ -11,14 +11,13 @@ can be checked against the thesis by eye.
 from __future__ import annotations
 
 import math
-import os
 import re
 from pathlib import Path
 
 import pytest
-from helpers import result, row
+from helpers import assert_golden, result, row
 
-from archbench import export, reference
+from archbench import reference, tidy
 from archbench.errors import ReportError
 from archbench.reports import (
     ReportOptions,
@@ -43,7 +42,6 @@ from archbench.results import (
     Result,
 )
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 MS = 1_000_000  # ns per ms
 
 RIGHT_ORDER = [
@@ -135,13 +133,6 @@ def invalid() -> Result:
 def failure() -> LoadFailure:
     path = Path("results/20261129T224000Z-1a2b3c/ppc64le.json")
     return LoadFailure(path, f"{path}: not valid JSON: Expecting value: line 1 column 1 (char 0)")
-
-
-def assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("ARCHBENCH_UPDATE_GOLDEN") == "1":
-        path.write_text(text, encoding="utf-8")
-    assert path.read_text(encoding="utf-8") == text
 
 
 def table_lines(latex: str, target: str) -> list[str]:
@@ -321,7 +312,7 @@ def test_single_sample_and_near_resolution_flags(monkeypatch: pytest.MonkeyPatch
         [row("CS", "signing", [77_000]), row("CS", "unblinding", [1_000, 1_000, 1_000])],
     )
     # The harness reports clock_getres; a 20 ns tick makes 1 000 ns blocks 50 ticks < 100.
-    monkeypatch.setattr(export, "clock_resolution_ns", lambda _r: 20.0)
+    monkeypatch.setattr(tidy, "clock_resolution_ns", lambda _r: 20.0)
     lines = table_lines(render_latex([once]), "once")
     assert lines == [
         r"CS & 10x signing & 0.077 ms\textsuperscript{\S} \\\hline",

@@ -17,6 +17,7 @@ from archbench.progress import RichReporter
 from archbench.suite_progress import (
     ProgressEvent,
     SuiteTracker,
+    blindsig_adaptive,
     blindsig_labels,
     format_seconds,
     parse_line,
@@ -101,6 +102,27 @@ def test_eta_counts_down_the_running_suite_and_adds_the_rest() -> None:
     assert tracker.remaining_s() == 48.0
     clock.now += 500
     assert tracker.remaining_s() == 0.0  # slower than last time: 0 until it ends
+
+
+def test_adaptive_repetitions_show_the_cap_as_a_cap() -> None:
+    # With ci_target the driver's /n is max_repetitions: a pair may stop at 6 of 40.
+    adaptive = Suites.model_validate({"blindsig": {"ci_target": 0.02, "max_repetitions": 40}})
+    fixed = Suites.model_validate({"blindsig": {"repetitions": 40}})
+    assert blindsig_adaptive(adaptive) and not blindsig_adaptive(fixed)
+    off = Suites.model_validate({"blindsig": {"ci_target": 0.02, "enabled": False}})
+    assert not blindsig_adaptive(off)
+    clock = Clock()
+    tracker = SuiteTracker({"blindsig": None}, LABELS, clock, adaptive=True)
+    tracker.feed(progress_line("blindsig", 0, 3, 0.0, "CS, RSA-1024, RSA-2048"))
+    clock.now += 12
+    tracker.feed("blindsig: RSA-1024 repetition 7/40 done")
+    assert tracker.detail() == "blindsig 2/3 RSA-1024 repetition 7 (≤ 40), 12s in"
+    # Warmups are not cut short by the interval: their count stays k/n.
+    event = tracker.feed("blindsig: RSA-2048 warmup repetition 1/2 done")
+    assert event is not None and event.what == "RSA-2048 warmup repetition 1/2"
+    # Without a ci_target the same line is k of exactly n.
+    plain = parse_line("blindsig: RSA-1024 repetition 7/40 done", LABELS)
+    assert plain is not None and plain.what == "RSA-1024 repetition 7/40"
 
 
 def test_no_eta_while_a_suite_to_come_has_no_record() -> None:

@@ -8,16 +8,15 @@ input), no traceback, no pydantic link and no raw control characters.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import resource
 import time
 import tracemalloc
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers import load_tasks
 from hostile_cases import (
     ALIAS_BOMB,
     CASES,
@@ -34,20 +33,11 @@ from invoke.exceptions import Exit
 from archbench import errors, importer, matrix, results
 from archbench.platforms import Arch
 
-REPO = Path(__file__).resolve().parents[3]
 RUN = "20261129T220000Z-abcdef"
 MAX_MESSAGE = 4000
 
 
-def _tasks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("archbench_tasks", REPO / "tasks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TASKS = _tasks()
+TASKS = load_tasks("archbench_tasks")
 
 
 def _field_matrix(field: str, value: str) -> str:

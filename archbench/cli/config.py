@@ -1,0 +1,68 @@
+"""Project settings of the invoke tasks: ``invoke.yaml``'s ``archbench:`` keys, resolved.
+
+Relative paths in ``invoke.yaml`` (and in ``INVOKE_ARCHBENCH_*``) start at the
+project directory, so ``invoke`` run from a subdirectory finds the same matrix,
+results and reports; paths given as flags start at the current directory, as a
+shell's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+_PATHS = {
+    "matrix": "matrix.yml",
+    "results": "results",
+    "reports": "reports/out",
+    "work": ".archbench/work",
+}
+"""Path settings and their defaults, relative to the project directory."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``archbench:`` settings of ``invoke.yaml``, paths resolved.
+
+    Paths are strings as messages print them: relative to the current directory
+    when they lie below it (``results``), else absolute. ``apt_proxy`` and
+    ``build_jobs`` are the raw values; their users check them
+    (:func:`archbench.image_stage.resolve_apt_proxy`, :func:`archbench.flags.integer`).
+    """
+
+    matrix: str
+    results: str
+    reports: str
+    work: str
+    apt_proxy: str
+    build_jobs: str
+
+
+def resolve(cfg: Mapping[str, object], project_dir: Path) -> Settings:
+    """``cfg`` (the ``archbench`` mapping of invoke's config) as :class:`Settings`.
+
+    ``project_dir`` is the directory of ``tasks.py`` and ``invoke.yaml``; a
+    missing key takes its default (``matrix.yml``, ``results``, ``reports/out``,
+    ``.archbench/work``, no ``apt_proxy``, ``build_jobs`` 2).
+    """
+    paths = {key: str(cfg.get(key, default)) for key, default in _PATHS.items()}
+    paths = {
+        key: value if Path(value).is_absolute() else from_project(value, project_dir)
+        for key, value in paths.items()
+    }
+    return Settings(
+        **paths,
+        apt_proxy=str(cfg.get("apt_proxy", "") or ""),
+        build_jobs=str(cfg.get("build_jobs", 2)),
+    )
+
+
+def from_project(value: str, project_dir: Path) -> str:
+    """``value`` relative to ``project_dir``, written relative to the current
+    directory when it lies below it (so messages keep reading ``results``)."""
+    path = project_dir / value
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,112 @@
+"""The help text of every flag of every task (``invoke --help TASK``), keyed by flag.
+
+``tasks.py`` passes these to ``@task(help=...)``; the keys are the tasks'
+parameter names (``rsa_bits`` is ``--rsa-bits``). Golden copies of the
+rendered help are in ``tests/golden/cli-help/``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from archbench import matrix as matrix_mod
+from archbench.platforms import Arch
+
+SELECT: Final = {
+    "arch": "comma-separated architectures: " + ", ".join(Arch.keys()),
+    "target": "comma-separated target names from the matrix",
+    "matrix": "matrix file (default from invoke.yaml: matrix.yml)",
+}
+"""Flags that select targets, shared by ``bench``, ``images`` and ``ci-matrix``."""
+
+BENCH: Final = {
+    **SELECT,
+    "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
+    "repetitions": "blindsig: override timed blocks per row (1-10000)",
+    "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
+    "rebuild": "rebuild bases and images even when up to date",
+    "repeat": "independent container runs per target (fresh process each), merged in reports "
+    "(1-100, default 1)",
+    "cpuset": "pin benchmark containers to these CPUs (Docker cpuset, e.g. 1 or 0-1)",
+    "cpus": "CPU quota of every benchmark container (Docker's --cpus, e.g. 0.5; "
+    "matrix target key 'cpus'), recorded in the results",
+    "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
+    "max_time": "blindsig: override the time budget in s per scheme and key size",
+    "ci_target": "blindsig: adaptive repetitions until the 95 % interval of each median"
+    " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml)",
+    "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
+    "suite": "run only these suites, comma-separated: "
+    + ", ".join(matrix_mod.SUITE_NAMES)
+    + " (settings from the matrix, else the suite's defaults)",
+    "from_archive": "DIR (or .tar) written by 'invoke archive': verify it, load its images "
+    "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",
+    "metric": "time (default), instructions, or time,instructions: instructions per "
+    "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
+}
+
+ARCHIVE: Final = {
+    "run_id": "the run to archive (a directory name under the results directory)",
+    "out": "directory to write (default: archives/<run-id>); must not exist",
+    "tar": "write <out>.tar (uncompressed) instead of the directory",
+    "plots": "render the report's bar charts too (--no-plots: tables and exports only)",
+    "results": "results directory (default from invoke.yaml: results)",
+}
+
+IMAGES: Final = {**SELECT, "rebuild": "rebuild bases and images even when up to date"}
+
+REPORT: Final = {
+    "run": "run id(s) to render, comma-separated (default: the latest run)",
+    "all_runs": "render every run in the results directory",
+    "results": "results directory (default from invoke.yaml: results)",
+    "out": "output directory (default from invoke.yaml: reports/out)",
+    "target": "only these targets, comma-separated (reference ones are thesis-...)",
+    "arch": "only these architectures: " + ", ".join(Arch.keys()),
+    "suite": "only rows of these suites, comma-separated (e.g. blindsig)",
+    "reference": "add the thesis's published figures (reports/reference/thesis-*.json)",
+    "baseline": "add each machine's time relative to this one (target, or target@run)",
+    "style": "LaTeX table style: thesis (the thesis's macros) or booktabs",
+    "unit": "speed unit: ms, us (µs) or ops/s",
+    "compare_bits": "RSA sizes of the CS-vs-RSA tables, comma-separated (default: all)",
+    "plots": "write bar charts (PNG and PDF) next to the tables (--no-plots: skip)",
+    "label_prefix": "put before every LaTeX label of the chapter (default: the thesis's own)",
+}
+
+DOCTOR: Final = {
+    "arch": "architectures to check (default: every emulated one in the matrix)",
+    "fix": "as root on Debian: install qemu-user-static, mount binfmt_misc, register handlers",
+    "matrix": SELECT["matrix"],
+}
+
+CLEAN: Final = {
+    "matrix": SELECT["matrix"],
+    "host": "only these hosts, comma-separated: local and names under 'hosts' (default: all)",
+}
+
+CI_MATRIX: Final = {**SELECT}
+
+IMPORT: Final = {
+    "logs": "saved output file(s), comma-separated; quoted globs work ('logs/*.log')",
+    "setup": "YAML file naming the machine: cpu_model, cores, machine, kernel, os, packages",
+    "target": "name for the machine (stored as <results>/<run>/<target>.json)",
+    "arch": "its architecture: " + ", ".join(Arch.keys()),
+    "run": "run id to store into (default: a new run)",
+    "results": "results directory (default from invoke.yaml: results)",
+    "cpu": "CPU model (without --setup, or over its cpu_model)",
+    "cores": "number of cores (without --setup, or over its cores)",
+    "os": "operating system, e.g. 'Debian GNU/Linux 12 (bookworm)' (over the setup's)",
+    "kernel": "kernel as uname -a prints it (over the setup's)",
+    "scheme": "cs or rsa: the test_helper of logs that do not say (nor their file names)",
+    "rsa_bits": "RSA key size of test_helper_rsa logs, which do not print it (RSA_KEYSIZE)",
+}
+
+COMPARE: Final = {
+    "run_a": "run id of A, the reference (results/<run-id>)",
+    "run_b": "run id of B, compared with A: B/A above 1 means B is slower",
+    "results": "results directory (default from invoke.yaml: results)",
+    "out": "where compare-<A>-vs-<B>.tex/.csv go (default from invoke.yaml: reports/out)",
+    "target": "only these targets, comma-separated",
+    "arch": "only these architectures: " + ", ".join(Arch.keys()),
+    "suite": "only rows of these suites, comma-separated (e.g. blindsig)",
+    "confidence": "confidence level of the bootstrap interval of B/A (default 0.95)",
+    "threshold": "smallest change called slower/faster, as a fraction (default 0.05)",
+}

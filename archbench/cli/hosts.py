@@ -1,0 +1,133 @@
+"""``invoke doctor``, ``invoke clean`` and ``invoke ci-matrix``: the hosts targets run on.
+
+``doctor`` checks QEMU user emulation on this machine, ``clean`` removes the
+containers archbench left on the matrix's hosts, ``ci-matrix`` prints the
+targets as a GitHub Actions matrix for native runners.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from archbench import bases, emulation, engine, run
+from archbench import matrix as matrix_mod
+from archbench.cli import options
+from archbench.cli.config import Settings
+from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
+from archbench.matrix import LOCAL_HOST
+from archbench.platforms import Arch
+
+
+def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
+    """``invoke doctor``: binfmt_misc, the QEMU handlers, static QEMU, a ``uname -m`` smoke run.
+
+    Checks ``arch`` (default: every emulated architecture of the matrix); with
+    ``fix`` first installs and registers what is missing (root, Debian). Prints
+    one line per architecture.
+
+    Raises:
+        EmulationError: any architecture failed a check (all of them listed).
+        MatrixError: an unknown architecture or a bad matrix.
+    """
+    native = Arch.native()
+    archs = options.archs(arch)
+    m = matrix_mod.load(Path(matrix or s.matrix))
+    if not archs:
+        archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if fix:
+        for action in emulation.fix(archs):
+            print(f"fixed: {action}")
+    problems = []
+    client = None
+    try:
+        client = engine.connect()
+    except ArchbenchError as exc:
+        problems.append(str(exc))
+    for a in archs:
+        try:
+            st = emulation.check(a)
+        except EmulationError as exc:
+            problems.append(f"{a.key}: {exc}")
+            print(f"FAIL {a.key:8} {exc}")
+            continue
+        smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
+        status = "ok  "
+        if client is not None:
+            for t in m.targets:
+                tag = bases.base_tag(t.base, a)
+                if t.arch is a and engine.image_labels(client, tag) is not None:
+                    try:
+                        smoke = "uname -m: " + run.smoke_test(client, tag, a)
+                    except EmulationError as exc:
+                        problems.append(f"{a.key}: {exc}")
+                        smoke = f"smoke test FAILED: {exc}"
+                        status = "FAIL"
+                    break
+        print(
+            f"{status} {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
+            f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
+        )
+    if problems:
+        raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
+
+
+def clean(s: Settings, *, matrix: str, host: str | None) -> None:
+    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
+
+    ``host`` names some hosts (``local`` and keys of ``hosts``); default: all.
+    Prints how many containers each host had.
+
+    Raises:
+        MatrixError: an unknown host name or a bad matrix.
+        EngineError: some hosts could not be reached (the others were cleaned).
+    """
+    m = matrix_mod.load(Path(matrix or s.matrix))
+    unreachable = []
+    names = [LOCAL_HOST, *m.hosts]
+    chosen = options.split(host, "--host") or names
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
+    for name in chosen:
+        try:
+            client = engine.connect_host(m.host(name), name)
+        except ArchbenchError as exc:
+            unreachable.append(f"{name}: {exc}")
+            continue
+        n = 0
+        for container in run.leftover_containers(client):
+            container.remove(force=True)
+            n += 1
+        print(f"{name}: removed {n} container(s)")
+    if unreachable:
+        raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
+
+
+# GitHub-hosted runners by architecture; the rest run emulated on x86_64 runners.
+RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
+
+
+def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str) -> None:
+    """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
+
+    Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
+    runner where one exists, else an x86_64 one) and ``emulated``.
+
+    Raises:
+        MatrixError: a bad selection or matrix.
+    """
+    m = matrix_mod.load(Path(matrix or s.matrix))
+    include = []
+    for t in m.select(options.split(target, "--target"), options.archs(arch)):
+        runner = RUNNERS.get(t.arch)
+        include.append(
+            {
+                "target": t.name,
+                "arch": t.arch.key,
+                "platform": t.arch.platform,
+                "runs-on": runner or RUNNERS[Arch.AMD64],
+                "emulated": runner is None,
+            }
+        )
+    print(json.dumps({"include": include}, indent=2))

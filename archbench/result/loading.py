@@ -1,0 +1,107 @@
+"""Reading documents: the harness's stdout and stored results files, validated.
+
+Both go through the same checks: bounded reading and parsing
+(:mod:`archbench.safe_load`), the ``format``/``version`` header (an unknown
+version is refused with what to do), then the models, whose first problem is
+named with its key (:mod:`archbench.messages`).
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from archbench import messages, safe_load
+from archbench.errors import HarnessError, ResultsError
+from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
+from archbench.result.model import Result
+from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+
+MAX_RESULT_BYTES: Final = 64 * 1024 * 1024
+
+
+def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> None:
+    """Refuse ``data`` unless it is an object of format ``fmt`` and version ``version``.
+
+    Raises:
+        ValueError: naming ``source``, the value found and, for a version, ``fix``.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
+    if data.get("format") != fmt:
+        raise ValueError(
+            f"{source}: 'format' is {safe_load.quote(data.get('format'))}, expected {fmt!r}"
+        )
+    if data.get("version") != version:
+        raise ValueError(
+            f"{source}: {fmt} version {safe_load.quote(data.get('version'))} is not supported "
+            f"(this archbench reads version {version}); {fix}"
+        )
+
+
+def _describe(err: ValidationError) -> str:
+    """The first of ``err``'s problems, in our words, with its key and the problem count."""
+    first = err.errors()[0]
+    path = messages.location(first["loc"])
+    return f"at '{path}': {messages.problem(first)} ({err.error_count()} problem(s) in all)"
+
+
+def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
+    """Parse and validate the harness's one JSON document.
+
+    Raises:
+        HarnessError: not JSON, wrong format/version, or a field that breaks
+            the contract in ``harness/CONTRACT.md``.
+    """
+    try:
+        data = safe_load.load_json(stdout, source, HarnessError)
+        _check_header(
+            data,
+            HARNESS_FORMAT,
+            HARNESS_VERSION,
+            source,
+            "rebuild the image so the harness matches this archbench (invoke images)",
+        )
+        return HarnessDocument.model_validate(data)
+    except HarnessError as exc:
+        tail = stdout.strip()[-300:]
+        detail = str(exc).removeprefix(f"{source}: ")
+        raise HarnessError(
+            f"{source}: not a JSON document ({detail}); output ended: {tail!r}"
+        ) from exc
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            raise HarnessError(f"{source}: {_describe(exc)}") from exc
+        raise HarnessError(str(exc)) from exc
+
+
+def load(path: Path) -> Result:
+    """Read one results file.
+
+    Raises:
+        ResultsError: the file is unreadable, not JSON, of another format or
+            an unsupported version (the message says which version this
+            archbench reads and how to proceed), or fails validation; the
+            message names the file and the key.
+    """
+    text = safe_load.read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
+    data = safe_load.load_json(text, str(path), ResultsError)
+    try:
+        data = migrate(data)
+        _check_header(
+            data,
+            RESULT_FORMAT,
+            RESULT_VERSION,
+            str(path),
+            "version 1 files are read too; use the archbench release that wrote it,"
+            " or re-measure with 'invoke bench'",
+        )
+        return Result.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: {_describe(exc)}") from exc
+    except ValueError as exc:
+        raise ResultsError(str(exc)) from exc

@@ -1,0 +1,186 @@
+"""The stored result models: a harness document plus what only the host knows.
+
+:class:`Result` (format ``archbench-result`` version 2) wraps one
+:class:`~archbench.result.document.HarnessDocument` with the target, how it
+was executed (emulated or native, QEMU, image) or where published figures
+come from; :class:`RunManifest` is a run's ``run.json``.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal, get_args
+
+from pydantic import Field, model_validator
+
+from archbench.result.base import Frozen
+from archbench.result.document import HarnessDocument
+from archbench.result.paths import RUN_ID
+from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+
+Metric = Literal["time", "instructions"]
+METRICS: Final = get_args(Metric)
+
+
+class TargetInfo(Frozen):
+    """The matrix target a result was measured for."""
+
+    name: str
+    arch: str
+    platform: str
+    base: str
+    profile: str
+
+
+class ArchiveRef(Frozen):
+    """The archive (``invoke archive``) a rerun took its images and matrix from."""
+
+    archive_id: str
+    manifest_sha256: str
+    """sha256 (hex) of the archive's ``manifest.json`` bytes: names its exact content."""
+    source_run_id: str
+    """The run that was archived."""
+
+
+class Execution(Frozen):
+    """How the harness was executed: host facts the container cannot see."""
+
+    emulated: bool
+    host_arch: str
+    host_cpu: str
+    qemu_version: str | None = None
+    qemu_cpu: str | None = None
+    """QEMU's CPU model: ``QEMU_CPU`` if set for the engine, else QEMU's default for the arch."""
+    image_id: str
+    image_tag: str
+    image_digest: str | None = None
+    """Registry digest of the image, when it was pushed or pulled (local builds have none)."""
+    base_image: str | None = None
+    base_built: str | None = None
+    """UTC build date of the base image (label written when it was bootstrapped)."""
+    docker_host: str = "local"
+    engine_version: str | None = None
+    host_kernel: str | None = None
+    host_parallel_runs: int = Field(default=1, ge=1)
+    """How many benchmark containers the host allowed at once (``max_parallel_runs``)."""
+    cpuset: str | None = None
+    """CPUs the container was pinned to (Docker cpuset), None when not pinned."""
+    cpus: float | None = None
+    """CPU quota the container was given (Docker's ``--cpus``), None when it had none;
+    ``harness.setup.cpu_limits`` is what the container saw."""
+    repeat_index: int = Field(default=1, ge=1)
+    repeat_count: int = Field(default=1, ge=1)
+    """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
+    archive: ArchiveRef | None = None
+    """Set when ``invoke bench --from-archive`` ran the archived image (nothing built)."""
+
+
+class Reference(Frozen):
+    """Where published figures come from, for results that were not measured by us.
+
+    Reference results carry one sample per row: the printed value converted
+    to ns, with ``Row.printed`` keeping the text as printed.
+    """
+
+    source: str
+    """File and table, e.g. ``thesis-appendix-performance.tex, tab:comp-sign-amd-ryzen-7``."""
+    citation: str
+    """Who published it, e.g. the thesis's title, authors and year."""
+    notes: str = ""
+    """Caveats, e.g. that printed values are truncated toward zero."""
+    kind: Literal["published", "imported"] = "published"
+    """``published``: figures from a paper or thesis; ``imported``: a tool's saved log."""
+    title: str | None = None
+    """The section title as published (``AMD Ryzen 7 PRO 5850U (Notebook)``); None: ours."""
+    table_label: str | None = None
+    """The table's LaTeX label as published (``tab:comp-sign-amd-ryzen-7``), kept so a
+    thesis's own ``\\ref`` still resolves; None: a label of our scheme."""
+    caption: str | None = None
+    """The table caption as published (``Comparison on AMD Ryzen 7``)."""
+    intro: str | None = None
+    """The section's text before the Setup box as published, LaTeX escapes removed;
+    ``\\ref{label}`` kept as written."""
+    box: tuple[tuple[str, str], ...] | None = None
+    """The Setup box line by line as the PDF prints it, each line split at its first ``": "``
+    into (key, value); ``key + ": " + value`` is the printed line, verbatim."""
+    placeholders: tuple[str, ...] = ()
+    """``Setup`` fields holding a placeholder, not a published fact (``cores``)."""
+
+    @property
+    def label(self) -> str:
+        """How tables name this origin: ``published figures`` or ``imported log``."""
+        return "published figures" if self.kind == "published" else "imported log"
+
+
+class Result(Frozen):
+    """One stored results file, format ``archbench-result`` version 2.
+
+    Exactly one of ``execution`` (we measured it) and ``reference`` (published
+    figures carried over) is set. ``metric`` says what the rows measure:
+    ``time`` (``samples_ns`` are the target's wall-clock block times) or
+    ``instructions`` (``Row.instructions`` are counts, ``harness.counting``
+    their provenance); a counting result is its own file.
+    """
+
+    format: Literal["archbench-result"] = RESULT_FORMAT
+    version: Literal[2] = RESULT_VERSION
+    metric: Metric = "time"
+    run_id: str
+    target: TargetInfo
+    execution: Execution | None = None
+    reference: Reference | None = None
+    harness: HarnessDocument
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        return migrate(data)
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> Result:
+        if (self.execution is None) == (self.reference is None):
+            raise ValueError("exactly one of 'execution' and 'reference' must be set")
+        if (self.metric == "instructions") != (self.harness.counting is not None):
+            raise ValueError("harness.counting is set exactly when metric is 'instructions'")
+        return self
+
+    @property
+    def emulated(self) -> bool:
+        """True when measured under QEMU user emulation (never for reference data)."""
+        return self.execution is not None and self.execution.emulated
+
+
+MANIFEST_NAME = "run.json"
+
+
+class RunManifest(Frozen):
+    """What a run was asked to do, kept beside its results for ``--resume``.
+
+    ``matrix_text`` is the matrix as it was when the run started, so a
+    resumed run measures the same targets with the same parameters even if
+    matrix.yml changed since. ``seconds`` maps target -> stage -> wall time
+    in s of the targets that finished; the progress display reads it as the
+    ETA of the next run of the same target.
+    """
+
+    format: Literal["archbench-run"] = "archbench-run"
+    version: Literal[1] = 1
+    run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    started_at: str
+    matrix_file: str
+    matrix_text: str
+    targets: tuple[str, ...]
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = 1
+    cpuset: str | None = None
+    cpus: float | None = None
+    """``--cpus``: the CPU quota of every container of this run (None: the targets' own)."""
+    seconds: dict[str, dict[str, float]] = Field(default_factory=dict)
+    suites: tuple[str, ...] = ()
+    """``--suite``: the suites this run was limited to (empty: the matrix's enabled ones)."""
+    archive: ArchiveRef | None = None
+    """Set for ``invoke bench --from-archive``: the archive whose images and matrix it reran."""
+    metrics: tuple[Metric, ...] = ()
+    """``--metric``: what this run measured (empty: the matrix's ``metrics``); ``--resume``
+    keeps it, and a target is complete only when every metric's results are stored."""

@@ -1,0 +1,107 @@
+"""Where results live on disk: run ids, safe file names, atomic writes.
+
+Results files are ``<root>/<run-id>/<target>.json``; run ids and target names
+are checked against their grammars (:data:`RUN_ID`, :data:`FILE_NAME`) before
+they become paths, and every file is written atomically (:func:`write_atomic`),
+so a crash or Ctrl-C never leaves a half-written file.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from archbench import safe_load
+from archbench.errors import ArchbenchError, ResultsError
+
+RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""Run ids as directory names: :func:`new_run_id` writes ``20261129T224000Z-1a2b3c``;
+``invoke import --run`` may choose others. No ``/``, never ``.`` or ``..``."""
+FILE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""Target names as file names inside a run directory."""
+
+
+def check_run_id(run_id: str, what: str = "run id") -> str:
+    """``run_id`` when it is a safe directory name (:data:`RUN_ID`).
+
+    Raises:
+        ResultsError: anything else (``../x``, ``/tmp``, empty, too long).
+    """
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+        raise ResultsError(
+            f"{what} {safe_load.quote(run_id)} is not a run id; run ids are letters, digits, "
+            "'.', '_' and '-', starting with a letter or digit (e.g. 20261129T224000Z-1a2b3c)"
+        )
+    return run_id
+
+
+def inside(root: Path, path: Path, what: str) -> Path:
+    """``path`` when it lies inside ``root`` once both are resolved (symlinks followed).
+
+    Raises:
+        ResultsError: ``path`` would land outside ``root``.
+    """
+    base = root.resolve()
+    resolved = path.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise ResultsError(f"{path}: {what} would be written outside {root}; refusing")
+    return path
+
+
+def new_run_id(now: _dt.datetime | None = None) -> str:
+    """A sortable, unique run id: ``20261129T224000Z-1a2b3c``."""
+    now = now or _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+# Read once at import, while single-threaded: os.umask can only be read by setting it.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the new, never half.
+
+    Raises:
+        OSError: the directory cannot be created or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp creates 0600; results and reports are meant to be shared.
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_texts(
+    texts: Mapping[Path, str], error: type[ArchbenchError], what: str, fix: str = ""
+) -> list[Path]:
+    """Write each text to its path with :func:`write_atomic`, in order; returns the paths.
+
+    Raises:
+        ArchbenchError: of class ``error``, the first file that cannot be written,
+            as ``<path>: cannot write <what>: <reason>[; <fix>]``; the files before
+            it are written, those after it are not.
+    """
+    for path, text in texts.items():
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            advice = f"; {fix}" if fix else ""
+            raise error(f"{path}: cannot write {what}: {exc.strerror or exc}{advice}") from exc
+    return list(texts)

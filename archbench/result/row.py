@@ -1,0 +1,209 @@
+"""One measured row of a harness document, and the appendix suites' vocabulary.
+
+A row is ``ops_per_block`` operations timed once per repetition
+(``samples_ns``, ns), with its calibration, stop reason, median interval and
+noise (``harness/CONTRACT.md``). Rows of the appendix suites
+(:data:`APPENDIX_SUITES`) use the :data:`Scheme` and :data:`Operation` of the
+thesis appendix; the other suites name theirs freely.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal, get_args
+
+from pydantic import ConfigDict, Field, model_validator
+
+from archbench.result.base import Frozen
+
+# The blind-signature suite's vocabulary, in the thesis appendix's row order;
+# reports sort by it. Other suites name schemes and operations freely.
+Operation = Literal[
+    "key_generation",
+    "r_derivation",
+    "blinding_secret_derivation",
+    "blinding",
+    "signing",
+    "unblinding",
+    "verifying",
+    # Taler's security module (crypto helper) timings, imported or reference only:
+    # N signatures through the helper, one after another or N at once.
+    "helper_sequential_signing",
+    "helper_parallel_signing",
+]
+Scheme = Literal["CS", "RSA"]
+
+MAX_NS: Final = 2**63 - 1
+"""Largest time a row may hold, in ns (int64, as the harness's clock; ~292 years)."""
+MAX_KEY_BITS: Final = 65_536
+
+APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"})
+"""Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
+
+
+class CalibrationBlock(Frozen):
+    """One discarded calibration block of a row: ``ops_per_block`` operations took ``ns``."""
+
+    ops_per_block: int = Field(ge=1)
+    ns: int = Field(ge=0)
+
+
+def _appendix_rows_schema(schema: dict[str, Any]) -> None:
+    """JSON schema of :class:`Row`: rows of the appendix suites name a CS/RSA operation."""
+    schema["if"] = {
+        "properties": {"suite": {"enum": sorted(APPENDIX_SUITES)}},
+        "required": ["suite"],
+    }
+    schema["then"] = {
+        "properties": {
+            "scheme": {"enum": list(get_args(Scheme))},
+            "operation": {"enum": list(get_args(Operation))},
+        }
+    }
+
+
+StopReason = Literal["repetitions", "budget", "target", "invalid"]
+"""Why the harness stopped taking repetitions of a row (``harness/CONTRACT.md``)."""
+
+
+class MedianCi(Frozen):
+    """The harness's confidence interval of a row's median per-operation time, ns.
+
+    ``half_width`` is ``max(median - low, high - median) / median`` (0.014 = ±1.4 %).
+    """
+
+    confidence: float = Field(gt=0, lt=1)
+    low_per_op_ns: float = Field(gt=0)
+    high_per_op_ns: float = Field(gt=0)
+    half_width: float = Field(ge=0)
+
+
+class RowNoise(Frozen):
+    """The machine over a row's timed repetitions (harness ``noise``; CONTRACT.md).
+
+    ``steal`` and ``iowait`` are fractions of all CPUs' time (/proc/stat),
+    ``involuntary_switches`` the driver's, ``load_max`` the largest 1-minute
+    load average read, ``cpus`` the CPUs the harness could use; frequencies in MHz.
+    """
+
+    repetitions: int = Field(ge=0)
+    steal: float | None = Field(default=None, ge=0, le=1)
+    iowait: float | None = Field(default=None, ge=0, le=1)
+    involuntary_switches: int | None = Field(default=None, ge=0)
+    load_max: float | None = Field(default=None, ge=0)
+    cpus: int = Field(default=1, ge=1)
+    governors: tuple[str, ...] = ()
+    freq_mhz_min: float | None = Field(default=None, gt=0)
+    freq_mhz_max: float | None = Field(default=None, gt=0)
+
+
+class Row(Frozen):
+    """One measured row: ``ops_per_block`` operations timed per sample.
+
+    ``samples_ns`` holds one wall-clock duration per repetition, in ns. Rows of
+    every suite share this shape (``harness/CONTRACT.md``): the appendix suites
+    (:data:`APPENDIX_SUITES`) use the ``CS``/``RSA`` schemes and
+    :data:`Operation`; the others name the algorithm family as the field does
+    (``ECDSA``, ``Ed25519``, ``AES-128-GCM``) with a lowercase verb
+    (``sign``, ``verify``, ``derive``, ``encrypt``, ``hash``, ``decrypt``) and
+    put a curve or message size in ``param``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=_appendix_rows_schema)
+
+    suite: str = Field(min_length=1)
+    scheme: str = Field(min_length=1)
+    key_bits: int | None
+    operation: str = Field(min_length=1)
+    ops_per_block: int = Field(ge=1, le=MAX_NS)
+    samples_ns: tuple[Annotated[int, Field(ge=1, le=MAX_NS)], ...] = Field(min_length=1)
+    valid: bool
+    invalid_reason: str | None = None
+    iterations_requested: int | None = Field(default=None, ge=1)
+    """``--iterations``; ``ops_per_block`` is larger when calibration grew the block."""
+    calibrated: bool = False
+    repetitions_requested: int | None = Field(default=None, ge=1)
+    """``--repetitions``; ``len(samples_ns)`` is how many were taken."""
+    budget_exhausted: bool = False
+    """True when ``--max-time`` stopped the repetitions early."""
+    printed: str | None = None
+    """For reference data: the value exactly as the source printed it (``10 000 ms``)."""
+    uncertainty_ns: int | None = Field(default=None, ge=0)
+    """For printed values truncated toward zero: the true block time lies in
+    ``[sample, sample + uncertainty_ns)`` (one unit of the printed value)."""
+    run_medians_ns: tuple[float, ...] | None = None
+    """Set by :func:`merge_repeats`: each container run's median block time, ns."""
+    run_sizes: tuple[int, ...] | None = None
+    """Set by :func:`merge_repeats`: how many of ``samples_ns`` each run contributed."""
+    param: str | None = None
+    """Curve or message size (``P-256``, ``brainpoolP512r1``, ``1024 B``); None for none."""
+    bytes_per_op: int | None = Field(default=None, ge=1)
+    """Bytes processed per operation, for throughput rows (MB/s = bytes_per_op × ops/s / 1e6)."""
+    processes: int = Field(default=1, ge=1)
+    """Parallel processes one block's operations ran in (``openssl speed -multi N``):
+    the row is their aggregate throughput."""
+    device: str = "cpu"
+    """Where the private-key operation ran; ``cpu`` unless a token was plugged in (gnupg)."""
+    warmup_samples_ns: tuple[Annotated[int, Field(ge=0, le=MAX_NS)], ...] | None = None
+    """Discarded warm-up blocks, ns each (not part of the statistics)."""
+    calibration_blocks: tuple[CalibrationBlock, ...] | None = None
+    """Discarded blocks the harness timed while growing the block to ``ops_per_block``."""
+    block_ops: tuple[int, ...] | None = None
+    """Raw per-sample operation counts when they differed (``openssl speed``); the
+    samples are then rescaled to ``ops_per_block`` operations each."""
+    instructions: tuple[Annotated[int, Field(ge=1)], ...] | None = None
+    """Counting runs only: guest instructions executed per block (one per
+    ``samples_ns`` entry, same order); instructions per operation =
+    count / ``ops_per_block``. ``samples_ns`` of such a row is wall time under
+    the counting QEMU, not a time of the target."""
+    stop_reason: StopReason | None = None
+    """Why repetitions stopped; None in files from harnesses before adaptive
+    repetitions (see :attr:`stop`)."""
+    ci_target: float | None = Field(default=None, gt=0, lt=1)
+    """``--ci-target``: relative half-width the median's interval was to reach."""
+    ci_reached: bool | None = None
+    """True when the harness's 95 % interval reached ``ci_target``; None without one."""
+    median_ci: MedianCi | None = None
+    """The harness's interval of the median per-op time (None: too few samples, merged rows)."""
+    noise: RowNoise | None = None
+    """What the machine did during the row's timed repetitions; None when not read."""
+
+    @property
+    def stop(self) -> StopReason:
+        """``stop_reason``, derived for older files: invalid, budget or repetitions."""
+        if self.stop_reason is not None:
+            return self.stop_reason
+        if not self.valid:
+            return "invalid"
+        return "budget" if self.budget_exhausted else "repetitions"
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Row:
+        if self.suite in APPENDIX_SUITES:
+            if self.scheme not in get_args(Scheme):
+                raise ValueError(f"{self.suite} rows have scheme CS or RSA, not {self.scheme!r}")
+            if self.operation not in get_args(Operation):
+                raise ValueError(
+                    f"unknown {self.suite} operation {self.operation!r}; allowed: "
+                    + ", ".join(get_args(Operation))
+                )
+            if (self.scheme == "RSA") != (self.key_bits is not None):
+                raise ValueError("key_bits is required for RSA rows and must be null for CS rows")
+        if self.key_bits is not None and not 1 <= self.key_bits <= MAX_KEY_BITS:
+            raise ValueError(f"key_bits {self.key_bits} is not a key size (1 to {MAX_KEY_BITS})")
+        if self.valid == (self.invalid_reason is not None):
+            raise ValueError("invalid_reason is set exactly when valid is false")
+        if self.block_ops is not None and len(self.block_ops) != len(self.samples_ns):
+            raise ValueError("block_ops needs one count per sample")
+        if self.instructions is not None and len(self.instructions) != len(self.samples_ns):
+            raise ValueError("instructions needs one count per sample")
+        return self
+
+    @property
+    def label(self) -> str:
+        """Scheme as tables print it: ``CS``, ``RSA 2048 bit``, ``ECDSA P-256``, ``Ed25519``."""
+        if self.scheme == "CS":
+            return "CS"
+        base = self.scheme if self.key_bits is None else f"{self.scheme} {self.key_bits} bit"
+        return f"{base} {self.param}" if self.param else base

@@ -1,0 +1,250 @@
+"""The results directory: saving, listing and loading ``<root>/<run-id>/<target>.json``.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from archbench import messages, safe_load
+from archbench.errors import ResultsError
+from archbench.result.loading import MAX_RESULT_BYTES, load
+from archbench.result.merge import merge_repeats, repeat_groups
+from archbench.result.model import MANIFEST_NAME, Metric, Result, RunManifest
+from archbench.result.paths import FILE_NAME, check_run_id, inside, write_texts
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A results file that could not be loaded, and why."""
+
+    path: Path
+    message: str
+
+
+class ResultStore:
+    """The results directory: ``<root>/<run-id>/<target>.json``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path_for(
+        self, run_id: str, target: str, repeat_index: int = 1, metric: Metric = "time"
+    ) -> Path:
+        """Where container run ``repeat_index`` of ``target`` in ``run_id`` lives.
+
+        The first is ``<target>.json``; further ones of ``--repeat K`` are
+        ``<target>.repeat-<i>.json``. Counting results (``metric``
+        ``instructions``) are ``<target>.instructions[.repeat-<i>].json``.
+
+        Raises:
+            ResultsError: ``run_id`` or ``target`` is not a safe name, so the
+                path would not stay inside the results directory.
+        """
+        check_run_id(run_id)
+        if not FILE_NAME.fullmatch(target):
+            raise ResultsError(f"target name {safe_load.quote(target)} cannot be a file name")
+        suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
+        kind = "" if metric == "time" else f".{metric}"
+        return inside(
+            self.root, self.root / run_id / f"{target}{kind}{suffix}.json", "a results file"
+        )
+
+    def save(self, result: Result) -> Path:
+        """Store ``result`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        index = result.execution.repeat_index if result.execution else 1
+        path = self.path_for(result.run_id, result.target.name, index, result.metric)
+        write_texts({path: result.model_dump_json(indent=2) + "\n"}, ResultsError, "results")
+        return path
+
+    def save_manifest(self, manifest: RunManifest) -> Path:
+        """Write ``<root>/<run-id>/run.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        check_run_id(manifest.run_id)
+        path = inside(self.root, self.root / manifest.run_id / MANIFEST_NAME, "the run manifest")
+        text = manifest.model_dump_json(indent=2) + "\n"
+        write_texts({path: text}, ResultsError, "the run manifest")
+        return path
+
+    def load_manifest(self, run_id: str) -> RunManifest:
+        """Read the manifest of ``run_id``.
+
+        Raises:
+            ResultsError: no such run, or its manifest is unreadable; the
+                message lists the runs there are.
+        """
+        check_run_id(run_id, "--resume")
+        path = self.root / run_id / MANIFEST_NAME
+        if not path.is_file():
+            known = ", ".join(self.runs()[-5:]) or "none"
+            raise ResultsError(
+                f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
+            )
+        text = safe_load.read_text(path, ResultsError, "the run manifest", MAX_RESULT_BYTES)
+        data = safe_load.load_json(text, str(path), ResultsError)
+        try:
+            manifest = RunManifest.model_validate(data)
+        except ValidationError as exc:
+            raise ResultsError(
+                f"{path}: unreadable run manifest: {messages.describe(exc)}"
+            ) from exc
+        if manifest.run_id != run_id:
+            raise ResultsError(
+                f"{path}: the manifest says run {safe_load.quote(manifest.run_id)} but lies in "
+                f"{run_id}; it was copied or edited. Restore it, or start a new run"
+            )
+        return manifest
+
+    def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
+        """Stage times of ``target`` in the newest run older than ``before`` that has them."""
+        for run_id in reversed(self.runs()):
+            if run_id >= before:
+                continue
+            try:
+                seconds = self.load_manifest(run_id).seconds.get(target)
+            except ResultsError:
+                continue
+            if seconds:
+                return seconds
+        return None
+
+    def runs(self) -> list[str]:
+        """Run ids present, oldest first (run ids sort by time)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(
+            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
+        )
+
+    def latest_run(self) -> str | None:
+        """The run whose newest results file was written last, or None when none has results.
+
+        Newest by the files' modification time, not by id: ids that
+        ``invoke import --run NAME`` chose do not sort by time. Runs with logs
+        only (``invoke images``, or every target failed) are passed over.
+        """
+        newest: tuple[float, str] | None = None
+        for run_id in self.runs():
+            for path in self.files([run_id]):
+                try:
+                    stamp = (path.stat().st_mtime, run_id)
+                except OSError:
+                    continue
+                newest = stamp if newest is None or stamp > newest else newest
+        return newest[1] if newest else None
+
+    def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
+        """Result files of the given runs (all runs when None), sorted."""
+        for run_id in run_ids if run_ids is not None else self.runs():
+            for path in sorted((self.root / run_id).glob("[!.]*.json")):
+                if path.name != MANIFEST_NAME:
+                    yield path
+
+    def _at_home(self, path: Path, result: Result) -> bool:
+        """True when ``path`` is where :meth:`save` puts ``result``."""
+        index = result.execution.repeat_index if result.execution else 1
+        try:
+            return path.name == self.path_for(result.run_id, result.target.name, index).name
+        except ResultsError:
+            return False
+
+    def load_all(
+        self,
+        run_ids: Sequence[str] | None = None,
+        *,
+        merge: bool = True,
+        metric: Metric | None = "time",
+    ) -> tuple[list[Result], list[LoadFailure]]:
+        """Load every results file of the given runs that measured ``metric``.
+
+        Time reports see only ``time`` results (the default), instruction
+        tables only ``instructions`` ones; None loads both.
+
+        With ``merge``, the K files of a ``--repeat K`` run are merged into
+        one result per target (:func:`merge_repeats`). A bad file never hides
+        the good ones: it is returned as a :class:`LoadFailure` beside the
+        loaded results. So is a file that would pool silently: one lying in
+        another run's directory than its ``run_id``, or a duplicate (same
+        run, target and repeat index, or the same bytes) of a file already
+        loaded; the file at the name archbench writes (:meth:`path_for`) wins.
+        """
+        loaded: list[Result] = []
+        failures: list[LoadFailure] = []
+        seen: dict[tuple[object, ...], Path] = {}
+        seen_bytes: dict[str, Path] = {}
+        read: list[tuple[Path, Result]] = []
+        for path in self.files(run_ids):
+            try:
+                read.append((path, load(path)))
+            except ResultsError as exc:
+                failures.append(LoadFailure(path, str(exc)))
+        # The file at the name archbench gave it comes before any copy of it.
+        read.sort(key=lambda pr: (pr[0].parent.name, not self._at_home(*pr)))
+        for path, result in read:
+            if metric is not None and result.metric != metric:
+                continue
+            problem = _pooling_problem(path, result, seen, seen_bytes)
+            if problem:
+                failures.append(LoadFailure(path, problem))
+                continue
+            loaded.append(result)
+        if not merge:
+            return loaded, failures
+        merged: list[Result] = []
+        for (run_id, name, _), group in repeat_groups(loaded).items():
+            # One target's runs that cannot be pooled must not hide the others.
+            try:
+                merged.extend(merge_repeats(group))
+            except ResultsError as exc:
+                failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
+        return merged, failures
+
+
+def result_key(result: Result) -> tuple[object, ...]:
+    """What makes a results file unique: (run id, target, repeat index[, metric]).
+
+    A ``metric`` attribute (time vs instructions), where results carry one, is
+    part of the key.
+    """
+    index = result.execution.repeat_index if result.execution else 1
+    metric = getattr(result, "metric", None)
+    return (result.run_id, result.target.name, index, metric)
+
+
+def _pooling_problem(
+    path: Path,
+    result: Result,
+    seen: dict[tuple[object, ...], Path],
+    seen_bytes: dict[str, Path],
+) -> str | None:
+    """Why ``path`` must not be pooled with the files before it, or None (then it is recorded)."""
+    if result.run_id != path.parent.name:
+        return (
+            f"{path}: skipped: it belongs to run {safe_load.quote(result.run_id)} but lies in "
+            f"{path.parent.name} (a copied file); move it back or remove it"
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    key = result_key(result)
+    first = seen.get(key) or seen_bytes.get(digest)
+    if first is not None:
+        return (
+            f"{path}: skipped: a duplicate of {first.name} (same target "
+            f"{result.target.name}, repeat {key[2]}); it would count its samples twice. "
+            "Remove the copy"
+        )
+    seen[key] = path
+    seen_bytes[digest] = path
+    return None

@@ -1,0 +1,95 @@
+"""``invoke --list`` and ``invoke --help TASK`` print exactly what the golden files hold.
+
+The golden files in ``tests/golden/cli-help/`` were recorded from ``tasks.py`` as it
+was before its task bodies moved to ``archbench/cli/`` (the split must change no
+flag, default or help text). They come from the real command line: invoke's own
+program loads ``tasks.py`` from the repository, as ``.venv/bin/invoke`` does. After
+an intended change to a flag, regenerate with
+``ARCHBENCH_UPDATE_GOLDEN=1 .venv/bin/pytest tests/unit/test_cli_help.py`` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from helpers import REPO
+
+GOLDEN = REPO / "tests" / "golden" / "cli-help"
+TASKS = [
+    "archive",
+    "bench",
+    "ci-matrix",
+    "clean",
+    "compare",
+    "doctor",
+    "images",
+    "import",
+    "report",
+]
+
+# One interpreter prints them all (each one a fresh load of tasks.py by invoke's
+# loader): nine separate processes would cost seconds of imports each.
+_PRINT_ALL = """
+import contextlib, io, json, sys
+from invoke.main import program
+texts = {}
+for args in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            program.run(["invoke", *args], exit=True)
+        except SystemExit as exc:
+            assert exc.code in (0, None), (args, exc.code)
+    texts[" ".join(args)] = out.getvalue()
+print(json.dumps(texts))
+"""
+
+
+def _golden_name(args: list[str]) -> str:
+    return "list.txt" if args == ["--list"] else f"{args[1]}.txt"
+
+
+@pytest.fixture(scope="module")
+def printed() -> dict[str, str]:
+    """``' '.join(args)`` -> what ``invoke ARGS`` printed, for --list and every task's --help."""
+    argv = [["--list"], *(["--help", name] for name in TASKS)]
+    # COLUMNS: invoke wraps help to the terminal's width; 80 is what it assumes without one.
+    env = {**os.environ, "COLUMNS": "80"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PRINT_ALL, json.dumps(argv)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    texts: dict[str, str] = json.loads(done.stdout)
+    return texts
+
+
+@pytest.mark.parametrize("args", [["--list"], *(["--help", name] for name in TASKS)], ids=str)
+def test_help_matches_its_golden_file(args: list[str], printed: dict[str, str]) -> None:
+    text = printed[" ".join(args)]
+    path = GOLDEN / _golden_name(args)
+    if os.environ.get("ARCHBENCH_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"{path} missing; ARCHBENCH_UPDATE_GOLDEN=1 writes it"
+    assert text == path.read_text(encoding="utf-8"), f"invoke {' '.join(args)} changed"
+
+
+def test_every_task_has_a_golden_file(printed: dict[str, str]) -> None:
+    """A task added or removed shows in ``--list`` and needs its own golden help."""
+    # A task's line starts with two spaces; its wrapped docstring with more.
+    listed = [m.group(1) for m in re.finditer(r"^  (\S+)", printed["--list"], re.MULTILINE)]
+    assert sorted(listed) == TASKS
+    assert sorted(p.stem for p in GOLDEN.glob("*.txt") if p.stem != "list") == TASKS
+    assert "--rsa-bits=STRING" in printed["--help bench"]
