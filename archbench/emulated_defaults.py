@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # matrix.py imports this module to validate emulated_defaults
-    from archbench.matrix import Suites
+if TYPE_CHECKING:  # matrix_models.py imports this module to validate emulated_defaults
+    from archbench.suites import Suites
 
 
 def _names(suites: Suites) -> list[str]:

@@ -11,7 +11,8 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pydantic import ValidationError
@@ -114,3 +115,12 @@ def describe(exc: ValidationError, limit: int = 5) -> str:
     parts = [f"at '{location(e['loc'])}': {problem(e)}" for e in errors[:limit]]
     more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
     return "; ".join(parts) + more
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""`` when none is close.
+
+    Closeness is :func:`difflib.get_close_matches`' ratio, at least 0.5.
+    """
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""

@@ -34,6 +34,7 @@ from archbench.matrix import LOCAL_HOST
 from archbench.planning import TargetPlan, plan
 from archbench.platforms import Arch
 from archbench.progress import Reporter, SilentReporter
+from archbench.run_options import RunOptions
 
 # Under the names execute() has always used for them.
 from archbench.target_stages import HostState as _Host
@@ -55,17 +56,16 @@ def execute(
     plans: Sequence[TargetPlan],
     workspace: Workspace,
     host_archs: Mapping[str, Arch],
+    options: RunOptions | None = None,
     *,
     reporter: Reporter | None = None,
-    build_only: bool = False,
-    rebuild: bool = False,
-    resume: bool = False,
     slots: int | None = None,
 ) -> list[TargetOutcome]:
     """Carry out ``plans``: hosts in parallel, each host's targets in its run slots.
 
-    ``slots`` replaces every host's ``max_parallel_runs`` (the build pass of
-    :func:`build_then_measure` builds several targets side by side).
+    ``options``: build only, rebuild, resume (:class:`archbench.run_options.RunOptions`;
+    None: all off). ``slots`` replaces every host's ``max_parallel_runs`` (the build pass of
+    :func:`archbench.schedule.build_then_measure` builds several targets side by side).
 
     ``clients`` and ``host_archs`` are keyed by host name. With ``resume``,
     targets whose results in this run are complete (:func:`is_complete`)
@@ -78,6 +78,8 @@ def execute(
     :class:`archbench.run.ContainerGate`); finished results stay on disk.
     """
     reporter = reporter or SilentReporter()
+    options = options or RunOptions()
+    build_only, rebuild, resume = options.build_only, options.rebuild, options.resume
     outcomes = {p.name: TargetOutcome(p.name, ok=False, message="not started") for p in plans}
     hosts: dict[str, _Host] = {}
     for p in plans:

@@ -9,6 +9,7 @@ while anything is timed, and the builds of different targets overlap.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import docker
@@ -17,6 +18,7 @@ from archbench import pipeline
 from archbench.pipeline import TargetOutcome, TargetPlan, Workspace
 from archbench.platforms import Arch
 from archbench.progress import Reporter
+from archbench.run_options import RunOptions
 
 
 def build_then_measure(
@@ -24,33 +26,29 @@ def build_then_measure(
     plans: Sequence[TargetPlan],
     workspace: Workspace,
     host_archs: Mapping[str, Arch],
+    options: RunOptions | None = None,
     *,
     reporter: Reporter | None = None,
-    build_only: bool = False,
-    rebuild: bool = False,
-    resume: bool = False,
-    build_jobs: int = 2,
 ) -> list[TargetOutcome]:
-    """Build every target's image first, ``build_jobs`` side by side, then measure.
+    """Build every target's image first, ``options.build_jobs`` side by side, then measure.
 
     The measuring :func:`archbench.pipeline.execute` runs only after the last build has ended, one
     target at a time per host as before: nothing is built while anything is timed.
     A target whose build failed is not measured; its outcome is the build's. The
     base and image seconds of the build pass are the targets' stage times.
-    A single target, an archive rerun and ``build_only`` go straight to
-    :func:`archbench.pipeline.execute`.
+    A single target, an archive rerun and ``options.build_only`` go straight to
+    :func:`archbench.pipeline.execute`. ``options`` None: all off, two build jobs.
     """
+    options = options or RunOptions()
     if len(plans) < 2 or any(p.archived is not None for p in plans):
         return pipeline.execute(
             clients,
             plans,
             workspace,
             host_archs,
+            options,
             reporter=reporter,
-            build_only=build_only,
-            rebuild=rebuild,
-            resume=resume,
-            slots=build_jobs if build_only else None,
+            slots=options.build_jobs if options.build_only else None,
         )
     # Emulated targets take longest to build: they start first.
     order = sorted(plans, key=lambda p: not p.emulated)
@@ -59,21 +57,18 @@ def build_then_measure(
         order,
         workspace,
         host_archs,
+        dataclasses.replace(options, build_only=True),
         reporter=reporter,
-        build_only=True,
-        rebuild=rebuild,
-        resume=resume,
-        slots=build_jobs,
+        slots=options.build_jobs,
     )
     by_name = {o.name: o for o in built}
-    if build_only:
+    if options.build_only:
         return [by_name[p.name] for p in plans]
     ready = [p for p in plans if by_name[p.name].ok and not by_name[p.name].skipped]
+    measure = dataclasses.replace(options, rebuild=False)
     measured = {
         o.name: o
-        for o in pipeline.execute(
-            clients, ready, workspace, host_archs, reporter=reporter, rebuild=False, resume=resume
-        )
+        for o in pipeline.execute(clients, ready, workspace, host_archs, measure, reporter=reporter)
     }
     outcomes = []
     for p in plans:

@@ -43,6 +43,7 @@ from archbench.results import (
     merge_repeats,
     new_run_id,
 )
+from archbench.run_options import RunOptions
 from archbench.timings import TimingStore
 
 
@@ -204,6 +205,9 @@ def run_pipeline(
         apt_proxy=image_stage.resolve_apt_proxy(clients.get(LOCAL_HOST), s.apt_proxy),
     )
     build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16)
+    run_options = RunOptions(
+        build_only=build_only, rebuild=rebuild, resume=bool(resume), build_jobs=build_jobs
+    )
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
         durations = TimingStore(Path(s.work))
@@ -222,15 +226,7 @@ def run_pipeline(
                 )
         try:
             outcomes = schedule.build_then_measure(
-                clients,
-                plans,
-                ws,
-                host_archs,
-                reporter=reporter,
-                build_only=build_only,
-                rebuild=rebuild,
-                resume=bool(resume),
-                build_jobs=build_jobs,
+                clients, plans, ws, host_archs, run_options, reporter=reporter
             )
         except KeyboardInterrupt:
             raise Interrupted(
