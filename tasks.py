@@ -144,7 +144,9 @@ def _overrides(
 ) -> dict[str, object]:
     out: dict[str, object] = {}
     if ci_target is not None:
-        out["ci_target"] = flags.number("--ci-target", ci_target, 0, 0.999)
+        out["ci_target"] = flags.ci_target("--ci-target", ci_target)
+    elif repetitions is not None:
+        out["ci_target"] = None  # --repetitions N: exactly N, not adaptive
     if warmup is not None:
         out["warmup"] = flags.integer("--warmup", warmup, 0, 1000)
     if max_time is not None:
@@ -357,7 +359,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
     help={
         **_SELECT_HELP,
         "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
-        "repetitions": "blindsig: override timed blocks per row (1-10000)",
+        "repetitions": "blindsig: override timed blocks per row (1-10000); without"
+        " --ci-target this also turns adaptive repetitions off",
         "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
         "rebuild": "rebuild bases and images even when up to date",
         "repeat": "independent container runs per target (fresh process each), merged in reports "
@@ -368,7 +371,8 @@ def _raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
         "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
         "max_time": "blindsig: override the time budget in s per scheme and key size",
         "ci_target": "blindsig: adaptive repetitions until the 95 % interval of each median"
-        " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml)",
+        " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml; native"
+        " targets' default 0.02); 'off': fixed repetitions for this run",
         "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
         "suite": "run only these suites, comma-separated: "
         + ", ".join(matrix_mod.SUITE_NAMES)
