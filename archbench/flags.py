@@ -68,6 +68,27 @@ def number(flag: str, value: object, low: float, high: float) -> float:
     return result
 
 
+CI_TARGET_OFF: Final = "off"
+"""``--ci-target off``: fixed repetitions for one run, whatever the matrix says."""
+
+
+def ci_target(flag: str, value: object) -> float | None:
+    """``--ci-target``: a fraction in (0, 0.999] (0.02 = ±2 %), or ``off`` (None).
+
+    Raises:
+        MatrixError: neither ``off`` nor a fraction in range.
+    """
+    if isinstance(value, str) and value.strip().lower() == CI_TARGET_OFF:
+        return None
+    try:
+        return number(flag, value, 0, 0.999)
+    except MatrixError as exc:
+        raise MatrixError(
+            f"{exc}; give a fraction such as 0.02 (±2 %), or {CI_TARGET_OFF!r} for fixed"
+            " repetitions"
+        ) from None
+
+
 def selection(flag: str, value: str | None) -> list[str]:
     """The comma-separated items of a selection flag; ``None`` (flag absent) gives ``[]``.
 

@@ -64,13 +64,22 @@ def noise_causes(noise: RowNoise | None) -> list[str]:
     return causes
 
 
-def noise_cause_text(flags: tuple[str, ...] | list[str], noise: RowNoise | None) -> str | None:
+KEYGEN_CAUSE: Final = "key generation (its time varies from key to key)"
+"""Cause named first for a key generation row that left the adaptive loop (``keygen_cap``)."""
+
+
+def noise_cause_text(
+    flags: tuple[str, ...] | list[str], noise: RowNoise | None, stop: str | None = None
+) -> str | None:
     """The ``noise_cause`` export column: causes joined by ``; `` for a noisy row, else None.
 
     A noisy row whose readings name nothing (or that has none, older files)
-    gets :data:`UNKNOWN`.
+    gets :data:`UNKNOWN`. ``stop`` is the row's stop reason: a ``keygen_cap``
+    row names :data:`KEYGEN_CAUSE` first, the spread of key generation itself.
     """
     if "noisy" not in flags:
         return None
     causes = noise_causes(noise)
+    if stop == "keygen_cap":
+        causes.insert(0, KEYGEN_CAUSE)
     return "; ".join(causes) if causes else UNKNOWN

@@ -271,12 +271,12 @@ def _record(result: Result, row: Row) -> dict[str, Any]:
         "thesis_ops": ops,
         "thesis_ms": stats.thesis_ms,
         "flags": ";".join(flags),
-        "noise_cause": noise_cause_text(flags, row.noise),
+        "noise_cause": noise_cause_text(flags, row.noise, row.stop),
         "ci_half_width": stats.ci_half_width,
         "ci_target": row.ci_target,
         "ci_reached": (
             stats.ci_half_width is not None and stats.ci_half_width <= row.ci_target
-            if row.ci_target is not None and row.valid
+            if row.ci_target is not None and row.valid and row.stop != "keygen_cap"
             else None
         ),
         "stop_reason": row.stop if reference is None else None,

@@ -20,12 +20,22 @@
  * waits for one answer line on stdin after each:
  *
  *   start     <scheme> <bits>                            answer: go
- *   ask       <scheme> <bits> <kind> <index>             answer: more | stop
+ *   ask       <scheme> <bits> <kind> <index>             answer: more | more
+ *                                                        nokeygen | stop
  *
  * (<kind> calibration, warmup or sample; "stop" after a sample repetition
  * ends the pair with <stop> "target").  The harness reads the machine's
  * noise counters at both and decides when a confidence interval is narrow
- * enough, so that rule has one implementation, in Python.
+ * enough, so that rule has one implementation, in Python.  With
+ * --reuse-keys, "more nokeygen" (only after a sample repetition) makes the
+ * pair's next repetition skip its key generation block: the other blocks
+ * run on the keys the last key generation block made (kept untimed, after
+ * that block: blindsig_keys.h), and no key generation sample is printed.
+ * Key generation samples therefore count on their own: their <rep> is
+ * 0, 1, ... over the blocks that ran, the other operations' over all timed
+ * repetitions.  The harness uses this to let key generation, whose time
+ * varies from key to key by the prime search, leave the adaptive loop after
+ * --min-repetitions blocks.
  *
  * <scheme> is CS or RSA, <bits> is the RSA modulus size (0 for CS), <ns> is
  * the CLOCK_MONOTONIC wall time of one block of <ops> operations.  "discard"
@@ -176,6 +186,7 @@ struct Config
   unsigned int max_block_ops;  /* calibration never grows beyond this */
   uint64_t max_time_ns;        /* budget per pair; 0: none */
   bool interactive;            /* --interactive: start/ask lines, answers */
+  bool reuse_keys;             /* --reuse-keys: honour "more nokeygen" */
   bool interleave;             /* --order interleaved (default) */
   uint64_t seed;               /* --seed: shuffles the interleaved order */
 };
@@ -369,6 +380,12 @@ probe_clock (struct ClockInfo *ci)
  */
 typedef void (*StageFn) (void *ctx, unsigned int lo, unsigned int hi);
 
+/* --reuse-keys (blindsig_keys.h): after a key generation block, keep its
+ * keys; in a repetition that skips key generation, hand them out instead
+ * of running the block. */
+static bool kept_keys_substitute (StageFn timed, void *ctx, unsigned int n);
+static void kept_keys_store (StageFn timed, void *ctx, unsigned int n);
+
 
 /**
  * Run @a timed over the first @a n of @a m items inside one timed block,
@@ -385,13 +402,19 @@ run_stage (StageFn timed, StageFn tail, void *ctx, unsigned int n,
   uint64_t t0;
   uint64_t elapsed;
 
-  /* --count-markers: the QEMU counting plugin counts the block's
-   * instructions between these (see count_marker.h). */
-  count_block_start ();
-  t0 = now_ns ();
-  timed (ctx, 0, n);
-  elapsed = now_ns () - t0;
-  count_block_stop ();
+  if (kept_keys_substitute (timed, ctx, n))
+    elapsed = 0;                       /* key generation skipped: no block */
+  else
+  {
+    /* --count-markers: the QEMU counting plugin counts the block's
+     * instructions between these (see count_marker.h). */
+    count_block_start ();
+    t0 = now_ns ();
+    timed (ctx, 0, n);
+    elapsed = now_ns () - t0;
+    count_block_stop ();
+    kept_keys_store (timed, ctx, n);
+  }
   if (n < m)
     ((NULL != tail) ? tail : timed)(ctx, n, m);
   return elapsed;
@@ -960,6 +983,7 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
 
 
 #include "blindsig_repeated.h"
+#include "blindsig_keys.h"
 
 
 /* ---------------------------------------------------------------- main */
@@ -1000,6 +1024,9 @@ struct Pair
   uint64_t elapsed;            /* sum of this pair's repetition times, ns */
   const char *stop;            /* why it finished: see stop_reason below */
   char label[32];
+  unsigned int keygen_taken;   /* timed key generation blocks */
+  bool skip_keygen;            /* answer "more nokeygen": next one skips it */
+  struct KeptKeys kept;        /* --reuse-keys: the last key generation's */
 };
 
 
@@ -1074,6 +1101,10 @@ pair_step (struct Pair *p, const struct Config *cfg)
       exit (EXIT_INTERNAL);
     }
   }
+  kept_keys = cfg->reuse_keys ? &p->kept : NULL;
+  kept_keys_reuse = p->skip_keygen && (p->kept.n > 0);
+  if (p->skip_keygen && (0 == p->kept.n))
+    verdict_fail (&p->v, "%s key generation: no key kept to reuse", p->label);
   t0 = now_ns ();
   if (0 == p->bits)
     cs_repetition (p->ops, ns, p->calibration_rounds + p->warmups + p->taken,
@@ -1118,8 +1149,12 @@ pair_step (struct Pair *p, const struct Config *cfg)
     index = p->taken;
     for (unsigned int i = 0; i < p->n_ops; i++)
     {
+      /* Key generation (stage 0) has its own count: it may have left. */
+      if ((0 == i) && kept_keys_reuse)
+        continue;
       printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
-              p->scheme, p->bits, p->names[i], p->ops[i], index, ns[i]);
+              p->scheme, p->bits, p->names[i], p->ops[i],
+              (0 == i) ? p->keygen_taken++ : index, ns[i]);
       /* A zero reading is "faster than the clock can tell", not a time. */
       if (0 == ns[i])
         verdict_fail (&p->v,
@@ -1136,10 +1171,19 @@ pair_step (struct Pair *p, const struct Config *cfg)
     snprintf (line, sizeof (line), "ask\t%s\t%u\t%s\t%u", p->scheme, p->bits,
               kind, index);
     converse (line, answer, sizeof (answer));
-    if ((0 != strcmp (answer, "more")) && (0 != strcmp (answer, "stop")))
+    p->skip_keygen = (0 == strcmp (answer, "more nokeygen"));
+    if (p->skip_keygen
+        && ((! cfg->reuse_keys) || (0 != strcmp (kind, "sample"))))
     {
-      fprintf (stderr, "blindsig: --interactive: expected 'more' or 'stop',"
-               " got '%s'\n", answer);
+      fprintf (stderr, "blindsig: --interactive: 'more nokeygen' needs"
+               " --reuse-keys and comes only after a sample repetition\n");
+      exit (EXIT_INTERNAL);
+    }
+    if ((! p->skip_keygen) && (0 != strcmp (answer, "more"))
+        && (0 != strcmp (answer, "stop")))
+    {
+      fprintf (stderr, "blindsig: --interactive: expected 'more', 'more"
+               " nokeygen' or 'stop', got '%s'\n", answer);
       exit (EXIT_INTERNAL);
     }
   }
@@ -1174,10 +1218,11 @@ pair_step (struct Pair *p, const struct Config *cfg)
  * "invalid" line.
  */
 static void
-pair_finish (const struct Pair *p, const struct Config *cfg)
+pair_finish (struct Pair *p, const struct Config *cfg)
 {
   bool budget = (0 == strcmp (p->stop, "budget"));
 
+  kept_keys_clear (&p->kept);
   if (show_progress && budget)
     fprintf (stderr, "blindsig: %s: budget of %.3f s spent after %u of %u"
              " repetitions\n", p->label, (double) cfg->max_time_ns / 1e9,
@@ -1268,7 +1313,7 @@ usage (FILE *out)
            " [--scheme cs|rsa|all] [--rsa-bits B1,B2,...] [--progress]\n"
            "                [--count-markers [--count-keys DIR]] [--fresh-items]"
            " [--order O]"
-           " [--seed N] [--interactive]\n"
+           " [--seed N] [--interactive [--reuse-keys]]\n"
            "       blindsig --build-info\n"
            "\n"
            "  --iterations N    smallest operations per timed block"
@@ -1296,6 +1341,10 @@ usage (FILE *out)
            " (default: clock)\n"
            "  --interactive     print start/ask lines around each repetition"
            " and read go / more|stop on stdin\n"
+           "  --reuse-keys      with --interactive: keep each key generation's"
+           " keys; the answer\n"
+           "                    'more nokeygen' skips the next repetition's key"
+           " generation block and reuses them\n"
            "  --fresh-items     every operation of a block on its own fresh item"
            " (default: one call after another on the same item, as GNUnet's"
            " perf_crypto_* programs)\n"
@@ -1476,6 +1525,7 @@ main (int argc, char **argv)
     { "inject-fault", required_argument, NULL, 'f' },
     { "next-block-size", required_argument, NULL, 'x' },
     { "interactive", no_argument, NULL, 'a' },
+    { "reuse-keys", no_argument, NULL, 'k' },
     { "order", required_argument, NULL, 'o' },
     { "seed", required_argument, NULL, 'S' },
     { "help", no_argument, NULL, 'h' },
@@ -1566,6 +1616,9 @@ main (int argc, char **argv)
     case 'a':
       cfg.interactive = true;
       break;
+    case 'k':
+      cfg.reuse_keys = true;
+      break;
     case 'o':
       if (0 == strcmp (optarg, "interleaved"))
         cfg.interleave = true;
@@ -1639,6 +1692,12 @@ main (int argc, char **argv)
     print_meta (&cfg, NULL);
     printf ("end\tok\n");
     return 0;
+  }
+  if (cfg.reuse_keys && (! cfg.interactive))
+  {
+    fprintf (stderr, "blindsig: --reuse-keys needs --interactive (the"
+             " harness says when key generation leaves)\n");
+    return EXIT_USAGE;
   }
   if ((NULL != count_keys_dir) && (! count_markers))
   {

@@ -3,8 +3,8 @@
 The driver runs with ``--interactive``: before each repetition it prints
 ``start <scheme> <bits>`` and waits for ``go``; after it, once its sample or
 discard lines are out, ``ask <scheme> <bits> <kind> <index>`` and waits for
-``more`` or ``stop``. At both points the harness takes a noise Snapshot
-(``noise.py``), so every repetition is framed by two readings and nothing of
+``more``, ``more nokeygen`` or ``stop``. At both points the harness takes a
+noise Snapshot (``noise.py``), so every repetition is framed by two readings and nothing of
 the harness's own work falls inside a timed block. After a timed repetition
 the harness answers ``stop`` when every operation of the pair has reached the
 confidence-interval target (``median_ci.target_reached``); the driver still
@@ -12,6 +12,16 @@ applies its cap (``--repetitions``) and budget (``--max-time``) itself. The
 decision whether an interval is narrow enough is therefore made in exactly
 one place, this Python code, with the same function the tests hold against
 the host's scipy interval; the C driver never computes a statistic.
+
+Key generation leaves the loop early (``AdaptiveRule.keygen_leaves``): its
+time varies from key to key by the prime search, so its interval rarely
+narrows to the target, and its blocks are by far the longest (ten RSA-4096
+keys take ~10 s natively). Once it has ``min_repetitions`` timed blocks the
+harness answers ``more nokeygen`` (the driver runs with ``--reuse-keys``):
+the pair's further repetitions skip the key generation block and run on the
+keys of the last one, and the stop rule waits only for the other rows. The
+key generation row keeps its blocks and interval, with ``stop_reason``
+``keygen_cap`` (or ``target`` when it reached the target anyway) and a note.
 
 Standard library only.
 """
@@ -22,7 +32,7 @@ import os
 import resource
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -31,9 +41,17 @@ import median_ci
 import noise
 from blindsig_output import DriverOutput, DriverOutputError, HarnessError
 from blindsig_rules import OPERATIONS, SchemeKey
+from noise import NoiseTally
 
 PROTOCOL_START = "start"
 PROTOCOL_ASK = "ask"
+ANSWER_MORE = "more"
+ANSWER_NOKEYGEN = "more nokeygen"
+"""Go on, but skip the key generation block (the driver needs ``--reuse-keys``)."""
+ANSWER_STOP = "stop"
+KEY_GENERATION = "key_generation"
+KEYGEN_CAP = "keygen_cap"
+"""``stop_reason`` of a key generation row that left the loop without reaching the target."""
 
 
 @dataclass(frozen=True)
@@ -45,30 +63,68 @@ class AdaptiveRule:
             ±2 %); None: never stop early (fixed repetitions, as before).
         min_repetitions: timed repetitions taken before the rule may stop a pair.
         confidence: level of the interval (0.95).
+        keygen_leaves: with a target, key generation leaves the loop after
+            ``min_repetitions`` timed blocks (see the module docstring);
+            False: it stays until its pair stops, like every other row.
     """
 
     target: float | None = None
     min_repetitions: int = median_ci.MIN_SAMPLES_95
     confidence: float = median_ci.DEFAULT_CONFIDENCE
+    keygen_leaves: bool = True
+
+    @property
+    def reuses_keys(self) -> bool:
+        """True when the driver must keep keys (``--reuse-keys``) for ``more nokeygen``."""
+        return self.target is not None and self.keygen_leaves
+
+
+def keygen_left(samples: Mapping[str, Sequence[int]], rule: AdaptiveRule) -> bool:
+    """True once key generation has left the loop: ``min_repetitions`` timed blocks taken.
+
+    ``samples`` maps operation -> block times in ns taken so far. Always False
+    without a target or with ``rule.keygen_leaves`` off.
+    """
+    blocks = len(samples.get(KEY_GENERATION, ()))
+    return rule.reuses_keys and blocks >= max(rule.min_repetitions, 1)
 
 
 def pair_reached(
-    samples: dict[str, list[int]], operations: Sequence[str], rule: AdaptiveRule
+    samples: Mapping[str, Sequence[int]], operations: Sequence[str], rule: AdaptiveRule
 ) -> bool:
-    """True when every operation of one pair has reached ``rule.target``.
+    """True when every operation of one pair still in the loop has reached ``rule.target``.
 
     ``samples`` maps operation -> block times in ns taken so far (a time of 0
     ns never counts as reached: the driver declares such a pair invalid).
+    Key generation no longer counts once it has left (:func:`keygen_left`).
     """
     if rule.target is None:
         return False
     for operation in operations:
+        if operation == KEY_GENERATION and keygen_left(samples, rule):
+            continue
         xs = samples.get(operation, [])
         if not xs or min(xs) <= 0:
             return False
         if not median_ci.target_reached(xs, rule.target, rule.min_repetitions, rule.confidence):
             return False
     return True
+
+
+def answer_after_sample(
+    samples: Mapping[str, Sequence[int]], operations: Sequence[str], rule: AdaptiveRule
+) -> str:
+    """The harness's answer to ``ask`` after a timed repetition of one pair.
+
+    :data:`ANSWER_STOP` when :func:`pair_reached`; else :data:`ANSWER_NOKEYGEN`
+    when the pair has a key generation row that has left the loop; else
+    :data:`ANSWER_MORE`.
+    """
+    if pair_reached(samples, operations, rule):
+        return ANSWER_STOP
+    if KEY_GENERATION in operations and keygen_left(samples, rule):
+        return ANSWER_NOKEYGEN
+    return ANSWER_MORE
 
 
 @dataclass
@@ -81,12 +137,18 @@ class InteractiveRun:
         stops: (scheme, bits) pairs the harness answered ``stop`` for.
         involuntary_switches: the driver's involuntary context switches in
             total (getrusage RUSAGE_CHILDREN after it exited); None if unknown.
+        keygen_left: (scheme, bits) -> key generation blocks taken when the
+            harness first answered ``more nokeygen`` for the pair.
+        keygen_noise: (scheme, bits) -> tally over the timed repetitions that
+            ran the key generation block.
     """
 
     stdout: str
     noise: dict[SchemeKey, noise.NoiseTally] = field(default_factory=dict)
     stops: set[SchemeKey] = field(default_factory=set)
     involuntary_switches: int | None = None
+    keygen_left: dict[SchemeKey, int] = field(default_factory=dict)
+    keygen_noise: dict[SchemeKey, NoiseTally] = field(default_factory=dict)
 
 
 def _scheme_key(scheme: str, bits: str) -> SchemeKey:
@@ -129,9 +191,12 @@ def run_driver_interactive(
     if not driver.is_file() or not os.access(driver, os.X_OK):
         raise HarnessError(f"driver {driver} is missing or not executable (build it with make)")
     switches0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw
+    argv = [str(driver), *args, "--interactive"]
+    if rule.reuses_keys:
+        argv.append("--reuse-keys")
     try:
         proc = subprocess.Popen(
-            [str(driver), *args, "--interactive"],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -144,6 +209,7 @@ def run_driver_interactive(
     kept: list[str] = []
     samples: dict[SchemeKey, dict[str, list[int]]] = {}
     before: noise.Snapshot | None = None
+    skipping: set[SchemeKey] = set()  # pairs told to skip key generation next
     assert proc.stdout is not None
     with proc:
         for line in proc.stdout:
@@ -155,13 +221,21 @@ def run_driver_interactive(
             elif fields[0] == PROTOCOL_ASK and len(fields) == 5:
                 after = noise.take_snapshot(proc.pid, freq_dirs)
                 key = _scheme_key(fields[1], fields[2])
-                word = "more"
+                word = ANSWER_MORE
                 if fields[3] == "sample":
                     if before is not None:
                         run.noise.setdefault(key, noise.NoiseTally()).add(before, after)
-                    if pair_reached(samples.get(key, {}), OPERATIONS[key[0]], rule):
-                        word = "stop"
+                        if key not in skipping:
+                            run.keygen_noise.setdefault(key, noise.NoiseTally()).add(before, after)
+                    got = samples.get(key, {})
+                    word = answer_after_sample(got, OPERATIONS[key[0]], rule)
+                    if word == ANSWER_STOP:
                         run.stops.add(key)
+                    elif word == ANSWER_NOKEYGEN:
+                        skipping.add(key)
+                        run.keygen_left.setdefault(key, len(got.get(KEY_GENERATION, [])))
+                    if word != ANSWER_NOKEYGEN:
+                        skipping.discard(key)
                 before = None
                 _answer(proc, word)
             else:
@@ -181,6 +255,24 @@ def run_driver_interactive(
     run.stdout = "".join(kept)
     run.involuntary_switches = resource.getrusage(resource.RUSAGE_CHILDREN).ru_nivcsw - switches0
     return run
+
+
+def keygen_note(blocks: int, taken: int, reached: bool, rule: AdaptiveRule) -> str:
+    """The ``note`` of a key generation row that left the adaptive loop after ``blocks`` blocks.
+
+    ``taken`` is the pair's timed repetitions (the other rows' samples).
+    """
+    note = f"key generation left the adaptive loop after {blocks} timed blocks"
+    if taken > blocks:
+        note += f"; the pair's other {taken - blocks} repetitions reused its last keys"
+    note += "."
+    if not reached and rule.target is not None:
+        note += (
+            f" Its interval is reported as measured: it is wider than ±{rule.target:.1%} by"
+            " the nature of key generation (the prime search takes longer for some keys than"
+            " for others), not by the machine's noise, so the target does not apply to it."
+        )
+    return note
 
 
 class MedianCiDict(TypedDict):
@@ -220,10 +312,16 @@ def annotate_rows(
     """Add ``median_ci``, ``ci_target``, ``ci_reached``, ``stop_reason`` and ``noise`` to rows.
 
     Also holds every ``target`` stop of the driver against the rule: a pair
-    may stop on its target only if each of its rows reached it.
+    may stop on its target only if each of its rows still in the loop reached
+    it. A key generation row that left the loop (:func:`keygen_left`) gets its
+    own ``stop_reason`` (``target`` if it reached the target, else
+    :data:`KEYGEN_CAP` with ``ci_reached`` null: the target does not apply to
+    it), a ``note`` saying so, and the noise of the repetitions that ran it.
 
     Raises:
-        DriverOutputError: a pair stopped on its target although a row did not reach it.
+        DriverOutputError: a pair stopped on its target although a row did not
+            reach it, or a key generation row has other than the blocks the
+            harness allowed it.
     """
     for row in rows:
         key: SchemeKey = (row["scheme"], row["key_bits"])
@@ -240,11 +338,34 @@ def annotate_rows(
             )
         samples: list[int] = row["samples_ns"]
         reached: bool | None = None
+        left = run.keygen_left.get(key) if run is not None else None
+        keygen_out = (
+            row["operation"] == KEY_GENERATION
+            and row["valid"]
+            and keygen_left({KEY_GENERATION: samples}, rule)
+            and (left is not None or stop == "target")
+        )
+        if (
+            left is not None
+            and row["operation"] == KEY_GENERATION
+            and row["valid"]
+            and len(samples) != left
+        ):
+            raise DriverOutputError(
+                f"{label} key_generation: {len(samples)} timed blocks, but the harness"
+                f" let it leave after {left}"
+            )
         if rule.target is not None and row["valid"]:
             reached = median_ci.target_reached(
                 samples, rule.target, rule.min_repetitions, rule.confidence
             )
-            if stop == "target" and not reached:
+            if keygen_out:
+                taken = done.taken if done is not None else len(samples)
+                if not reached or taken > len(samples):
+                    row["note"] = keygen_note(len(samples), taken, reached, rule)
+                stop = "target" if reached else KEYGEN_CAP
+                reached = reached or None
+            elif stop == "target" and not reached:
                 raise DriverOutputError(
                     f"{label} {row['operation']}: the driver stopped on its target, but"
                     f" {len(samples)} samples do not reach ±{rule.target:.1%}"
@@ -257,7 +378,9 @@ def annotate_rows(
         row["median_ci"] = (
             row_interval(samples, row["ops_per_block"], rule.confidence) if row["valid"] else None
         )
-        tally = run.noise.get(key) if run is not None else None
+        tally = None
+        if run is not None:
+            tally = (run.keygen_noise if keygen_out else run.noise).get(key)
         row["noise"] = tally.to_dict(cpus, governors) if tally is not None else None
     if run is not None:
         for key in run.stops:

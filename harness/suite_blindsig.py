@@ -15,7 +15,7 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -184,6 +184,7 @@ def build_rows(
     expected: Sequence[SchemeKey],
     request: RunRequest,
     warn: Callable[[str], None],
+    keygen_left: Mapping[SchemeKey, int] | None = None,
 ) -> list[RowDict]:
     """Turn parsed driver output into the document's rows, checking it on the way.
 
@@ -204,6 +205,10 @@ def build_rows(
         expected: pairs that were requested, see expected_scheme_keys().
         request: what was asked of the driver.
         warn: called with a one-line message for each omitted row.
+        keygen_left: (scheme, bits) -> the key generation blocks a pair's
+            key generation row must have, for pairs whose key generation
+            left the adaptive loop (``InteractiveRun.keygen_left``); its
+            other rows still need one sample per timed repetition.
 
     Returns:
         The rows, JSON-ready.
@@ -251,9 +256,13 @@ def build_rows(
                 raise DriverOutputError(f"{where}: blocks of different sizes {sorted(sizes)}")
             if reason is None:
                 reps = [s.repetition for s in samples]
-                if reps != list(range(done.taken)):
+                # Key generation that left the adaptive loop has its own count.
+                want = done.taken
+                if operation == "key_generation" and keygen_left is not None:
+                    want = keygen_left.get((scheme, bits), want)
+                if reps != list(range(want)):
                     raise DriverOutputError(
-                        f"{where}: valid but repetitions {reps}, expected 0..{done.taken - 1}"
+                        f"{where}: valid but repetitions {reps}, expected 0..{want - 1}"
                     )
                 if any(s.ns <= 0 for s in samples):
                     raise DriverOutputError(f"{where}: valid but a sample is 0 ns")
@@ -455,7 +464,13 @@ def run_blindsig(
         max_block_ops=calibration["max_block_ops"],
         max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
     )
-    rows = build_rows(output, expected_scheme_keys(schemes, rsa_bits), request, _warn)
+    rows = build_rows(
+        output,
+        expected_scheme_keys(schemes, rsa_bits),
+        request,
+        _warn,
+        interactive.keygen_left if interactive is not None else None,
+    )
     annotate_rows(
         rows,  # type: ignore[arg-type]
         output,

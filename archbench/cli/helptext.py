@@ -22,7 +22,8 @@ SELECT: Final = {
 BENCH: Final = {
     **SELECT,
     "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
-    "repetitions": "blindsig: override timed blocks per row (1-10000)",
+    "repetitions": "blindsig: override timed blocks per row (1-10000); without"
+    " --ci-target this also turns adaptive repetitions off",
     "rsa_bits": "blindsig: override RSA key sizes, comma-separated (e.g. 1024,2048)",
     "rebuild": "rebuild bases and images even when up to date",
     "repeat": "independent container runs per target (fresh process each), merged in reports "
@@ -33,7 +34,8 @@ BENCH: Final = {
     "warmup": "blindsig: override warmup repetitions (run and discarded; 0-1000)",
     "max_time": "blindsig: override the time budget in s per scheme and key size",
     "ci_target": "blindsig: adaptive repetitions until the 95 % interval of each median"
-    " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml)",
+    " is within this fraction (0.02 = ±2 %), up to max_repetitions (matrix.yml; native"
+    " targets' default 0.02); 'off': fixed repetitions for this run",
     "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
     "suite": "run only these suites, comma-separated: "
     + ", ".join(matrix_mod.SUITE_NAMES)

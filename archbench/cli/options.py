@@ -56,7 +56,9 @@ def overrides(
     """
     out: dict[str, object] = {}
     if ci_target is not None:
-        out["ci_target"] = flags.number("--ci-target", ci_target, 0, 0.999)
+        out["ci_target"] = flags.ci_target("--ci-target", ci_target)
+    elif repetitions is not None:
+        out["ci_target"] = None  # --repetitions N: exactly N, not adaptive
     if warmup is not None:
         out["warmup"] = flags.integer("--warmup", warmup, 0, 1000)
     if max_time is not None:

@@ -63,7 +63,7 @@ def _appendix_rows_schema(schema: dict[str, Any]) -> None:
     }
 
 
-StopReason = Literal["repetitions", "budget", "target", "invalid"]
+StopReason = Literal["repetitions", "budget", "target", "invalid", "keygen_cap"]
 """Why the harness stopped taking repetitions of a row (``harness/CONTRACT.md``)."""
 
 
@@ -168,6 +168,9 @@ class Row(Frozen):
     """The harness's interval of the median per-op time (None: too few samples, merged rows)."""
     noise: RowNoise | None = None
     """What the machine did during the row's timed repetitions; None when not read."""
+    note: str | None = None
+    """The harness's remark on the row (why key generation left the adaptive loop early,
+    stop reason ``keygen_cap``); None when it has none."""
 
     @property
     def stop(self) -> StopReason:

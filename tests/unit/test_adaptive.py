@@ -176,6 +176,8 @@ import sys
 args = sys.argv[1:]
 cap = int(args[args.index("--repetitions") + 1])
 ops = __OPS__
+def ns_of(op, i, rep):
+    return __NS__
 print("archbench-blindsig\t2")
 for key, value in [("clock_resolution_ns", 1), ("min_block_ns", 0), ("max_block_ops", 100000),
                    ("max_time_ns", 0), ("message_bytes", 64)]:
@@ -183,37 +185,59 @@ for key, value in [("clock_resolution_ns", 1), ("min_block_ns", 0), ("max_block_
 print("meta\torder\tinterleaved")
 print("meta\torder_seed\t42")
 interactive = "--interactive" in args
-taken, stop = 0, "repetitions"
+reuse = "--reuse-keys" in args
+taken, keygens, skip, stop = 0, 0, False, "repetitions"
 while taken < cap:
     if interactive:
         print("start\tCS\t0", flush=True)
         assert sys.stdin.readline().strip() == "go"
     for i, op in enumerate(ops):
-        ns = 10_000 + (taken % 3) * __SPREAD__ + i
-        print(f"sample\tCS\t0\t{op}\t10\t{taken}\t{ns}")
+        if op == "key_generation":
+            if skip:
+                continue  # as blindsig.c: no block, no line; its own count
+            print(f"sample\tCS\t0\t{op}\t10\t{keygens}\t{ns_of(op, i, keygens)}")
+            keygens += 1
+        else:
+            print(f"sample\tCS\t0\t{op}\t10\t{taken}\t{ns_of(op, i, taken)}")
     taken += 1
     if interactive:
         print(f"ask\tCS\t0\tsample\t{taken - 1}", flush=True)
-        if sys.stdin.readline().strip() == "stop":
+        answer = sys.stdin.readline().strip()
+        assert answer in ("more", "more nokeygen", "stop"), answer
+        assert reuse or answer != "more nokeygen", "nokeygen without --reuse-keys"
+        skip = answer == "more nokeygen"
+        if answer == "stop":
             stop = "target"
             break
 print(f"done\tCS\t0\t{taken}\t0\t{taken * 1000}\t{stop}")
 print("end\tok")
 """
+SPREAD_NS = "10_000 + (rep % 3) * __SPREAD__ + i"
+"""Every operation: 10000, 10000 + spread, 10000 + 2 spread, ... (+ its index)."""
 
 
-def _driver(tmp_path: Path, spread: int) -> Path:
+def _driver(tmp_path: Path, spread: int, ns: str = SPREAD_NS) -> Path:
     script = tmp_path / "blindsig"
-    body = FAKE_DRIVER.replace("__OPS__", repr(CS_OPS)).replace("__SPREAD__", str(spread))
+    body = (
+        FAKE_DRIVER.replace("__NS__", ns)
+        .replace("__OPS__", repr(CS_OPS))
+        .replace("__SPREAD__", str(spread))
+    )
     script.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
     script.chmod(0o700)
     return script
 
 
-def _main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread: int, *extra: str) -> int:
+def _main(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    spread: int,
+    *extra: str,
+    ns: str = SPREAD_NS,
+) -> int:
     monkeypatch.setattr(setup_system, "package_versions", lambda: ({}, {}))
     monkeypatch.setattr(setup_system, "_run_quiet", lambda argv, timeout_s=60.0: None)
-    driver = _driver(tmp_path, spread)
+    driver = _driver(tmp_path, spread, ns)
     return int(H.main(["--scheme", "cs", "--iterations", "10", "--driver", str(driver), *extra]))
 
 
@@ -247,13 +271,132 @@ def test_wide_samples_run_to_the_cap(
     code = _main(tmp_path, monkeypatch, 10_000, "--repetitions", "9", "--ci-target", "0.02")
     doc = json.loads(capsys.readouterr().out)
     assert code == 0
-    row = doc["rows"][0]
+    keygen, row = doc["rows"][0], doc["rows"][1]
+    assert (keygen["operation"], row["operation"]) == ("key_generation", "r_derivation")
     assert (len(row["samples_ns"]), row["stop_reason"], row["ci_reached"]) == (
         9,
         "repetitions",
         False,
     )
     assert row["median_ci"]["half_width"] > 0.02
+    assert row["noise"]["repetitions"] == 9
+    # Key generation left after min_repetitions (6) blocks: its own stop reason, no verdict
+    # on the target, the interval as measured, and the noise of its own 6 repetitions.
+    assert (len(keygen["samples_ns"]), keygen["stop_reason"], keygen["ci_reached"]) == (
+        6,
+        "keygen_cap",
+        None,
+    )
+    assert keygen["median_ci"]["half_width"] > 0.02
+    assert keygen["noise"]["repetitions"] == 6
+    assert keygen["note"].startswith("key generation left the adaptive loop after 6 timed")
+    assert "other 3 repetitions reused its last keys" in keygen["note"]
+    assert "note" not in row
+
+
+# Key generation always wide (10000 .. 30000); the other rows wide in their first four
+# repetitions (every other one 10 % slower), then steady: their 95 % interval first lies
+# within ±2 % at 12 samples ([x_(3), x_(10)], both 10000 + i; at 11 it is [x_(2), x_(10)]
+# and x_(10) is one of the two slow ones).
+KEYGEN_WIDE_NS = (
+    "10_000 + i + ((rep % 3) * 10_000 if op == 'key_generation'"
+    " else (1_000 if rep < 4 and rep % 2 else 0))"
+)
+
+
+def test_key_generation_leaves_after_the_minimum_and_the_pair_stops_on_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _main(
+        tmp_path,
+        monkeypatch,
+        0,
+        "--repetitions",
+        "40",
+        "--ci-target",
+        "0.02",
+        ns=KEYGEN_WIDE_NS,
+    )
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    jsonschema.Draft202012Validator(SCHEMA).validate(doc)
+    rows = {row["operation"]: row for row in doc["rows"]}
+    keygen = rows.pop("key_generation")
+    assert keygen["samples_ns"] == [10_000, 20_000, 30_000, 10_000, 20_000, 30_000]
+    assert (keygen["stop_reason"], keygen["ci_reached"]) == ("keygen_cap", None)
+    assert keygen["median_ci"]["low_per_op_ns"] == 1_000.0
+    assert keygen["median_ci"]["high_per_op_ns"] == 3_000.0
+    assert "other 6 repetitions reused its last keys" in keygen["note"]
+    for i, row in enumerate(rows.values(), start=1):
+        assert len(row["samples_ns"]) == 12, row["operation"]
+        assert row["noise"]["repetitions"] == 12
+        assert (row["stop_reason"], row["ci_reached"]) == ("target", True)
+        assert row["median_ci"]["half_width"] == 0.0
+        assert row["median_ci"]["low_per_op_ns"] == (10_000 + i) / 10
+
+
+def test_key_generation_stays_without_a_target_or_when_told_to(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Without --ci-target no --reuse-keys is passed (the stand-in refuses "more nokeygen"
+    # without it) and every row has every repetition.
+    code = _main(tmp_path, monkeypatch, 0, "--repetitions", "8", ns=KEYGEN_WIDE_NS)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    assert {len(row["samples_ns"]) for row in doc["rows"]} == {8}
+    assert {row["stop_reason"] for row in doc["rows"]} == {"repetitions"}
+
+
+def _samples(keygen: list[int], others: list[int]) -> dict[str, list[int]]:
+    return {op: keygen if op == "key_generation" else others for op in CS_OPS}
+
+
+def test_the_answer_after_a_timed_repetition() -> None:
+    rule = blindsig_adaptive.AdaptiveRule(target=0.02, min_repetitions=6)
+    wide, tight = [10_000, 20_000, 30_000] * 4, [10_000] * 12
+    answer = blindsig_adaptive.answer_after_sample
+    # Fewer than min_repetitions: key generation stays, nothing can stop.
+    assert answer(_samples(wide[:5], wide[:5]), CS_OPS, rule) == "more"
+    assert answer(_samples(tight[:5], tight[:5]), CS_OPS, rule) == "more"
+    # Key generation has its 6 blocks: it leaves; the pair goes on for the others...
+    assert answer(_samples(wide[:6], wide[:6]), CS_OPS, rule) == "more nokeygen"
+    assert answer(_samples(wide[:6], wide[:9]), CS_OPS, rule) == "more nokeygen"
+    # ... and stops as soon as they are all within the target, whatever key generation did.
+    assert answer(_samples(wide[:6], tight[:6]), CS_OPS, rule) == "stop"
+    assert answer(_samples(wide[:6], tight[:11]), CS_OPS, rule) == "stop"
+    assert blindsig_adaptive.pair_reached(_samples(wide[:6], tight[:7]), CS_OPS, rule)
+    # One other row still wide keeps the pair going.
+    mixed = _samples(wide[:6], tight[:9]) | {"signing": wide[:9]}
+    assert answer(mixed, CS_OPS, rule) == "more nokeygen"
+    # Without a target, or with key generation kept in the loop, it never leaves.
+    assert answer(_samples(wide[:6], tight[:6]), CS_OPS, blindsig_adaptive.AdaptiveRule()) == (
+        "more"
+    )
+    stays = blindsig_adaptive.AdaptiveRule(target=0.02, keygen_leaves=False)
+    assert not stays.reuses_keys
+    assert answer(_samples(wide[:9], tight[:9]), CS_OPS, stays) == "more"
+    assert answer(_samples(tight[:9], tight[:9]), CS_OPS, stays) == "stop"
+
+
+def test_key_generation_blocks_must_be_the_ones_the_harness_allowed() -> None:
+    lines = ["archbench-blindsig\t2"]
+    for rep in range(8):
+        for op in CS_OPS:
+            if op != "key_generation" or rep < 7:
+                lines.append(f"sample\tCS\t0\t{op}\t10\t{rep}\t{1000 + rep}")
+    lines += ["done\tCS\t0\t8\t0\t8000\trepetitions", "end\tok", ""]
+    output = H.parse_driver_output("\n".join(lines))
+    request = H.RunRequest(iterations=10, repetitions=8)
+    # The harness let key generation leave after 6 blocks, but the driver timed 7.
+    with pytest.raises(H.DriverOutputError, match="key_generation: valid but repetitions"):
+        H.build_rows(output, [("CS", None)], request, print, {("CS", None): 6})
+    rows = H.build_rows(output, [("CS", None)], request, print, {("CS", None): 7})
+    assert [len(r["samples_ns"]) for r in rows] == [7, 8, 8, 8, 8, 8, 8]
+    # Without a nokeygen answer, every row needs every repetition.
+    with pytest.raises(H.DriverOutputError, match="key_generation: valid but repetitions"):
+        H.build_rows(output, [("CS", None)], request, print)
 
 
 def test_without_a_target_the_harness_never_stops_early(
@@ -297,3 +440,36 @@ def test_unknown_stop_reason_is_refused() -> None:
     text = "archbench-blindsig\t2\ndone\tCS\t0\t1\t0\t10\tbored\nend\tok\n"
     with pytest.raises(H.DriverOutputError, match="stop reason 'bored'"):
         H.parse_driver_output(text)
+
+
+_blocks_st = st.lists(st.integers(min_value=1, max_value=10**6), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    others=st.lists(_blocks_st, min_size=len(CS_OPS) - 1, max_size=len(CS_OPS) - 1),
+    keygen=_blocks_st,
+    other_keygen=_blocks_st,
+    target=st.floats(min_value=0.001, max_value=0.5),
+    min_repetitions=st.integers(min_value=1, max_value=8),
+)
+def test_key_generation_stops_counting_once_it_has_its_blocks(
+    others: list[list[int]],
+    keygen: list[int],
+    other_keygen: list[int],
+    target: float,
+    min_repetitions: int,
+) -> None:
+    rule = blindsig_adaptive.AdaptiveRule(target=target, min_repetitions=min_repetitions)
+    samples = dict(zip(CS_OPS[1:], others, strict=True)) | {"key_generation": keygen}
+    answer = blindsig_adaptive.answer_after_sample(samples, CS_OPS, rule)
+    rest_reached = all(median_ci.target_reached(xs, target, min_repetitions) for xs in others)
+    if len(keygen) >= min_repetitions:
+        # Left: what its blocks were no longer matters, only the other rows do.
+        assert answer == ("stop" if rest_reached else "more nokeygen")
+        if len(other_keygen) >= min_repetitions:
+            changed = samples | {"key_generation": other_keygen}
+            assert blindsig_adaptive.answer_after_sample(changed, CS_OPS, rule) == answer
+    else:
+        # Still in the loop (it cannot have reached the target with fewer blocks).
+        assert answer == "more"

@@ -1,11 +1,20 @@
-"""matrix.yml's adaptive-repetition settings of the blindsig suite and the harness command."""
+"""matrix.yml's adaptive-repetition settings of the blindsig suite, its defaults and flags."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from pydantic import ValidationError
 
-from archbench.matrix import BlindsigSuite, Suites
+from archbench import flags
+from archbench.emulated_defaults import describe
+from archbench.errors import MatrixError
+from archbench.matrix import BlindsigSuite, Suites, load, parse
+from archbench.pipeline import plan
+from archbench.platforms import Arch
 from archbench.run import harness_command
 
 
@@ -42,3 +51,101 @@ def test_fixed_repetitions_by_default() -> None:
 def test_bad_adaptive_settings_are_refused(settings: dict[str, object], message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         BlindsigSuite.model_validate(settings)
+
+
+# ------------------------------------------- the shipped default: adaptive on native targets
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _shipped_blindsig(
+    overrides: dict[str, object] | None = None, local: Arch = Arch.AMD64
+) -> dict[str, BlindsigSuite]:
+    m = load(REPO / "matrix.yml")
+    out = {}
+    for p in plan(m, m.targets, {"local": local}, overrides):
+        if p.suites.blindsig is not None:
+            out[p.name] = p.suites.blindsig
+    return out
+
+
+def test_native_targets_are_adaptive_and_emulated_ones_fixed_by_default() -> None:
+    suites = _shipped_blindsig()
+    native = suites["amd64-trixie"]
+    assert (native.ci_target, native.min_repetitions, native.max_repetitions) == (0.02, 6, 100)
+    assert native.max_time == 120
+    cmd = harness_command(Suites(blindsig=native))
+    assert cmd[cmd.index("--ci-target") + 1] == "0.02"
+    assert cmd[cmd.index("--repetitions") + 1] == "100"
+    # emulated_defaults' explicit null really replaces the defaults' 0.02.
+    for name in ("arm64-trixie", "armv7-trixie", "ppc64le-bookworm", "riscv64-trixie"):
+        emulated = suites[name]
+        assert (emulated.ci_target, emulated.repetitions, emulated.max_time) == (None, 3, 300)
+        cmd = harness_command(Suites(blindsig=emulated))
+        assert "--ci-target" not in cmd, name
+        assert cmd[cmd.index("--repetitions") + 1] == "3"
+    # On an arm64 machine the arm64 target is native, hence adaptive.
+    assert _shipped_blindsig(local=Arch.ARM64)["arm64-trixie"].ci_target == 0.02
+
+
+def test_a_null_in_emulated_defaults_overrides_but_never_a_targets_own_key() -> None:
+    text = """
+version: 1
+defaults:
+  blindsig: {ci_target: 0.05, max_repetitions: 20}
+emulated_defaults:
+  blindsig: {ci_target: null}
+bases:
+  debian-trixie: {source: bootstrap, suite: trixie}
+profiles:
+  slim: {packages: [gcc]}
+targets:
+  - {name: native, arch: amd64, base: debian-trixie}
+  - {name: emulated, arch: riscv64, base: debian-trixie}
+  - name: own
+    arch: arm64
+    base: debian-trixie
+    suites: {blindsig: {ci_target: 0.03}}
+"""
+    m = parse(text)
+    plans = {p.name: p for p in plan(m, m.targets, {"local": Arch.AMD64})}
+    got = {name: p.suites.blindsig.ci_target for name, p in plans.items() if p.suites.blindsig}
+    assert got == {"native": 0.05, "emulated": None, "own": 0.03}
+    assert describe(plans["emulated"].emulated_settings) == "blindsig ci_target None"
+    # A null where a number belongs is still checked: emulated_defaults is validated.
+    with pytest.raises(MatrixError, match=r"emulated_defaults\.blindsig\.ci_target"):
+        parse(text.replace("ci_target: null", "ci_target: 2"))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("off", None), (" OFF ", None), ("0.02", 0.02), ("0.5", 0.5), (0.1, 0.1)],
+)
+def test_ci_target_flag(text: object, expected: float | None) -> None:
+    assert flags.ci_target("--ci-target", text) == expected
+
+
+@pytest.mark.parametrize("text", ["0", "1", "-0.02", "nan", "of", "", "0.02,0.03"])
+def test_bad_ci_target_flag_says_what_is_allowed(text: str) -> None:
+    with pytest.raises(MatrixError, match=r"--ci-target: .*or 'off' for fixed repetitions"):
+        flags.ci_target("--ci-target", text)
+
+
+def _tasks() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("archbench_tasks_adapt", REPO / "tasks.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_off_or_a_fixed_repetition_count_turns_adaptive_off_for_one_run() -> None:
+    overrides = _tasks()._overrides
+    assert overrides(None, None, None, ci_target="off") == {"ci_target": None}
+    assert overrides(None, "5", None) == {"repetitions": 5, "ci_target": None}
+    assert overrides(None, "5", None, ci_target="0.03") == {"repetitions": 5, "ci_target": 0.03}
+    assert overrides("20", None, None) == {"iterations": 20}  # the matrix's choice stands
+    native = _shipped_blindsig({"ci_target": None})["amd64-trixie"]
+    assert (native.ci_target, native.repetitions) == (None, 3)
+    cmd = harness_command(Suites(blindsig=native))
+    assert "--ci-target" not in cmd and cmd[cmd.index("--repetitions") + 1] == "3"

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench import export
-from archbench.noise import UNKNOWN, noise_cause_text, noise_causes
+from archbench.noise import KEYGEN_CAUSE, UNKNOWN, noise_cause_text, noise_causes
 from archbench.results import Row, RowNoise
 from archbench.stats import summarize
 
@@ -129,3 +129,27 @@ def test_exports_carry_interval_stop_reason_and_noise() -> None:
     assert second["ci_reached"] is False
     assert second["flags"] == "noisy"
     assert second["noise_cause"] == "steal 12 %; load 3.1 on 2 CPUs"
+
+
+def test_key_generation_that_left_the_loop_is_noisy_by_nature_not_failing_the_target() -> None:
+    note = "key generation left the adaptive loop after 6 timed blocks; ..."
+    samples = [1_000_000, 1_400_000, 800_000, 1_900_000, 1_100_000, 700_000]
+    keygen = Row.model_validate(
+        {
+            **_adaptive_row(samples).model_dump(),
+            "operation": "key_generation",
+            "stop_reason": "keygen_cap",
+            "ci_reached": None,
+            "note": note,
+        }
+    )
+    assert (keygen.stop, keygen.note) == ("keygen_cap", note)
+    frame = export.tidy_frame([result("amd64-native", "amd64", "x86_64", "cpu", [keygen])])
+    (record,) = frame.to_dict("records")
+    assert record["stop_reason"] == "keygen_cap"
+    assert record["ci_half_width"] > 0.02  # the interval is still reported ...
+    assert pd.isna(record["ci_reached"])  # ... without a verdict on the target
+    assert record["flags"] == "noisy"
+    assert record["noise_cause"] == f"{KEYGEN_CAUSE}; steal 12 %; load 3.1 on 2 CPUs"
+    assert noise_cause_text(("noisy",), None, "keygen_cap") == KEYGEN_CAUSE
+    assert noise_cause_text((), None, "keygen_cap") is None
