@@ -54,6 +54,7 @@ import counting
 import setup_cpu
 import suite_counting
 from blindsig_counting import run_counting
+from blindsig_document import CalibrationBlockDict, CalibrationDict, ParametersDict, RowDict
 from blindsig_output import (
     DISCARD_KINDS,
     DRIVER_FORMAT,
@@ -88,10 +89,6 @@ from harness_document import SuiteRunDict, build_document
 from harness_suites import run_suite
 from setup_system import BUILD_INFO_NAME, collect_setup
 from suite_blindsig import (
-    CalibrationBlockDict,
-    CalibrationDict,
-    ParametersDict,
-    RowDict,
     RunRequest,
     build_calibration,
     build_rows,

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
+from blindsig_document import CalibrationDict, ParametersDict, RowDict
 from setup_system import SetupDict
-from suite_blindsig import CalibrationDict, ParametersDict, RowDict
 
 HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"

@@ -18,12 +18,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import counting
 import noise
 from blindsig_adaptive import AdaptiveRule, InteractiveRun, annotate_rows, run_driver_interactive
 from blindsig_counting import run_counting
+from blindsig_document import CalibrationDict, ParametersDict, RowDict
 from blindsig_output import (
     Discard,
     DriverOutput,
@@ -42,68 +43,6 @@ from blindsig_rules import (
     should_stop_repetitions,
 )
 from suite_common import Progress
-
-
-class CalibrationBlockDict(TypedDict):
-    """One discarded calibration block of a row."""
-
-    ops_per_block: int
-    ns: int
-
-
-class RowDict(TypedDict):
-    """One ``rows[]`` entry of the document (see CONTRACT.md).
-
-    The fields after ``invalid_reason`` are additions to the version 1
-    contract (allowed without a version bump).
-    """
-
-    suite: str
-    scheme: str
-    key_bits: int | None
-    operation: str
-    ops_per_block: int
-    samples_ns: list[int]
-    valid: bool
-    invalid_reason: str | None
-    iterations_requested: int
-    calibrated: bool
-    repetitions_requested: int
-    budget_exhausted: bool
-    warmup_samples_ns: list[int]
-    calibration_blocks: list[CalibrationBlockDict]
-
-
-class ParametersDict(TypedDict):
-    """``parameters`` of the document; all but the first three are additions."""
-
-    iterations: int
-    repetitions: int
-    rsa_bits: list[int]
-    schemes: list[str]
-    message_bytes: int | None
-    warmup: int
-    max_time_s: float | None
-    min_block_ns: int | None
-    ci_target: float | None
-    min_repetitions: int
-    confidence: float
-    order: str
-    order_seed: int | None
-    driver_involuntary_switches: int | None
-    fresh_items: bool
-
-
-class CalibrationDict(TypedDict):
-    """``calibration`` of the document (an addition to version 1)."""
-
-    clock: str
-    resolution_ns: int | None
-    observed_tick_ns: int | None
-    pair_overhead_ns: float | None
-    probe_reads: int | None
-    min_block_ns: int
-    max_block_ops: int
 
 
 def expected_scheme_keys(schemes: Sequence[str], rsa_bits: Sequence[int]) -> list[SchemeKey]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from pydantic import ValidationError
 
 from archbench import flags
+from archbench.cli import options
 from archbench.emulated_defaults import describe
 from archbench.errors import MatrixError
 from archbench.matrix import BlindsigSuite, Suites, load, parse
@@ -131,16 +130,8 @@ def test_bad_ci_target_flag_says_what_is_allowed(text: str) -> None:
         flags.ci_target("--ci-target", text)
 
 
-def _tasks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("archbench_tasks_adapt", REPO / "tasks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_off_or_a_fixed_repetition_count_turns_adaptive_off_for_one_run() -> None:
-    overrides = _tasks()._overrides
+    overrides = options.overrides
     assert overrides(None, None, None, ci_target="off") == {"ci_target": None}
     assert overrides(None, "5", None) == {"repetitions": 5, "ci_target": None}
     assert overrides(None, "5", None, ci_target="0.03") == {"repetitions": 5, "ci_target": 0.03}
