@@ -10,8 +10,9 @@ Runs ``invoke bench`` four times on one native target with the same image and se
   >= 90 % of the rows with a verdict);
 - A3 with ``--cpus-a`` and B with ``--cpus-b`` (default half of ``--cpus-a``), both with
   timed blocks of at least ``--ab-block-ms`` (default 200 ms, through a copy of the
-  matrix with ``min_block_ns`` set): ``invoke compare A3 B`` is the A/B check (every row
-  whose interval allows a verdict should be "slower").
+  matrix with ``min_block_ns`` set) and ``--ab-args`` (default 7 fixed repetitions):
+  ``invoke compare A3 B`` is the A/B check (every row whose interval allows a verdict
+  should be "slower").
 
 and prints both verdict counts with the load average (1/5/15 min) before and after each
 run. ``--reuse A1 A2 A3 B`` compares runs already in the results store instead.
@@ -177,6 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ab-block-ms", type=float, default=200.0, help="A3 and B: shortest timed block, ms"
     )
+    parser.add_argument(
+        "--ab-args",
+        default="--ci-target off --repetitions 7",
+        help="more invoke bench flags for A3 and B only (default: 7 fixed repetitions; under"
+        " the adaptive default, 200 ms blocks ran each pair to its 120 s budget: 8.5 min for A3)",
+    )
     parser.add_argument("--matrix", default="matrix.yml", help="matrix of A1 and A2")
     parser.add_argument("--reuse", nargs=4, metavar=("A1", "A2", "A3", "B"), default=None)
     args = parser.parse_args(argv)
@@ -193,8 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 long = long_block_matrix(
                     REPO / args.matrix, Path(tmp) / "matrix-ab.yml", args.ab_block_ms
                 )
-                a3 = bench(args.target, args.cpus_a, ["--matrix", str(long), *extra])
-                b = bench(args.target, cpus_b, ["--matrix", str(long), *extra])
+                ab_extra = ["--matrix", str(long), *extra, *shlex.split(args.ab_args)]
+                a3 = bench(args.target, args.cpus_a, ab_extra)
+                b = bench(args.target, cpus_b, ab_extra)
         for run_a, run_b in ((a1, a2), (a3, b)):
             # The user's command, for its table and files; the counts come from the library.
             print(_invoke(["compare", run_a, run_b, "--target", args.target]), flush=True)
