@@ -1,7 +1,7 @@
 /*
  * blindsig_keys.h -- key generation leaves the adaptive loop (--reuse-keys).
  *
- * Included once, by blindsig.c, after blindsig_repeated.h: like that file it
+ * Included once, by blindsig_measure.c, after blindsig_repeated.h: like that file it
  * holds static definitions and sees the stage functions of both
  * measurements (cs_keygen, rsa_keygen with --fresh-items; cs_same_keygen,
  * rsa_same_keygen by default).
@@ -35,22 +35,13 @@
  *   - with --fresh-items, all ops[0] keys of the block, item i using key
  *     i mod ops[0] as before; RSA items borrow the kept keys (owns_key
  *     false), so rsa_free_items() leaves them to the pair.
- * The pair frees its kept keys when it finishes (pair_finish()).
+ * The pair frees its kept keys when it finishes (pair_finish(),
+ * blindsig_kept_keys_free()).
  */
 #ifndef ARCHBENCH_BLINDSIG_KEYS_H
 #define ARCHBENCH_BLINDSIG_KEYS_H
 
-/**
- * Keys of the last key generation block of one pair.
- */
-struct KeptKeys
-{
-  unsigned int n;                              /* keys kept; 0: none */
-  struct GNUNET_CRYPTO_CsPrivateKey *cs_priv;  /* n of each for CS */
-  struct GNUNET_CRYPTO_CsPublicKey *cs_pub;
-  struct GNUNET_CRYPTO_RsaPrivateKey **rsa_priv;  /* n of each for RSA */
-  struct GNUNET_CRYPTO_RsaPublicKey **rsa_pub;
-};
+/* struct KeptKeys (the keys of one pair) is in blindsig.h. */
 
 /* The running pair's keys with --reuse-keys, else NULL (set by pair_step()). */
 static struct KeptKeys *kept_keys;

@@ -2,7 +2,7 @@
  * blindsig_repeated.h -- blindsig's default measurement: one call after
  * another on the same item, as GNUnet's own perf programs time it.
  *
- * Included once, by blindsig.c, after its stage helpers (run_stage(),
+ * Included once, by blindsig_measure.c, after its stage helpers (run_stage(),
  * struct Verdict, flip_one_bit(), the operation tables); like count_marker.h
  * it holds static definitions, so it is not a separate translation unit.
  *
@@ -28,7 +28,7 @@
  * of the same calls.
  *
  * --fresh-items selects blindsig's other measurement (cs_repetition() and
- * rsa_repetition() in blindsig.c): every operation of a block on its own,
+ * rsa_repetition() in blindsig_fresh_cs.h, blindsig_fresh_rsa.h): every operation of a block on its own,
  * freshly prepared item.
  */
 #ifndef ARCHBENCH_BLINDSIG_REPEATED_H
