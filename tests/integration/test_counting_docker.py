@@ -138,7 +138,11 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
         ("unblinding", 0.005),  # CI saw 0.145 % once (amd64, RSA-1024): a pool stir
         ("verifying", 0.001),
         ("signing", 0.005),
-        ("blinding", 0.005),
+        # RSA-1024 blinding's median lands on one of two levels 0.54 % apart on amd64
+        # (1,844k vs 1,854k instructions per operation: part of one pool mix of about
+        # 40,600 in a 2-operation block), in 2 of 9 runs of the same code: 1.5 % allows
+        # one whole mix per block and still fails on a real change of the blinding.
+        ("blinding", 0.015),
     ]:
         assert abs(a[op] - b[op]) <= tolerance * min(a[op], b[op]), (op, a[op], b[op])
     key_sha256 = hashlib.sha256((REPO / "harness" / "count-key-rsa-1024.key").read_bytes())
