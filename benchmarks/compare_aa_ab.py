@@ -56,9 +56,9 @@ from pathlib import Path
 
 import yaml
 
-from archbench import compare as compare_mod
-from archbench import reports
-from archbench.results import ResultStore
+from archbench import report as reports
+from archbench.analysis import compare as compare_mod
+from archbench.result import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_LINE = re.compile(r"results: (\S+)/([0-9A-Za-z._-]+)\s")

@@ -42,11 +42,12 @@ import sys
 import time
 from pathlib import Path
 
-from archbench import engine, pipeline
-from archbench.counting import median_per_op
+from archbench.analysis import median_per_op
+from archbench.hosts import engine
 from archbench.matrix import load
-from archbench.results import Result, ResultStore
-from archbench.results import load as load_result
+from archbench.result import Result, ResultStore
+from archbench.result import load as load_result
+from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = (

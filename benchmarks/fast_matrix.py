@@ -35,7 +35,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from archbench.results import ResultStore
+from archbench.result import ResultStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stage_table  # the sibling script, not a package

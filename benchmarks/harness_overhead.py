@@ -261,7 +261,7 @@ def _per_op(rounds: Sequence[dict[str, Any]], side: str, label: str) -> list[flo
 
 def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tuple[str, bool]:
     """The table of ``rounds`` (collect's JSON lines) and whether every row met the goal."""
-    from archbench.overhead import (  # host only: scipy
+    from archbench.analysis.overhead import (  # host only: scipy
         paired_ratio_interval,
         pooled_ratio_interval,
         samples_for_half_width,

@@ -30,11 +30,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from archbench import bases, engine, images, run
-from archbench.matrix import Suites, load
+from archbench.analysis import summarize
+from archbench.build import bases, images
+from archbench.hosts import engine
+from archbench.matrix import load
 from archbench.platforms import Arch
-from archbench.results import HarnessDocument, ResultStore, parse_harness_output
-from archbench.stats import summarize
+from archbench.result import HarnessDocument, ResultStore, parse_harness_output
+from archbench.run import containers as run
+from archbench.suites import Suites
 
 REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "benchmarks" / "matrix-bench.yml"

@@ -20,7 +20,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from archbench.errors import ResultsError
-from archbench.results import ResultStore, load
+from archbench.result import ResultStore, load
 
 STAGES = ("base", "image", "run")
 

@@ -29,9 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from archbench import engine, pipeline
+from archbench.hosts import engine
 from archbench.matrix import parse
-from archbench.results import ResultStore
+from archbench.result import ResultStore
+from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 

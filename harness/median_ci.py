@@ -2,7 +2,7 @@
 
 Standard library only (``math.comb`` and exact fractions): this runs inside the
 benchmark image. The host computes the same interval with scipy
-(``archbench.stats.median_interval``); the unit tests hold the two against each
+(``archbench.analysis.stats.median_interval``); the unit tests hold the two against each
 other, so the rule the harness stops on and the interval the reports print agree.
 
 The interval ``[x_(j), x_(n+1-j)]`` of ``n`` sorted samples covers the

@@ -205,7 +205,10 @@ def check_keys(suite: str, config: Mapping[str, Any], allowed: Sequence[str]) ->
 
 
 PROGRESS_PREFIX = "archbench-progress:"
-"""Start of every progress line on stderr (parsed by the host, ``archbench/suite_progress.py``)."""
+"""Start of every progress line on stderr.
+
+The host parses it in ``archbench/run/suite_progress.py``.
+"""
 
 
 def progress_line(suite: str, done: int, total: int, elapsed_s: float, what: str) -> str:

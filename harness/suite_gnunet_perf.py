@@ -7,7 +7,7 @@ the installed libgnunetutil, with archbench's minimal patch
 seed string; ``perf_crypto_rsa`` takes its key sizes from the command line).
 Each run prints "10x 2048-signing took 34 ms" lines; they are kept verbatim
 in ``extra["logs"]`` (one text per program and run) and parsed on the host by
-``archbench.importer`` into rows of suite ``gnunet-perf``, with GNUnet's
+``archbench.upstream`` into rows of suite ``gnunet-perf``, with GNUnet's
 truncation of printed times as each row's uncertainty.
 
 The build records its provenance (source package and version, patch sha256)

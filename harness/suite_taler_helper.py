@@ -6,7 +6,7 @@ from pinned release sources by the image recipe ``images/recipes/taler-helper.sh
 where their configuration files are. Their output ("100 (sequential)
 signature operations took …", "800 (parallel) … (total real time)") is
 kept verbatim in ``extra["logs"]`` and parsed on the host by
-``archbench.importer`` into rows of suite ``security-module``, so the
+``archbench.upstream`` into rows of suite ``security-module``, so the
 printed-value truncation rules live in one place.
 
 UNTESTED end to end on archbench's own machines, which cannot reach the

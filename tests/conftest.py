@@ -10,7 +10,8 @@ import docker
 import pytest
 from helpers import REPO
 
-from archbench import bases, engine, images
+from archbench.build import bases, images
+from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 
@@ -38,7 +39,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def engine_client() -> docker.DockerClient:
-    """The local Docker engine (:func:`archbench.engine.connect`), one client per session."""
+    """The local Docker engine (:func:`archbench.hosts.engine.connect`), one client per session."""
     return engine.connect()
 
 

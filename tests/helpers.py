@@ -15,8 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from archbench.progress import SilentReporter
-from archbench.results import (
+from archbench.result import (
     Execution,
     HarnessDocument,
     Parameters,
@@ -25,6 +24,7 @@ from archbench.results import (
     Setup,
     TargetInfo,
 )
+from archbench.run.progress import SilentReporter
 
 REPO = Path(__file__).resolve().parents[1]
 HARNESS_DIR = REPO / "harness"

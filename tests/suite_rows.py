@@ -11,7 +11,7 @@ from typing import Any
 
 from helpers import row
 
-from archbench.results import Row
+from archbench.result import Row
 
 
 def suite_row(suite: str, scheme: str, operation: str, samples_ns: list[int], **extra: Any) -> Row:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench import archiver
+from archbench.archive import archiver
 from archbench.cli.config import Settings
-from archbench.results import ResultStore
+from archbench.result import ResultStore
 
 
 def archive(s: Settings, *, run_id: str, out: str, tar: bool, plots: bool, results: str) -> None:

@@ -3,7 +3,7 @@
 :func:`run_pipeline` turns the flags (or a resumed run's ``run.json``, or an
 archive's manifest) into a run manifest and plans, connects to each host's engine,
 checks cpusets and CPU quotas against it, and hands the plans to
-:func:`archbench.schedule.build_then_measure` under a progress display.
+:func:`archbench.run.schedule.build_then_measure` under a progress display.
 """
 
 from __future__ import annotations
@@ -16,26 +16,20 @@ from typing import Any
 
 import docker.errors
 
-from archbench import (
-    archiver,
-    counting,
-    cpu_quota,
-    emulated_defaults,
-    engine,
-    flags,
-    image_stage,
-    pipeline,
-    reports,
-    schedule,
-)
 from archbench import matrix as matrix_mod
-from archbench.cli import options
+from archbench import report as reports
+from archbench.analysis import counting
+from archbench.archive import archiver
+from archbench.build import stage as image_stage
+from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import Interrupted, MatrixError, TargetsFailed
+from archbench.hosts import engine
 from archbench.matrix import LOCAL_HOST
-from archbench.progress import RichReporter
+from archbench.matrix import emulated as emulated_defaults
+from archbench.matrix import quota as cpu_quota
 from archbench.report import instructions as instructions_tables
-from archbench.results import (
+from archbench.result import (
     ResultStore,
     RunManifest,
     check_run_id,
@@ -43,8 +37,8 @@ from archbench.results import (
     merge_repeats,
     new_run_id,
 )
-from archbench.run_options import RunOptions
-from archbench.timings import TimingStore
+from archbench.run import RichReporter, RunOptions, TimingStore, schedule
+from archbench.run import execute as pipeline
 
 
 def check_cpusets(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench import reports
+from archbench import report as reports
 from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import ReportError
 from archbench.report import compare_tables
-from archbench.results import ResultStore, check_run_id
+from archbench.result import ResultStore, check_run_id
 
 
 def compare(
@@ -29,7 +29,7 @@ def compare(
 
     ``confidence`` is the level of the bootstrap interval of B/A in [0.5, 1);
     ``threshold`` the smallest change (a fraction in [0, 1]) called slower or
-    faster (:func:`archbench.compare.compare`). Writes
+    faster (:func:`archbench.analysis.compare.compare`). Writes
     ``compare-<A>-vs-<B>.tex``/``.csv`` into ``out`` (default: the settings' reports).
 
     Raises:
@@ -57,7 +57,7 @@ def compare(
         for f in failures:
             print(f"warning: skipped {f.message}")
         sides.append(reports.select_results(loaded, targets=targets, archs=archs, suites=suites))
-    from archbench import compare as compare_mod  # numpy and scipy: slow to import
+    from archbench.analysis import compare as compare_mod  # numpy and scipy: slow to import
 
     rows = compare_mod.compare(sides[0], sides[1], confidence=level, threshold=change)
     if not rows:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from archbench import matrix as matrix_mod
 from archbench.platforms import Arch
+from archbench.suites import SUITE_NAMES
 
 SELECT: Final = {
     "arch": "comma-separated architectures: " + ", ".join(Arch.keys()),
@@ -38,7 +38,7 @@ BENCH: Final = {
     " targets' default 0.02); 'off': fixed repetitions for this run",
     "resume": "RUN_ID of an interrupted run: keep its complete targets, measure the rest",
     "suite": "run only these suites, comma-separated: "
-    + ", ".join(matrix_mod.SUITE_NAMES)
+    + ", ".join(SUITE_NAMES)
     + " (settings from the matrix, else the suite's defaults)",
     "from_archive": "DIR (or .tar) written by 'invoke archive': verify it, load its images "
     "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",

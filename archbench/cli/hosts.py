@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archbench import bases, emulation, engine, run
 from archbench import matrix as matrix_mod
+from archbench.build import bases
 from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
+from archbench.hosts import emulation, engine
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
+from archbench.run import containers as run
 
 
 def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench import flags, reports
-from archbench import importer as importer_mod
-from archbench.cli import options
+from archbench import report as reports
+from archbench import upstream as importer_mod
+from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import MatrixError, ResultsError
 from archbench.platforms import Arch
-from archbench.results import ResultStore, check_run_id, new_run_id
+from archbench.result import ResultStore, check_run_id, new_run_id
 
 
 def import_logs(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from archbench import flags
+from archbench.cli import flags
 from archbench.errors import MatrixError, ReportError
 from archbench.platforms import Arch
 
@@ -52,7 +52,7 @@ def overrides(
 
     Raises:
         MatrixError: a value that is not a number or lies outside its range, or
-            a value the blindsig suite refuses (:func:`archbench.flags.blindsig_overrides`).
+            a value the blindsig suite refuses (:func:`archbench.cli.flags.blindsig_overrides`).
     """
     out: dict[str, object] = {}
     if ci_target is not None:

@@ -1,7 +1,7 @@
 """``invoke report``: render the chapter, exports and plots from stored results only.
 
 Flags are checked before any file is read, written or removed; afterwards only
-files an earlier report listed as its own (:mod:`archbench.outputs`) are removed.
+files an earlier report listed as its own (:mod:`archbench.report.outputs`) are removed.
 No Docker is needed.
 """
 
@@ -10,15 +10,15 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from archbench import export, flags, outputs, reports
-from archbench import reference as reference_mod
-from archbench.cli import options
+from archbench import report as reports
+from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import ReportError, ResultsError
+from archbench.report import export, latex_chapter, outputs
 from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.report import instructions as instructions_tables
-from archbench.report import latex_chapter
-from archbench.results import Result, ResultStore, check_run_id
+from archbench.result import Result, ResultStore, check_run_id
+from archbench.upstream import reference as reference_mod
 
 
 def select_counted(
@@ -122,7 +122,7 @@ def report(
         data = reports.prepare(chosen, failures)
         plot_paths: list[Path] = []
         if plots:
-            from archbench import plots as plots_mod  # matplotlib: slow to import
+            from archbench.report import plots as plots_mod  # matplotlib: slow to import
 
             # Drawn first so the chapter can reference every figure it has.
             plot_paths, listed = plots_mod.write_listed(data, out_dir, chosen_options.unit)

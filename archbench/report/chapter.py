@@ -13,8 +13,7 @@ from archbench.report.schemes import cs_vs_rsa
 from archbench.report.sections import section
 from archbench.report.suites import suite_parts
 from archbench.report.units import unit_label
-from archbench.report.vocabulary import SPEEDUP_DEFINITION, SPEEDUP_HEADER, THESIS_OPS
-from archbench.results import LoadFailure
+from archbench.result import SPEEDUP_DEFINITION, SPEEDUP_HEADER, THESIS_OPS, LoadFailure
 
 
 def build(

@@ -1,4 +1,4 @@
-"""Render a run comparison (:mod:`archbench.compare`) as Markdown, LaTeX and CSV.
+"""Render a run comparison (:mod:`archbench.analysis.compare`) as Markdown, LaTeX and CSV.
 
 The Markdown table goes to the terminal, as ``pyperf compare_to`` and
 critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as
@@ -16,10 +16,10 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.compare import RowComparison, counts
+from archbench.analysis import RowComparison, counts
 from archbench.report.templating import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
-from archbench.results import write_atomic
+from archbench.result import write_atomic
 
 COLUMNS: Final = ("target", "row", "A", "B", "B/A", "95 % interval", "verdict")
 

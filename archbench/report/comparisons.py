@@ -1,6 +1,6 @@
 """The appendix's parts across machines: summary, speedup and baseline, emulation, spread.
 
-Ratios of times are :func:`archbench.stats.slowdown` of two per-operation
+Ratios of times are :func:`archbench.analysis.stats.slowdown` of two per-operation
 medians, to the digits both figures support. CS compared with RSA is
 :mod:`archbench.report.schemes`.
 """
@@ -12,6 +12,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
+from archbench.analysis import slowdown
 from archbench.errors import ReportError
 from archbench.report.crossmachine import (
     CellFn,
@@ -33,7 +34,7 @@ from archbench.report.model import (
 from archbench.report.schemes import speedup_tables
 from archbench.report.sections import record_digits, speed, what
 from archbench.report.units import ratio_digits
-from archbench.report.vocabulary import (
+from archbench.result import (
     SPEEDUP_RSA_BITS,
     RowKey,
     group_key,
@@ -43,7 +44,6 @@ from archbench.report.vocabulary import (
     sort_key,
     suite_title,
 )
-from archbench.stats import slowdown
 
 
 def _leading(key: RowKey, _record: dict[str, Any], previous: RowKey | None) -> tuple[str, ...]:

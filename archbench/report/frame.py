@@ -1,6 +1,6 @@
 """The tidy frame and the machines of one render, built once and shared by every table.
 
-:func:`build` calls :func:`archbench.export.tidy_frame` once; every table,
+:func:`build` calls :func:`archbench.report.export.tidy_frame` once; every table,
 section and part of a render reads the :class:`ReportData` it returns.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from archbench.errors import ReportError
-from archbench.export import frame_records, tidy_frame
+from archbench.report.export import frame_records, tidy_frame
 from archbench.report.model import Machine, slug
-from archbench.results import APPENDIX_SUITES, Result
+from archbench.result import APPENDIX_SUITES, Result
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def build(results: Sequence[Result]) -> ReportData:
     """The tidy frame (once) and the machines of ``results``.
 
     Raises:
-        ReportError: no results, or a damaged row (from :func:`archbench.export.tidy_frame`).
+        ReportError: no results, or a damaged row (from :func:`archbench.report.export.tidy_frame`).
     """
     if not results:
         raise ReportError("no results to report; run 'invoke bench' first")

@@ -7,7 +7,7 @@ measured gets one line: archbench's median time of 10 operations, GNUnet's
 printed median time of its "10x" block, and the ratio archbench / GNUnet.
 
 GNUnet prints whole units truncated toward zero (``34 ms`` is a time in
-[34 ms, 35 ms): :mod:`archbench.importer`), so its figure is an interval
+[34 ms, 35 ms): :mod:`archbench.upstream`), so its figure is an interval
 ``[v, v + u)`` and the ratio is one too: ``[a / (v + u), a / v]``. Both
 sides come from one container run, so they share the machine's state; the
 ratio still carries the run's noise, and a ratio far from 1 on a quiet
@@ -28,10 +28,10 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.importer import GNUNET_PERF_SUITE
 from archbench.report.templating import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
-from archbench.results import Result, Row, write_atomic
+from archbench.result import Result, Row, write_atomic
+from archbench.upstream import GNUNET_PERF_SUITE
 
 THESIS_OPS: Final = 10
 """GNUnet's perf programs time blocks of 10 operations ("10x ... took")."""

@@ -1,7 +1,7 @@
 """Instructions per operation across architectures: frame, tables, export column, plot.
 
 Reads counting results (``Result.metric == "instructions"``, see
-:mod:`archbench.counting`). Each row's figure is the median over its blocks of
+:mod:`archbench.analysis.counting`). Each row's figure is the median over its blocks of
 count / ``ops_per_block`` (instructions per operation); ``spread`` is the
 relative range of the per-block counts. The wide table has one column per
 target and each architecture's ratio to amd64's count. Counts never share a
@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Final, get_args
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.counting import median_per_op, spread
+from archbench.analysis import median_per_op, spread
 from archbench.errors import ReportError
 from archbench.report.units import format_count
-from archbench.results import Operation, Result, write_atomic
+from archbench.result import Operation, Result, write_atomic
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
     from matplotlib.figure import Figure
@@ -54,7 +54,7 @@ COLUMNS = (
     "ns_per_instruction",
 )
 OPERATION_ORDER: Final = get_args(Operation)
-"""The thesis appendix's row order (:data:`archbench.results.Operation`)."""
+"""The thesis appendix's row order (:data:`archbench.result.Operation`)."""
 BASELINE_ARCH = "amd64"
 SUITE_ORDER: Final = ("blindsig", "rsa-large", "sodium")
 """Counted suites, in table order."""
@@ -294,7 +294,7 @@ def plot(counted: Sequence[Result]) -> Figure:
     from matplotlib.figure import Figure
 
     f = frame(counted)
-    # Sized for a LaTeX \textwidth (5 in) with fonts of 9 pt, as archbench.plots draws.
+    # Sized for a LaTeX \textwidth (5 in) with fonts of 9 pt, as archbench.report.plots draws.
     fig = Figure(figsize=(5.0, 3.6))
     ax = fig.add_subplot()
     if f.empty:

@@ -16,10 +16,9 @@ from typing import Final
 
 from archbench.report import latex_chapter
 from archbench.report.chapter import intro
-from archbench.report.model import Cell, Chapter, Ratio, Style, Table
+from archbench.report.model import FLAG_LEGEND, FLAG_MARKS, Cell, Chapter, Ratio, Style, Table
 from archbench.report.templating import Latex, latex_escape, render
 from archbench.report.units import Unit, format_measured, format_ratio, format_spread
-from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
 
 TEMPLATE: Final = "appendix.tex.j2"
 STANDALONE_TEMPLATE: Final = "appendix-standalone.tex.j2"

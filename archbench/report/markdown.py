@@ -9,10 +9,9 @@ from tabulate import tabulate
 
 from archbench.report import latex_chapter
 from archbench.report.chapter import intro
-from archbench.report.model import Cell, Chapter, Ratio, Table, one_line
+from archbench.report.model import FLAG_LEGEND, FLAG_MARKS, Cell, Chapter, Ratio, Table, one_line
 from archbench.report.templating import Markdown, markdown_escape, render
 from archbench.report.units import Unit, format_measured, format_ratio, format_spread
-from archbench.report.vocabulary import FLAG_LEGEND, FLAG_MARKS
 
 TEMPLATE: Final = "appendix.md.j2"
 FILE: Final = "appendix.md"

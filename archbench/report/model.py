@@ -1,5 +1,4 @@
 """The table model every report table is built in, and the options a user chooses.
-
 A :class:`Table` is rows of cells (grouped by extra rules), a header, notes
 and flags; the LaTeX and Markdown renderers (:mod:`archbench.report.latex`,
 :mod:`archbench.report.markdown`) turn the same table into either format.
@@ -13,11 +12,28 @@ from typing import Any, Final, Literal, get_args
 
 import pandas as pd
 
+from archbench.analysis import DEFAULT_CV_THRESHOLD, DEFAULT_RESOLUTION_FACTOR
 from archbench.errors import ReportUsageError
 from archbench.report import versions
 from archbench.report.units import Unit
-from archbench.report.vocabulary import FLAG_MARKS
-from archbench.results import Result
+from archbench.result import Result
+
+FLAG_MARKS: Final[dict[str, tuple[str, str]]] = {
+    "noisy": (r"\dag", "†"),
+    "near_resolution": (r"\ddag", "‡"),
+    "single_sample": (r"\S", "§"),
+}
+"""Flag from :func:`archbench.analysis.stats.summarize` -> (LaTeX mark, Markdown mark)."""
+
+FLAG_LEGEND: Final[dict[str, str]] = {
+    "noisy": f"noisy: coefficient of variation above {DEFAULT_CV_THRESHOLD:.0%}",
+    "near_resolution": (
+        f"near the clock resolution: median block shorter than "
+        f"{DEFAULT_RESOLUTION_FACTOR} clock ticks"
+    ),
+    "single_sample": "a single sample: no spread is known",
+}
+
 
 Style = Literal["thesis", "booktabs"]
 STYLES: Final[tuple[Style, ...]] = get_args(Style)
@@ -149,7 +165,7 @@ class Machine:
     result: Result
     frame: pd.DataFrame = field(compare=False)
     records: tuple[dict[str, Any], ...] = field(compare=False, default=())
-    """The rows of ``frame`` as :func:`archbench.export.frame_records` gives them."""
+    """The rows of ``frame`` as :func:`archbench.report.export.frame_records` gives them."""
 
     @property
     def emulated(self) -> bool:

@@ -3,8 +3,8 @@
 The CS "derive R0, R1 & blinding" row is the sum of r derivation,
 blinding-secret derivation and blinding (the thesis's discussion chapter:
 0.444 + 0.094 + 3.332 = 3.870 ms on the Ryzen 7). A CS speedup is RSA time /
-CS time (:data:`~archbench.report.vocabulary.SPEEDUP_DEFINITION`), a
-:func:`archbench.stats.slowdown` of two per-operation times.
+CS time (:data:`~archbench.result.vocabulary.SPEEDUP_DEFINITION`), a
+:func:`archbench.analysis.stats.slowdown` of two per-operation times.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from archbench.analysis import slowdown
 from archbench.errors import ReportError
 from archbench.report import versions
 from archbench.report.crossmachine import kinds
@@ -29,8 +30,7 @@ from archbench.report.model import (
 )
 from archbench.report.sections import record_digits, what
 from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits, unit_label
-from archbench.report.vocabulary import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, row_key
-from archbench.stats import slowdown
+from archbench.result import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, row_key
 
 COMPARISON_SIZES_PER_TABLE: Final = 2
 """RSA sizes per CS-vs-RSA table (each adds a speed and a ratio column)."""

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from archbench import measurement
 from archbench.platforms import Arch
+from archbench.report import measurement
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
 from archbench.report.units import (
     Unit,
@@ -20,9 +20,10 @@ from archbench.report.units import (
     unit_label,
     unit_value,
 )
-from archbench.report.vocabulary import (
+from archbench.result import (
     HELPER_OPERATIONS,
     THESIS_OPS,
+    Result,
     RowKey,
     group_key,
     operation_label,
@@ -30,7 +31,6 @@ from archbench.report.vocabulary import (
     scheme_label,
     sort_key,
 )
-from archbench.results import Result
 
 
 def cpu(result: Result) -> str:

@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from archbench.analysis import order_statistics
 from archbench.report.model import Machine, Table
-from archbench.report.units import NS_PER_MS
-from archbench.report.vocabulary import suite_title
-from archbench.stats import order_statistics
+from archbench.result import NS_PER_MS, suite_title
 
 NIST_BRAINPOOL_PAIRS: Final = (
     ("P-256", "brainpoolP256r1"),

@@ -27,8 +27,7 @@ from archbench.report.suite_extras import (
     row_value,
 )
 from archbench.report.units import format_ratio
-from archbench.report.vocabulary import SUITE_ORDER, suite_title
-from archbench.results import APPENDIX_SUITES
+from archbench.result import APPENDIX_SUITES, SUITE_ORDER, suite_title
 
 __all__ = ["other_suites", "row_unit", "row_value", "suite_parts", "suite_tables"]
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 from typing import Any, Final
 
 import jinja2
 
+from archbench import REPO_ROOT
 from archbench.errors import ReportError
 
-TEMPLATES_DIR: Final = Path(__file__).resolve().parents[2] / "reports" / "templates"
+TEMPLATES_DIR: Final = REPO_ROOT / "reports" / "templates"
 """Where the Jinja2 templates live: ``reports/templates`` of the checkout."""
 
 _LATEX_SPECIAL: Final = {

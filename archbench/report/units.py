@@ -1,6 +1,6 @@
 """Units and number formatting: the one place a figure becomes text.
 
-Speeds are stored in ns per operation (:func:`archbench.export.tidy_frame`);
+Speeds are stored in ns per operation (:func:`archbench.report.export.tidy_frame`);
 a table shows them in ms or µs (of the appendix's block of 10 operations) or
 as operations per second. Formatting follows the appendix: three decimals
 below 5, whole numbers from 5 on, digits grouped from 10 000 on.
@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from archbench.errors import ReportUsageError
+from archbench.result import NS_PER_MS
 
 Unit = Literal["ms", "us", "ops/s"]
 
 UNITS: Final[dict[str, Unit]] = {"ms": "ms", "us": "us", "µs": "us", "μs": "us", "ops/s": "ops/s"}
 """Accepted spellings of ``--unit``: milliseconds, microseconds, operations per second."""
 
-NS_PER_MS: Final = 1_000_000
 NS_PER_S: Final = 1_000_000_000
 
 THREE_DECIMALS_BELOW: Final = 5

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from archbench.results import Result
+from archbench.result import Result
 
 LIBRARIES = ("libgnunetutil", "libgcrypt", "libsodium")
 """The libraries whose versions the blind-signature and sodium figures depend on."""

@@ -19,8 +19,7 @@ from archbench.report.sections import section
 from archbench.report.suites import suite_tables
 from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
-from archbench.report.vocabulary import SUITE_TITLES
-from archbench.results import LoadFailure, Result, write_texts
+from archbench.result import SUITE_TITLES, LoadFailure, Result, write_texts
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 
@@ -68,7 +67,7 @@ def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
     """The Markdown tables of one result (with notes and flag legend), no trailing newline.
 
     The appendix suites' speeds are the median time of 10 operations (see
-    :func:`archbench.export.tidy_frame`); invalid rows read ``invalid [n]``
+    :func:`archbench.report.export.tidy_frame`); invalid rows read ``invalid [n]``
     and note ``n`` below the table gives the reason. The other suites follow,
     one table each (:mod:`archbench.report.suites`).
 

@@ -4,7 +4,7 @@
 (``harness/CONTRACT.md``): parameters, the clock's calibration, the Setup box,
 each suite's outcome, the rows (:mod:`archbench.result.row`) and, for counting
 runs, the counter's provenance. ``harness/schema-v1.json`` is generated from
-these models (:mod:`archbench.contract`).
+these models (:mod:`archbench.result.contract`).
 
 This module is pure: it never imports ``docker``.
 """
@@ -86,7 +86,7 @@ class Setup(Frozen):
     build: dict[str, str] | None = None
     """How the drivers were built (``build-info.txt``): ``cc``, ``cflags``, ``build_machine``;
     for cross-compiled drivers ``build_kind`` ``cross`` and ``runtime_packages``, the
-    ``name:arch=version`` of every library they link against (:mod:`archbench.cross`)."""
+    ``name:arch=version`` of every library they link against (:mod:`archbench.build.cross`)."""
 
 
 class Calibration(Frozen):

@@ -1,9 +1,9 @@
 """Reading documents: the harness's stdout and stored results files, validated.
 
 Both go through the same checks: bounded reading and parsing
-(:mod:`archbench.safe_load`), the ``format``/``version`` header (an unknown
+(:mod:`archbench.inputs.bounded`), the ``format``/``version`` header (an unknown
 version is refused with what to do), then the models, whose first problem is
-named with its key (:mod:`archbench.messages`).
+named with its key (:mod:`archbench.inputs.messages`).
 
 This module is pure: it never imports ``docker``.
 """
@@ -15,8 +15,9 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from archbench import messages, safe_load
 from archbench.errors import HarnessError, ResultsError
+from archbench.inputs import bounded as safe_load
+from archbench.inputs import messages
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
 from archbench.result.model import Result
 from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
-from archbench import safe_load
 from archbench.errors import ArchbenchError, ResultsError
+from archbench.inputs import bounded as safe_load
 
 RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Run ids as directory names: :func:`new_run_id` writes ``20261129T224000Z-1a2b3c``;

@@ -34,6 +34,9 @@ Operation = Literal[
 ]
 Scheme = Literal["CS", "RSA"]
 
+NS_PER_MS: Final = 1_000_000
+"""Nanoseconds per millisecond: every stored time is ns, the appendix prints ms."""
+
 MAX_NS: Final = 2**63 - 1
 """Largest time a row may hold, in ns (int64, as the harness's clock; ~292 years)."""
 MAX_KEY_BITS: Final = 65_536

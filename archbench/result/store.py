@@ -12,8 +12,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from archbench import messages, safe_load
 from archbench.errors import ResultsError
+from archbench.inputs import bounded as safe_load
+from archbench.inputs import messages
 from archbench.result.loading import MAX_RESULT_BYTES, load
 from archbench.result.merge import merge_repeats, repeat_groups
 from archbench.result.model import MANIFEST_NAME, Metric, Result, RunManifest

@@ -20,10 +20,9 @@ from typing import Any, Final, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from archbench import safe_load
 from archbench.errors import MatrixError
-from archbench.matrix_types import Strict
-from archbench.messages import did_you_mean
+from archbench.inputs import Strict, did_you_mean
+from archbench.inputs import bounded as safe_load
 from archbench.suites.base import SuiteSettings, SuiteSpec
 from archbench.suites.blindsig import SUITE as BLINDSIG
 from archbench.suites.blindsig import BlindsigSuite

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import StrictBool
 
-from archbench.matrix_types import Strict
+from archbench.inputs import Strict
 
 
 class SuiteSettings(Strict):

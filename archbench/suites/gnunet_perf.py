@@ -21,7 +21,7 @@ class GnunetPerfSuite(SuiteSettings):
     libgnunetutil (``deb-src``), with archbench's minimal patch
     (``images/gnunet-perf/perf-crypto-0.20.patch``: the 0.20 ``cs_r_derive``
     seed argument, RSA key sizes from the command line); their output is
-    parsed on the host by :mod:`archbench.importer` into rows of suite
+    parsed on the host by :mod:`archbench.upstream` into rows of suite
     ``gnunet-perf``. ``runs``: whole program runs, one sample per row each;
     ``rsa_bits``: the sizes ``perf_crypto_rsa`` measures (its own default is
     all four); ``programs``: which of the two to run.

@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator
 
-from archbench.messages import did_you_mean
+from archbench.inputs import did_you_mean
 from archbench.suites.base import SuiteSettings, SuiteSpec
 
 GNUPG_ALGORITHMS: Final = (

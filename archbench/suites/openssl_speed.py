@@ -11,7 +11,7 @@ from typing import Final
 
 from pydantic import Field, StrictInt, StrictStr, field_validator
 
-from archbench.messages import did_you_mean
+from archbench.inputs import did_you_mean
 from archbench.suites.base import SuiteSettings, SuiteSpec
 
 OPENSSL_ALGORITHMS: Final = (

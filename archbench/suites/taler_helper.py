@@ -18,7 +18,7 @@ class TalerHelperSuite(SuiteSettings):
     """Taler's security-module benchmarks ``test_helper_rsa``/``test_helper_cs``.
 
     Needs a profile with the ``taler-helper`` recipe; their output is parsed by
-    :mod:`archbench.importer` on the host (suite ``security-module``).
+    :mod:`archbench.upstream` on the host (suite ``security-module``).
     ``rsa_bits``: the ``RSA_KEYSIZE`` of the test configuration as built
     (the log does not print it).
     """

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from archbench import safe_load
 from archbench.errors import ResultsError
-from archbench.results import Operation, Row, Scheme
+from archbench.inputs import bounded as safe_load
+from archbench.result import Operation, Row, Scheme
 from archbench.upstream.gnunet_time import Duration, parse_duration, small_int
 from archbench.upstream.taler_helper import helper_scheme_and_bits
 from archbench.upstream.wording import (

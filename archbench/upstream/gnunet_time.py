@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from archbench import safe_load
-from archbench.results import MAX_NS
+from archbench.inputs import bounded as safe_load
+from archbench.result import MAX_NS
 
 _NS_PER_UNIT: Final[dict[str, int]] = {
     "µs": 1_000,

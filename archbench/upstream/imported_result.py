@@ -12,10 +12,10 @@ from typing import Final
 
 from pydantic import ValidationError
 
-from archbench import messages
 from archbench.errors import MatrixError, ResultsError
+from archbench.inputs import messages
 from archbench.platforms import Arch
-from archbench.results import (
+from archbench.result import (
     HarnessDocument,
     Parameters,
     Reference,

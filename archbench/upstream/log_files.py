@@ -11,7 +11,7 @@ from pathlib import Path
 
 from archbench.errors import ResultsError
 from archbench.platforms import Arch
-from archbench.results import Result, Scheme, Setup
+from archbench.result import Result, Scheme, Setup
 from archbench.upstream.gnunet_log import LogScan, scan_log
 from archbench.upstream.imported_result import build_result
 

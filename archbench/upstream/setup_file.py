@@ -11,11 +11,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from archbench import messages, safe_load
 from archbench.errors import MatrixError
-from archbench.matrix import did_you_mean
+from archbench.inputs import bounded as safe_load
+from archbench.inputs import did_you_mean, messages
 from archbench.platforms import Arch
-from archbench.results import Setup
+from archbench.result import Setup
 
 
 class SetupFile(BaseModel):

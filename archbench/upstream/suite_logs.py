@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from archbench.errors import ResultsError
-from archbench.results import HarnessDocument, Row
+from archbench.result import HarnessDocument, Row
 from archbench.upstream.gnunet_log import Measurement, build_rows, parse_log, scan_log
 
 

@@ -17,9 +17,9 @@ import re
 from pathlib import Path
 from typing import Final
 
-from archbench import safe_load
 from archbench.errors import MatrixError, ResultsError
-from archbench.results import Scheme
+from archbench.inputs import bounded as safe_load
+from archbench.result import Scheme
 from archbench.upstream.gnunet_time import small_int
 
 _HELPER_MARKER: Final = re.compile(

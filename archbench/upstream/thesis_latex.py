@@ -4,8 +4,8 @@ Reads the appendix "Performance Measurements" of the thesis
 (``thesis-appendix-performance.tex``) into :class:`SeedTable` s exactly as
 printed, and reads a printed cell into our terms: a scheme (``"RSA 1024
 bit"``), an operation (``"10x signing"``, worded as
-:data:`archbench.report.vocabulary.OPERATION_WORDING`), a value in ms
-(``"10 000 ms"``). :mod:`archbench.reference` turns the tables into the
+:data:`archbench.result.vocabulary.OPERATION_WORDING`), a value in ms
+(``"10 000 ms"``). :mod:`archbench.upstream.reference` turns the tables into the
 reference dataset.
 
 This module is pure: it never imports ``docker``.
@@ -19,8 +19,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from archbench.errors import ReportError
-from archbench.report.units import NS_PER_MS
-from archbench.results import Operation, Scheme
+from archbench.result import NS_PER_MS, Operation, Scheme
 from archbench.upstream.wording import THESIS_BLINDSIG_WORDING, THESIS_HELPER_WORDING
 
 SEED_FILE: Final = "thesis-appendix-performance.tex"

@@ -1,6 +1,6 @@
 """How foreign formats word our operations: the vocabulary's wording, plus named aliases.
 
-The one wording table is :data:`archbench.report.vocabulary.OPERATION_WORDING`
+The one wording table is :data:`archbench.result.vocabulary.OPERATION_WORDING`
 (the thesis appendix's, ``harness/CONTRACT.md``). Every parser of a foreign
 format looks operations up here instead of keeping a table of its own:
 
@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from archbench.report.vocabulary import HELPER_OPERATIONS, OPERATION_ORDER, OPERATION_WORDING
-from archbench.results import Operation
+from archbench.result import HELPER_OPERATIONS, OPERATION_ORDER, OPERATION_WORDING, Operation
 
 
 def operations_by_wording(

@@ -23,12 +23,16 @@ import docker.errors
 import pytest
 from helpers import run_invoke
 
-from archbench import archive, archive_tar, archiver, engine, pipeline
+from archbench.archive import archiver
+from archbench.archive import format as archive
+from archbench.archive import tar as archive_tar
 from archbench.errors import ArchiveError
+from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
-from archbench.results import ResultStore, RunManifest, new_run_id
-from archbench.results import load as load_result
+from archbench.result import ResultStore, RunManifest, new_run_id
+from archbench.result import load as load_result
+from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / ".archbench" / "work"

@@ -14,9 +14,9 @@ import time
 import docker
 import pytest
 
-from archbench import run
-from archbench.matrix import Suites
 from archbench.platforms import Arch
+from archbench.run import containers as run
+from archbench.suites import Suites
 
 pytestmark = [
     pytest.mark.docker,

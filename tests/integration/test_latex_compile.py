@@ -33,9 +33,9 @@ import pytest
 from helpers import result, row
 from suite_rows import ROWS
 
-from archbench import plots, reference
-from archbench.reports import ReportOptions, Style, write_reports
-from archbench.results import Result
+from archbench.report import ReportOptions, Style, plots, write_reports
+from archbench.result import Result
+from archbench.upstream import reference
 
 PACKAGES = (
     "texlive-latex-base texlive-latex-recommended texlive-latex-extra "

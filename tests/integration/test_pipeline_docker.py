@@ -16,15 +16,17 @@ import docker
 import pytest
 from helpers import CS_OPS, RSA_OPS
 
-from archbench import engine, images, pipeline
-from archbench.bases import build_scratch_image, ensure_base
+from archbench.build import images
+from archbench.build.bases import build_scratch_image, ensure_base
 from archbench.errors import BaseImageError, EmulationError
+from archbench.hosts import engine
 from archbench.matrix import Base, Matrix, load
 from archbench.platforms import Arch
-from archbench.reports import render_latex, render_markdown_table
-from archbench.results import Execution, Result, ResultStore
-from archbench.results import load as load_result
-from archbench.run import LABEL_RUN, smoke_test
+from archbench.report import render_latex, render_markdown_table
+from archbench.result import Execution, Result, ResultStore
+from archbench.result import load as load_result
+from archbench.run import execute as pipeline
+from archbench.run.containers import LABEL_RUN, smoke_test
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -115,7 +117,7 @@ def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutco
     assert _execution(result).qemu_version and _execution(result).qemu_version != "unknown"
     latex = render_latex([result])
     assert "emulated on amd64" in latex
-    # The drivers were cross-compiled natively (archbench.cross) and the image holds the
+    # The drivers were cross-compiled natively (archbench.build.cross) and the image holds the
     # runtime libraries they were linked against, at those versions, and no compiler.
     build = result.harness.setup.build
     assert build is not None and build["build_kind"] == "cross"

@@ -1,4 +1,4 @@
-"""Build first, then measure (archbench.schedule) against the real engine (``--run-docker``).
+"""Build first, then measure (archbench.run.schedule) against the real engine (``--run-docker``).
 
 Two native amd64 targets on one image, so the image is built at most once and
 the test costs two short harness runs: every build of the build pass ends
@@ -14,14 +14,16 @@ from pathlib import Path
 import docker
 import pytest
 
-from archbench import engine, pipeline, schedule
+from archbench.hosts import engine
 from archbench.matrix import load
-from archbench.pipeline import TargetOutcome, TargetPlan
 from archbench.platforms import Arch
-from archbench.progress import SilentReporter
-from archbench.results import ResultStore
-from archbench.results import load as load_result
-from archbench.run_options import RunOptions
+from archbench.result import ResultStore
+from archbench.result import load as load_result
+from archbench.run import execute as pipeline
+from archbench.run import schedule
+from archbench.run.execute import TargetOutcome, TargetPlan
+from archbench.run.options import RunOptions
+from archbench.run.progress import SilentReporter
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE.parents[1] / ".archbench" / "work"

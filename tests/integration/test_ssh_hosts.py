@@ -21,12 +21,12 @@ import docker
 import pytest
 from engines import SshServer
 
-from archbench import engine, ssh
 from archbench.errors import EngineError
+from archbench.hosts import engine, ssh
 from archbench.matrix import Host
 from archbench.platforms import Arch
-from archbench.results import load
-from archbench.run import LABEL, LABEL_RUN
+from archbench.result import load
+from archbench.run.containers import LABEL, LABEL_RUN
 
 REPO = Path(__file__).resolve().parents[2]
 INVOKE = str(Path(sys.executable).with_name("invoke"))

@@ -14,13 +14,14 @@ from pathlib import Path
 import docker
 import pytest
 
-from archbench import engine, pipeline
-from archbench.export import gnupg_frame, tidy_frame
+from archbench.hosts import engine
 from archbench.matrix import Matrix, load
 from archbench.platforms import Arch
-from archbench.reports import render_markdown
-from archbench.results import Result, ResultStore
-from archbench.results import load as load_result
+from archbench.report import render_markdown
+from archbench.report.export import gnupg_frame, tidy_frame
+from archbench.result import Result, ResultStore
+from archbench.result import load as load_result
+from archbench.run import execute as pipeline
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

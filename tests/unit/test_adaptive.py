@@ -1,7 +1,7 @@
 """Adaptive repetitions, intervals and noise readings of the in-container harness.
 
 The interval the harness stops on (harness/median_ci.py, stdlib) is held
-against the host's (archbench.stats.median_interval, scipy); the /proc parsers
+against the host's (archbench.analysis.stats.median_interval, scipy); the /proc parsers
 get property tests; the driver protocol is exercised end to end with a small
 Python stand-in for blindsig that speaks ``--interactive``.
 """
@@ -24,7 +24,7 @@ from helpers import CS_OPS, SCHEMA, load_harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import stats
+from archbench.analysis import stats
 
 H = load_harness("archbench_harness_adaptive")
 

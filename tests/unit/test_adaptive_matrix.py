@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from archbench import flags
-from archbench.cli import options
-from archbench.emulated_defaults import describe
+from archbench.cli import flags, options
 from archbench.errors import MatrixError
-from archbench.matrix import BlindsigSuite, Suites, load, parse
-from archbench.pipeline import plan
+from archbench.matrix import load, parse
+from archbench.matrix.emulated import describe
 from archbench.platforms import Arch
-from archbench.run import harness_command
+from archbench.run.containers import harness_command
+from archbench.run.execute import plan
+from archbench.suites import BlindsigSuite, Suites
 
 
 def _cmd(**settings: object) -> list[str]:

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import archive, archive_tar
-from archbench.archive import (
+from archbench.archive import format as archive
+from archbench.archive import tar as archive_tar
+from archbench.archive.format import (
     ArchiveManifest,
     FileEntry,
     ImageEntry,
@@ -27,7 +28,7 @@ from archbench.archive import (
     verify,
 )
 from archbench.errors import ArchiveError
-from archbench.results import Execution, HarnessDocument, Result, Setup, TargetInfo
+from archbench.result import Execution, HarnessDocument, Result, Setup, TargetInfo
 
 IMAGE_ID = "sha256:" + "ab" * 32
 RUN_ID = "20261201T090000Z-abc123"

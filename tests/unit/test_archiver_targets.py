@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from archbench.archive import ArchiveManifest, FileEntry, ImageEntry, VerifiedArchive
-from archbench.archiver import local_targets, resume_targets
+from archbench.archive.archiver import local_targets, resume_targets
+from archbench.archive.format import ArchiveManifest, FileEntry, ImageEntry, VerifiedArchive
 from archbench.errors import ArchiveError, MatrixError
 from archbench.matrix import parse
-from archbench.pipeline import plan
 from archbench.platforms import Arch
-from archbench.results import RunManifest
+from archbench.result import RunManifest
+from archbench.run.execute import plan
 
 MATRIX = """\
 version: 1

@@ -33,7 +33,7 @@ def test_planning_and_flag_parsing_load_no_docker() -> None:
     """Pure stages: importing them (and all they import) leaves docker unloaded."""
     code = (
         "import sys\n"
-        "import archbench.planning, archbench.cli.config, archbench.cli.options, "
+        "import archbench.run.plan, archbench.cli.config, archbench.cli.options, "
         "archbench.cli.helptext\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('docker', 'invoke')))\n"
     )

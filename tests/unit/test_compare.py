@@ -12,10 +12,10 @@ from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench import compare
+from archbench.analysis import compare
 from archbench.report import compare_tables
 from archbench.report.units import format_time_ns
-from archbench.results import Result, ResultStore
+from archbench.result import Result, ResultStore
 
 
 def _run(

@@ -15,8 +15,8 @@ from helpers import HARNESS_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.images import harness_files
-from archbench.results import Counting
+from archbench.build.images import harness_files
+from archbench.result import Counting
 
 SIZES = (1024, 2048, 3072, 4096)
 

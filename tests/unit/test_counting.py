@@ -15,11 +15,12 @@ from helpers import result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import counting, counting_image
+from archbench.analysis import counting
+from archbench.build import counter as counting_image
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
 from archbench.report import instructions as instructions_tables
-from archbench.results import Counting, Result, ResultStore, load
+from archbench.result import Counting, Result, ResultStore, load
 
 HEADER = "archbench-count\t1\t1\triscv64\n"
 

@@ -14,19 +14,19 @@ from helpers import load_harness, load_module, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import cpu_quota, measurement
-from archbench.errors import MatrixError
-from archbench.matrix import parse
-from archbench.overhead import (
+from archbench.analysis.overhead import (
     paired_ratio_interval,
     pooled_ratio_interval,
     samples_for_half_width,
 )
-from archbench.pipeline import plan
+from archbench.errors import MatrixError
+from archbench.matrix import parse
+from archbench.matrix import quota as cpu_quota
 from archbench.platforms import Arch
-from archbench.reports import render_markdown, render_markdown_table
-from archbench.results import Parameters, Result
-from archbench.run import harness_command
+from archbench.report import measurement, render_markdown, render_markdown_table
+from archbench.result import Parameters, Result
+from archbench.run.containers import harness_command
+from archbench.run.execute import plan
 
 REPO = Path(__file__).resolve().parents[2]
 H = load_harness()

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import cross, images
+from archbench.build import cross, images
 from archbench.platforms import Arch
 
 SLIM = (
@@ -337,7 +337,7 @@ def test_runtime_packages_script_output_grammar_matches_the_parser() -> None:
 
 
 def test_apt_proxy_setting_off_auto_and_bad_values() -> None:
-    from archbench import image_stage
+    from archbench.build import stage as image_stage
     from archbench.errors import MatrixError
 
     assert image_stage.resolve_apt_proxy(None, "") is None

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from archbench.emulated_defaults import describe
 from archbench.errors import MatrixError
-from archbench.matrix import BlindsigSuite, RsaLargeSuite, load, parse
-from archbench.pipeline import TargetPlan, plan
+from archbench.matrix import load, parse
+from archbench.matrix.emulated import describe
 from archbench.platforms import Arch
+from archbench.run.execute import TargetPlan, plan
+from archbench.suites import BlindsigSuite, RsaLargeSuite
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from archbench.emulation import check, fix, is_static_elf, parse_handler
 from archbench.errors import EmulationError
+from archbench.hosts.emulation import check, fix, is_static_elf, parse_handler
 from archbench.platforms import Arch
 
 HANDLER = """enabled

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from helpers import result, row
 
-from archbench import export, reference
+from archbench.analysis.stats import summarize
 from archbench.errors import ReportError
-from archbench.results import ArchiveRef, Result
-from archbench.stats import summarize
+from archbench.report import export
+from archbench.result import ArchiveRef, Result
+from archbench.upstream import reference
 
 
 @pytest.fixture

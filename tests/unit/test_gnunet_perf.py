@@ -15,13 +15,13 @@ from helpers import result, row
 from suite_common import SuiteError
 from suite_gnunet_perf import normalize_config, provenance
 
+from archbench.build.images import plan_image
 from archbench.errors import MatrixError
-from archbench.images import plan_image
-from archbench.importer import add_gnunet_perf_rows
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.report import gnunet_perf as gnunet_perf_tables
-from archbench.results import HarnessDocument, Row, SuiteRun
+from archbench.result import HarnessDocument, Row, SuiteRun
+from archbench.upstream import add_gnunet_perf_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gnunet-perf"
 REPO = Path(__file__).resolve().parents[2]

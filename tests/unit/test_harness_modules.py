@@ -1,7 +1,7 @@
 """The harness's Python modules: standard library only, acyclic, small.
 
 The harness is copied flat into ``/opt/archbench/harness``
-(``archbench.images.harness_files`` globs ``harness/*.py``) and run by the
+(``archbench.build.images.harness_files`` globs ``harness/*.py``) and run by the
 distribution's ``python3``, so every import must be a sibling module or the
 standard library (a module in a subfolder would not be copied), and the
 modules must import each other without cycles.

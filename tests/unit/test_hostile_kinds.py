@@ -23,12 +23,14 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench import bases, flags, grammar, images, outputs
+from archbench.build import bases, images
+from archbench.cli import flags
 from archbench.errors import BaseImageError, MatrixError, ResultsError
+from archbench.inputs import grammar
 from archbench.matrix import Base
 from archbench.platforms import Arch
-from archbench.reports import format_number, format_speed
-from archbench.results import MANIFEST_NAME, Result, ResultStore
+from archbench.report import format_number, format_speed, outputs
+from archbench.result import MANIFEST_NAME, Result, ResultStore
 
 REPO = Path(__file__).resolve().parents[2]
 RUN = "20261129T224000Z-1a2b3c"

@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 from helpers import run_invoke
 
-from archbench import importer
+from archbench import upstream as importer
 from archbench.errors import MatrixError, ResultsError
-from archbench.importer import (
+from archbench.platforms import Arch
+from archbench.result import ResultStore, Row, Setup, load
+from archbench.upstream import (
     build_result,
     import_logs,
     load_setup,
@@ -29,8 +31,6 @@ from archbench.importer import (
     scan_files,
     scan_log,
 )
-from archbench.platforms import Arch
-from archbench.results import ResultStore, Row, Setup, load
 
 REPO = Path(__file__).resolve().parents[2]
 LOGS = REPO / "tests" / "fixtures" / "upstream-logs"

@@ -7,11 +7,16 @@ import re
 import pytest
 from helpers import result, row
 
-from archbench import reference
 from archbench.errors import ReportError
-from archbench.report import latex_chapter
-from archbench.reports import ReportOptions, latex_escape, render_latex, render_markdown
-from archbench.results import Result
+from archbench.report import (
+    ReportOptions,
+    latex_chapter,
+    latex_escape,
+    render_latex,
+    render_markdown,
+)
+from archbench.result import Result
+from archbench.upstream import reference
 
 
 @pytest.fixture

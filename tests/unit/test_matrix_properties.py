@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archbench import grammar
 from archbench.errors import MatrixError
+from archbench.inputs import grammar
 from archbench.matrix import Matrix, parse
 
 BASE = {

@@ -10,10 +10,10 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench import export
-from archbench.noise import KEYGEN_CAUSE, UNKNOWN, noise_cause_text, noise_causes
-from archbench.results import Row, RowNoise
-from archbench.stats import summarize
+from archbench.analysis.noise import KEYGEN_CAUSE, UNKNOWN, noise_cause_text, noise_causes
+from archbench.analysis.stats import summarize
+from archbench.report import export
+from archbench.result import Row, RowNoise
 
 
 def _noise(**kw: Any) -> RowNoise:

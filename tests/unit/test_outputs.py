@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench import outputs
+from archbench.report import outputs
 
 
 def _write(path: Path) -> Path:

@@ -7,9 +7,9 @@ import pytest
 
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
-from archbench.pipeline import plan
 from archbench.platforms import Arch
-from archbench.run import harness_command
+from archbench.run.containers import harness_command
+from archbench.run.execute import plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,8 +202,8 @@ def test_emulation_on_a_remote_host_must_be_explicit() -> None:
 def test_resume_keeps_a_counting_target_only_with_its_counts(tmp_path: Path) -> None:
     from helpers import result, row
 
-    from archbench.pipeline import is_complete
-    from archbench.results import CountCalibration, Counting, ResultStore
+    from archbench.result import CountCalibration, Counting, ResultStore
+    from archbench.run.execute import is_complete
 
     m = parse(
         "version: 1\nbases: {b: {source: bootstrap, suite: trixie}}\n"

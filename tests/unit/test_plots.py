@@ -12,9 +12,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
-from archbench import plots, reference, stats
+from archbench.analysis import stats
+from archbench.report import plots
 from archbench.report.units import Unit
-from archbench.results import Result
+from archbench.result import Result
+from archbench.upstream import reference
 
 
 @pytest.fixture

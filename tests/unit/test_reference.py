@@ -1,7 +1,7 @@
 """The shipped reference dataset: the thesis appendix's tables, round trip included.
 
 The round trip parses the seed's tables here, independently of
-``archbench.reference`` (a few regular expressions over the LaTeX), renders
+``archbench.upstream.reference`` (a few regular expressions over the LaTeX), renders
 the shipped dataset with the appendix template and compares table by table,
 row by row: scheme, operation, value and unit, and where the double rules
 between groups fall.
@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from archbench import reference
 from archbench.errors import ReportError
-from archbench.reports import ReportOptions, render_latex, render_markdown
-from archbench.results import Result
+from archbench.report import ReportOptions, render_latex, render_markdown
+from archbench.result import Result
+from archbench.upstream import reference
 
 REPO = Path(__file__).resolve().parents[2]
 VENDORED = REPO / "tests" / "fixtures" / "thesis" / reference.SEED_FILE

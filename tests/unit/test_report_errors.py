@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from helpers import result, row, run_invoke
 
-from archbench import reference
 from archbench.errors import ReportError
-from archbench.reports import ReportOptions, render_latex, render_markdown, select_results
-from archbench.results import Result
+from archbench.report import ReportOptions, render_latex, render_markdown, select_results
+from archbench.result import Result
+from archbench.upstream import reference
 
 
 def machine(name: str = "box", rsa_bits: tuple[int, ...] = (1024, 2048)) -> Result:

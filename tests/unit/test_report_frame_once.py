@@ -11,9 +11,9 @@ from helpers import load_tasks, result, row
 from invoke.config import Config
 from invoke.context import Context
 
-from archbench import export
+from archbench.report import export
 from archbench.report import frame as report_frame
-from archbench.results import Result, ResultStore
+from archbench.result import Result, ResultStore
 
 
 def _machine(name: str) -> Result:

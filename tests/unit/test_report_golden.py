@@ -15,8 +15,8 @@ import pytest
 from helpers import GOLDEN, assert_golden, result
 from suite_rows import ROWS
 
-from archbench.reports import STYLES, ReportOptions, render_latex, render_markdown
-from archbench.results import Result
+from archbench.report import STYLES, ReportOptions, render_latex, render_markdown
+from archbench.result import Result
 
 SUITES = GOLDEN / "suites"
 

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import assert_golden, result, row
 
-from archbench import reference, tidy
 from archbench.errors import ReportError
-from archbench.reports import (
+from archbench.report import (
     ReportOptions,
     format_ms,
     format_number,
@@ -35,12 +34,14 @@ from archbench.reports import (
     render_markdown_table,
     render_standalone,
     select_results,
+    tidy,
     write_reports,
 )
-from archbench.results import (
+from archbench.result import (
     LoadFailure,
     Result,
 )
+from archbench.upstream import reference
 
 MS = 1_000_000  # ns per ms
 

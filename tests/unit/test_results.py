@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from archbench.errors import HarnessError, ResultsError
-from archbench.results import (
+from archbench.result import (
     Result,
     ResultStore,
     load,
@@ -228,7 +228,7 @@ def test_latest_run_is_the_one_written_last_not_the_last_id(tmp_path: Path) -> N
 
     from helpers import result, row
 
-    from archbench.results import ResultStore
+    from archbench.result import ResultStore
 
     store = ResultStore(tmp_path)
     named = store.save(

@@ -2,7 +2,7 @@
 
 The harness document is built by the harness's own functions (as
 ``test_harness.py`` builds it); the schema is generated from the host's
-pydantic models (:class:`archbench.results.HarnessDocument`).
+pydantic models (:class:`archbench.result.HarnessDocument`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 import test_harness
 from helpers import result
 
-from archbench.contract import SCHEMA_FILE, harness_schema, schema_text
-from archbench.results import HarnessDocument, ResultStore, load
+from archbench.result import HarnessDocument, ResultStore, load
+from archbench.result.contract import SCHEMA_FILE, harness_schema, schema_text
 
 
 def _missing(sent: Any, kept: Any, path: str = "") -> list[str]:
@@ -82,7 +82,7 @@ def test_saved_results_keep_warmups_calibration_blocks_and_build_info(tmp_path: 
 
 
 def test_checked_in_schema_is_generated_from_the_host_models() -> None:
-    # Regenerate with: python -m archbench.contract > harness/schema-v1.json
+    # Regenerate with: python -m archbench.result.contract > harness/schema-v1.json
     assert SCHEMA_FILE.read_text(encoding="utf-8") == schema_text()
 
 

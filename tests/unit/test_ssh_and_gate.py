@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from archbench import run, ssh
 from archbench.errors import Interrupted
-from archbench.matrix import Suites
+from archbench.hosts import ssh
+from archbench.run import containers as run
+from archbench.suites import Suites
 
 CHANGED = """\
 @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from sodium_rows import build_outcome
 from test_counting import counted
 
-from archbench import count_stage
 from archbench.report import instructions as T
-from archbench.results import Result
+from archbench.result import Result
+from archbench.run import count as count_stage
 
 HEADER = "archbench-count\t1\t1\tx86_64\n"
 

@@ -12,8 +12,8 @@ from helpers import assert_golden, result
 from suite_rows import ROWS, suite_row
 from test_suite_tables import openssl_result
 
-from archbench.reports import ReportOptions, render_latex, render_markdown
-from archbench.results import Result, SuiteRun
+from archbench.report import ReportOptions, render_latex, render_markdown
+from archbench.result import Result, SuiteRun
 
 
 def _machines() -> list[Result]:

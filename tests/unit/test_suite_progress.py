@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from rich.console import Console
 from suite_common import Progress, progress_line
 
-from archbench.matrix import BlindsigSuite, SodiumSuite, Suites
-from archbench.progress import RichReporter
-from archbench.suite_progress import (
+from archbench.run.progress import RichReporter
+from archbench.run.suite_progress import (
     ProgressEvent,
     SuiteTracker,
     blindsig_adaptive,
@@ -22,7 +21,8 @@ from archbench.suite_progress import (
     format_seconds,
     parse_line,
 )
-from archbench.timings import TimingStore, settings_hash, stage_key, suite_key
+from archbench.run.timings import TimingStore, settings_hash, stage_key, suite_key
+from archbench.suites import BlindsigSuite, SodiumSuite, Suites
 
 LABELS = ["CS", "RSA-1024", "RSA-2048"]
 

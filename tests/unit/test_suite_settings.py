@@ -12,14 +12,9 @@ from typing import Any
 
 import pytest
 
-from archbench.matrix import (
-    GNUPG_ALGORITHMS,
-    OPENSSL_ALGORITHMS,
-    SUITE_NAMES,
-    Suites,
-    parse,
-)
-from archbench.run import harness_command
+from archbench.matrix import parse
+from archbench.run.containers import harness_command
+from archbench.suites import GNUPG_ALGORITHMS, OPENSSL_ALGORITHMS, SUITE_NAMES, Suites
 
 OTHER_SUITES = [name for name in SUITE_NAMES if name != "blindsig"]
 

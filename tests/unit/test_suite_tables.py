@@ -7,14 +7,14 @@ from helpers import result, row
 from matplotlib.patches import Rectangle
 from suite_rows import ROWS, suite_row
 
-from archbench.export import gnupg_frame, tidy_frame
-from archbench.plots import gnupg_figure
+from archbench.analysis.stats import order_statistics
+from archbench.report import render_latex, render_markdown, render_markdown_table
+from archbench.report.export import gnupg_frame, tidy_frame
 from archbench.report.frame import machines as report_machines
 from archbench.report.model import Machine
+from archbench.report.plots import gnupg_figure
 from archbench.report.suites import row_unit, suite_tables
-from archbench.reports import render_latex, render_markdown, render_markdown_table
-from archbench.results import Result, SuiteRun
-from archbench.stats import order_statistics
+from archbench.result import Result, SuiteRun
 
 
 def openssl_result() -> Result:

@@ -19,12 +19,12 @@ import pytest
 import suite_taler_helper
 from suite_common import SuiteError
 
+from archbench.build.images import plan_image
 from archbench.errors import MatrixError
-from archbench.images import plan_image
-from archbench.importer import add_taler_helper_rows
 from archbench.matrix import parse
 from archbench.platforms import Arch
-from archbench.results import HarnessDocument, Setup, SuiteRun
+from archbench.result import HarnessDocument, Setup, SuiteRun
+from archbench.upstream import add_taler_helper_rows
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "images" / "recipes" / "taler-helper.sh"

@@ -10,6 +10,7 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
+from archbench.report import ReportOptions, render_markdown
 from archbench.report.units import (
     format_measured,
     format_ratio,
@@ -20,7 +21,6 @@ from archbench.report.units import (
     ratio_digits,
     sum_digits,
 )
-from archbench.reports import ReportOptions, render_markdown
 
 
 @pytest.mark.parametrize(

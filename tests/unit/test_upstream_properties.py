@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.errors import MatrixError, ReportError, ResultsError
-from archbench.reference import to_result
-from archbench.results import MAX_NS
+from archbench.result import MAX_NS
 from archbench.upstream.gnunet_log import MAX_OPS, scan_log
 from archbench.upstream.gnunet_time import parse_duration
+from archbench.upstream.reference import to_result
 from archbench.upstream.taler_helper import helper_scheme_and_bits, parse_scheme
 from archbench.upstream.thesis_latex import parse_seed, printed_to_ns
 from archbench.upstream.wording import (

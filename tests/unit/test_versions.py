@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from helpers import result, row
 
-from archbench.report import versions
-from archbench.reports import ReportOptions, render_latex, render_markdown
-from archbench.results import Result, Row
+from archbench.report import ReportOptions, render_latex, render_markdown, versions
+from archbench.result import Result, Row
 
 BOOKWORM = {
     "libsodium": "1.0.18-1+deb12u1",

@@ -1,7 +1,7 @@
 """Contract: the host's operation vocabulary and the harness's name the same operations.
 
-The host side is :mod:`archbench.report.vocabulary` (over
-:data:`archbench.results.Operation`); the harness side is
+The host side is :mod:`archbench.result.vocabulary` (over
+:data:`archbench.result.Operation`); the harness side is
 ``harness/archbench_harness.py`` and the C driver ``harness/blindsig.c`` (its operation
 tables are in ``harness/blindsig_pairs.c``).
 """
@@ -15,9 +15,8 @@ from typing import get_args
 
 from helpers import load_harness
 
-from archbench.matrix import SUITE_NAMES
-from archbench.report import vocabulary
-from archbench.results import Operation
+from archbench.result import Operation, vocabulary
+from archbench.suites import SUITE_NAMES
 from archbench.upstream import thesis_latex
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"

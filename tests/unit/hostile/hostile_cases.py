@@ -11,11 +11,11 @@ Kinds:
 * ``matrix-field``: ``input`` is substituted for one field of a valid matrix
   (:data:`FIELD_TEMPLATES`), then :func:`archbench.matrix.parse`.
 * ``matrix-bytes``: the bytes are a matrix file, :func:`archbench.matrix.load`.
-* ``results-bytes``: a results file, :func:`archbench.results.load`.
+* ``results-bytes``: a results file, :func:`archbench.result.load`.
 * ``manifest-bytes``: ``run.json`` of run ``20261129T220000Z-abcdef``, loaded by
   :meth:`ResultStore.load_manifest` (the file in a run directory named otherwise
   when the case says so).
-* ``setup-bytes``: an import's setup.yml, :func:`archbench.importer.load_setup`.
+* ``setup-bytes``: an import's setup.yml, :func:`archbench.upstream.load_setup`.
 * ``log``: an upstream log for ``invoke import`` (scan + build), before writing.
 * ``flag``: keyword arguments of an invoke task, called in process.
 * ``resume``: a run id given to ``--resume``.

@@ -30,7 +30,9 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench import errors, importer, matrix, results
+from archbench import errors, matrix
+from archbench import result as results
+from archbench import upstream as importer
 from archbench.platforms import Arch
 
 RUN = "20261129T220000Z-abcdef"

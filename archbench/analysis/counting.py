@@ -1,0 +1,126 @@
+"""Instructions per operation: settings and arithmetic (pure; never imports docker).
+
+Counts come from ``invoke bench --metric instructions`` (design in
+``docs/counting.md``): the blindsig driver runs in the target's benchmark image
+under an amd64 QEMU user emulator with our TCG plugin, and each timed block's
+guest instructions are stored in ``Row.instructions``. Instructions per
+operation of a block = count / ``ops_per_block``; a row's figure is the median
+over its blocks and its spread the relative range (max - min) / median.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Sequence
+
+from archbench.errors import MatrixError
+from archbench.platforms import Arch
+from archbench.result import Metric
+
+METRICS = ("time", "instructions")
+"""What ``--metric`` and the matrix's ``metrics`` take; ``time`` is the default."""
+
+DEFAULT_CPU: dict[Arch, str] = {
+    Arch.AMD64: "max",
+    Arch.ARM64: "max",
+    Arch.ARMV7: "max",
+    Arch.RISCV64: "rv64",
+    Arch.PPC64LE: "power10",
+}
+"""QEMU ``-cpu`` model per architecture when a target sets no ``cpu``: the most
+capable model QEMU 7.2 offers (``max`` has every feature TCG emulates, so
+libraries take the code paths of a current CPU; QEMU's own x86-64 default,
+``qemu64``, would count a 2003 CPU's code paths). QEMU 7.2 has no ``max`` for
+riscv64 (``rv64``, its default, is RV64GC with the bit-manipulation
+extensions) nor for ppc64le (``power10``, the newest model)."""
+
+CPU_MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+"""Plain QEMU model names; the harness checks the same grammar (harness/counting.py)."""
+
+
+def cpu_model(arch: Arch, configured: str | None) -> str:
+    """The CPU model a target is counted with: its ``cpu`` or :data:`DEFAULT_CPU`.
+
+    Raises:
+        MatrixError: ``configured`` is not a plain model name.
+    """
+    model = configured or DEFAULT_CPU[arch]
+    if not CPU_MODEL_RE.match(model):
+        raise MatrixError(
+            f"cpu {model!r}: not a QEMU CPU model name (letters, digits and '_.+-',"
+            " e.g. max, rv64, cortex-a72)"
+        )
+    return model
+
+
+def metric_names(names: Sequence[str]) -> tuple[Metric, ...]:
+    """Checked metric names (from :func:`parse_metrics` or a manifest) as :data:`Metric`.
+
+    Raises:
+        MatrixError: a name that is not a metric.
+    """
+    out: list[Metric] = []
+    for name in names:
+        if name == "time":
+            out.append("time")
+        elif name == "instructions":
+            out.append("instructions")
+        else:
+            raise MatrixError(f"unknown metric {name!r}; allowed: {', '.join(METRICS)}")
+    return tuple(out)
+
+
+def parse_metrics(text: str) -> tuple[str, ...]:
+    """``--metric time,instructions`` -> ``("time", "instructions")`` (order kept).
+
+    Raises:
+        MatrixError: empty, unknown or repeated metric.
+    """
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise MatrixError(f"--metric: give one or more of {', '.join(METRICS)}")
+    for name in names:
+        if name not in METRICS:
+            raise MatrixError(f"--metric: unknown metric {name!r}; allowed: {', '.join(METRICS)}")
+    if len(set(names)) != len(names):
+        raise MatrixError(f"--metric: {text!r} names a metric twice")
+    return names
+
+
+def per_op(counts: Sequence[int], ops_per_block: int) -> list[float]:
+    """Instructions per operation of each block: count / ops_per_block.
+
+    Raises:
+        ValueError: ``ops_per_block`` < 1 or a count < 0.
+    """
+    if ops_per_block < 1:
+        raise ValueError(f"ops_per_block must be >= 1, got {ops_per_block}")
+    if any(c < 0 for c in counts):
+        raise ValueError("instruction counts cannot be negative")
+    return [c / ops_per_block for c in counts]
+
+
+def median_per_op(counts: Sequence[int], ops_per_block: int) -> float:
+    """Median instructions per operation over a row's blocks.
+
+    Raises:
+        ValueError: no counts, or as :func:`per_op`.
+    """
+    if not counts:
+        raise ValueError("no instruction counts")
+    return float(statistics.median(per_op(counts, ops_per_block)))
+
+
+def spread(counts: Sequence[int]) -> float:
+    """Relative range of counts, (max - min) / median (0.0 for identical counts).
+
+    Raises:
+        ValueError: no counts or a zero median.
+    """
+    if not counts:
+        raise ValueError("no instruction counts")
+    mid = statistics.median(counts)
+    if mid == 0:
+        raise ValueError("median count is 0")
+    return (max(counts) - min(counts)) / mid

@@ -1,0 +1,416 @@
+"""The archive format of ``invoke archive``: a run, its images and report in one directory.
+
+An archive is a directory (or an uncompressed tar of one) laid out as::
+
+    manifest.json                      format "archbench-archive", version 1
+    matrix.yml                         the matrix as the run read it
+    results/<run-id>/run.json          the run manifest (matrix, targets, parameters)
+    results/<run-id>/<target>.json     the results, and logs/ beside them
+    report/appendix.{tex,md}, ...      the report rendered from those results
+    images/<arch>-<id>.tar             each image the run used, as ``docker save`` wrote it
+
+``manifest.json`` lists every other file with its size and sha256, and each
+image with its id, tags and RepoDigests. Reading an archive trusts nothing
+in it: every path is checked against a strict grammar (relative, no ``..``,
+no absolute path, no symlink, stays inside the archive) before it is opened,
+and every file's size and sha256 are checked before anything is loaded.
+
+This module is pure: it never imports ``docker`` (``archbench.archive.archiver``
+does the engine's part).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from archbench.errors import ArchiveError
+from archbench.result import ArchiveRef, Result
+
+ARCHIVE_FORMAT: Final = "archbench-archive"
+ARCHIVE_VERSION: Final = 1
+MANIFEST_FILE: Final = "manifest.json"
+MAX_MANIFEST_BYTES: Final = 16 * 1024 * 1024
+"""A manifest larger than this is refused before it is parsed (16 MiB)."""
+
+_COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}$")
+_MAX_PARTS = 8
+_SHA256 = r"^[0-9a-f]{64}$"
+_CHUNK = 1024 * 1024
+
+
+def check_relpath(path: object, what: str = "path") -> PurePosixPath:
+    """Validate one path taken from an archive and return it as a relative POSIX path.
+
+    The grammar: 1 to 8 components separated by ``/``, each matching
+    ``[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}`` (so no empty component, no ``.``
+    or ``..``, no leading ``-``, no backslash, NUL or drive letter), no
+    leading or trailing ``/``.
+
+    Raises:
+        ArchiveError: ``path`` is not a string or breaks the grammar; the
+            message names ``what`` and the value.
+    """
+    if not isinstance(path, str):
+        raise ArchiveError(f"{what}: expected a relative path string, got {type(path).__name__}")
+    parts = path.split("/")
+    if path.startswith("/"):
+        raise ArchiveError(f"{what}: {path!r} is absolute; archive paths are relative")
+    if not 1 <= len(parts) <= _MAX_PARTS:
+        raise ArchiveError(f"{what}: {path!r} has more than {_MAX_PARTS} components")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise ArchiveError(
+                f"{what}: {path!r} has an empty, '.' or '..' component; archive paths "
+                "name files below the archive directory only"
+            )
+        if not _COMPONENT.match(part):
+            raise ArchiveError(
+                f"{what}: {path!r}: component {part!r} is not allowed (letters, digits and "
+                "._+- only, not starting with . - or +, at most 128 characters)"
+            )
+    return PurePosixPath(path)
+
+
+def resolve_inside(root: Path, path: str, what: str = "path") -> Path:
+    """The file ``path`` (from an archive) names below ``root``, after checking it stays there.
+
+    ``path`` must pass :func:`check_relpath`; then no existing component of
+    it may be a symbolic link, and the resolved path must lie inside the
+    resolved ``root``.
+
+    Raises:
+        ArchiveError: the path breaks the grammar, goes through a symlink or
+            leaves ``root``.
+    """
+    rel = check_relpath(path, what)
+    base = root.resolve()
+    current = base
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            raise ArchiveError(f"{what}: {path!r} goes through a symbolic link ({current})")
+    resolved = current.resolve()
+    if not resolved.is_relative_to(base) or resolved == base:
+        raise ArchiveError(f"{what}: {path!r} leaves the archive directory {root}")
+    return resolved
+
+
+def sha256_file(path: Path) -> str:
+    """sha256 (hex) of a file, read in 1 MiB chunks (images are hundreds of MB).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _path_field(value: object) -> str:
+    try:
+        return str(check_relpath(value))
+    except ArchiveError as exc:
+        raise ValueError(str(exc).removeprefix("path: ")) from exc
+
+
+class FileEntry(_Strict):
+    """One file of the archive: relative path, size in bytes, sha256 (hex)."""
+
+    path: str
+    size: int = Field(ge=0)
+    sha256: str = Field(pattern=_SHA256)
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, value: object) -> str:
+        return _path_field(value)
+
+
+class ImageEntry(_Strict):
+    """One image the run used, as ``docker save`` wrote it to ``file``.
+
+    ``id`` is the engine's image id (``sha256:`` + 64 hex digits, the hash
+    of the image config, so the same after ``docker load`` on any engine);
+    ``tag`` is the name saved in the tar and restored by loading it;
+    ``repo_digests`` are registry digests where the image was pushed or
+    pulled (none for local builds); ``targets`` are the run's targets that
+    ran in it.
+    """
+
+    id: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    tag: str = Field(pattern=r"^[a-z0-9][a-z0-9._/-]*:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+    tags: tuple[str, ...] = ()
+    repo_digests: tuple[str, ...] = ()
+    arch: str
+    platform: str
+    base_image: str | None = None
+    base_built: str | None = None
+    host: str
+    """The engine it was saved from (``local`` or a matrix host name)."""
+    file: str
+    targets: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("file", mode="before")
+    @classmethod
+    def _file(cls, value: object) -> str:
+        return _path_field(value)
+
+
+class ArchiveManifest(_Strict):
+    """``manifest.json``: format ``archbench-archive`` version 1.
+
+    ``files`` lists every file of the archive but the manifest itself;
+    ``images`` refer to entries of ``files``. ``targets`` maps each archived
+    target to the image id it ran in.
+    """
+
+    format: Literal["archbench-archive"] = ARCHIVE_FORMAT
+    version: Literal[1] = ARCHIVE_VERSION
+    archive_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    created_at: str
+    archbench_version: str
+    run_id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+    run_manifest: str
+    """Path of the run's ``run.json`` (matrix as it ran, targets, parameters)."""
+    images: tuple[ImageEntry, ...] = Field(min_length=1)
+    files: tuple[FileEntry, ...] = Field(min_length=1)
+
+    @field_validator("run_manifest", mode="before")
+    @classmethod
+    def _run_manifest(cls, value: object) -> str:
+        return _path_field(value)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ArchiveManifest:
+        paths = [f.path for f in self.files]
+        dupes = sorted({p for p in paths if paths.count(p) > 1})
+        if dupes:
+            raise ValueError(f"files: listed twice: {', '.join(dupes)}")
+        if MANIFEST_FILE in paths:
+            raise ValueError(f"files: {MANIFEST_FILE} cannot list itself")
+        known = set(paths)
+        for needed in [self.run_manifest, *(i.file for i in self.images)]:
+            if needed not in known:
+                raise ValueError(f"{needed!r} is referred to but not listed in 'files'")
+        ids = [i.id for i in self.images]
+        if len(set(ids)) != len(ids):
+            raise ValueError("images: an image id is listed twice")
+        seen: set[str] = set()
+        for image in self.images:
+            for t in image.targets:
+                if t in seen:
+                    raise ValueError(f"images: target {t!r} is listed under two images")
+                seen.add(t)
+        return self
+
+    @property
+    def targets(self) -> dict[str, ImageEntry]:
+        """Target name -> the image it ran in."""
+        return {t: image for image in self.images for t in image.targets}
+
+    def ref(self, manifest_sha256: str) -> ArchiveRef:
+        """What a rerun records about this archive (see :class:`ArchiveRef`)."""
+        return ArchiveRef(
+            archive_id=self.archive_id,
+            manifest_sha256=manifest_sha256,
+            source_run_id=self.run_id,
+        )
+
+
+@dataclass(frozen=True)
+class VerifiedArchive:
+    """An archive directory whose manifest and every listed file checked out."""
+
+    root: Path
+    manifest: ArchiveManifest
+    manifest_sha256: str
+
+    @property
+    def ref(self) -> ArchiveRef:
+        """The :class:`ArchiveRef` new results record."""
+        return self.manifest.ref(self.manifest_sha256)
+
+    def path(self, rel: str) -> Path:
+        """The file ``rel`` (a path from the manifest) inside the archive, checked again."""
+        return resolve_inside(self.root, rel)
+
+
+def parse_manifest(data: bytes, source: str) -> ArchiveManifest:
+    """Parse and validate ``manifest.json`` bytes.
+
+    Raises:
+        ArchiveError: not JSON, another format, an unsupported version (the
+            message says which this archbench reads), or a field or path that
+            breaks the format; the message names ``source`` and the key.
+    """
+    try:
+        raw = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArchiveError(f"{source}: not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ArchiveError(f"{source}: expected a JSON object, got {type(raw).__name__}")
+    if raw.get("format") != ARCHIVE_FORMAT:
+        raise ArchiveError(
+            f"{source}: 'format' is {raw.get('format')!r}, expected {ARCHIVE_FORMAT!r}; "
+            "is this a directory written by 'invoke archive'?"
+        )
+    if raw.get("version") != ARCHIVE_VERSION:
+        raise ArchiveError(
+            f"{source}: archive version {raw.get('version')!r} is not supported (this "
+            f"archbench reads version {ARCHIVE_VERSION}); use the archbench release that wrote it"
+        )
+    try:
+        return ArchiveManifest.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<document>"
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise ArchiveError(f"{source}: at '{where}': {msg}") from exc
+
+
+def verify(root: Path, *, check_hashes: bool = True) -> VerifiedArchive:
+    """Check an archive directory: manifest, paths, then each file's size and sha256.
+
+    With ``check_hashes`` false only sizes are compared (a quick look; the
+    rerun always checks hashes).
+
+    Raises:
+        ArchiveError: ``root`` is not an archive directory, the manifest is
+            invalid, a listed file is missing, not a regular file, or its size
+            or sha256 differ (the message names the file and both values).
+    """
+    if not root.is_dir():
+        raise ArchiveError(
+            f"{root}: not a directory; pass the directory 'invoke archive' wrote (or its .tar file)"
+        )
+    manifest_path = root / MANIFEST_FILE
+    if not manifest_path.is_file() or manifest_path.is_symlink():
+        raise ArchiveError(
+            f"{root}: no {MANIFEST_FILE}; not an archive written by 'invoke archive'"
+        )
+    if manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
+        raise ArchiveError(f"{manifest_path}: larger than {MAX_MANIFEST_BYTES} bytes; refused")
+    data = manifest_path.read_bytes()
+    manifest = parse_manifest(data, str(manifest_path))
+    for entry in manifest.files:
+        path = resolve_inside(root, entry.path, f"{manifest_path}: files")
+        if not path.is_file():
+            raise ArchiveError(f"{root}: {entry.path} is listed in the manifest but missing")
+        size = path.stat().st_size
+        if size != entry.size:
+            raise ArchiveError(
+                f"{root}: {entry.path} has {size} bytes, the manifest says {entry.size}; "
+                "the archive is incomplete or damaged (copy it again)"
+            )
+        if check_hashes:
+            digest = sha256_file(path)
+            if digest != entry.sha256:
+                raise ArchiveError(
+                    f"{root}: {entry.path} has sha256 {digest}, the manifest says "
+                    f"{entry.sha256}; the archive is damaged or was changed"
+                )
+    return VerifiedArchive(root, manifest, hashlib.sha256(data).hexdigest())
+
+
+def list_files(root: Path, hashed: dict[str, FileEntry] | None = None) -> list[FileEntry]:
+    """Every regular file below ``root`` but the manifest, sorted, with size and sha256.
+
+    ``hashed`` gives entries already computed (images hashed while they
+    were streamed), keyed by path, so they are not read twice.
+
+    Raises:
+        ArchiveError: a file or directory name breaks :func:`check_relpath`,
+            or a symlink or special file is found.
+    """
+    hashed = hashed or {}
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink() or not (path.is_file() or path.is_dir()):
+            raise ArchiveError(f"{path}: archives hold regular files and directories only")
+        check_relpath(rel, str(path))
+        if path.is_dir() or rel == MANIFEST_FILE:
+            continue
+        out.append(
+            hashed.get(rel)
+            or FileEntry(path=rel, size=path.stat().st_size, sha256=sha256_file(path))
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ImageUse:
+    """One image a run used, and the targets that ran in it (from the run's results)."""
+
+    image_id: str
+    tag: str
+    arch: str
+    platform: str
+    host: str
+    """The engine that ran it: ``local`` or a matrix host name."""
+    base_image: str | None
+    base_built: str | None
+    targets: tuple[str, ...]
+
+
+def images_used(results: Iterable[Result]) -> list[ImageUse]:
+    """The images measured ``results`` ran in, by first appearance, targets grouped.
+
+    Reference results (published or imported figures) ran in no image and
+    are passed over. The host comes from ``Execution.docker_host``
+    (``local`` or ``name (address)``).
+
+    Raises:
+        ArchiveError: one image id was run on two hosts (an archive saves
+            each image once, from one engine).
+    """
+    found: dict[str, ImageUse] = {}
+    for r in results:
+        ex = r.execution
+        if ex is None:
+            continue
+        host = ex.docker_host.split(" ", 1)[0]
+        use = found.get(ex.image_id)
+        if use is None:
+            found[ex.image_id] = ImageUse(
+                ex.image_id,
+                ex.image_tag,
+                r.target.arch,
+                r.target.platform,
+                host,
+                ex.base_image,
+                ex.base_built,
+                (r.target.name,),
+            )
+            continue
+        if use.host != host:
+            raise ArchiveError(
+                f"image {ex.image_id} ran on hosts {use.host} and {host}; archive each "
+                "host's targets from a run of their own"
+            )
+        if r.target.name not in use.targets:
+            found[ex.image_id] = dataclasses.replace(use, targets=(*use.targets, r.target.name))
+    return list(found.values())
+
+
+@dataclass(frozen=True)
+class ArchivedImage:
+    """The image a target runs in for ``--from-archive``, and the archive it came from."""
+
+    entry: ImageEntry
+    ref: ArchiveRef

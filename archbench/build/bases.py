@@ -1,0 +1,396 @@
+"""Base images: a Debian/Ubuntu root file system per architecture.
+
+Two sources (``matrix.Base.source``):
+
+* ``bootstrap``: ``debootstrap`` builds the suite for the target
+  architecture (foreign ones run their second stage through QEMU via
+  binfmt_misc), the tree is packed into a tar, and an image is built
+  ``FROM scratch`` with ``ADD rootfs.tar /`` and the target's ``platform``.
+  ``docker import --platform`` is ignored by some engines, a build is not.
+  No registry is needed; the mirror is debootstrap's default unless the
+  matrix sets one.
+* ``pull``: the registry image for the platform.
+
+The packed root file system stays in the work directory
+(``rootfs-<arch>-<config hash>.tar``), so the same base goes to several
+engines (remote hosts) after one debootstrap; delete it to bootstrap afresh,
+or pass ``rebuild``.
+
+Either way the result is tagged ``archbench-base/<base>:<arch>`` and labelled
+with the hash of its configuration and its build date, so an unchanged base
+is reused and a changed one is rebuilt.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import docker.errors
+import docker.utils
+
+from archbench.build import cross
+from archbench.errors import BaseImageError, ImageBuildError
+from archbench.hosts import build_image, image_labels
+from archbench.inputs import grammar
+from archbench.matrix import Base
+from archbench.platforms import Arch
+
+LABEL_CONFIG = "org.archbench.base.config"
+LABEL_BUILT = "org.archbench.base.built"
+LABEL_NAME = "org.archbench.base.name"
+LABEL_SOURCE = "org.archbench.base.source"
+
+# Package caches and indexes are refetched by every image build; leaving them
+# out makes the base about half as large.
+_PRUNE = ("var/cache/apt/archives", "var/lib/apt/lists")
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """A base image present on the engine."""
+
+    name: str
+    arch: Arch
+    tag: str
+    image_id: str
+    built: str
+    source: str
+    reused: bool
+
+
+def base_tag(name: str, arch: Arch) -> str:
+    """Local tag of a base image: ``archbench-base/<name>:<arch key>``."""
+    return f"archbench-base/{name}:{arch.key}"
+
+
+def config_hash(base: Base, arch: Arch) -> str:
+    """sha256 over everything that makes the base what it is (hex, 64 chars)."""
+    doc = {"base": base.model_dump(mode="json"), "platform": arch.platform}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+
+
+def debootstrap_command(base: Base, arch: Arch, rootfs: Path) -> list[str]:
+    """The debootstrap command line for ``base`` on ``arch`` into ``rootfs``.
+
+    With no ``mirror`` set, debootstrap chooses its own default.
+    debootstrap has no ``--`` end of options, so every positional value is
+    checked again here (suite and mirror grammars, an absolute target path):
+    none can start with ``-`` and be taken for an option.
+
+    Raises:
+        BaseImageError: the suite, mirror or path is not what debootstrap may
+            take as a positional argument.
+    """
+    assert base.suite is not None  # guaranteed by matrix validation of bootstrap bases
+    try:
+        positional = [grammar.check_suite(base.suite), str(rootfs.absolute())]
+        if base.mirror:
+            positional.append(grammar.check_mirror(base.mirror))
+    except ValueError as exc:
+        raise BaseImageError(f"refusing to run debootstrap: {exc}") from exc
+    if base.variant not in ("minbase", "buildd"):
+        raise BaseImageError(f"refusing to run debootstrap with variant {base.variant!r}")
+    return [
+        "debootstrap",
+        f"--variant={base.variant}",
+        f"--arch={arch.debian_arch}",
+        *positional,
+    ]
+
+
+def ensure_base(
+    client: docker.DockerClient,
+    name: str,
+    base: Base,
+    arch: Arch,
+    *,
+    work_dir: Path,
+    log_dir: Path,
+    on_line: Callable[[str], None] | None = None,
+    rebuild: bool = False,
+    apt_proxy: str | None = None,
+) -> BaseImage:
+    """Return the base image for ``arch``, bootstrapping or pulling it if needed.
+
+    ``work_dir`` holds the debootstrap tree while it is built and then the
+    packed root file system (kept, see the module docs);
+    ``log_dir`` keeps ``base-<name>-<arch>.log``. ``apt_proxy``: debootstrap
+    downloads through this package cache (``http_proxy``; nothing of it stays in
+    the base). One base is made once even when several targets ask at once (the
+    cross stages of emulated targets share the amd64 base).
+
+    Raises:
+        BaseImageError: debootstrap is missing or fails, not root, or the
+            pull fails (the message names the bootstrap alternative).
+    """
+    with _lock_for(Path(f"{client.api.base_url}/{base_tag(name, arch)}")):
+        return _ensure_base(
+            client, name, base, arch, work_dir, log_dir, on_line, rebuild, apt_proxy
+        )
+
+
+def _ensure_base(
+    client: docker.DockerClient,
+    name: str,
+    base: Base,
+    arch: Arch,
+    work_dir: Path,
+    log_dir: Path,
+    on_line: Callable[[str], None] | None,
+    rebuild: bool,
+    apt_proxy: str | None,
+) -> BaseImage:
+    tag = base_tag(name, arch)
+    wanted = config_hash(base, arch)
+    labels = image_labels(client, tag)
+    if labels is not None and labels.get(LABEL_CONFIG) == wanted and not rebuild:
+        image = client.images.get(tag)
+        return BaseImage(
+            name, arch, tag, str(image.id), labels.get(LABEL_BUILT, ""), base.source, True
+        )
+    built = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    new_labels = {
+        LABEL_CONFIG: wanted,
+        LABEL_BUILT: built,
+        LABEL_NAME: name,
+        LABEL_SOURCE: base.source,
+    }
+    log_path = log_dir / f"base-{name}-{arch.key}.log"
+    if base.source == "bootstrap":
+        image_id = _bootstrap(
+            client,
+            base,
+            arch,
+            tag,
+            new_labels,
+            work_dir,
+            log_path,
+            on_line,
+            rebuild=rebuild,
+            apt_proxy=apt_proxy,
+        )
+    else:
+        image_id = _pull(client, name, base, arch, tag, new_labels, log_path, on_line)
+    return BaseImage(name, arch, tag, image_id, built, base.source, False)
+
+
+def _bootstrap(
+    client: docker.DockerClient,
+    base: Base,
+    arch: Arch,
+    tag: str,
+    labels: dict[str, str],
+    work_dir: Path,
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+    *,
+    rebuild: bool = False,
+    apt_proxy: str | None = None,
+) -> str:
+    if shutil.which("debootstrap") is None:
+        raise BaseImageError(
+            "debootstrap is not installed; as root: apt-get install debootstrap "
+            "(or use a 'pull' base if a registry is reachable)"
+        )
+    if os.geteuid() != 0:
+        raise BaseImageError(
+            "debootstrap must run as root to create device nodes and set owners; "
+            "rerun as root (sudo), or use a 'pull' base"
+        )
+    work_dir.mkdir(parents=True, exist_ok=True)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    rootfs_tar = work_dir / f"rootfs-{arch.key}-{labels[LABEL_CONFIG][:16]}.tar"
+    # Several hosts may need the same base at once: bootstrap it once, then
+    # send the same root file system to every engine.
+    with _lock_for(rootfs_tar):
+        if not rootfs_tar.is_file() or rebuild:
+            _bootstrap_tar(base, arch, rootfs_tar, log_path, on_line, apt_proxy)
+    return build_scratch_image(
+        client,
+        rootfs_tar,
+        tag=tag,
+        platform=arch.platform,
+        labels=labels,
+        log_path=log_path.with_suffix(".build.log"),
+        on_line=on_line,
+    )
+
+
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(path, threading.Lock())
+
+
+def _bootstrap_tar(
+    base: Base,
+    arch: Arch,
+    rootfs_tar: Path,
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+    apt_proxy: str | None = None,
+) -> None:
+    """debootstrap into a temporary tree and pack it into ``rootfs_tar`` (atomically)."""
+    with tempfile.TemporaryDirectory(dir=rootfs_tar.parent, prefix=f"base-{arch.key}-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        # The package cache, and a faster QEMU CPU for the emulated second stage.
+        extra = {**({"http_proxy": apt_proxy} if apt_proxy else {}), **cross.build_env(arch)}
+        env = {**os.environ, **extra} if extra else None
+        _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line, env)
+        for rel in _PRUNE:
+            target = rootfs / rel
+            if target.is_dir():
+                for child in target.iterdir():
+                    if child.is_file():
+                        child.unlink()
+        partial = Path(tmp) / "rootfs.tar"
+        with tarfile.open(partial, "w", format=tarfile.PAX_FORMAT) as tar:
+            for entry in sorted(rootfs.iterdir()):
+                tar.add(entry, arcname=entry.name, recursive=True)
+        os.replace(partial, rootfs_tar)
+
+
+def build_scratch_image(
+    client: docker.DockerClient,
+    rootfs_tar: Path,
+    *,
+    tag: str,
+    platform: str,
+    labels: dict[str, str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None = None,
+) -> str:
+    """Build an image ``FROM scratch`` holding ``rootfs_tar``, declared as ``platform``.
+
+    ``ADD`` of a local tar keeps numeric owners and modes, which ``COPY`` of a
+    directory would reset to root. The platform is whatever the caller says:
+    the ``uname -m`` smoke test is what checks it against the contents.
+    Returns the image id.
+
+    Raises:
+        BaseImageError: the engine refused the build; the log is kept.
+    """
+    dockerfile = b'FROM scratch\nADD rootfs.tar /\nCMD ["/bin/bash"]\n'
+    context = rootfs_tar.with_name(rootfs_tar.name + ".context")
+    try:
+        with tarfile.open(context, "w") as outer:
+            info = tarfile.TarInfo("Dockerfile")
+            info.size = len(dockerfile)
+            outer.addfile(info, io.BytesIO(dockerfile))
+            outer.add(rootfs_tar, arcname="rootfs.tar")
+        with context.open("rb") as fh:
+            return build_image(
+                client,
+                fh,
+                tag=tag,
+                platform=platform,
+                labels=labels,
+                log_path=log_path,
+                on_line=on_line,
+            )
+    except ImageBuildError as exc:
+        raise BaseImageError(str(exc)) from exc
+    finally:
+        context.unlink(missing_ok=True)
+
+
+def _run_logged(
+    cmd: list[str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+    env: dict[str, str] | None = None,
+) -> None:
+    tail: deque[str] = deque(maxlen=20)
+    with log_path.open("w", encoding="utf-8") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            env=env,
+        )
+        assert proc.stdout is not None  # stdout=PIPE was requested
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                tail.append(line.rstrip())
+                if on_line is not None:
+                    on_line(line.rstrip())
+        finally:
+            code = proc.wait()
+    if code != 0:
+        lines = "\n".join(f"    {t}" for t in tail)
+        raise BaseImageError(
+            f"{cmd[0]} failed with exit code {code}; last lines:\n{lines}\n  full log: {log_path}\n"
+            "  If the mirror was syncing, retry; to use another mirror set 'mirror:' on the base."
+        )
+
+
+def _pull(
+    client: docker.DockerClient,
+    name: str,
+    base: Base,
+    arch: Arch,
+    tag: str,
+    labels: dict[str, str],
+    log_path: Path,
+    on_line: Callable[[str], None] | None,
+) -> str:
+    assert base.image is not None  # guaranteed by matrix validation of pull bases
+    # The SDK's own split keeps a registry port (host:5000/repo:tag) in the repository.
+    repo, ref = docker.utils.parse_repository_tag(base.image)
+    try:
+        image = client.images.pull(repo, tag=ref or "latest", platform=arch.platform)
+    except docker.errors.APIError as exc:
+        raise BaseImageError(
+            f"pulling {base.image} for {arch.platform} failed: {exc.explanation or exc}. "
+            f"Without a reachable registry, give base {name!r} 'source: bootstrap' and "
+            "'suite: trixie' (debootstrap from Debian's mirror), or point the target at "
+            "such a base in matrix.yml"
+        ) from exc
+    got = str(image.attrs.get("Architecture", ""))
+    if Arch.from_machine(got) is not arch and got:
+        raise BaseImageError(
+            f"{base.image} pulled for {arch.platform} is a {got} image; the registry has no "
+            f"{arch.platform} variant of it. Use a 'bootstrap' base for this architecture"
+        )
+    # A one-line build pins the pulled image under our own tag with our labels,
+    # so pulling the same name for another platform cannot change it.
+    dockerfile = f"FROM {image.id}\n".encode()
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(dockerfile)
+        tar.addfile(info, io.BytesIO(dockerfile))
+    buf.seek(0)
+    try:
+        return build_image(
+            client,
+            buf,
+            tag=tag,
+            platform=arch.platform,
+            labels=labels,
+            log_path=log_path,
+            on_line=on_line,
+        )
+    except ImageBuildError as exc:
+        raise BaseImageError(str(exc)) from exc

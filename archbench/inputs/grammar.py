@@ -1,0 +1,251 @@
+"""Grammars of every matrix.yml string that reaches a root shell, argv or a Dockerfile.
+
+Each ``check_*`` function returns the value unchanged when it matches its
+real grammar and raises ``ValueError`` with archbench's wording otherwise
+(pydantic turns it into a MatrixError naming the key). Values are checked
+whole (``re.fullmatch``, ASCII only: Unicode look-alikes such as a Cyrillic
+``а`` or a fullwidth ``；`` never match), and the characters a shell, a
+Dockerfile or an option parser treats specially (``;``, ``$``, backquote,
+quotes, whitespace, newlines, NUL, a leading ``-``) are outside every
+grammar here.
+
+Sources:
+
+* Debian package names: Debian Policy 5.6.1 (``[a-z0-9][a-z0-9+.-]+``);
+  versions: Policy 5.6.12 (``[epoch:]upstream[-revision]``); architecture
+  qualifiers: ``apt-get install name:arch``; apt's ``name=version``.
+* Debian suites and codenames: archive names (``trixie``, ``stable``,
+  ``bookworm-backports``), the file names of debootstrap's scripts.
+* Docker image references: distribution/reference's ``regexp.go``
+  (``[host[:port]/]path[:tag][@digest]``), and tags ``[\\w][\\w.-]{0,127}``.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Final
+
+from archbench.inputs.bounded import quote
+
+MAX_NAME: Final = 64
+
+DEBIAN_NAME: Final = r"[a-z0-9][a-z0-9+.-]+"
+DEBIAN_ARCH: Final = r"[a-z0-9][a-z0-9-]*"
+DEBIAN_VERSION: Final = r"(?:[0-9]+:)?[0-9][A-Za-z0-9.+~-]*"
+PACKAGE: Final = re.compile(rf"(?P<name>{DEBIAN_NAME})(?::{DEBIAN_ARCH})?(?:={DEBIAN_VERSION})?")
+"""``name``, ``name:arch``, ``name=version`` or ``name:arch=version`` (what ``apt-get install``
+takes). Not accepted: ``name/release`` and relations (``>=``), which apt-get does not take."""
+
+NAME: Final = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+"""Matrix names that become file names (targets, profiles, hosts)."""
+
+DOCKER_PATH_COMPONENT: Final = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+"""One ``/``-separated component of a Docker repository name (distribution/reference)."""
+DOCKER_TAG: Final = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DOMAIN_COMPONENT: Final = r"(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])"
+_DOMAIN: Final = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9A-Fa-f:]+\])(?::[0-9]+)?"
+_DIGEST: Final = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+IMAGE_REFERENCE: Final = re.compile(
+    rf"(?:(?P<domain>{_DOMAIN})/)?(?P<path>{DOCKER_PATH_COMPONENT}(?:/{DOCKER_PATH_COMPONENT})*)"
+    rf"(?::(?P<tag>{DOCKER_TAG}))?(?:@(?P<digest>{_DIGEST}))?"
+)
+"""A Docker image reference as distribution/reference's ``ReferenceRegexp`` (255-char names)."""
+
+SUITE: Final = re.compile(r"[a-z][a-z0-9.-]{0,39}")
+"""A Debian/Ubuntu suite or codename: lower case, starts with a letter (never an option)."""
+UPSTREAM_VERSION: Final = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+~_-]{0,63}")
+SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
+_URL_FORBIDDEN: Final = re.compile(r"[\x00-\x20\x7f-\U0010ffff\"'`$\\<>{}|^;]")
+
+
+def _bad(what: str, value: str, allowed: str) -> ValueError:
+    return ValueError(f"{what} {quote(value)} is not allowed; {allowed}")
+
+
+def _ascii(value: str) -> bool:
+    return value.isascii() and "\x00" not in value
+
+
+def check_package(value: str) -> str:
+    """A Debian package for ``apt-get install``: ``name[:arch][=version]``.
+
+    Raises:
+        ValueError: anything else (shell characters, options, look-alikes).
+    """
+    if len(value) > 200 or not _ascii(value) or not PACKAGE.fullmatch(value):
+        raise _bad(
+            "package",
+            value,
+            "a Debian package name is lower-case letters, digits and + . - (at least 2, "
+            "starting with a letter or digit), optionally ':ARCH' and/or '=VERSION' "
+            "(e.g. gcc, libc6-dev:arm64, openssl=3.5.1-1)",
+        )
+    return value
+
+
+def check_name(value: str, what: str = "name") -> str:
+    """A matrix name that becomes a file name or tag: ``[a-z0-9][a-z0-9_.-]*``, <= 64 chars.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if len(value) > MAX_NAME or not _ascii(value) or not NAME.fullmatch(value):
+        raise _bad(
+            what,
+            value,
+            "use lower-case letters, digits, '.', '_' and '-', starting with a letter or "
+            f"digit, at most {MAX_NAME} characters",
+        )
+    return value
+
+
+def check_target_name(value: str) -> str:
+    """A target name: :func:`check_name`, a valid Docker tag, and no clash with run files.
+
+    ``<target>.json`` must not be the run manifest (``run.json``) nor look
+    like another target's ``--repeat`` file (``<target>.repeat-<i>.json``) or
+    instruction counts (``<target>.instructions.json``).
+
+    Raises:
+        ValueError: anything else.
+    """
+    check_name(value, "target name")
+    if not re.fullmatch(DOCKER_TAG, value):
+        raise _bad("target name", value, "it must also be a valid Docker tag")
+    if value == "run" or re.search(r"\.(repeat-[0-9]+|instructions)$", value):
+        raise _bad(
+            "target name",
+            value,
+            "'run' and names ending in '.repeat-N' or '.instructions' are the file names "
+            "of the run itself",
+        )
+    return value
+
+
+def check_base_name(value: str) -> str:
+    """A base name: one Docker repository path component (``archbench-base/<name>``).
+
+    Raises:
+        ValueError: anything else (e.g. ``a..b``, ``a-``, upper case).
+    """
+    if len(value) > MAX_NAME or not _ascii(value) or not re.fullmatch(DOCKER_PATH_COMPONENT, value):
+        raise _bad(
+            "base name",
+            value,
+            "it becomes the Docker repository archbench-base/NAME: lower-case letters and "
+            "digits, separated by single '.', '_', '__' or dashes, at most 64 characters",
+        )
+    return value
+
+
+def check_suite(value: str) -> str:
+    """A debootstrap suite or codename (``trixie``, ``stable``, ``bookworm-backports``).
+
+    Raises:
+        ValueError: anything else, notably a value starting with '-'.
+    """
+    if not _ascii(value) or not SUITE.fullmatch(value):
+        raise _bad(
+            "suite",
+            value,
+            "a Debian suite or codename is lower-case letters, digits, '.' and '-', starting "
+            "with a letter, at most 40 characters (e.g. trixie, stable)",
+        )
+    return value
+
+
+def check_mirror(value: str) -> str:
+    """A debootstrap mirror: ``http(s)://host[:port]/path`` or ``file:///path``.
+
+    No credentials (they would land in logs), whitespace, quotes or shell characters.
+
+    Raises:
+        ValueError: anything else.
+    """
+    allowed = (
+        "give an http://, https:// or file:/// URL without spaces, quotes, shell characters "
+        "or user:password@ (e.g. http://deb.example/debian)"
+    )
+    if len(value) > 2048 or _URL_FORBIDDEN.search(value):
+        raise _bad("mirror", value, allowed)
+    parts = urllib.parse.urlsplit(value)
+    if parts.scheme in ("http", "https"):
+        if not parts.hostname or "@" in parts.netloc or parts.query or parts.fragment:
+            raise _bad("mirror", value, allowed)
+        try:
+            parts.port  # noqa: B018  # raises on a bad port
+        except ValueError:
+            raise _bad("mirror", value, allowed) from None
+    elif parts.scheme == "file":
+        if parts.netloc or not parts.path.startswith("/") or parts.query or parts.fragment:
+            raise _bad("mirror", value, allowed)
+    else:
+        raise _bad("mirror", value, allowed)
+    return value
+
+
+def check_image(value: str) -> str:
+    """A Docker image reference ``[registry[:port]/]repo[/more][:tag][@digest]``.
+
+    Raises:
+        ValueError: anything else, or a name over 255 characters.
+    """
+    match = IMAGE_REFERENCE.fullmatch(value) if _ascii(value) else None
+    if match is None or len(value) > 512:
+        raise _bad(
+            "image",
+            value,
+            "give a Docker image reference such as debian:trixie, ubuntu:24.04 or "
+            "registry.example:5000/team/debian:trixie (lower-case repository)",
+        )
+    name = (match.group("domain") + "/" if match.group("domain") else "") + match.group("path")
+    if len(name) > 255:
+        raise _bad("image", value, "a repository name has at most 255 characters")
+    return value
+
+
+def check_upstream_version(value: str) -> str:
+    """A recipe's release version (``0.25.0``, ``1.0rc1``): letters, digits, ``.+~_-``.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not _ascii(value) or not UPSTREAM_VERSION.fullmatch(value):
+        raise _bad(
+            "version",
+            value,
+            "use letters, digits and . + ~ _ -, starting with a letter or digit, "
+            "at most 64 characters",
+        )
+    return value
+
+
+def check_tarball_url(value: str) -> str:
+    """A recipe's release tarball: ``http(s)://`` without credentials or shell characters.
+
+    Raises:
+        ValueError: anything else.
+    """
+    check_mirror(value)
+    if not value.startswith(("http://", "https://")):
+        raise _bad(
+            "url",
+            value,
+            "give the http(s):// URL of the release tarball that the engine's image builds "
+            "can reach (archbench names no download host; a local mirror works)",
+        )
+    return value
+
+
+def check_sha256(value: str) -> str:
+    """64 lowercase hex digits.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if not SHA256_HEX.fullmatch(value):
+        raise _bad("sha256", value, "pin the tarball with its 64-digit lowercase sha256")
+    return value

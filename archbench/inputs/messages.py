@@ -1,0 +1,126 @@
+"""Pydantic's validation errors said in archbench's words (no links, no raw dumps).
+
+Pydantic's ``str(ValidationError)`` carries links to errors.pydantic.dev and
+the whole offending input; :func:`problem` turns one error into a short
+phrase ("must be a whole number (got 'abc', a str)") with the input cut by
+:func:`archbench.inputs.bounded.quote`. Every place a ValidationError can reach a
+user goes through here.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from archbench.inputs.bounded import quote
+
+_PLAIN: Final[dict[str, str]] = {
+    "missing": "required key missing",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "dict_type": "must be a mapping (key: value)",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "model_type": "must be a mapping (key: value)",
+    "model_attributes_type": "must be a mapping (key: value)",
+    "none_required": "must be empty (null)",
+    "frozen_instance": "cannot be changed",
+}
+
+
+def _ctx(err: Mapping[str, Any], key: str) -> Any:
+    ctx = err.get("ctx") or {}
+    return ctx.get(key)
+
+
+def problem(err: Mapping[str, Any]) -> str:
+    """One pydantic error (an item of ``ValidationError.errors()``) as a phrase.
+
+    Validators of ours raise ``ValueError`` with a complete message: that is
+    kept (without pydantic's "Value error, " prefix). Type and range errors
+    get our wording and the offending value, cut to a few dozen characters.
+    """
+    kind = str(err.get("type", ""))
+    value = err.get("input")
+    got = f" (got {quote(value)}, a {type(value).__name__})"
+    if kind == "value_error":
+        return str(err.get("msg", "")).removeprefix("Value error, ")
+    if kind == "assertion_error":
+        return str(err.get("msg", "")).removeprefix("Assertion failed, ")
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return _PLAIN[kind]
+    if kind in _PLAIN:
+        return _PLAIN[kind] + got
+    bounds = {
+        "greater_than": "more than",
+        "greater_than_equal": "at least",
+        "less_than": "less than",
+        "less_than_equal": "at most",
+    }
+    for name, words in bounds.items():
+        if kind == name:
+            limit = next(iter((err.get("ctx") or {}).values()), "?")
+            return f"must be {words} {limit} (got {quote(value)})"
+    if kind in {"too_short", "too_long"}:
+        field = _ctx(err, "field_type") or "value"
+        if kind == "too_short":
+            return f"{field.lower()} needs at least {_ctx(err, 'min_length')} item(s)"
+        return f"{field.lower()} may have at most {_ctx(err, 'max_length')} item(s)"
+    if kind == "string_too_short":
+        return f"must not be empty (at least {_ctx(err, 'min_length')} character(s))"
+    if kind == "string_too_long":
+        return f"is too long: at most {_ctx(err, 'max_length')} characters (got {quote(value)})"
+    if kind == "string_pattern_mismatch":
+        return f"{quote(value)} does not have the allowed form {_ctx(err, 'pattern')}"
+    if kind == "literal_error":
+        return f"must be one of {_ctx(err, 'expected')}{got}"
+    if kind == "enum":
+        return f"must be one of {_ctx(err, 'expected')}{got}"
+    if kind in {"union_tag_invalid", "union_tag_not_found"}:
+        return f"is not one of the allowed kinds{got}"
+    # Unknown kinds: pydantic's own sentence, which never contains the link.
+    return str(err.get("msg", kind)) + got
+
+
+def location(loc: Sequence[str | int]) -> str:
+    """``("targets", 1, "arch")`` as ``targets[1].arch``; ``<document>`` when empty."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in {"function-after", "function-before", "function-wrap"} or "[" in part:
+            continue
+        else:
+            out += ("." if out else "") + part
+    return out or "<document>"
+
+
+def describe(exc: ValidationError, limit: int = 5) -> str:
+    """Up to ``limit`` problems of ``exc``, ``"at 'a.b': phrase"`` each, ``; ``-separated."""
+    errors = exc.errors()
+    parts = [f"at '{location(e['loc'])}': {problem(e)}" for e in errors[:limit]]
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return "; ".join(parts) + more
+
+
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest of ``choices``, or ``""`` when none is close.
+
+    Closeness is :func:`difflib.get_close_matches`' ratio, at least 0.5.
+    """
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f"; did you mean {close[0]!r}?" if close else ""

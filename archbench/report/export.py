@@ -1,0 +1,179 @@
+"""The exports of the tidy frame: ``results.csv``, ``results.json`` and ``gnupg-decrypt.csv``.
+
+The frame itself (columns, statistics, provenance) is built by
+:mod:`archbench.report.tidy`, whose names this module re-exports for its callers
+(``COLUMNS``, :func:`tidy_frame`, :func:`frame_records`, :func:`row_id`,
+:func:`thesis_ops`, :func:`clock_resolution_ns`). Here: what the exported
+files make of it (every unknown value an empty cell or ``null``), and the
+gnupg-token seed's CSV.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+import pandas as pd
+
+from archbench.errors import ReportError
+from archbench.report import instructions as instructions_tables
+from archbench.report.tidy import (
+    COLUMNS,
+    REFERENCE_IGNORED_FLAGS,
+    clock_resolution_ns,
+    frame_records,
+    row_id,
+    thesis_ops,
+    tidy_frame,
+)
+from archbench.result import Result, write_texts
+
+__all__ = [
+    "COLUMNS",
+    "CSV_FILE",
+    "GNUPG_COLUMNS",
+    "GNUPG_CSV_FILE",
+    "JSON_FILE",
+    "REFERENCE_IGNORED_FLAGS",
+    "SPREAD_COLUMNS",
+    "UNKNOWN_TEXT",
+    "UNPUBLISHED_COLUMNS",
+    "clock_resolution_ns",
+    "export_frame",
+    "frame_records",
+    "gnupg_frame",
+    "row_id",
+    "thesis_ops",
+    "tidy_frame",
+    "write_exports",
+]
+
+CSV_FILE: Final = "results.csv"
+JSON_FILE: Final = "results.json"
+GNUPG_CSV_FILE: Final = "gnupg-decrypt.csv"
+GNUPG_COLUMNS: Final = ("device", "algorithm", "time", "bandwidth", "machine", "run_id")
+"""The gnupg-token seed's CSV (device, algorithm, time in s; its bandwidth in bytes/s),
+plus where each decryption ran."""
+
+
+def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per timed GnuPG decryption, in the gnupg-token seed's CSV shape.
+
+    Columns :data:`GNUPG_COLUMNS`: ``device`` (``CPU`` for soft keys, as the
+    seed names it), ``algorithm`` (``RSA-2048``, ``ECDH-Curve25519``),
+    ``time`` = one ``gpg --decrypt`` process's wall time in s, ``bandwidth`` =
+    file bytes / time in bytes/s (the seed's ``args.size / data['time']``),
+    ``machine`` the target and ``run_id`` its run. Invalid rows are left out.
+    An input without gnupg rows gives an empty frame with these columns.
+    """
+    records = []
+    for result in results:
+        for row in result.harness.rows:
+            if row.suite != "gnupg" or row.operation != "decrypt" or not row.valid:
+                continue
+            size = row.key_bits if row.key_bits is not None else row.param
+            device = "CPU" if row.device == "cpu" else row.device
+            for ns in row.samples_ns:
+                seconds = ns / row.ops_per_block / 1e9
+                records.append(
+                    {
+                        "device": device,
+                        "algorithm": f"{row.scheme}-{size}" if size is not None else row.scheme,
+                        "time": seconds,
+                        "bandwidth": row.bytes_per_op / seconds if row.bytes_per_op else None,
+                        "machine": result.target.name,
+                        "run_id": result.run_id,
+                    }
+                )
+    return pd.DataFrame.from_records(records, columns=list(GNUPG_COLUMNS))
+
+
+SPREAD_COLUMNS: Final = ("stdev_ns", "iqr_ns", "cv", "within_run_cv")
+"""Spread of the samples: unknown (empty) with one sample, not 0."""
+UNPUBLISHED_COLUMNS: Final = ("min_ns", "max_ns", "mean_ns", "q1_ns", "q3_ns")
+"""What a publication that prints one figure per row does not give: empty for reference rows."""
+UNKNOWN_TEXT: Final = "unknown"
+"""How results files spell a fact nobody recorded (reference data's ``started_at``)."""
+
+
+def export_frame(
+    results: Sequence[Result],
+    counted: Sequence[Result] = (),
+    *,
+    tidy: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """The :func:`tidy_frame` as exported: every missing or unknown value is empty.
+
+    One convention for what is not known, where the tidy frame (which
+    reports compute with) keeps numbers: the spread of a single sample
+    (:data:`SPREAD_COLUMNS`) is unknown, not 0; reference rows have only
+    the printed figure (:data:`UNPUBLISHED_COLUMNS` empty); a core count the
+    Setup box does not print (``Reference.placeholders``, the Xeon and
+    Pentium's placeholder 1) is empty, not 1; text ``"unknown"`` is empty.
+    ``instructions_per_op`` comes from ``counted``
+    (:func:`archbench.report.instructions.add_export_column`). ``tidy`` is
+    the :func:`tidy_frame` of ``results`` when the caller has built it
+    already; it is not changed.
+
+    Raises:
+        ReportError: a damaged row.
+    """
+    base = tidy_frame(results) if tidy is None else tidy
+    frame = instructions_tables.add_export_column(base, counted)
+    single = frame["n_samples"] <= 1
+    for column in SPREAD_COLUMNS:
+        frame[column] = frame[column].mask(single)
+    published = frame["origin"] == "reference"
+    for column in UNPUBLISHED_COLUMNS:
+        frame[column] = frame[column].mask(published)
+    placeholder = {
+        (r.run_id, r.target.name)
+        for r in results
+        if r.reference is not None and "cores" in r.reference.placeholders
+    }
+    pairs = zip(frame["run_id"], frame["target"], strict=True)
+    unknown_cores = [pair in placeholder for pair in pairs]
+    frame["cores"] = (
+        frame["cores"].astype("Int64").mask(pd.Series(unknown_cores, index=frame.index))
+    )
+    text = [c for c in frame.columns if frame[c].dtype == object or str(frame[c].dtype) == "str"]
+    frame[text] = frame[text].mask(frame[text] == UNKNOWN_TEXT)
+    return frame
+
+
+def write_exports(
+    results: Sequence[Result],
+    out_dir: Path,
+    counted: Sequence[Result] = (),
+    *,
+    frame: pd.DataFrame | None = None,
+) -> list[Path]:
+    """Write ``results.csv`` and ``results.json`` (the :func:`export_frame`) into ``out_dir``.
+
+    One row per (run_id, target, row_id). The CSV has a header row and empty
+    cells for missing or unknown values; the JSON is
+    an array of objects with ``null`` for them, so ``pd.read_json(path)`` and
+    ``pd.read_csv(path)`` both give the frame back. Written atomically. With
+    GnuPG rows, ``gnupg-decrypt.csv`` (:func:`gnupg_frame`) is written too.
+
+    Returns:
+        ``[out_dir/results.csv, out_dir/results.json]`` (+ ``gnupg-decrypt.csv``).
+
+    Raises:
+        ReportError: a damaged row, or ``out_dir`` is not writable.
+    """
+    # Counting results (--metric instructions) add instructions_per_op, empty where not counted.
+    # A render passes the frame it built (archbench.report.frame.build) so it is built once.
+    frame = export_frame(results, counted, tidy=frame)
+    rendered = {
+        out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
+        out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",
+    }
+    gnupg = gnupg_frame(results)
+    if not gnupg.empty:
+        rendered[out_dir / GNUPG_CSV_FILE] = gnupg.to_csv(index=False, lineterminator="\n")
+    return write_texts(rendered, ReportError, "export", "choose a writable output directory")

@@ -1,0 +1,470 @@
+"""Bar charts of the results, next to the tables: one per operation and one of CS vs RSA.
+
+Like the charts people draw from such benchmarks (the GnuPG token-decryption
+seed, ``/work/shared/seeds/gnupg-token-decrypt-bench.txt``: device on the x
+axis, one bar per algorithm), each operation gets a chart with machines on
+the x axis and one bar per scheme, on a log scale because RSA key generation
+and CS unblinding differ by seven orders of magnitude. A second chart shows,
+per machine, how much faster CS is than RSA 2048 bit for each operation
+(RSA time / CS time, the thesis's discussion rows). Emulated machines are
+hatched and named in the legend: QEMU timings are not hardware timings.
+
+Figures are drawn for a LaTeX ``\\textwidth``: :data:`FIGURE_WIDTH_IN` wide
+(5 in = 360 pt, the text width of an 11 pt ``report``) with every font at
+:data:`MIN_FONT_PT` or more, so at ``width=\\linewidth`` in a 345 pt column
+text is still ≥ 8.6 pt; PDFs embed TrueType fonts (``pdf.fonttype`` 42), not
+Type 3. Log axes start a decade below the smallest bar, so the smallest
+value still shows as a bar. The chapter references every figure
+(:func:`listing` feeds :class:`archbench.report.ReportOptions`).
+
+Numbers come from :func:`archbench.report.export.tidy_frame` (so from
+:func:`archbench.analysis.stats.summarize`), machine names from
+:func:`archbench.report.machine_names`. Figures are built with
+:class:`matplotlib.figure.Figure` on the Agg backend, never with pyplot's
+global state, so they are safe to build in tests and threads.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import matplotlib
+import pandas as pd
+
+matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
+
+from matplotlib.figure import Figure  # must follow matplotlib.use
+from matplotlib.patches import Patch
+from matplotlib.typing import RcKeyType
+
+from archbench.errors import ReportError
+from archbench.report.export import gnupg_frame
+from archbench.report.frame import ReportData, build
+from archbench.report.model import slug
+from archbench.report.units import Unit, unit_label, unit_value
+from archbench.result import (
+    APPENDIX_SUITES,
+    COMPARISON_ROWS,
+    HELPER_OPERATIONS,
+    OPERATION_ORDER,
+    OPERATION_WORDING,
+    SPEEDUP_RSA_BITS,
+    Result,
+    scheme_text,
+)
+
+FORMATS: Final = ("png", "pdf")
+FIGURE_WIDTH_IN: Final = 5.0
+"""Figure width in inches: 360 pt, an 11 pt ``report``'s ``\\textwidth``."""
+FIGURE_HEIGHT_IN: Final = 3.6
+MIN_FONT_PT: Final = 9.0
+"""Smallest font of any figure at its own size (ticks, legend, bar labels)."""
+STYLE: Final[dict[RcKeyType, Any]] = {
+    "font.size": MIN_FONT_PT,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": MIN_FONT_PT,
+    "xtick.labelsize": MIN_FONT_PT,
+    "ytick.labelsize": MIN_FONT_PT,
+    "legend.fontsize": MIN_FONT_PT,
+    "legend.title_fontsize": MIN_FONT_PT,
+    "figure.titlesize": 10.0,
+    # Embedded TrueType (42) instead of Type 3: journals and PDF/A checkers refuse Type 3.
+    "pdf.fonttype": 42,
+    "ps.fonttype": 42,
+}
+"""matplotlib settings of every figure, applied while building and while saving."""
+EMULATED_HATCH: Final = "//"
+PALETTE: Final = (
+    "#4c72b0",
+    "#dd8452",
+    "#55a868",
+    "#c44e52",
+    "#8172b3",
+    "#937860",
+    "#da8bc3",
+    "#8c8c8c",
+)
+"""Colour per bar series, in series order (seaborn's "deep", colour-blind friendly)."""
+
+
+@contextmanager
+def _style() -> Iterator[None]:
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def log_bottom(values: Sequence[float]) -> float:
+    """The power of ten a decade or more below the smallest positive value.
+
+    ``[0.001, 5]`` -> ``0.0001``; ``[0.0035]`` -> ``0.0001`` (10^floor(log10(min/10))).
+
+    Raises:
+        ValueError: no positive value.
+    """
+    positive = [v for v in values if v > 0]
+    if not positive:
+        raise ValueError("no positive value to scale a log axis to")
+    return float(10 ** math.floor(math.log10(min(positive) / 10)))
+
+
+def caption(fig: Figure) -> str:
+    """The figure's title, used as its caption in the chapter; empty when it has none."""
+    return fig.axes[0].get_title() if fig.axes else ""
+
+
+def _records(
+    results: Sequence[Result] | ReportData,
+) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
+    data = results if isinstance(results, ReportData) else build(results)
+    names = [(m.name, m.result) for m in data.machines]
+    frame = pd.concat([m.frame for m in data.machines])
+    # Per-operation charts are the appendix's; other suites have their own (GnuPG).
+    frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
+    by_id = {(r.run_id, r.target.name): name for name, r in names}
+    records = []
+    for record in frame.to_dict("records"):
+        bits = record["key_bits"]
+        records.append(
+            {
+                **{str(k): v for k, v in record.items()},
+                "machine": by_id[(record["run_id"], record["target"])],
+                "key_bits": None if bits is None or bits != bits else int(bits),
+            }
+        )
+    return names, records
+
+
+def _bars(
+    title: str,
+    ylabel: str,
+    machines: Sequence[tuple[str, bool]],
+    series: Sequence[str],
+    values: dict[tuple[str, str], float],
+    *,
+    reference_line: float | None = None,
+    intervals: dict[tuple[str, str], tuple[float, float]] | None = None,
+) -> Figure:
+    """Grouped bars: a group per machine, a bar per series that has a value.
+
+    ``machines`` are (name, emulated); ``values`` maps (machine, series) to
+    a positive number; ``intervals`` the same keys to the (low, high) bounds of
+    the value's 95 % interval, drawn as error bars where known. The y axis is
+    logarithmic.
+    """
+    with _style():
+        return _draw_bars(title, ylabel, machines, series, values, reference_line, intervals or {})
+
+
+def _draw_bars(
+    title: str,
+    ylabel: str,
+    machines: Sequence[tuple[str, bool]],
+    series: Sequence[str],
+    values: dict[tuple[str, str], float],
+    reference_line: float | None,
+    intervals: dict[tuple[str, str], tuple[float, float]],
+) -> Figure:
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, FIGURE_HEIGHT_IN), layout="constrained")
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(series))
+    for s_index, name in enumerate(series):
+        colour = PALETTE[s_index % len(PALETTE)]
+        for m_index, (machine, emulated) in enumerate(machines):
+            value = values.get((machine, name))
+            if value is None:
+                continue
+            bounds = intervals.get((machine, name))
+            ax.bar(
+                m_index - 0.4 + width * (s_index + 0.5),
+                value,
+                width,
+                color=colour,
+                edgecolor="black" if emulated else colour,
+                linewidth=0.6,
+                hatch=EMULATED_HATCH if emulated else None,
+                alpha=0.55 if emulated else 1.0,
+                yerr=None if bounds is None else [[value - bounds[0]], [bounds[1] - value]],
+                error_kw={"elinewidth": 0.8, "capsize": 2, "ecolor": "black"},
+            )
+    if reference_line is not None:
+        ax.axhline(reference_line, color="black", linewidth=0.8, linestyle="--")
+    ax.set_yscale("log")
+    lowest = [*values.values(), *([reference_line] if reference_line is not None else [])]
+    # Bars grow from the axis bottom: a decade below the smallest keeps it visible.
+    ax.set_ylim(bottom=log_bottom(lowest))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_xticks(range(len(machines)))
+    ax.set_xticklabels(
+        [f"{m} (emulated)" if e else m for m, e in machines],
+        rotation=45,
+        ha="right",
+        rotation_mode="anchor",
+    )
+    ax.tick_params(labelsize=MIN_FONT_PT)
+    ax.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
+    handles = [Patch(color=PALETTE[i % len(PALETTE)], label=s) for i, s in enumerate(series)]
+    if any(e for _, e in machines):
+        handles.append(
+            Patch(
+                facecolor="white",
+                edgecolor="black",
+                hatch=EMULATED_HATCH,
+                label="emulated (QEMU): not comparable",
+            )
+        )
+    # Outside the axes, above them: tall bars of slow machines would hide behind a
+    # legend inside, and one at the right would take the width the bars need.
+    fig.legend(
+        handles=handles, loc="outside upper center", ncols=2, fontsize=MIN_FONT_PT, frameon=False
+    )
+    return fig
+
+
+def operation_figure(
+    results: Sequence[Result] | ReportData,
+    operation: str,
+    unit: Unit = "ms",
+    ops: int | None = None,
+) -> Figure | None:
+    """Bars of one operation across machines, one bar per scheme present; None if no machine has it.
+
+    ``ops`` picks the block size of a security-module operation (100 or
+    800 parallel signatures); blind-signature figures are always of 10
+    operations. Values are :func:`archbench.report.unit_value` of the
+    valid rows (ms or µs per 10 operations, or operations per second);
+    invalid rows get no bar.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    names, records = _records(results)
+    chosen = [
+        r
+        for r in records
+        if r["operation"] == operation and r["valid"] and (ops is None or r["thesis_ops"] == ops)
+    ]
+    if not chosen:
+        return None
+    schemes = sorted(
+        {
+            (r["scheme"] != "CS", r["key_bits"] or 0, scheme_text(r["scheme"], r["key_bits"]))
+            for r in chosen
+        }
+    )
+    series = [label for _, _, label in schemes]
+    present = {r["machine"] for r in chosen}
+    machines = [(n, r.emulated) for n, r in names if n in present]
+    values = {
+        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): unit_value(
+            float(r["thesis_ms"]), float(r["ops_per_s"]), unit
+        )
+        for r in chosen
+    }
+    intervals = {
+        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): bounds
+        for r in chosen
+        if (bounds := interval_in_unit(r, unit)) is not None
+    }
+    count = chosen[0]["thesis_ops"]
+    words = OPERATION_WORDING.get(operation, operation)
+    title = f"{count} {words}" if operation in HELPER_OPERATIONS else f"{count}x {words}"
+    if unit == "ops/s":
+        title, ylabel = words, "operations per second (log scale)"
+    else:
+        ylabel = f"median time in {unit_label(unit)} (log scale)"
+    return _bars(title, ylabel, machines, series, values, intervals=intervals)
+
+
+def interval_in_unit(record: dict[str, Any], unit: Unit) -> tuple[float, float] | None:
+    """The 95 % interval of a measured median (``per_op_ns_ci_low``/``_high``, ns per
+    operation) in the unit of the record's plotted value, low before high; None when
+    unknown (fewer than 6 samples, published figures).
+
+    Times scale linearly with ns per operation; operations per second inversely, so
+    the interval's high end in ns is the low end in ops/s.
+    """
+    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    per_op = float(record["per_op_ns"])
+    if low is None or high is None or low != low or high != high or per_op <= 0:
+        return None
+    value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
+    if unit == "ops/s":
+        return value * per_op / float(high), value * per_op / float(low)
+    return value * float(low) / per_op, value * float(high) / per_op
+
+
+def cs_vs_rsa_figure(
+    results: Sequence[Result] | ReportData, rsa_bits: int = SPEEDUP_RSA_BITS
+) -> Figure | None:
+    """Per machine, RSA ``rsa_bits`` time / CS time for each of the thesis's comparison rows.
+
+    Above 1 (the dashed line) CS is faster. CS's "derive R0, R1 & blinding"
+    is the sum of r derivation, blinding-secret derivation and blinding
+    (:data:`archbench.report.COMPARISON_ROWS`). A bar is drawn only when
+    every operation it needs is present and valid; None when no machine has
+    CS and RSA ``rsa_bits``.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    names, records = _records(results)
+    per_op: dict[tuple[str, str, str, int], float | None] = {}
+    for r in records:
+        if r["suite"] != "blindsig":
+            continue
+        key = (r["machine"], r["operation"], r["scheme"], r["key_bits"] or 0)
+        per_op[key] = float(r["per_op_ns"]) if r["valid"] else None
+
+    def total(machine: str, scheme: str, bits: int, operations: Sequence[str]) -> float | None:
+        parts = [per_op.get((machine, op, scheme, bits)) for op in operations]
+        return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+
+    values: dict[tuple[str, str], float] = {}
+    for name, _ in names:
+        for label, cs_ops, rsa_ops in COMPARISON_ROWS:
+            cs = total(name, "CS", 0, cs_ops)
+            rsa = total(name, "RSA", rsa_bits, rsa_ops)
+            if cs is not None and rsa is not None:
+                values[(name, label)] = rsa / cs
+    present = {m for m, _ in values}
+    if not present:
+        return None
+    machines = [(n, r.emulated) for n, r in names if n in present]
+    series = [label for label, _, _ in COMPARISON_ROWS]
+    return _bars(
+        f"Speedup of CS over RSA {rsa_bits} bit (RSA time / CS time)",
+        "speedup (above 1: CS is faster)",
+        machines,
+        series,
+        values,
+        reference_line=1.0,
+    )
+
+
+def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[tuple[str, Figure]]:
+    """(file stem, figure) of every chart: ``fig-<operation>`` …, then ``fig-cs-vs-rsa-2048``.
+
+    The tidy frame is built once (:func:`archbench.report.frame.build`) for all of them.
+
+    Raises:
+        ReportError: no results, or a damaged row.
+    """
+    data = results if isinstance(results, ReportData) else build(results)
+    _, records = _records(data)
+    keys = sorted(
+        {(str(r["operation"]), int(r["thesis_ops"])) for r in records},
+        key=lambda k: (OPERATION_ORDER.index(k[0]) if k[0] in OPERATION_ORDER else 99, k[1]),
+    )
+    out: list[tuple[str, Figure]] = []
+    for operation, ops in keys:
+        fig = operation_figure(data, operation, unit, ops)
+        if fig is not None:
+            suffix = f"-{ops}" if operation in HELPER_OPERATIONS else ""
+            out.append((f"fig-{slug(operation)}{suffix}", fig))
+    fig = cs_vs_rsa_figure(data)
+    if fig is not None:
+        out.append((f"fig-cs-vs-rsa-{SPEEDUP_RSA_BITS}", fig))
+    fig = gnupg_figure(data.results)
+    if fig is not None:
+        out.append(("fig-gnupg-decrypt", fig))
+    return out
+
+
+def gnupg_figure(results: Sequence[Result]) -> Figure | None:
+    """The gnupg-token seed's bar plot: device (per machine) on x, one bar per algorithm.
+
+    Bar height is the median decryption time in ms of one ``gpg --decrypt``
+    process (from :func:`archbench.report.export.gnupg_frame`, which keeps the seed's
+    seconds), labelled on each bar to three significant digits as the seed
+    annotates its bars. None without GnuPG rows.
+    """
+    frame = gnupg_frame(results)
+    if frame.empty:
+        return None
+    frame = frame.assign(where=frame["device"] + "\n" + frame["machine"])
+    medians = frame.groupby(["where", "algorithm"], sort=False)["time"].median().unstack() * 1e3
+    places = list(medians.index)
+    algorithms = list(medians.columns)
+    with _style():
+        return _draw_gnupg(medians, places, algorithms)
+
+
+def _draw_gnupg(medians: Any, places: list[Any], algorithms: list[Any]) -> Figure:
+    fig = Figure(figsize=(FIGURE_WIDTH_IN, FIGURE_HEIGHT_IN))
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(algorithms))
+    for i, algorithm in enumerate(algorithms):
+        xs = [p + (i - (len(algorithms) - 1) / 2) * width for p in range(len(places))]
+        heights = [float(v) for v in medians[algorithm]]
+        bars = ax.bar(xs, heights, width, label=algorithm, color=PALETTE[i % len(PALETTE)])
+        for bar, height in zip(bars, heights, strict=True):
+            if height == height:  # not NaN: this machine ran the algorithm
+                ax.annotate(
+                    f"{height:.3g}",
+                    (bar.get_x() + bar.get_width() / 2, height),
+                    ha="center",
+                    va="bottom",
+                    fontsize=MIN_FONT_PT,
+                )
+    ax.set_xticks(range(len(places)), places)
+    ax.set_ylabel("decryption time (ms, median)")
+    ax.set_title("GnuPG decryption (time)")
+    ax.set_ylim(0, float(medians.max().max()) * 1.25)  # room for the labels and legend
+    ax.legend(title="algorithm", fontsize=MIN_FONT_PT, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def write_plots(
+    results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
+) -> list[Path]:
+    """Write every chart of :func:`figures` as PNG (150 dpi) and PDF into ``out_dir``.
+
+    Returns:
+        The paths written, PNG before PDF for each chart.
+
+    Raises:
+        ReportError: no results, a damaged row, or ``out_dir`` is not writable.
+    """
+    return write_listed(results, out_dir, unit)[0]
+
+
+def listing(charts: Sequence[tuple[str, Figure]]) -> tuple[tuple[str, str], ...]:
+    """(file stem, caption) of each chart, as ``ReportOptions.figures`` takes them."""
+    return tuple((stem, caption(fig)) for stem, fig in charts)
+
+
+def write_listed(
+    results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
+) -> tuple[list[Path], tuple[tuple[str, str], ...]]:
+    """:func:`write_plots`, and the :func:`listing` of what it wrote (for the chapter).
+
+    Raises:
+        ReportError: as :func:`write_plots`.
+    """
+    charts = figures(results, unit)
+    paths: list[Path] = []
+    for stem, fig in charts:
+        for fmt in FORMATS:
+            path = out_dir / f"{stem}.{fmt}"
+            try:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                # PDF metadata carries a creation date by default; drop it so
+                # regenerated plots are byte-identical.
+                metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+                with _style():
+                    fig.savefig(path, format=fmt, dpi=150, metadata=metadata)
+            except OSError as exc:
+                raise ReportError(
+                    f"{path}: cannot write plot: {exc.strerror or exc}; "
+                    "choose a writable output directory"
+                ) from exc
+            paths.append(path)
+    return paths, listing(charts)

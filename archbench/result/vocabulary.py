@@ -1,0 +1,172 @@
+"""The host side's vocabulary: operation names, their wording, and the order rows appear in.
+
+Operation ids are :data:`archbench.result.Operation`, the names the harness
+(``harness/archbench_harness.py``) and the C driver (``harness/blindsig.c``)
+emit; ``tests/unit/test_vocabulary.py`` checks both sides name the same set.
+Wording is the thesis appendix's (``harness/CONTRACT.md``); parsers of foreign
+formats read it through :mod:`archbench.upstream.wording`, which names their own
+spellings (GNUnet's ``perf_crypto_cs``, Taler's ``test_helper_*``) as aliases.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, get_args
+
+from archbench.result.row import Operation
+
+OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
+"""The thesis appendix's row order (the order :data:`archbench.result.Operation` lists
+them in): operations in this order, CS before RSA, RSA by size."""
+
+HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
+    {"helper_sequential_signing", "helper_parallel_signing"}
+)
+"""Security-module timings: the figure is the whole block ("100 parallel signature operations")."""
+
+THESIS_OPS: Final = 10
+"""Operations per figure in the appendix's blind-signature tables ("10x signing")."""
+
+OPERATION_WORDING: Final[dict[str, str]] = {
+    "key_generation": "key generation",
+    "r_derivation": "r0, r1 derive and R1,R2 calculation",
+    "blinding_secret_derivation": "derivation of blinding secrets",
+    "blinding": "blinding",
+    "signing": "signing",
+    "unblinding": "unblinding",
+    "verifying": "verifying",
+    "helper_sequential_signing": "sequential signature operations",
+    "helper_parallel_signing": "parallel signature operations",
+}
+"""Operation id -> the thesis appendix's wording (``harness/CONTRACT.md``)."""
+
+SHORT_WORDING: Final[dict[str, str]] = {
+    **OPERATION_WORDING,
+    "r_derivation": "r derivation",
+    "blinding_secret_derivation": "blinding secrets",
+}
+"""Narrower wording for the cross-machine tables, whose columns are machines."""
+
+OPERATION_GROUPS: Final[tuple[tuple[Operation, ...], ...]] = (
+    ("key_generation",),
+    ("r_derivation", "blinding_secret_derivation", "blinding"),
+    ("signing",),
+    ("unblinding",),
+    ("verifying",),
+    ("helper_sequential_signing",),
+    ("helper_parallel_signing",),
+)
+"""The appendix's row groups, in order; tables separate them with an extra rule.
+
+The security module's table also starts a group for each block size
+("100 parallel" and "800 parallel signature operations").
+"""
+
+COMPARISON_ROWS: Final[tuple[tuple[str, tuple[Operation, ...], tuple[Operation, ...]], ...]] = (
+    ("key generation", ("key_generation",), ("key_generation",)),
+    (
+        "derive R0, R1 & blinding",
+        ("r_derivation", "blinding_secret_derivation", "blinding"),
+        ("blinding",),
+    ),
+    ("signing", ("signing",), ("signing",)),
+    ("unblinding", ("unblinding",), ("unblinding",)),
+    ("verifying", ("verifying",), ("verifying",)),
+)
+"""(row, CS operations summed, RSA operations summed): the thesis's CS-vs-RSA comparison.
+
+CS needs three calls where RSA needs one to blind a message, so the
+discussion chapter compares their sum with RSA's blinding.
+"""
+
+SPEEDUP_HEADER: Final = "CS speedup"
+"""Header of a ratio column comparing CS with RSA."""
+
+SPEEDUP_DEFINITION: Final = (
+    "A CS speedup is RSA time / CS time, the same as CS operations per second / RSA "
+    "operations per second: above 1, CS is faster."
+)
+"""The one orientation of every CS-vs-RSA ratio, stated once in the chapter's opening."""
+
+SPEEDUP_RSA_BITS: Final = 2048
+"""RSA size of the per-machine speedup table (Taler's default denomination key size)."""
+
+SUITE_TITLES: Final[dict[str, str]] = {
+    "blindsig": "blind signatures",
+    "security-module": "security module",
+    "gnunet-perf": "GNUnet's perf_crypto programs",
+    "openssl-speed": "openssl speed",
+    "rsa-large": "RSA up to 16384 bit (libcrypto)",
+    "sodium": "libsodium",
+    "gnupg": "GnuPG decryption",
+    "taler-helper": "Taler's security module helpers",
+}
+"""Suite id -> the title its tables carry; an unknown suite is titled by its id."""
+
+SUITE_ORDER: Final = ("openssl-speed", "rsa-large", "sodium", "gnupg")
+"""Order of the other suites' parts; unknown suites follow alphabetically."""
+
+
+def suite_title(suite: str) -> str:
+    """``"blindsig"`` -> ``"blind signatures"``; unknown suites keep their id."""
+    return SUITE_TITLES.get(suite, suite)
+
+
+_GROUP_OF: Final[dict[str, int]] = {
+    op: index for index, group in enumerate(OPERATION_GROUPS) for op in group
+}
+_RANK: Final[dict[str, int]] = {op: i for i, op in enumerate(OPERATION_ORDER)}
+
+RowKey = tuple[str, int, str, int]
+"""(operation, thesis_ops, scheme, key_bits or 0): one row of an appendix table across machines."""
+
+
+def row_key(record: dict[str, Any]) -> RowKey:
+    """The appendix row a tidy-frame record belongs to.
+
+    Records are those of :func:`archbench.report.export.frame_records`.
+    """
+    bits = record["key_bits"]
+    return (
+        str(record["operation"]),
+        int(record["thesis_ops"]),
+        str(record["scheme"]),
+        0 if bits is None else int(bits),
+    )
+
+
+def sort_key(key: RowKey) -> tuple[int, int, bool, int]:
+    """The appendix's order: operation, block size, CS before RSA, RSA by size."""
+    operation, ops, scheme, bits = key
+    return (_RANK.get(operation, len(_RANK)), ops, scheme != "CS", bits)
+
+
+def group_key(key: RowKey) -> tuple[int, int]:
+    """The row group (:data:`OPERATION_GROUPS`); each security-module block size is its own."""
+    operation, ops, _, _ = key
+    return (
+        _GROUP_OF.get(operation, len(OPERATION_GROUPS)),
+        ops if operation in HELPER_OPERATIONS else 0,
+    )
+
+
+def scheme_text(scheme: str, bits: int | None) -> str:
+    """``"CS"`` or ``"RSA 2048 bit"``: a blind-signature scheme as tables and plots name it."""
+    return "CS" if scheme == "CS" else f"RSA {bits} bit"
+
+
+def scheme_label(key: RowKey) -> str:
+    """:func:`scheme_text` of an appendix row."""
+    _, _, scheme, bits = key
+    return scheme_text(scheme, bits)
+
+
+def operation_label(key: RowKey, per_operation: bool, *, short: bool = False) -> str:
+    """``"10x signing"``, ``"100 parallel signature operations"``; ``"signing"`` when
+    ``per_operation`` (ops/s) or ``short`` (cross-machine tables)."""
+    operation, ops, _, _ = key
+    words = (SHORT_WORDING if short else OPERATION_WORDING)[operation]
+    if operation in HELPER_OPERATIONS:
+        return f"{ops} {words}"
+    if per_operation or short:
+        return words
+    return f"{ops}x {words}"

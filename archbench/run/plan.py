@@ -1,0 +1,171 @@
+"""Plan a run: which targets run where, natively or emulated, with which suites.
+
+:func:`plan` is pure: it turns the selected matrix targets into a list of
+:class:`TargetPlan` (host, native or emulated, base, packages) from the
+architectures the hosts' engines report, so it can be printed and tested.
+It never imports docker. :mod:`archbench.run.execute` carries the plans out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from archbench.analysis import counting
+from archbench.archive import ArchivedImage
+from archbench.errors import MatrixError
+from archbench.inputs import messages
+from archbench.matrix import LOCAL_HOST, Base, Host, Matrix, Recipe, Target
+from archbench.matrix import emulated as emulated_defaults
+from archbench.platforms import Arch, needs_emulation
+from archbench.suites import BlindsigSuite, Suites
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """What will be done for one target, decided before anything runs."""
+
+    target: Target
+    base: Base
+    packages: tuple[str, ...]
+    emulated: bool
+    suites: Suites
+    """The suites to run (only enabled ones), command-line overrides applied."""
+    cpuset: str | None = None
+    """CPUs to pin the container to; from the target, overridden by ``--cpuset``."""
+    cpus: float | None = None
+    """CPU quota of the container (Docker's ``--cpus``); from the target, overridden by
+    ``--cpus``; None: no quota."""
+    repeat: int = 1
+    """Independent container runs (fresh process each) of the harness."""
+    host_name: str = LOCAL_HOST
+    host: Host | None = None
+    """The matrix host (None: the environment's engine)."""
+    recipe: Recipe | None = None
+    """Build steps of the profile beyond its packages (``taler-helper``)."""
+    archived: ArchivedImage | None = None
+    """``--from-archive``: run this loaded image; nothing is bootstrapped or built."""
+    emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """Suite -> setting -> value that ``emulated_defaults`` changed for this emulated target."""
+    metrics: tuple[str, ...] = ("time",)
+    """``time`` and/or ``instructions`` (``--metric``, else the matrix's ``metrics``)."""
+    count_cpu: str = "max"
+    """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
+    count_suites: Suites | None = None
+    """Suites the counting stage runs (None: ``suites``). Counting always runs under
+    QEMU, so for a native target these are ``suites`` with ``emulated_defaults``
+    applied (keys the target or the command line set keep their values)."""
+
+    @property
+    def name(self) -> str:
+        """The target's name."""
+        return self.target.name
+
+    @property
+    def remote(self) -> bool:
+        """True when the target runs on a host named in ``hosts``."""
+        return self.host is not None
+
+
+def plan(
+    matrix: Matrix,
+    targets: Sequence[Target],
+    host_archs: Mapping[str, Arch],
+    overrides: dict[str, object] | None = None,
+    *,
+    repeat: int = 1,
+    cpuset: str | None = None,
+    suites: Sequence[str] = (),
+    metrics: Sequence[str] = (),
+    cpus: float | None = None,
+) -> list[TargetPlan]:
+    """Plan ``targets`` given the native architecture of each host's engine.
+
+    ``host_archs`` maps host names (``local`` and keys of ``hosts``) to what
+    their engines report. On the local engine emulation is derived from the
+    architectures (and can be forced); on a named host a target of another
+    architecture must ask for emulation with ``emulate: true``: native means
+    native, never a silent fall-back to QEMU. ``overrides`` replaces suite
+    parameters for this invocation (``iterations``, ``repetitions``,
+    ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
+    independent container runs per target; ``cpuset`` pins every container
+    (else the target's own), ``cpus`` gives every container that CPU quota (else the
+    target's own); ``suites`` runs only these suites (``--suite``),
+    with the target's settings for them or the suite's defaults; ``metrics``
+    (``--metric``) replaces the matrix's ``metrics``.
+
+    Raises:
+        MatrixError: a target cannot run natively where it is placed, a target
+            has no suite, an override is invalid, or ``repeat`` < 1.
+    """
+    if repeat < 1:
+        raise MatrixError(f"--repeat must be at least 1, got {repeat}")
+    plans = []
+    for t in targets:
+        engine_arch = host_archs[t.host]
+        host = matrix.host(t.host)
+        if host is not None and t.arch is not engine_arch and t.emulate is not True:
+            raise MatrixError(
+                f"target {t.name}: host {t.host} runs {engine_arch.key}, not {t.arch.key}, so "
+                f"{t.name} cannot run natively there. Move it to a {t.arch.key} host, or add "
+                "'emulate: true' to measure it under QEMU on that host (labelled emulated)"
+            )
+        try:
+            emulated = needs_emulation(t.arch, engine_arch, t.emulate)
+        except ValueError as exc:
+            raise MatrixError(f"target {t.name}: {exc}") from exc
+        chosen = t.suites.only(suites) if suites else t.suites
+        adjusted: dict[str, dict[str, object]] = {}
+        if emulated:
+            chosen, adjusted = emulated_defaults.apply(
+                chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
+            )
+        enabled = chosen.enabled()
+        if not enabled:
+            raise MatrixError(
+                f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}' "
+                "or pass --suite"
+            )
+        blindsig = enabled.get("blindsig")
+        if overrides and isinstance(blindsig, BlindsigSuite):
+            try:
+                blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
+            except ValidationError as exc:
+                raise MatrixError(f"command-line override: {messages.describe(exc)}") from exc
+        elif overrides:
+            raise MatrixError(
+                "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "
+                f"blindsig suite, which this run of {t.name} does not include; set the other "
+                "suites' budgets in matrix.yml"
+            )
+        chosen = Suites.model_validate(
+            {name: settings.model_dump() for name, settings in enabled.items()}
+            | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
+        )
+        count_suites = None
+        if not emulated and "instructions" in (metrics or matrix.metrics):
+            keep = dict(matrix.explicit_suite_keys(t.name))
+            keep["blindsig"] = keep.get("blindsig", frozenset()) | frozenset(overrides or {})
+            count_suites, _ = emulated_defaults.apply(chosen, matrix.emulated_defaults, keep)
+        plans.append(
+            TargetPlan(
+                target=t,
+                base=matrix.bases[t.base],
+                packages=matrix.profiles[t.profile].packages,
+                recipe=matrix.profiles[t.profile].recipe,
+                emulated=emulated,
+                suites=chosen,
+                cpuset=cpuset or t.cpuset,
+                cpus=cpus if cpus is not None else t.cpus,
+                repeat=repeat,
+                host_name=t.host,
+                host=host,
+                emulated_settings=adjusted,
+                metrics=tuple(metrics or matrix.metrics),
+                count_cpu=counting.cpu_model(t.arch, t.cpu),
+                count_suites=count_suites,
+            )
+        )
+    return plans

@@ -1,0 +1,303 @@
+"""Per-target execution: one target's stages on its host, from preflight to stored results.
+
+:func:`execute_target` runs the stages of one :class:`archbench.run.plan.TargetPlan`
+(emulation preflight, base, image, smoke test, harness runs, instruction counts)
+on a host whose state (:class:`HostState`) its worker threads share, timing each
+stage. :func:`archbench.run.execute.execute` schedules the targets and their hosts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+import docker
+
+from archbench import upstream as importer
+from archbench.archive import archiver
+from archbench.build import bases, cross, images
+from archbench.build import stage as image_stage
+from archbench.errors import HarnessError, Interrupted
+from archbench.hosts import emulation, engine_version
+from archbench.matrix import LOCAL_HOST
+from archbench.platforms import Arch
+from archbench.result import Execution, Result, TargetInfo
+from archbench.run import containers as run
+from archbench.run import count as count_stage
+from archbench.run import timings
+from archbench.run.bookkeeping import TargetOutcome, Workspace
+from archbench.run.plan import TargetPlan
+from archbench.run.progress import Reporter
+from archbench.run.suite_progress import (
+    SuiteTracker,
+    blindsig_adaptive,
+    blindsig_labels,
+    format_seconds,
+)
+
+
+@dataclass
+class HostState:
+    """Per-host state shared by that host's worker threads."""
+
+    name: str
+    client: docker.DockerClient
+    arch: Arch
+    slots: int
+    queue: deque[TargetPlan]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    smoked: set[Arch] = field(default_factory=set)
+    display: str = LOCAL_HOST
+    """The endpoint without user names (``ssh://box:22``), for messages."""
+
+
+def execute_target(
+    h: HostState,
+    p: TargetPlan,
+    ws: Workspace,
+    local_cpu: str,
+    reporter: Reporter,
+    outcome: TargetOutcome,
+    build_only: bool,
+    rebuild: bool,
+    gate: run.ContainerGate | None = None,
+) -> None:
+    """Carry out one target on its host: preflight, base, image, smoke test, harness runs.
+
+    Each harness container run is stored the moment it ends; with ``instructions``
+    in ``p.metrics`` the counting stage follows (:mod:`archbench.run.count`).
+    ``outcome`` is filled in as the target goes (stage, seconds per stage, result
+    paths, message); ``gate`` closed means Ctrl-C: no new stage starts.
+
+    Raises:
+        ArchbenchError: the target failed (a failed suite is a :class:`HarnessError`
+            after the other suites' rows are saved); ``Interrupted`` when the gate closed.
+        docker.errors.DockerException, requests.exceptions.RequestException: the
+            engine failed or stopped answering (the caller names the host).
+    """
+    name, arch, client = p.name, p.target.arch, h.client
+    outcome.message = ""
+    durations = timings.TimingStore(ws.work_dir)
+    base_key = timings.stage_key("base", p.host_name, p.target.base, arch.key)
+    image_key = timings.stage_key("image", p.host_name, p.target.profile, arch.key)
+
+    def on_line(text: str) -> None:
+        reporter.line(name, text)
+
+    def timed(stage: str, eta_key: str | None = None) -> _Timer:
+        if gate is not None and gate.closed:
+            raise Interrupted("interrupted")
+        outcome.stage = stage
+        reporter.stage(name, stage)
+        if eta_key is not None:
+            last = durations.get(eta_key)
+            said = f"last build took {format_seconds(last)}" if last is not None else "first build"
+            reporter.progress(
+                name, f"{stage}: reused if up to date, else built ({said})", last, stage
+            )
+        return _Timer(outcome.seconds, stage)
+
+    qemu = qemu_cpu = None
+    if p.emulated and not p.remote:
+        # binfmt_misc of this machine matters only for the local engine; on a
+        # remote host the smoke test below is the check.
+        with timed("preflight"):
+            qemu = emulation.check(arch).qemu_version
+    if p.archived is not None:
+        # The archived image, loaded and checked by id, is run by id: no base, no build.
+        with timed("image"):
+            image_id = run_image = archiver.check_image(client, p.archived.entry)
+        image_tag, base_tag = p.archived.entry.tag, p.archived.entry.base_image
+        base_built = p.archived.entry.base_built
+        if p.emulated:
+            with timed("smoke"):
+                run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
+                qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
+    else:
+        gnunet_perf = "gnunet-perf" in p.suites.enabled()
+        proxy = None if p.remote else ws.apt_proxy  # the cache is this machine's
+        with timed("base", base_key):
+            base = bases.ensure_base(
+                client,
+                p.target.base,
+                p.base,
+                arch,
+                work_dir=ws.work_dir,
+                log_dir=ws.log_dir,
+                on_line=on_line,
+                rebuild=rebuild,
+                apt_proxy=proxy,
+            )
+            # Emulated targets: the drivers are cross-compiled from the same release's
+            # base for the engine's own architecture (archbench.build.cross).
+            cross_plan, build_base_id = image_stage.prepare_cross(
+                client,
+                base_name=p.target.base,
+                base=p.base,
+                target_arch=arch,
+                engine_arch=h.arch,
+                packages=p.packages,
+                emulated=p.emulated and not p.remote,
+                has_recipe=p.recipe is not None,
+                gnunet_perf=gnunet_perf,
+                work_dir=ws.work_dir,
+                log_dir=ws.log_dir,
+                on_line=on_line,
+                apt_proxy=proxy,
+            )
+        if not base.reused:
+            durations.record(base_key, outcome.seconds["base"], ws.run_id)
+        if p.emulated:
+            with timed("smoke"):
+                with h.lock:
+                    first = arch not in h.smoked
+                if first:
+                    run.smoke_test(client, base.tag, arch, run_id=ws.run_id, gate=gate)
+                    with h.lock:
+                        h.smoked.add(arch)
+                qemu_cpu = run.emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
+
+        def plan_spec(built: cross.CrossBuild | None) -> images.ImageSpec:
+            return images.plan_image(
+                arch,
+                p.target.profile,
+                p.packages,
+                base.tag,
+                base.image_id,
+                recipe=p.recipe,
+                gnunet_perf=gnunet_perf,
+                cross=built,
+            )
+
+        with timed("image", image_key):
+            spec, image_id, reused = image_stage.ensure_target_image(
+                client,
+                plan_spec,
+                cross_plan,
+                build_base_id,
+                target_base=base.tag,
+                work_dir=ws.work_dir,
+                log_path=ws.log_dir / f"{name}.build.log",
+                on_line=on_line,
+                rebuild=rebuild,
+                network_mode=p.host.build_network if p.host else None,
+                apt_proxy=proxy,
+            )
+        if not reused:
+            durations.record(image_key, outcome.seconds["image"], ws.run_id)
+        if build_only:
+            outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
+            return
+        image_tag = run_image = spec.tag
+        base_tag, base_built = base.tag, base.built or None
+    info = client.info()
+    execution = Execution(
+        emulated=p.emulated,
+        host_arch=h.arch.key,
+        host_cpu=local_cpu if not p.remote else "",
+        qemu_version=qemu,
+        qemu_cpu=qemu_cpu,
+        image_id=image_id,
+        image_tag=image_tag,
+        image_digest=next(iter(client.images.get(image_id).attrs.get("RepoDigests") or []), None),
+        base_image=base_tag,
+        base_built=base_built,
+        docker_host=f"{h.name} ({p.host.display})" if p.host else LOCAL_HOST,
+        engine_version=engine_version(client),
+        host_kernel=str(info.get("KernelVersion") or "") or None,
+        host_parallel_runs=h.slots,
+        cpuset=p.cpuset,
+        cpus=p.cpus,
+        repeat_count=p.repeat,
+        archive=p.archived.ref if p.archived else None,
+    )
+    target = TargetInfo(
+        name=name,
+        arch=arch.key,
+        platform=arch.platform,
+        base=p.target.base,
+        profile=p.target.profile,
+    )
+    ws.log_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    failed: dict[str, str] = {}
+    for index in range(1, p.repeat + 1 if "time" in p.metrics else 1):
+        stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+        started = time.time()
+        expected = durations.suite_estimates(p.host_name, name, p.suites)
+        tracker = SuiteTracker(
+            expected, blindsig_labels(p.suites), adaptive=blindsig_adaptive(p.suites)
+        )
+
+        def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
+            event = tracker.feed(text)
+            if event is None:
+                reporter.line(name, text)
+            else:
+                step = f"{stage} {event.suite} {event.done}/{event.total}"
+                reporter.progress(name, tracker.detail(), tracker.remaining_s(), step)
+
+        with timed(stage):
+            reporter.progress(name, "", tracker.remaining_s(), stage)
+            doc, stderr = run.run_harness(
+                client,
+                run_image,
+                arch,
+                p.suites,
+                run_id=ws.run_id,
+                cpuset=p.cpuset,
+                cpus=p.cpus,
+                on_line=on_run_line,
+                gate=gate,
+            )
+        outcome.run_windows.append((started, time.time()))
+        for suite_name, suite_run in doc.suites.items():
+            settings = p.suites.get(suite_name)
+            if settings is not None and not suite_run.error and suite_run.duration_s is not None:
+                key = timings.suite_key(p.host_name, name, suite_name, settings)
+                durations.record(key, suite_run.duration_s, ws.run_id)
+        # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
+        # (the importer's) reads it.
+        doc = importer.add_gnunet_perf_rows(importer.add_taler_helper_rows(doc))
+        failed.update({s: run.error for s, run in doc.suites.items() if run.error})
+        suffix = "" if index == 1 else f".repeat-{index}"
+        (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
+        update: dict[str, object] = {"repeat_index": index}
+        if p.remote:
+            # Only the engine's own CPU can say what it is: inside the
+            # container /proc/cpuinfo is the remote host's.
+            update["host_cpu"] = doc.setup.cpu_model
+        result = Result(
+            run_id=ws.run_id,
+            target=target,
+            execution=execution.model_copy(update=update),
+            harness=doc,
+        )
+        # Each container run is stored as soon as it ends: an interruption
+        # later loses nothing already measured.
+        paths.append(ws.store.save(result))
+    if "instructions" in p.metrics:
+        paths += count_stage.count_target(
+            client, p, run_image, image_id, ws, execution, target, timed, on_line
+        )
+    outcome.result_path = paths[0]
+    outcome.result_paths = paths
+    outcome.message = ", ".join(str(p) for p in paths)
+    if failed:
+        # The rows of the suites that worked are saved; the target still fails
+        # so that the exit status says something is missing.
+        problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
+        raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
+
+
+class _Timer:
+    def __init__(self, sink: dict[str, float], stage: str) -> None:
+        self.sink, self.stage = sink, stage
+
+    def __enter__(self) -> None:
+        self.start = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        self.sink[self.stage] = time.monotonic() - self.start

@@ -1,0 +1,352 @@
+"""The thesis appendix's published figures as a reference dataset.
+
+``python -m archbench.upstream.reference SEED OUTDIR`` parses the LaTeX of the
+appendix "Performance Measurements" (``thesis-appendix-performance.tex``)
+and writes one ``archbench-result`` v1 file per table into OUTDIR: the ten
+machines' blind-signature tables and the security-module table, in the
+order the appendix prints them (``thesis-01-….json`` …). The shipped copy
+lives in ``reports/reference/`` and is regenerated, never edited by hand.
+
+Each file has ``reference`` set (source = seed file and table label,
+citation = the thesis, notes = what a reader must know about that table),
+one sample per row (the printed value converted to ns) and ``Row.printed``
+holding the value exactly as printed (``"10 000 ms"``, ``"11ms"``). The
+Setup box is carried over as printed: ``cpu_model`` is the CPU line
+(``"8-core AMD Ryzen 7 PRO 5850U"``), ``os`` the distribution before
+``Linux`` and ``kernel`` the ``uname -a`` text after it, package versions as
+printed even where they are swapped. Figures are facts and may be carried
+over; the source is kept with each file.
+
+This module is pure: it never imports ``docker``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from archbench import REPO_ROOT
+from archbench.errors import ArchbenchError, ReportError, ResultsError
+from archbench.platforms import Arch
+from archbench.result import (
+    HarnessDocument,
+    LoadFailure,
+    Parameters,
+    Reference,
+    Result,
+    Row,
+    Setup,
+    TargetInfo,
+    load,
+    write_atomic,
+)
+from archbench.upstream.thesis_latex import (
+    SEED_FILE,
+    TABLE_LABEL_PREFIX,
+    SeedRow,
+    SeedTable,
+    parse_seed,
+    printed_to_ns,
+    read_operation,
+    read_scheme,
+)
+
+__all__ = [
+    "CITATION",
+    "REFERENCE_DIR",
+    "RUN_ID",
+    "SEED_FILE",
+    "TABLE_LABEL_PREFIX",
+    "SeedRow",
+    "SeedTable",
+    "build",
+    "file_name",
+    "load_reference",
+    "main",
+    "parse_seed",
+    "printed_to_ns",
+    "target_name",
+    "to_result",
+    "write",
+]
+
+REFERENCE_DIR: Final = REPO_ROOT / "reports" / "reference"
+"""The shipped dataset: ``reports/reference/thesis-*.json`` of the checkout."""
+
+RUN_ID: Final = "thesis"
+"""Run id of every reference result; target names keep them apart."""
+
+CITATION: Final = (
+    "Gian Demarmels et al., bachelor thesis on the Clause Blind Schnorr Signature Scheme "
+    "in GNU Taler, Bern University of Applied Sciences (BFH), 2022; appendix "
+    "'Performance Measurements' (LaTeX source: GNU Taler exchange repository, "
+    "doc/cs/content/appendix.tex)"
+)
+
+
+_NAME_FIXES: Final = {"risc64": "riscv64", "full": "security-module"}
+"""Label suffixes that would make a misleading target name."""
+
+_HARNESS: Final = {
+    "blindsig": "GNUnet src/util/perf_crypto_cs and perf_crypto_rsa",
+    "security-module": "Taler exchange src/util/test_helper_cs and test_helper_rsa",
+}
+"""What produced the figures, as the thesis's installation appendix names it."""
+
+
+def target_name(label: str) -> str:
+    """Our target name for a thesis table: ``tab:comp-sign-amd-ryzen-7`` -> ``thesis-amd-ryzen-7``.
+
+    ``risc64`` becomes ``riscv64`` (the architecture's name) and the
+    security module's ``full`` becomes ``security-module``.
+    """
+    suffix = label.removeprefix(TABLE_LABEL_PREFIX).lower()
+    return "thesis-" + _NAME_FIXES.get(suffix, suffix)
+
+
+def _key_value(line: str) -> tuple[str, str]:
+    """A printed Setup box line split at its first ``": "``: ``"Key: value"`` -> (key, value)."""
+    key, _, value = line.partition(": ")
+    return key, value
+
+
+def _machine(os_line: str, where: str) -> tuple[str, Arch]:
+    # uname -a ends with the machine (repeated for processor and platform).
+    for token in reversed(os_line.split()):
+        try:
+            return token, Arch.from_machine(token)
+        except ValueError:
+            continue
+    raise ReportError(f"{where}: no machine name (uname -m) in the OS line {os_line!r}")
+
+
+def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
+    """The reference result of one seed table.
+
+    Raises:
+        ReportError: an unknown scheme, operation or value, or a Setup box
+            without CPU or OS line; the message names the table.
+    """
+    where = f"{source}, {table.label}"
+    box = dict(table.box)
+    notes = [
+        "Figures as printed in the thesis, truncated to the printed digits "
+        "(e.g. '10 000 ms' carries one significant digit); each row holds one sample, "
+        "the printed value in ns, and 'printed' keeps the text. The Setup box is "
+        "carried over as printed."
+    ]
+    if "CPU" not in box or "OS" not in box:
+        raise ReportError(f"{where}: the Setup box has no CPU or OS line")
+    cpu = box["CPU"]
+    cores_printed = re.match(r"(\d+)-core\b", cpu, re.I) or re.search(r"\b(\d+)-Core\b", cpu)
+    if cores_printed is None:
+        notes.append("The Setup box prints no core count; cores = 1 is a placeholder, not a fact.")
+    elif not cpu.lower().startswith(cores_printed.group(0).lower()):
+        notes.append(f"The core count is taken from the CPU name ({cores_printed.group(0)!r}).")
+    os_line = box["OS"]
+    machine, arch = _machine(os_line, where)
+    distro, linux, kernel = os_line.partition("Linux ")
+    if "~" in kernel:
+        notes.append(
+            "The kernel version's '~' is kept from the LaTeX source (Debian's version "
+            "syntax); the thesis PDF shows it as a space."
+        )
+    printed_arch = box.get("Architecture", box.get("architecture"))
+    if printed_arch is None:
+        notes.append(
+            f"The Setup box has no Architecture line; {arch.key} comes from uname -m "
+            f"({machine}) in the OS line."
+        )
+    elif printed_arch.lower() not in {arch.key, arch.debian_arch}:
+        notes.append(
+            f"The Setup box prints the architecture as {printed_arch!r}, most likely a typo "
+            f"for {arch.key} (uname -m in the OS line: {machine})."
+        )
+    if "risc64" in table.title.lower():
+        notes.append(f"The thesis titles this section {table.title!r}; the machine is riscv64.")
+    packages: dict[str, str | None] = {}
+    for key, value in table.box:
+        if key.startswith("lib"):
+            name = re.split(r"[: ]", key, maxsplit=1)[0]
+            packages[name] = value
+            if key not in (f"{name}:{arch.debian_arch} version", f"{name} version"):
+                notes.append(f"The Setup box labels the {name} version {key!r}.")
+    sodium, gcrypt = packages.get("libsodium") or "", packages.get("libgcrypt") or ""
+    if gcrypt.startswith("1.0.") and not sodium.startswith("1.0."):
+        notes.append(
+            f"The Setup box gives libsodium {sodium} and libgcrypt {gcrypt}: the versions "
+            "look swapped (libsodium's releases are 1.0.x, libgcrypt's 1.8 and later) and "
+            "are kept as printed."
+        )
+    rows: list[Row] = []
+    for seed_row in table.rows:
+        scheme, bits = read_scheme(seed_row.scheme, where)
+        operation, ops, suite = read_operation(seed_row.operation, where)
+        try:
+            ns = printed_to_ns(seed_row.value)
+        except ValueError as exc:
+            raise ReportError(f"{where}: {exc}") from exc
+        rows.append(
+            Row(
+                suite=suite,
+                scheme=scheme,
+                key_bits=bits,
+                operation=operation,
+                ops_per_block=ops,
+                samples_ns=(ns,),
+                valid=True,
+                printed=seed_row.value,
+            )
+        )
+    unlabelled = sorted(
+        {r.scheme for r in table.rows if r.scheme.startswith("RSA") and "bit" not in r.scheme}
+    )
+    for printed in unlabelled:
+        bits = read_scheme(printed, where)[1]
+        notes.append(
+            f"Rows printed as {printed!r} (without 'bit') keep key_bits {bits} as printed; "
+            "most likely a typo for RSA 4096, the largest size of the other tables."
+            if bits == 4092
+            else f"Rows printed as {printed!r} (without 'bit') keep key_bits {bits} as printed."
+        )
+    unspaced = sorted({r.value for r in table.rows if re.search(r"\dms$", r.value)})
+    if unspaced:
+        notes.append(f"Printed without a space before 'ms' and kept so: {', '.join(unspaced)}.")
+    suites = sorted({r.suite for r in rows})
+    name = target_name(table.label)
+    return Result(
+        run_id=RUN_ID,
+        target=TargetInfo(
+            name=name,
+            arch=arch.key,
+            platform=arch.platform,
+            base=distro.strip() or "unknown",
+            profile="thesis",
+        ),
+        reference=Reference(
+            source=f"{source}, {table.label}",
+            citation=CITATION,
+            notes=" ".join(notes),
+            title=table.title,
+            table_label=table.label,
+            caption=table.caption,
+            intro=table.intro or None,
+            box=tuple(_key_value(line) for line in table.printed_box) or None,
+            placeholders=() if cores_printed else ("cores",),
+        ),
+        harness=HarnessDocument(
+            format="archbench-harness",
+            version=1,
+            harness_version="; ".join(_HARNESS[s] for s in suites),
+            started_at="unknown",
+            duration_s=0.0,
+            parameters=Parameters(
+                iterations=max(r.ops_per_block for r in rows),
+                repetitions=1,
+                rsa_bits=tuple(sorted({r.key_bits for r in rows if r.key_bits is not None})),
+            ),
+            setup=Setup(
+                cpu_model=cpu,
+                cores=int(cores_printed.group(1)) if cores_printed else 1,
+                machine=machine,
+                kernel=(linux + kernel).strip(),
+                os=distro.strip(),
+                packages=packages,
+            ),
+            rows=tuple(rows),
+        ),
+    )
+
+
+def file_name(index: int, result: Result) -> str:
+    """``thesis-01-amd-ryzen-7.json``: the number keeps the appendix's order on disk."""
+    return f"thesis-{index:02d}-{result.target.name.removeprefix('thesis-')}.json"
+
+
+def build(seed: Path) -> list[tuple[str, Result]]:
+    """(file name, result) of every table of the seed, in the appendix's order.
+
+    Raises:
+        ReportError: the seed cannot be read or parsed.
+    """
+    try:
+        text = seed.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportError(f"{seed}: cannot read the seed: {exc.strerror or exc}") from exc
+    results = [to_result(t, seed.name) for t in parse_seed(text, seed.name)]
+    return [(file_name(i, r), r) for i, r in enumerate(results, start=1)]
+
+
+def write(seed: Path, out_dir: Path) -> list[Path]:
+    """Regenerate the reference dataset from ``seed`` into ``out_dir``.
+
+    Files are written atomically as indented JSON with a final newline, so
+    a regeneration from the same seed is byte-identical.
+
+    Raises:
+        ReportError: the seed cannot be parsed or ``out_dir`` is not writable.
+    """
+    paths = []
+    for name, result in build(seed):
+        path = out_dir / name
+        try:
+            write_atomic(path, result.model_dump_json(indent=2) + "\n")
+        except OSError as exc:
+            raise ReportError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        paths.append(path)
+    return paths
+
+
+def load_reference(directory: Path = REFERENCE_DIR) -> tuple[list[Result], list[LoadFailure]]:
+    """The shipped reference results (``thesis-*.json``), in the appendix's order.
+
+    A file that does not load is returned as a :class:`LoadFailure` beside
+    the others, as :meth:`archbench.result.ResultStore.load_all` does.
+
+    Raises:
+        ReportError: ``directory`` holds no ``thesis-*.json`` (an incomplete
+            checkout).
+    """
+    paths = sorted(directory.glob("thesis-*.json"))
+    if not paths:
+        raise ReportError(
+            f"{directory}: no reference dataset (thesis-*.json); regenerate it with "
+            "'python -m archbench.upstream.reference "
+            f"tests/fixtures/thesis/{SEED_FILE} {directory}'"
+        )
+    loaded: list[Result] = []
+    failures: list[LoadFailure] = []
+    for path in paths:
+        try:
+            loaded.append(load(path))
+        except ResultsError as exc:
+            failures.append(LoadFailure(path, str(exc)))
+    return loaded, failures
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m archbench.upstream.reference SEED OUTDIR``.
+
+    Returns the exit status.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] in ("-h", "--help"):
+        print(
+            f"usage: python -m archbench.upstream.reference SEED OUTDIR\n\n{__doc__}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        for path in write(Path(args[0]), Path(args[1])):
+            print(f"wrote {path}")
+    except ArchbenchError as exc:
+        print(f"archbench.upstream.reference: {exc}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
