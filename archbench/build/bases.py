@@ -45,7 +45,7 @@ import docker.utils
 from archbench.build import cross
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.hosts import build_image, image_labels
-from archbench.inputs import grammar
+from archbench.inputs import check_mirror, check_suite
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -97,9 +97,9 @@ def debootstrap_command(base: Base, arch: Arch, rootfs: Path) -> list[str]:
     """
     assert base.suite is not None  # guaranteed by matrix validation of bootstrap bases
     try:
-        positional = [grammar.check_suite(base.suite), str(rootfs.absolute())]
+        positional = [check_suite(base.suite), str(rootfs.absolute())]
         if base.mirror:
-            positional.append(grammar.check_mirror(base.mirror))
+            positional.append(check_mirror(base.mirror))
     except ValueError as exc:
         raise BaseImageError(f"refusing to run debootstrap: {exc}") from exc
     if base.variant not in ("minbase", "buildd"):

@@ -25,7 +25,7 @@ import jinja2
 from archbench import REPO_ROOT
 from archbench.build import cross as cross_mod
 from archbench.hosts import build_image, image_labels
-from archbench.inputs import grammar
+from archbench.inputs import IMAGE_REFERENCE
 from archbench.matrix import Recipe
 from archbench.platforms import Arch
 
@@ -229,7 +229,7 @@ def image_reference(value: object) -> str:
         ValueError: anything else.
     """
     text = str(value)
-    if not (re.fullmatch(r"sha256:[0-9a-f]{64}", text) or grammar.IMAGE_REFERENCE.fullmatch(text)):
+    if not (re.fullmatch(r"sha256:[0-9a-f]{64}", text) or IMAGE_REFERENCE.fullmatch(text)):
         raise ValueError(f"refusing {text!r} as a Dockerfile FROM image")
     return text
 

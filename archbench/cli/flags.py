@@ -19,7 +19,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from archbench.errors import MatrixError
-from archbench.inputs import messages, quote
+from archbench.inputs import problem, quote
 from archbench.suites import BlindsigSuite
 
 CPUSET: Final = re.compile(r"[0-9]{1,4}(?:-[0-9]{1,4})?(?:,[0-9]{1,4}(?:-[0-9]{1,4})?)*")
@@ -168,9 +168,9 @@ def blindsig_overrides(overrides: Mapping[str, object]) -> None:
     except ValidationError as exc:
         names = {"rsa_bits": "--rsa-bits", "max_time": "--max-time"}
         problems = [
-            f"--{names.get(str(e['loc'][0]), str(e['loc'][0])).lstrip('-')}: {messages.problem(e)}"
+            f"--{names.get(str(e['loc'][0]), str(e['loc'][0])).lstrip('-')}: {problem(e)}"
             if e["loc"]
-            else messages.problem(e)
+            else problem(e)
             for e in exc.errors()
         ]
         raise MatrixError("; ".join(problems)) from None

@@ -1,10 +1,33 @@
-"""inputs."""
+"""Untrusted input: bounded reading, the grammars of matrix.yml's strings, our messages.
+
+Everything a user or a stored file hands archbench passes through here
+before it becomes a model, so that a hostile or broken file ends in one of
+archbench's errors naming the file, in bounded time and memory:
+
+* :mod:`archbench.inputs.bounded`: files read with a size cap and strict
+  UTF-8 (:func:`read_text`), YAML and JSON parsed with nesting, alias
+  expansion and duplicate keys refused (:func:`load_yaml`, :func:`load_json`),
+  values cut short in messages (:func:`quote`). Each takes the
+  :class:`~archbench.errors.ArchbenchError` subclass to raise.
+* :mod:`archbench.inputs.grammar`: the grammar of every string that reaches a
+  root shell, an argv, a Dockerfile or a file name (``check_*`` raise
+  ``ValueError``), the same as pydantic string types (:data:`PackageSpec`,
+  :data:`TargetName`, …), and :class:`Strict`, the frozen base model that
+  refuses unknown keys.
+* :mod:`archbench.inputs.messages`: pydantic's validation errors in
+  archbench's words (:func:`problem`, :func:`location`,
+  :func:`describe_problems`), and "did you mean …?" (:func:`did_you_mean`).
+
+This package is pure: it never imports ``docker``.
+"""
 
 from __future__ import annotations
 
-from archbench.inputs.bounded import load_json, quote, read_text
-from archbench.inputs.messages import did_you_mean
-from archbench.inputs.types import (
+from archbench.inputs.bounded import load_json, load_yaml, quote, read_text
+from archbench.inputs.grammar import (
+    DEBIAN_SUITE,
+    IMAGE_REFERENCE,
+    PACKAGE,
     BaseName,
     ImageRef,
     MirrorUrl,
@@ -14,9 +37,21 @@ from archbench.inputs.types import (
     SuiteName,
     TargetName,
     UpstreamVersion,
+    check_base_name,
+    check_image,
+    check_mirror,
+    check_name,
+    check_package,
+    check_suite,
+    check_tarball_url,
+    check_target_name,
 )
+from archbench.inputs.messages import describe_problems, did_you_mean, location, problem
 
 __all__ = [
+    "DEBIAN_SUITE",
+    "IMAGE_REFERENCE",
+    "PACKAGE",
     "BaseName",
     "ImageRef",
     "MirrorUrl",
@@ -26,8 +61,20 @@ __all__ = [
     "SuiteName",
     "TargetName",
     "UpstreamVersion",
+    "check_base_name",
+    "check_image",
+    "check_mirror",
+    "check_name",
+    "check_package",
+    "check_suite",
+    "check_tarball_url",
+    "check_target_name",
+    "describe_problems",
     "did_you_mean",
     "load_json",
+    "load_yaml",
+    "location",
+    "problem",
     "quote",
     "read_text",
 ]

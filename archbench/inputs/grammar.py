@@ -19,6 +19,10 @@ Sources:
 * Docker image references: distribution/reference's ``regexp.go``
   (``[host[:port]/]path[:tag][@digest]``), and tags ``[\\w][\\w.-]{0,127}``.
 
+The same grammars as pydantic string types (:data:`PackageSpec`, :data:`Name`, …)
+check each value as matrix.yml is parsed, and :class:`Strict` is the frozen base
+of every model of the matrix and of the suites' settings.
+
 This module is pure: it never imports ``docker``.
 """
 
@@ -26,7 +30,9 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from typing import Final
+from typing import Annotated, Any, Final
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, field_validator
 
 from archbench.inputs.bounded import quote
 
@@ -54,7 +60,7 @@ IMAGE_REFERENCE: Final = re.compile(
 )
 """A Docker image reference as distribution/reference's ``ReferenceRegexp`` (255-char names)."""
 
-SUITE: Final = re.compile(r"[a-z][a-z0-9.-]{0,39}")
+DEBIAN_SUITE: Final = re.compile(r"[a-z][a-z0-9.-]{0,39}")
 """A Debian/Ubuntu suite or codename: lower case, starts with a letter (never an option)."""
 UPSTREAM_VERSION: Final = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+~_-]{0,63}")
 SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
@@ -147,7 +153,7 @@ def check_suite(value: str) -> str:
     Raises:
         ValueError: anything else, notably a value starting with '-'.
     """
-    if not _ascii(value) or not SUITE.fullmatch(value):
+    if not _ascii(value) or not DEBIAN_SUITE.fullmatch(value):
         raise _bad(
             "suite",
             value,
@@ -249,3 +255,25 @@ def check_sha256(value: str) -> str:
     if not SHA256_HEX.fullmatch(value):
         raise _bad("sha256", value, "pin the tarball with its 64-digit lowercase sha256")
     return value
+
+
+PackageSpec = Annotated[StrictStr, AfterValidator(check_package)]
+Name = Annotated[StrictStr, AfterValidator(check_name)]
+BaseName = Annotated[StrictStr, AfterValidator(check_base_name)]
+TargetName = Annotated[StrictStr, AfterValidator(check_target_name)]
+SuiteName = Annotated[StrictStr, AfterValidator(check_suite)]
+MirrorUrl = Annotated[StrictStr, AfterValidator(check_mirror)]
+ImageRef = Annotated[StrictStr, AfterValidator(check_image)]
+UpstreamVersion = Annotated[StrictStr, AfterValidator(check_upstream_version)]
+
+
+class Strict(BaseModel):
+    """Frozen, and an unknown key is an error (``extra="forbid"``); YAML lists become tuples."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _lists_to_tuples(cls, value: Any) -> Any:
+        # YAML gives lists; the frozen models hold tuples.
+        return tuple(value) if isinstance(value, list) else value

@@ -109,7 +109,7 @@ def location(loc: Sequence[str | int]) -> str:
     return out or "<document>"
 
 
-def describe(exc: ValidationError, limit: int = 5) -> str:
+def describe_problems(exc: ValidationError, limit: int = 5) -> str:
     """Up to ``limit`` problems of ``exc``, ``"at 'a.b': phrase"`` each, ``; ``-separated."""
     errors = exc.errors()
     parts = [f"at '{location(e['loc'])}': {problem(e)}" for e in errors[:limit]]

@@ -3,7 +3,7 @@
 The public face of the matrix: every name here is defined in a module of its
 own concern and kept importable from ``archbench.matrix``:
 
-* :mod:`archbench.inputs.types`: the strict frozen base and grammar-checked strings;
+* :mod:`archbench.inputs.grammar`: the strict frozen base and grammar-checked strings;
 * :mod:`archbench.suites`: one module per suite's settings and the suite registry;
 * :mod:`archbench.matrix.hosts`: Docker hosts (``hosts:``);
 * :mod:`archbench.matrix.model`: bases, profiles, targets and the matrix;
@@ -20,7 +20,6 @@ from archbench.matrix.hosts import LOCAL_HOST, Host, Tls
 from archbench.matrix.load import (
     MATRIX_VERSION,
     MAX_MATRIX_BYTES,
-    UniqueKeyLoader,
     load,
     parse,
     read_matrix_text,
@@ -39,7 +38,6 @@ __all__ = [
     "Source",
     "Target",
     "Tls",
-    "UniqueKeyLoader",
     "load",
     "parse",
     "read_matrix_text",

@@ -14,8 +14,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from archbench.inputs import bounded as safe_load
-from archbench.inputs import did_you_mean, messages
+from archbench.inputs import did_you_mean, problem, quote
 from archbench.matrix.hosts import Host, Tls
 from archbench.matrix.model import Base, Matrix, Profile, Recipe, Source, Target
 from archbench.suites import REGISTRY, SUITE_NAMES
@@ -26,7 +25,7 @@ _MAX_PROBLEMS: Final = 20
 
 def _plain(key: str) -> str:
     """A key or name for a message: as is when plain, else quoted and cut short."""
-    return key if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) else safe_load.quote(key, 40)
+    return key if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", key) else quote(key, 40)
 
 
 def _key_path(loc: Sequence[str | int], data: Any) -> str:
@@ -94,11 +93,11 @@ def explain(err: ValidationError, data: Any, source: str, prefix: tuple[str, ...
             allowed = _allowed_keys(loc)
             where = _key_path(loc, data)
             lines.append(
-                f"  {where}: unknown key {safe_load.quote(key)}; allowed: {', '.join(allowed)}"
+                f"  {where}: unknown key {quote(key)}; allowed: {', '.join(allowed)}"
                 + did_you_mean(key[:100], allowed)
             )
             continue
-        msg = messages.problem(e)
+        msg = problem(e)
         lines.append(f"  {_key_path(loc, data)}: {msg}" if loc else f"  {msg}")
     if err.error_count() > _MAX_PROBLEMS:
         lines.append(f"  … and {err.error_count() - _MAX_PROBLEMS} more")

@@ -17,7 +17,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from archbench.errors import MatrixError
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import load_yaml, read_text
 from archbench.matrix.defaults import merge_defaults
 from archbench.matrix.emulated import explicit_keys
 from archbench.matrix.explain import explain
@@ -26,9 +26,6 @@ from archbench.suites import DEFAULT_SUITES, Suites
 
 MATRIX_VERSION = 1
 MAX_MATRIX_BYTES: Final = 256 * 1024
-
-UniqueKeyLoader = safe_load.BoundedLoader
-"""SafeLoader that rejects duplicate keys and bounds nesting and aliases (kept for importers)."""
 
 
 def parse(text: str, source: str = "matrix.yml") -> Matrix:
@@ -41,7 +38,7 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
         MatrixError: YAML syntax error, duplicate key, or any schema problem;
             the message names ``source``, the key path and the allowed values.
     """
-    data = safe_load.load_yaml(text, source, MatrixError)
+    data = load_yaml(text, source, MatrixError)
     if not isinstance(data, dict):
         raise MatrixError(f"{source}: expected a mapping with version, bases, profiles, targets")
     try:
@@ -73,4 +70,4 @@ def read_matrix_text(path: Path) -> str:
     Raises:
         MatrixError: unreadable, too large or not UTF-8; the message names the file.
     """
-    return safe_load.read_text(path, MatrixError, "the matrix", MAX_MATRIX_BYTES)
+    return read_text(path, MatrixError, "the matrix", MAX_MATRIX_BYTES)

@@ -33,10 +33,10 @@ from archbench.inputs import (
     SuiteName,
     TargetName,
     UpstreamVersion,
+    check_tarball_url,
     did_you_mean,
-    grammar,
+    quote,
 )
-from archbench.inputs import bounded as safe_load
 from archbench.matrix.emulated import check as check_emulated_defaults
 from archbench.matrix.hosts import LOCAL_HOST, Host
 from archbench.matrix.quota import check_cpus
@@ -82,15 +82,14 @@ class Source(Strict):
     def _pinned(self) -> Source:
         if not self.url.startswith(("https://", "http://")):
             raise ValueError(
-                f"url {safe_load.quote(self.url)}: give the http(s):// URL of the release "
+                f"url {quote(self.url)}: give the http(s):// URL of the release "
                 f"tarball of version {self.version} that the engine's image builds can reach "
                 "(archbench names no download host; a local mirror works)"
             )
-        grammar.check_tarball_url(self.url)
+        check_tarball_url(self.url)
         if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
             raise ValueError(
-                f"sha256 {safe_load.quote(self.sha256)}: pin the tarball with its 64-digit "
-                "lowercase sha256"
+                f"sha256 {quote(self.sha256)}: pin the tarball with its 64-digit lowercase sha256"
             )
         return self
 
@@ -240,7 +239,7 @@ class Matrix(Strict):
         for n in names:
             if n not in known:
                 raise MatrixError(
-                    f"no target named {safe_load.quote(n)}; targets: {', '.join(known)}"
+                    f"no target named {quote(n)}; targets: {', '.join(known)}"
                     + did_you_mean(n[:100], known)
                 )
         chosen = [

@@ -16,8 +16,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from archbench.errors import HarnessError, ResultsError
-from archbench.inputs import bounded as safe_load
-from archbench.inputs import messages
+from archbench.inputs import load_json, location, problem, quote, read_text
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
 from archbench.result.model import Result
 from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
@@ -34,12 +33,10 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
     if data.get("format") != fmt:
-        raise ValueError(
-            f"{source}: 'format' is {safe_load.quote(data.get('format'))}, expected {fmt!r}"
-        )
+        raise ValueError(f"{source}: 'format' is {quote(data.get('format'))}, expected {fmt!r}")
     if data.get("version") != version:
         raise ValueError(
-            f"{source}: {fmt} version {safe_load.quote(data.get('version'))} is not supported "
+            f"{source}: {fmt} version {quote(data.get('version'))} is not supported "
             f"(this archbench reads version {version}); {fix}"
         )
 
@@ -47,8 +44,8 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
 def _describe(err: ValidationError) -> str:
     """The first of ``err``'s problems, in our words, with its key and the problem count."""
     first = err.errors()[0]
-    path = messages.location(first["loc"])
-    return f"at '{path}': {messages.problem(first)} ({err.error_count()} problem(s) in all)"
+    path = location(first["loc"])
+    return f"at '{path}': {problem(first)} ({err.error_count()} problem(s) in all)"
 
 
 def parse_harness_output(stdout: str, source: str = "harness stdout") -> HarnessDocument:
@@ -59,7 +56,7 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
             the contract in ``harness/CONTRACT.md``.
     """
     try:
-        data = safe_load.load_json(stdout, source, HarnessError)
+        data = load_json(stdout, source, HarnessError)
         _check_header(
             data,
             HARNESS_FORMAT,
@@ -89,8 +86,8 @@ def load(path: Path) -> Result:
             archbench reads and how to proceed), or fails validation; the
             message names the file and the key.
     """
-    text = safe_load.read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
-    data = safe_load.load_json(text, str(path), ResultsError)
+    text = read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
+    data = load_json(text, str(path), ResultsError)
     try:
         data = migrate(data)
         _check_header(

@@ -13,8 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from archbench.errors import ResultsError
-from archbench.inputs import bounded as safe_load
-from archbench.inputs import messages
+from archbench.inputs import describe_problems, load_json, quote, read_text
 from archbench.result.loading import MAX_RESULT_BYTES, load
 from archbench.result.merge import merge_repeats, repeat_groups
 from archbench.result.model import MANIFEST_NAME, Metric, Result, RunManifest
@@ -50,7 +49,7 @@ class ResultStore:
         """
         check_run_id(run_id)
         if not FILE_NAME.fullmatch(target):
-            raise ResultsError(f"target name {safe_load.quote(target)} cannot be a file name")
+            raise ResultsError(f"target name {quote(target)} cannot be a file name")
         suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
         kind = "" if metric == "time" else f".{metric}"
         return inside(
@@ -94,17 +93,17 @@ class ResultStore:
             raise ResultsError(
                 f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
             )
-        text = safe_load.read_text(path, ResultsError, "the run manifest", MAX_RESULT_BYTES)
-        data = safe_load.load_json(text, str(path), ResultsError)
+        text = read_text(path, ResultsError, "the run manifest", MAX_RESULT_BYTES)
+        data = load_json(text, str(path), ResultsError)
         try:
             manifest = RunManifest.model_validate(data)
         except ValidationError as exc:
             raise ResultsError(
-                f"{path}: unreadable run manifest: {messages.describe(exc)}"
+                f"{path}: unreadable run manifest: {describe_problems(exc)}"
             ) from exc
         if manifest.run_id != run_id:
             raise ResultsError(
-                f"{path}: the manifest says run {safe_load.quote(manifest.run_id)} but lies in "
+                f"{path}: the manifest says run {quote(manifest.run_id)} but lies in "
                 f"{run_id}; it was copied or edited. Restore it, or start a new run"
             )
         return manifest
@@ -234,7 +233,7 @@ def _pooling_problem(
     """Why ``path`` must not be pooled with the files before it, or None (then it is recorded)."""
     if result.run_id != path.parent.name:
         return (
-            f"{path}: skipped: it belongs to run {safe_load.quote(result.run_id)} but lies in "
+            f"{path}: skipped: it belongs to run {quote(result.run_id)} but lies in "
             f"{path.parent.name} (a copied file); move it back or remove it"
         )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

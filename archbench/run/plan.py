@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from archbench.analysis import counting
 from archbench.archive import ArchivedImage
 from archbench.errors import MatrixError
-from archbench.inputs import messages
+from archbench.inputs import describe_problems
 from archbench.matrix import LOCAL_HOST, Base, Host, Matrix, Recipe, Target
 from archbench.matrix import emulated as emulated_defaults
 from archbench.platforms import Arch, needs_emulation
@@ -133,7 +133,7 @@ def plan(
             try:
                 blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
             except ValidationError as exc:
-                raise MatrixError(f"command-line override: {messages.describe(exc)}") from exc
+                raise MatrixError(f"command-line override: {describe_problems(exc)}") from exc
         elif overrides:
             raise MatrixError(
                 "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "

@@ -21,8 +21,7 @@ from typing import Any, Final, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from archbench.errors import MatrixError
-from archbench.inputs import Strict, did_you_mean
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import Strict, did_you_mean, quote
 from archbench.suites.base import SuiteSettings, SuiteSpec
 from archbench.suites.blindsig import SUITE as BLINDSIG
 from archbench.suites.blindsig import BlindsigSuite
@@ -105,7 +104,7 @@ class Suites(Strict):
         for name in names:
             if name not in SUITE_NAMES:
                 raise MatrixError(
-                    f"--suite: unknown suite {safe_load.quote(name)}; suites: "
+                    f"--suite: unknown suite {quote(name)}; suites: "
                     f"{', '.join(SUITE_NAMES)}" + did_you_mean(name[:100], SUITE_NAMES)
                 )
         chosen: dict[str, Any] = {}

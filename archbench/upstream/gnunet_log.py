@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from archbench.errors import ResultsError
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import quote
 from archbench.result import Operation, Row, Scheme
 from archbench.upstream.gnunet_time import Duration, parse_duration, small_int
 from archbench.upstream.taler_helper import helper_scheme_and_bits
@@ -205,7 +205,7 @@ def scan_log(
             raise ResultsError(f"{source}, line {number}: a block of 0 operations: {line!r}")
         if count > MAX_OPS:
             raise ResultsError(
-                f"{source}, line {number}: {safe_load.quote(match.group('count'))} operations "
+                f"{source}, line {number}: {quote(match.group('count'))} operations "
                 f"in one block is more than any benchmark runs (at most {MAX_OPS})"
             )
         if bits is not None and not MIN_RSA_BITS <= bits <= MAX_RSA_BITS:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import quote
 from archbench.result import MAX_NS
 
 _NS_PER_UNIT: Final[dict[str, int]] = {
@@ -83,8 +83,7 @@ def parse_duration(text: str) -> Duration:
         raise ValueError(f"{text!r} is not a GNUnet time (an integer and µs, ms, s, m, h or days)")
     if len(match.group(1)) > 19 or int(match.group(1)) * _NS_PER_UNIT[unit] > MAX_NS:
         raise ValueError(
-            f"{safe_load.quote(text.strip())} is longer than any run (at most {MAX_NS} ns, "
-            "about 292 years)"
+            f"{quote(text.strip())} is longer than any run (at most {MAX_NS} ns, about 292 years)"
         )
     value = int(match.group(1))
     if value == 0:

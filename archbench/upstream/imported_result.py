@@ -13,7 +13,7 @@ from typing import Final
 from pydantic import ValidationError
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.inputs import messages
+from archbench.inputs import describe_problems
 from archbench.platforms import Arch
 from archbench.result import (
     HarnessDocument,
@@ -84,7 +84,7 @@ def build_result(
     try:
         return _result(scans, setup, target, arch, run_id)
     except ValidationError as exc:
-        raise ResultsError(f"cannot store the import: {messages.describe(exc)}") from exc
+        raise ResultsError(f"cannot store the import: {describe_problems(exc)}") from exc
 
 
 def _result(scans: Sequence[LogScan], setup: Setup, target: str, arch: Arch, run_id: str) -> Result:

@@ -12,8 +12,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from archbench.errors import MatrixError
-from archbench.inputs import bounded as safe_load
-from archbench.inputs import did_you_mean, messages
+from archbench.inputs import did_you_mean, load_yaml, problem, read_text
 from archbench.platforms import Arch
 from archbench.result import Setup
 
@@ -50,7 +49,7 @@ def _setup_problem(err: dict[str, Any]) -> str:
         return f"  {where}: unknown key {key!r}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
-    msg = messages.problem(err)
+    msg = problem(err)
     if err["type"] == "string_type" and isinstance(err.get("input"), int | float):
         # YAML reads 0.19 and 1.10 as numbers; versions must be quoted.
         msg = msg.removesuffix(")") + ": write it in quotes)"
@@ -123,8 +122,8 @@ def load_setup(
         MatrixError: the file is unreadable, not YAML, has duplicate keys, or
             fails :func:`parse_setup`.
     """
-    text = safe_load.read_text(path, MatrixError, "the setup file", 256 * 1024)
-    data = safe_load.load_yaml(text, str(path), MatrixError)
+    text = read_text(path, MatrixError, "the setup file", 256 * 1024)
+    data = load_yaml(text, str(path), MatrixError)
     if overrides and isinstance(data, dict):
         data = {**data, **overrides}
     return parse_setup(data, str(path), arch)

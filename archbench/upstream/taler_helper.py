@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import quote
 from archbench.result import Scheme
 from archbench.upstream.gnunet_time import small_int
 
@@ -72,7 +72,7 @@ def _helper_bits(text: str, source: str, explicit: int | None) -> tuple[int, str
     name = Path(source).name
     found: dict[int, str] = {}
     for match in _KEYSIZE_SETTING.finditer(text):
-        found.setdefault(small_int(match.group(1)), f"{safe_load.quote(match.group(0))} in the log")
+        found.setdefault(small_int(match.group(1)), f"{quote(match.group(0))} in the log")
     for pattern in _NAME_BITS:
         for match in pattern.finditer(name.lower()):
             found.setdefault(int(match.group(1)), f"the file name {name!r}")

@@ -16,7 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archbench.errors import MatrixError
-from archbench.inputs import grammar
+from archbench.inputs import (
+    DEBIAN_SUITE,
+    IMAGE_REFERENCE,
+    PACKAGE,
+    check_base_name,
+    check_image,
+    check_mirror,
+    check_name,
+    check_package,
+    check_target_name,
+)
 from archbench.matrix import Matrix, parse
 
 BASE = {
@@ -34,30 +44,30 @@ SPICY = st.sampled_from([*";$`'\"\\|&<>(){}[]*?!~#%=:@/ \t\n\r\x00-+.,_", "с", 
 HOSTILE_TEXT = st.one_of(
     st.text(max_size=80),
     st.text(alphabet=st.one_of(SPICY, st.characters(max_codepoint=0x7F)), max_size=80),
-    st.from_regex(grammar.PACKAGE, fullmatch=True),
-    st.from_regex(grammar.IMAGE_REFERENCE, fullmatch=True),
-    st.from_regex(grammar.SUITE, fullmatch=True),
+    st.from_regex(PACKAGE, fullmatch=True),
+    st.from_regex(IMAGE_REFERENCE, fullmatch=True),
+    st.from_regex(DEBIAN_SUITE, fullmatch=True),
 )
 
 
 def check_grammars(m: Matrix) -> None:
     """Every string that reaches a shell, argv, Dockerfile or file name matches its grammar."""
     for name, base in m.bases.items():
-        assert grammar.check_base_name(name) == name
+        assert check_base_name(name) == name
         if base.suite is not None:
-            assert re.fullmatch(grammar.SUITE, base.suite) and not base.suite.startswith("-")
+            assert re.fullmatch(DEBIAN_SUITE, base.suite) and not base.suite.startswith("-")
         if base.mirror is not None:
-            grammar.check_mirror(base.mirror)
+            check_mirror(base.mirror)
         if base.image is not None:
-            assert grammar.IMAGE_REFERENCE.fullmatch(base.image)
+            assert IMAGE_REFERENCE.fullmatch(base.image)
     for name, profile in m.profiles.items():
-        grammar.check_name(name)
+        check_name(name)
         for package in profile.packages:
-            assert grammar.PACKAGE.fullmatch(package) and package.isascii()
+            assert PACKAGE.fullmatch(package) and package.isascii()
     for t in m.targets:
-        grammar.check_target_name(t.name)
-        grammar.check_name(t.profile)
-        grammar.check_base_name(t.base)
+        check_target_name(t.name)
+        check_name(t.profile)
+        check_base_name(t.base)
 
 
 def _with(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
@@ -166,17 +176,17 @@ def test_any_text_gives_a_matrix_or_our_error(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(value=st.from_regex(grammar.PACKAGE, fullmatch=True))
+@given(value=st.from_regex(PACKAGE, fullmatch=True))
 def test_package_grammar_accepts_what_it_describes(value: str) -> None:
     if len(value) <= 200 and value.isascii():
-        assert grammar.check_package(value) == value
+        assert check_package(value) == value
 
 
 @settings(max_examples=100, deadline=None)
-@given(value=st.from_regex(grammar.IMAGE_REFERENCE, fullmatch=True))
+@given(value=st.from_regex(IMAGE_REFERENCE, fullmatch=True))
 def test_image_references_are_single_tokens(value: str) -> None:
     try:
-        grammar.check_image(value)
+        check_image(value)
     except ValueError:
         return
     assert not value.startswith("-") and not any(c.isspace() for c in value)
