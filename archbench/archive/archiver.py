@@ -27,7 +27,6 @@ import docker
 import docker.errors
 
 from archbench import __version__
-from archbench import matrix as matrix_mod
 from archbench import report as reports
 from archbench.archive import format as archive
 from archbench.archive import tar as archive_tar
@@ -41,6 +40,7 @@ from archbench.archive.format import (
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.hosts import engine
+from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
 from archbench.report import export
 from archbench.report import gnunet_perf as gnunet_perf_tables
@@ -74,12 +74,12 @@ class ArchiveSummary:
 
 def _connect_for(run: RunManifest) -> Callable[[str], docker.DockerClient]:
     """Clients to the engines of the run's matrix, by host name, opened once each."""
-    m = matrix_mod.parse(run.matrix_text, f"{run.matrix_file} (as of run {run.run_id})")
+    m = parse(run.matrix_text, f"{run.matrix_file} (as of run {run.run_id})")
     clients: dict[str, docker.DockerClient] = {}
 
     def connect(name: str) -> docker.DockerClient:
         if name not in clients:
-            if name != matrix_mod.LOCAL_HOST and name not in m.hosts:
+            if name != LOCAL_HOST and name not in m.hosts:
                 raise ArchiveError(
                     f"run {run.run_id}: its results name host {name!r}, "
                     "which its matrix does not define"
@@ -350,11 +350,11 @@ def check_image(client: docker.DockerClient, entry: ImageEntry) -> str:
 
 
 def local_targets(
-    m: matrix_mod.Matrix,
+    m: Matrix,
     manifest: ArchiveManifest,
     names: Sequence[str] = (),
     archs: Sequence[Arch] = (),
-) -> list[matrix_mod.Target]:
+) -> list[Target]:
     """The archived targets to rerun (all, or those ``names``/``archs`` select), on this engine.
 
     A rerun runs every target on the engine of the environment: the hosts of
@@ -370,12 +370,10 @@ def local_targets(
         raise MatrixError(
             f"--target/--arch select none of the archived targets: {', '.join(archived)}"
         )
-    return [t.model_copy(update={"host": matrix_mod.LOCAL_HOST}) for t in chosen]
+    return [t.model_copy(update={"host": LOCAL_HOST}) for t in chosen]
 
 
-def resume_targets(
-    run: RunManifest, arc: VerifiedArchive | None, m: matrix_mod.Matrix
-) -> list[matrix_mod.Target]:
+def resume_targets(run: RunManifest, arc: VerifiedArchive | None, m: Matrix) -> list[Target]:
     """The targets of ``--resume`` of a ``--from-archive`` run, checked against the archive.
 
     Raises:

@@ -16,7 +16,6 @@ from typing import Any
 
 import docker.errors
 
-from archbench import matrix as matrix_mod
 from archbench import report as reports
 from archbench.analysis import counting
 from archbench.archive import archiver
@@ -25,9 +24,14 @@ from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import Interrupted, MatrixError, TargetsFailed
 from archbench.hosts import engine
-from archbench.matrix import LOCAL_HOST
-from archbench.matrix import emulated as emulated_defaults
-from archbench.matrix import quota as cpu_quota
+from archbench.matrix import (
+    LOCAL_HOST,
+    check_cpus_fit,
+    describe_emulated_changes,
+    parse,
+    parse_cpus,
+    read_matrix_text,
+)
 from archbench.report import instructions as instructions_tables
 from archbench.result import (
     ResultStore,
@@ -70,7 +74,7 @@ def check_quotas(
         except (docker.errors.DockerException, OSError, ValueError, TypeError):
             ncpu = 0  # unknown: the engine itself refuses at run time
         where = "--cpus" if cpus is not None else f"target {p.name} (matrix.yml)"
-        cpu_quota.check_cpus_fit(p.cpus, ncpu, f"{where} on host {p.host_name}")
+        check_cpus_fit(p.cpus, ncpu, f"{where} on host {p.host_name}")
 
 
 def run_pipeline(
@@ -112,7 +116,7 @@ def run_pipeline(
     arc = archiver.open_archive(Path(from_archive), Path(s.work)) if from_archive else None
     if arc is not None and not resume:
         archived = archiver.run_manifest(arc)
-        m = matrix_mod.parse(archived.matrix_text, f"matrix.yml of archive {arc.root}")
+        m = parse(archived.matrix_text, f"matrix.yml of archive {arc.root}")
         chosen = archiver.local_targets(
             m, arc.manifest, options.split(target, "--target"), options.archs(arch)
         )
@@ -137,7 +141,7 @@ def run_pipeline(
     elif resume:
         check_run_id(resume, "--resume")
         manifest = store.load_manifest(resume)
-        m = matrix_mod.parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
+        m = parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
         if manifest.archive is not None or arc is not None:
             chosen = archiver.resume_targets(manifest, arc, m)
@@ -147,13 +151,13 @@ def run_pipeline(
         flags.blindsig_overrides(overrides)
         repeat = flags.integer(f"{where} repeat", manifest.repeat, 1, 100)
         cpuset = flags.cpuset(f"{where} cpuset", manifest.cpuset)
-        cpus = cpu_quota.parse_cpus(f"{where} cpus", manifest.cpus)
+        cpus = parse_cpus(f"{where} cpus", manifest.cpus)
         suites = manifest.suites
         metrics = manifest.metrics
     else:
         path = Path(matrix or s.matrix)
-        matrix_text = matrix_mod.read_matrix_text(path)
-        m = matrix_mod.parse(matrix_text, str(path))
+        matrix_text = read_matrix_text(path)
+        m = parse(matrix_text, str(path))
         chosen = m.select(options.split(target, "--target"), options.archs(arch))
         manifest = RunManifest(
             run_id=new_run_id(),
@@ -213,7 +217,7 @@ def run_pipeline(
             if p.emulated_settings:
                 reporter.console.print(
                     f"{p.name}: emulated_defaults of the matrix set "
-                    f"{emulated_defaults.describe(p.emulated_settings)} "
+                    f"{describe_emulated_changes(p.emulated_settings)} "
                     "(a target's own settings or --rsa-bits etc. override them)",
                     markup=False,
                     soft_wrap=True,
@@ -280,7 +284,7 @@ def bench(
     # Every flag is checked before the matrix is read or an engine is called.
     overrides = options.overrides(iterations, repetitions, rsa_bits, warmup, max_time, ci_target)
     options.split(target, "--target"), options.archs(arch)
-    quota = cpu_quota.parse_cpus("--cpus", cpus)
+    quota = parse_cpus("--cpus", cpus)
     store, run_id, outcomes = run_pipeline(
         s,
         arch,

@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archbench import matrix as matrix_mod
 from archbench.build import bases
 from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
 from archbench.hosts import emulation, engine
-from archbench.matrix import LOCAL_HOST
+from archbench.matrix import LOCAL_HOST, load
 from archbench.platforms import Arch
 from archbench.run import containers as run
 
@@ -34,7 +33,7 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
     """
     native = Arch.native()
     archs = options.archs(arch)
-    m = matrix_mod.load(Path(matrix or s.matrix))
+    m = load(Path(matrix or s.matrix))
     if not archs:
         archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if fix:
@@ -84,7 +83,7 @@ def clean(s: Settings, *, matrix: str, host: str | None) -> None:
         MatrixError: an unknown host name or a bad matrix.
         EngineError: some hosts could not be reached (the others were cleaned).
     """
-    m = matrix_mod.load(Path(matrix or s.matrix))
+    m = load(Path(matrix or s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
     chosen = options.split(host, "--host") or names
@@ -119,7 +118,7 @@ def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str)
     Raises:
         MatrixError: a bad selection or matrix.
     """
-    m = matrix_mod.load(Path(matrix or s.matrix))
+    m = load(Path(matrix or s.matrix))
     include = []
     for t in m.select(options.split(target, "--target"), options.archs(arch)):
         runner = RUNNERS.get(t.arch)

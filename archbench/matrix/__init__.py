@@ -1,35 +1,58 @@
-"""matrix.yml: the hardware matrix, parsed once and strictly into frozen models.
+"""matrix.yml, the hardware matrix: read once, at the edge, into frozen models.
 
-The public face of the matrix: every name here is defined in a module of its
-own concern and kept importable from ``archbench.matrix``:
+The first stage of the pipeline. :func:`load` (a file) or :func:`parse`
+(text) return a :class:`Matrix` whose every value has been checked: its
+targets (an architecture, a base, a dependency profile, a Docker host, a CPU
+quota and the suites to run), its bases, profiles and hosts, and the suite
+settings of ``defaults:`` and ``emulated_defaults:``. Anything wrong raises one
+:class:`~archbench.errors.MatrixError` that lists every problem by key path,
+before anything is built.
 
-* :mod:`archbench.inputs.grammar`: the strict frozen base and grammar-checked strings;
-* :mod:`archbench.suites`: one module per suite's settings and the suite registry;
-* :mod:`archbench.matrix.hosts`: Docker hosts (``hosts:``);
-* :mod:`archbench.matrix.model`: bases, profiles, targets and the matrix;
-* :mod:`archbench.matrix.defaults`: ``defaults:`` merged into each target's suites;
-* :mod:`archbench.matrix.explain`: validation errors as messages with key paths;
-* :mod:`archbench.matrix.load`: reading and parsing a file (:func:`load`, :func:`parse`).
+* :mod:`archbench.matrix.model`: the models (:class:`Host`, :class:`Base`,
+  :class:`Profile`, :class:`Recipe`, :class:`Target`, :class:`Matrix`) and the
+  CPU quota (:func:`check_cpus`, ``--cpus`` by :func:`parse_cpus`, Docker's
+  ``NanoCpus`` by :func:`nano_cpus`);
+* :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
+  ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
+  emulated targets (:func:`apply_emulated_defaults`);
+* :mod:`archbench.matrix.load`: reading (bounded, strict YAML through
+  :mod:`archbench.inputs`), validating, and explaining validation errors.
 
-This module is pure: it never imports ``docker``.
+A suite's settings are not defined here: they are :mod:`archbench.suites`'
+models, and no module of this package names one, so adding a suite leaves
+this package untouched.
+
+This package is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
-from archbench.matrix.hosts import LOCAL_HOST, Host, Tls
-from archbench.matrix.load import (
-    MATRIX_VERSION,
-    MAX_MATRIX_BYTES,
-    load,
-    parse,
-    read_matrix_text,
+from archbench.matrix.defaults import apply_emulated_defaults, describe_emulated_changes
+from archbench.matrix.load import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
+from archbench.matrix.model import (
+    LOCAL_HOST,
+    MAX_CPUS,
+    MIN_CPUS,
+    Base,
+    Host,
+    Matrix,
+    Profile,
+    Recipe,
+    Source,
+    Target,
+    Tls,
+    check_cpus,
+    check_cpus_fit,
+    nano_cpus,
+    parse_cpus,
 )
-from archbench.matrix.model import Base, Matrix, Profile, Recipe, Source, Target
 
 __all__ = [
     "LOCAL_HOST",
     "MATRIX_VERSION",
+    "MAX_CPUS",
     "MAX_MATRIX_BYTES",
+    "MIN_CPUS",
     "Base",
     "Host",
     "Matrix",
@@ -38,7 +61,13 @@ __all__ = [
     "Source",
     "Target",
     "Tls",
+    "apply_emulated_defaults",
+    "check_cpus",
+    "check_cpus_fit",
+    "describe_emulated_changes",
     "load",
+    "nano_cpus",
     "parse",
+    "parse_cpus",
     "read_matrix_text",
 ]

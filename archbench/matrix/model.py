@@ -1,22 +1,39 @@
-"""The models of matrix.yml: bases, profiles and their recipes, targets, and the matrix itself.
+"""The models of matrix.yml: hosts, bases, profiles and their recipes, targets, the matrix.
 
-The suites' settings are in :mod:`archbench.suites`, the hosts in
-:mod:`archbench.matrix.hosts`; :mod:`archbench.matrix.load` reads a file into
-these models. A :class:`Matrix` checks what refers to what (a target's base,
-profile and host) and that target names are unique.
+A :class:`Matrix` checks what refers to what (a target's base, profile and
+host) and that target names are unique. The suites' settings it holds are the
+models of :mod:`archbench.suites`, filled from ``defaults:`` by
+:mod:`archbench.matrix.defaults`; :mod:`archbench.matrix.load` reads a file into
+these models. Every model is frozen and refuses unknown keys
+(:class:`~archbench.inputs.Strict`).
+
+Hosts (``hosts:``) say where targets build and run and how to reach them;
+:mod:`archbench.hosts.engine` connects.
+
+A CPU quota (``cpus: 0.5``, ``invoke bench --cpus 0.5``) is Docker's ``--cpus``,
+given to the engine as ``NanoCpus`` (the docker SDK's ``nano_cpus``): the
+container's cgroup may use ``cpus`` CPU-seconds per second of wall time,
+enforced by the CFS bandwidth controller (cgroup v2 ``cpu.max`` reads
+``<cpus × 100000> 100000``). It is what the A/B test of issue 12 halves: the
+same image under half the quota must come out slower on every row that allows
+a verdict (``benchmarks/compare_aa_ab.py``). Every value is checked here
+(:func:`check_cpus`) before it reaches the engine.
 
 This module is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Final, Literal
 
 from pydantic import (
     Field,
     PrivateAttr,
     StrictBool,
+    StrictInt,
     StrictStr,
     field_validator,
     model_validator,
@@ -37,11 +54,152 @@ from archbench.inputs import (
     did_you_mean,
     quote,
 )
-from archbench.matrix.emulated import check as check_emulated_defaults
-from archbench.matrix.hosts import LOCAL_HOST, Host
-from archbench.matrix.quota import check_cpus
+from archbench.matrix.defaults import check_emulated_defaults
 from archbench.platforms import Arch
 from archbench.suites import DEFAULT_SUITES, Suites
+
+# ---------------------------------------------------------------- CPU quota
+
+MIN_CPUS: Final = 0.01
+"""Docker's smallest quota (``NanoCpus`` 10^7)."""
+MAX_CPUS: Final = 1024.0
+"""More than any engine here has; the engine's own CPU count is checked at run time."""
+NANO: Final = 1_000_000_000
+
+
+def check_cpus(where: str, value: object) -> float:
+    """``value`` (text, int or float) as a CPU quota from :data:`MIN_CPUS` to :data:`MAX_CPUS`.
+
+    Args:
+        where: the flag or matrix key, for the message (``--cpus``, ``targets[0].cpus``).
+
+    Raises:
+        MatrixError: a bool, not a number, not finite, or out of range.
+    """
+    if isinstance(value, bool):
+        raise MatrixError(f"{where}: expected a number of CPUs such as 0.5, got {value!r}")
+    try:
+        cpus = float(value) if isinstance(value, int | float) else float(str(value).strip())
+    except (ValueError, OverflowError):
+        cpus = math.nan
+    if not math.isfinite(cpus):
+        raise MatrixError(
+            f"{where}: {quote(str(value))} is not a number of CPUs; give one such as 0.5 or 1"
+        )
+    if not MIN_CPUS <= cpus <= MAX_CPUS:
+        raise MatrixError(
+            f"{where}: {cpus:g} CPUs is out of range; give {MIN_CPUS:g} to {MAX_CPUS:g} "
+            "(Docker's --cpus)"
+        )
+    return cpus
+
+
+def parse_cpus(flag: str, value: object | None) -> float | None:
+    """The ``--cpus`` flag: None when absent, else :func:`check_cpus`.
+
+    Raises:
+        MatrixError: see :func:`check_cpus`.
+    """
+    return None if value is None else check_cpus(flag, value)
+
+
+def nano_cpus(cpus: float) -> int:
+    """Docker's ``NanoCpus`` for a quota of ``cpus`` CPUs (10^9 per CPU, rounded)."""
+    return round(cpus * NANO)
+
+
+def check_cpus_fit(cpus: float, ncpu: int, where: str) -> None:
+    """Refuse a quota above the engine's CPU count (``ncpu``: Docker's NCPU; <= 0 unknown).
+
+    The engine refuses it too, but only when the container is created, after building.
+
+    Raises:
+        MatrixError: ``cpus`` > ``ncpu``.
+    """
+    if ncpu > 0 and cpus > ncpu:
+        raise MatrixError(
+            f"{where}: a quota of {cpus:g} CPUs is more than the engine's {ncpu} CPU(s); "
+            f"give at most {ncpu}"
+        )
+
+
+# ---------------------------------------------------------------- hosts
+
+
+class Tls(Strict):
+    """TLS client settings for a ``tcp://`` Docker host (paths to PEM files)."""
+
+    ca_cert: StrictStr | None = None
+    client_cert: StrictStr | None = None
+    client_key: StrictStr | None = None
+    verify: StrictBool = True
+
+    @model_validator(mode="after")
+    def _pair(self) -> Tls:
+        if (self.client_cert is None) != (self.client_key is None):
+            raise ValueError("'client_cert' and 'client_key' go together")
+        for key in ("ca_cert", "client_cert", "client_key"):
+            path = getattr(self, key)
+            if path is not None and not Path(path).expanduser().is_file():
+                raise ValueError(f"{key}: no such file {path!r}")
+        return self
+
+
+class Host(Strict):
+    """A Docker engine that targets can build and run on.
+
+    Exactly one of ``url`` (``unix://…``, ``tcp://host:port``, ``ssh://user@host``)
+    and ``context`` (a ``docker context`` name) is given. ``max_parallel_runs``
+    is how many benchmark containers may run on it at once (1: runs never
+    overlap, since two benchmarks on one CPU corrupt each other's numbers).
+    ``build_network`` is the network image builds use (``host`` for engines
+    started without a bridge). Credentials never go into URLs: use ssh keys
+    or TLS certificates.
+    """
+
+    url: StrictStr | None = None
+    context: StrictStr | None = None
+    tls: Tls | None = None
+    max_parallel_runs: StrictInt = Field(default=1, ge=1, le=64)
+    build_network: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _endpoint(self) -> Host:
+        if (self.url is None) == (self.context is None):
+            raise ValueError("give exactly one of 'url' and 'context'")
+        if self.url is not None:
+            scheme, sep, rest = self.url.partition("://")
+            if not sep or scheme not in ("unix", "tcp", "ssh"):
+                raise ValueError(
+                    f"url {self.url!r}: use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
+                )
+            userinfo = rest.split("/", 1)[0].rpartition("@")[0]
+            if ":" in userinfo:
+                raise ValueError(
+                    "url: a password must not be written into matrix.yml (it would end up "
+                    "in logs); use an ssh key (ssh-agent) or TLS certificates"
+                )
+            if scheme == "tcp" and ":" not in rest:
+                raise ValueError(f"url {self.url!r}: tcp:// needs a port (2375, or 2376 with TLS)")
+        if self.tls is not None and not (self.url or "").startswith("tcp://"):
+            raise ValueError("'tls' applies to tcp:// hosts only")
+        return self
+
+    @property
+    def display(self) -> str:
+        """The endpoint without user names, safe for logs and results files."""
+        if self.context is not None:
+            return f"context {self.context}"
+        assert self.url is not None
+        scheme, _, rest = self.url.partition("://")
+        return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+LOCAL_HOST = "local"
+"""Name of the implicit host: the engine of the environment (``DOCKER_HOST`` or the socket)."""
+
+
+# ---------------------------------------------------------------- bases, profiles, targets
 
 
 class Base(Strict):
@@ -132,7 +290,7 @@ class Target(Strict):
     """CPUs the benchmark container is pinned to (Docker's cpuset, e.g. ``"1"`` or ``"0-1"``)."""
     cpus: float | None = None
     """CPU quota of the benchmark container (Docker's ``--cpus``, 0.01-1024), None: no quota
-    (:mod:`archbench.matrix.quota`)."""
+    (:func:`check_cpus`)."""
     host: Name = LOCAL_HOST
     """A key of ``hosts``, or ``local`` for the engine of the environment."""
     suites: Suites = DEFAULT_SUITES
@@ -176,7 +334,7 @@ class Matrix(Strict):
     defaults: Suites = DEFAULT_SUITES
     emulated_defaults: Suites | None = None
     """Settings for targets that run emulated, over ``defaults``, under a target's own keys
-    (:mod:`archbench.matrix.emulated`)."""
+    (:mod:`archbench.matrix.defaults`)."""
     bases: dict[BaseName, Base] = Field(min_length=1)
     profiles: dict[Name, Profile] = Field(min_length=1)
     hosts: dict[Name, Host] = Field(default_factory=dict)

@@ -22,7 +22,7 @@ import requests.exceptions
 from docker.models.containers import Container
 
 from archbench.errors import EmulationError, EngineError, HarnessError, Interrupted
-from archbench.matrix import quota as cpu_quota
+from archbench.matrix import check_cpus, nano_cpus
 from archbench.platforms import Arch
 from archbench.result import HarnessDocument, parse_harness_output
 from archbench.suites import BlindsigSuite, Suites
@@ -184,7 +184,7 @@ class BenchContainer(contextlib.AbstractContextManager["BenchContainer"]):
         if self.cpuset:
             kwargs["cpuset_cpus"] = self.cpuset
         if self.cpus is not None:
-            kwargs["nano_cpus"] = cpu_quota.nano_cpus(cpu_quota.check_cpus("cpus", self.cpus))
+            kwargs["nano_cpus"] = nano_cpus(check_cpus("cpus", self.cpus))
         try:
             with self.gate.admit() if self.gate is not None else contextlib.nullcontext():
                 self.container = self.client.containers.create(self.image, **kwargs)

@@ -17,8 +17,15 @@ from archbench.analysis import counting
 from archbench.archive import ArchivedImage
 from archbench.errors import MatrixError
 from archbench.inputs import describe_problems
-from archbench.matrix import LOCAL_HOST, Base, Host, Matrix, Recipe, Target
-from archbench.matrix import emulated as emulated_defaults
+from archbench.matrix import (
+    LOCAL_HOST,
+    Base,
+    Host,
+    Matrix,
+    Recipe,
+    Target,
+    apply_emulated_defaults,
+)
 from archbench.platforms import Arch, needs_emulation
 from archbench.suites import BlindsigSuite, Suites
 
@@ -119,7 +126,7 @@ def plan(
         chosen = t.suites.only(suites) if suites else t.suites
         adjusted: dict[str, dict[str, object]] = {}
         if emulated:
-            chosen, adjusted = emulated_defaults.apply(
+            chosen, adjusted = apply_emulated_defaults(
                 chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
             )
         enabled = chosen.enabled()
@@ -148,7 +155,7 @@ def plan(
         if not emulated and "instructions" in (metrics or matrix.metrics):
             keep = dict(matrix.explicit_suite_keys(t.name))
             keep["blindsig"] = keep.get("blindsig", frozenset()) | frozenset(overrides or {})
-            count_suites, _ = emulated_defaults.apply(chosen, matrix.emulated_defaults, keep)
+            count_suites, _ = apply_emulated_defaults(chosen, matrix.emulated_defaults, keep)
         plans.append(
             TargetPlan(
                 target=t,

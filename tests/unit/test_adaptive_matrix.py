@@ -9,8 +9,7 @@ from pydantic import ValidationError
 
 from archbench.cli import flags, options
 from archbench.errors import MatrixError
-from archbench.matrix import load, parse
-from archbench.matrix.emulated import describe
+from archbench.matrix import describe_emulated_changes, load, parse
 from archbench.platforms import Arch
 from archbench.run.containers import harness_command
 from archbench.run.execute import plan
@@ -110,7 +109,9 @@ targets:
     plans = {p.name: p for p in plan(m, m.targets, {"local": Arch.AMD64})}
     got = {name: p.suites.blindsig.ci_target for name, p in plans.items() if p.suites.blindsig}
     assert got == {"native": 0.05, "emulated": None, "own": 0.03}
-    assert describe(plans["emulated"].emulated_settings) == "blindsig ci_target None"
+    assert (
+        describe_emulated_changes(plans["emulated"].emulated_settings) == "blindsig ci_target None"
+    )
     # A null where a number belongs is still checked: emulated_defaults is validated.
     with pytest.raises(MatrixError, match=r"emulated_defaults\.blindsig\.ci_target"):
         parse(text.replace("ci_target: null", "ci_target: 2"))

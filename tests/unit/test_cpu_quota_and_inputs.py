@@ -20,8 +20,7 @@ from archbench.analysis.overhead import (
     samples_for_half_width,
 )
 from archbench.errors import MatrixError
-from archbench.matrix import parse
-from archbench.matrix import quota as cpu_quota
+from archbench.matrix import check_cpus, check_cpus_fit, nano_cpus, parse, parse_cpus
 from archbench.platforms import Arch
 from archbench.report import measurement, render_markdown, render_markdown_table
 from archbench.result import Parameters, Result
@@ -42,9 +41,9 @@ def _matrix_with(line: str) -> str:
 
 @given(st.floats(min_value=0.01, max_value=1024.0, allow_nan=False))
 def test_every_quota_in_range_is_taken_as_given(cpus: float) -> None:
-    assert cpu_quota.check_cpus("--cpus", cpus) == cpus
-    assert cpu_quota.check_cpus("--cpus", repr(cpus)) == cpus
-    assert cpu_quota.nano_cpus(cpus) == round(cpus * 1_000_000_000)
+    assert check_cpus("--cpus", cpus) == cpus
+    assert check_cpus("--cpus", repr(cpus)) == cpus
+    assert nano_cpus(cpus) == round(cpus * 1_000_000_000)
 
 
 @given(
@@ -57,7 +56,7 @@ def test_every_quota_in_range_is_taken_as_given(cpus: float) -> None:
 )
 def test_anything_else_is_refused_with_our_error(value: object) -> None:
     with pytest.raises(MatrixError, match=r"^--cpus: "):
-        cpu_quota.check_cpus("--cpus", value)
+        check_cpus("--cpus", value)
 
 
 def _is_quota_text(text: str) -> bool:
@@ -70,14 +69,14 @@ def _is_quota_text(text: str) -> bool:
 
 def test_quota_messages_name_the_range_and_the_engine() -> None:
     with pytest.raises(MatrixError, match=r"--cpus: 0 CPUs is out of range; give 0.01 to 1024"):
-        cpu_quota.check_cpus("--cpus", "0")
+        check_cpus("--cpus", "0")
     with pytest.raises(MatrixError, match=r"'half' is not a number of CPUs"):
-        cpu_quota.check_cpus("--cpus", "half")
+        check_cpus("--cpus", "half")
     with pytest.raises(MatrixError, match=r"3 CPUs is more than the engine's 2 CPU\(s\)"):
-        cpu_quota.check_cpus_fit(3.0, 2, "--cpus")
-    cpu_quota.check_cpus_fit(2.0, 2, "--cpus")
-    cpu_quota.check_cpus_fit(64.0, 0, "--cpus")  # unknown count: left to the engine
-    assert cpu_quota.parse_cpus("--cpus", None) is None
+        check_cpus_fit(3.0, 2, "--cpus")
+    check_cpus_fit(2.0, 2, "--cpus")
+    check_cpus_fit(64.0, 0, "--cpus")  # unknown count: left to the engine
+    assert parse_cpus("--cpus", None) is None
 
 
 def test_matrix_key_cpus_reaches_the_plan_and_the_flag_wins() -> None:

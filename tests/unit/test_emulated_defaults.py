@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from archbench.errors import MatrixError
-from archbench.matrix import load, parse
-from archbench.matrix.emulated import describe
+from archbench.matrix import describe_emulated_changes, load, parse
 from archbench.platforms import Arch
 from archbench.run.execute import TargetPlan, plan
 from archbench.suites import BlindsigSuite, RsaLargeSuite
@@ -65,7 +64,9 @@ def test_emulated_targets_get_the_layer_native_ones_do_not() -> None:
     assert _blindsig(emulated).rsa_bits == (1024, 2048)
     assert _blindsig(emulated).repetitions == 3
     assert emulated.emulated_settings == {"blindsig": {"repetitions": 3, "rsa_bits": [1024, 2048]}}
-    assert describe(emulated.emulated_settings) == ("blindsig repetitions 3, rsa_bits [1024, 2048]")
+    assert describe_emulated_changes(emulated.emulated_settings) == (
+        "blindsig repetitions 3, rsa_bits [1024, 2048]"
+    )
     # A disabled suite stays disabled: the layer adjusts, never enables.
     assert emulated.suites.rsa_large is None
 
