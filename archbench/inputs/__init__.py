@@ -6,24 +6,24 @@ archbench's errors naming the file, in bounded time and memory:
 
 * :mod:`archbench.inputs.bounded`: files read with a size cap and strict
   UTF-8 (:func:`read_text`), YAML and JSON parsed with nesting, alias
-  expansion and duplicate keys refused (:func:`load_yaml`, :func:`load_json`),
-  values cut short in messages (:func:`quote`). Each takes the
-  :class:`~archbench.errors.ArchbenchError` subclass to raise.
+  expansion and duplicate keys refused (:func:`load_yaml`, :func:`load_json`).
+  Each takes the :class:`~archbench.errors.ArchbenchError` subclass to raise.
 * :mod:`archbench.inputs.grammar`: the grammar of every string that reaches a
   root shell, an argv, a Dockerfile or a file name (``check_*`` raise
   ``ValueError``), the same as pydantic string types (:data:`PackageSpec`,
   :data:`TargetName`, …), and :class:`Strict`, the frozen base model that
   refuses unknown keys.
-* :mod:`archbench.inputs.messages`: pydantic's validation errors in
-  archbench's words (:func:`problem`, :func:`location`,
-  :func:`describe_problems`), and "did you mean …?" (:func:`did_you_mean`).
+* :mod:`archbench.inputs.messages`: untrusted values quoted short
+  (:func:`quote`), pydantic's validation errors in archbench's words
+  (:func:`problem`, :func:`location`, :func:`describe_problems`), and
+  "did you mean …?" (:func:`did_you_mean`).
 
 This package is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
-from archbench.inputs.bounded import load_json, load_yaml, quote, read_text
+from archbench.inputs.bounded import load_json, load_yaml, read_text
 from archbench.inputs.grammar import (
     DEBIAN_SUITE,
     IMAGE_REFERENCE,
@@ -46,7 +46,7 @@ from archbench.inputs.grammar import (
     check_tarball_url,
     check_target_name,
 )
-from archbench.inputs.messages import describe_problems, did_you_mean, location, problem
+from archbench.inputs.messages import describe_problems, did_you_mean, location, problem, quote
 
 __all__ = [
     "DEBIAN_SUITE",

@@ -14,7 +14,7 @@ ends in one of our errors naming the file, in bounded time and memory:
   a validator walks or prints it);
 * JSON nesting is measured by a linear scan before ``json.loads``; ``NaN``
   and ``Infinity`` are refused;
-* values quoted in messages are cut by :func:`quote`.
+* values quoted in messages are cut by :func:`~archbench.inputs.messages.quote`.
 
 This module is pure: it never imports ``docker``.
 """
@@ -29,6 +29,7 @@ from typing import Any, Final
 import yaml
 
 from archbench.errors import ArchbenchError
+from archbench.inputs.messages import quote
 
 MAX_BYTES: Final = 64 * 1024 * 1024
 """Default cap on a file's size (results files with raw tool logs reach a few MB)."""
@@ -36,21 +37,6 @@ MAX_DEPTH: Final = 64
 """Deepest nesting of mappings/sequences accepted (matrix.yml needs 6)."""
 MAX_NODES: Final = 20_000
 """Most YAML nodes accepted, aliases counted once per use (matrix.yml has ~300)."""
-QUOTE_LIMIT: Final = 80
-
-
-def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
-    """``repr(value)`` cut to about ``limit`` characters (``'aaaa…' (5000 chars)``).
-
-    Never formats more than ``limit`` characters of a string, so quoting a
-    multi-megabyte value in an error costs nothing.
-    """
-    if isinstance(value, str | bytes) and len(value) > limit:
-        return f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
-    if isinstance(value, dict | list | tuple | set):
-        return f"a {type(value).__name__} of {len(value)} item(s)"
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def read_bytes(

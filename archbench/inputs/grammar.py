@@ -34,7 +34,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StrictStr, field_validator
 
-from archbench.inputs.bounded import quote
+from archbench.inputs.messages import quote
 
 MAX_NAME: Final = 64
 

@@ -1,10 +1,11 @@
-"""Pydantic's validation errors said in archbench's words (no links, no raw dumps).
+"""Untrusted values and pydantic's validation errors said in archbench's words.
 
+:func:`quote` cuts any value quoted in a message to a few dozen characters,
+so a multi-megabyte string in a hostile file costs nothing to report.
 Pydantic's ``str(ValidationError)`` carries links to errors.pydantic.dev and
 the whole offending input; :func:`problem` turns one error into a short
 phrase ("must be a whole number (got 'abc', a str)") with the input cut by
-:func:`archbench.inputs.bounded.quote`. Every place a ValidationError can reach a
-user goes through here.
+:func:`quote`. Every place a ValidationError can reach a user goes through here.
 
 This module is pure: it never imports ``docker``.
 """
@@ -17,7 +18,22 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from archbench.inputs.bounded import quote
+QUOTE_LIMIT: Final = 80
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` cut to about ``limit`` characters (``'aaaa…' (5000 chars)``).
+
+    Never formats more than ``limit`` characters of a string, so quoting a
+    multi-megabyte value in an error costs nothing.
+    """
+    if isinstance(value, str | bytes) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
+    if isinstance(value, dict | list | tuple | set):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
 
 _PLAIN: Final[dict[str, str]] = {
     "missing": "required key missing",
