@@ -42,8 +42,8 @@ from archbench.result import (
     row_key,
     scheme_label,
     sort_key,
-    suite_title,
 )
+from archbench.suites import suite_title
 
 
 def _leading(key: RowKey, _record: dict[str, Any], previous: RowKey | None) -> tuple[str, ...]:

@@ -15,7 +15,8 @@ import pandas as pd
 from archbench.errors import ReportError
 from archbench.report.export import frame_records, tidy_frame
 from archbench.report.model import Machine, slug
-from archbench.result import APPENDIX_SUITES, Result
+from archbench.result import Result
+from archbench.suites import APPENDIX_SUITES
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from tabulate import tabulate
 from archbench.report.templating import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import Result, Row, write_atomic
-from archbench.upstream import GNUNET_PERF_SUITE
+from archbench.suites import GNUNET_PERF
 
 THESIS_OPS: Final = 10
 """GNUnet's perf programs time blocks of 10 operations ("10x ... took")."""
@@ -85,7 +85,7 @@ def witness_rows(results: Sequence[Result]) -> list[WitnessRow]:
         rows = result.harness.rows
         ours = {_key(r): r for r in rows if r.suite == "blindsig" and r.valid}
         for theirs in rows:
-            if theirs.suite != GNUNET_PERF_SUITE or not theirs.valid:
+            if theirs.suite != GNUNET_PERF.name or not theirs.valid:
                 continue
             mine = ours.get(_key(theirs))
             if mine is None:

@@ -30,6 +30,7 @@ from archbench.analysis import median_per_op, spread
 from archbench.errors import ReportError
 from archbench.report.units import format_count
 from archbench.result import Operation, Result, write_atomic
+from archbench.suites import COUNTED_SUITES, NOT_COUNTED
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
     from matplotlib.figure import Figure
@@ -56,10 +57,6 @@ COLUMNS = (
 OPERATION_ORDER: Final = get_args(Operation)
 """The thesis appendix's row order (:data:`archbench.result.Operation`)."""
 BASELINE_ARCH = "amd64"
-SUITE_ORDER: Final = ("blindsig", "rsa-large", "sodium")
-"""Counted suites, in table order."""
-NOT_COUNTED: Final = ("openssl-speed", "gnupg", "gnunet-perf", "taler-helper")
-"""Suites that run programs archbench does not own: never counted."""
 NOT_COUNTED_NOTE: Final = (
     "Not counted: " + ", ".join(NOT_COUNTED) + " (they run programs archbench does not own; "
     "empty instructions_per_op cells in the exports)."
@@ -135,7 +132,7 @@ def _row_label(scheme: str, bits: float | None, param: object = None) -> str:
 
 def _labelled(f: pd.DataFrame) -> pd.DataFrame:
     """``f`` with Suite, Scheme, Operation labels and a sort rank (suite, then operation)."""
-    suite_rank = {s: i for i, s in enumerate(SUITE_ORDER)}
+    suite_rank = {s: i for i, s in enumerate(COUNTED_SUITES)}
     op_rank = {op: i for i, op in enumerate(OPERATION_ORDER)}
     return f.assign(
         Suite=f["suite"],

@@ -49,7 +49,6 @@ from archbench.report.frame import ReportData, build
 from archbench.report.model import slug
 from archbench.report.units import Unit, unit_label, unit_value
 from archbench.result import (
-    APPENDIX_SUITES,
     COMPARISON_ROWS,
     HELPER_OPERATIONS,
     OPERATION_ORDER,
@@ -58,6 +57,7 @@ from archbench.result import (
     Result,
     scheme_text,
 )
+from archbench.suites import APPENDIX_SUITES
 
 FORMATS: Final = ("png", "pdf")
 FIGURE_WIDTH_IN: Final = 5.0

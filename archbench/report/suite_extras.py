@@ -20,7 +20,8 @@ from typing import Any, Final
 
 from archbench.analysis import order_statistics
 from archbench.report.model import Machine, Table
-from archbench.result import NS_PER_MS, suite_title
+from archbench.result import NS_PER_MS
+from archbench.suites import suite_title
 
 NIST_BRAINPOOL_PAIRS: Final = (
     ("P-256", "brainpoolP256r1"),

@@ -27,15 +27,15 @@ from archbench.report.suite_extras import (
     row_value,
 )
 from archbench.report.units import format_ratio
-from archbench.result import APPENDIX_SUITES, SUITE_ORDER, suite_title
+from archbench.suites import APPENDIX_SUITES, PART_ORDER, suite_title
 
 __all__ = ["other_suites", "row_unit", "row_value", "suite_parts", "suite_tables"]
 
 
 def other_suites(machines: Sequence[Machine]) -> list[str]:
-    """Suites the machines ran that are not the appendix's, in :data:`SUITE_ORDER`."""
+    """Suites the machines ran that are not the appendix's, in the suites' ``PART_ORDER``."""
     found = {str(r["suite"]) for m in machines for r in m.records} - set(APPENDIX_SUITES)
-    return sorted(found, key=lambda s: (SUITE_ORDER.index(s) if s in SUITE_ORDER else 99, s))
+    return sorted(found, key=lambda s: (PART_ORDER.index(s) if s in PART_ORDER else 99, s))
 
 
 def _operation_text(record: dict[str, Any]) -> str:

@@ -27,13 +27,13 @@ from archbench.analysis import (
 )
 from archbench.errors import ReportError
 from archbench.result import (
-    APPENDIX_SUITES,
     HELPER_OPERATIONS,
     OPERATION_ORDER,
     THESIS_OPS,
     Result,
     Row,
 )
+from archbench.suites import APPENDIX_SUITES
 
 REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
 """Published figures are one printed number per row by nature; that is not a warning."""

@@ -19,7 +19,8 @@ from archbench.report.sections import section
 from archbench.report.suites import suite_tables
 from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
-from archbench.result import SUITE_TITLES, LoadFailure, Result, write_texts
+from archbench.result import LoadFailure, Result, write_texts
+from archbench.suites import SUITE_TITLES
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 

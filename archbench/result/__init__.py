@@ -72,7 +72,6 @@ from archbench.result.paths import (
     write_texts,
 )
 from archbench.result.row import (
-    APPENDIX_SUITES,
     MAX_KEY_BITS,
     MAX_NS,
     NS_PER_MS,
@@ -96,8 +95,6 @@ from archbench.result.vocabulary import (
     SPEEDUP_DEFINITION,
     SPEEDUP_HEADER,
     SPEEDUP_RSA_BITS,
-    SUITE_ORDER,
-    SUITE_TITLES,
     THESIS_OPS,
     RowKey,
     group_key,
@@ -106,11 +103,9 @@ from archbench.result.vocabulary import (
     scheme_label,
     scheme_text,
     sort_key,
-    suite_title,
 )
 
 __all__ = [
-    "APPENDIX_SUITES",
     "COMPARISON_ROWS",
     "FILE_NAME",
     "HARNESS_FORMAT",
@@ -132,8 +127,6 @@ __all__ = [
     "SPEEDUP_DEFINITION",
     "SPEEDUP_HEADER",
     "SPEEDUP_RSA_BITS",
-    "SUITE_ORDER",
-    "SUITE_TITLES",
     "THESIS_OPS",
     "ArchiveRef",
     "Calibration",
@@ -174,7 +167,6 @@ __all__ = [
     "scheme_label",
     "scheme_text",
     "sort_key",
-    "suite_title",
     "write_atomic",
     "write_texts",
 ]

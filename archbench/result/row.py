@@ -16,6 +16,7 @@ from typing import Annotated, Any, Final, Literal, get_args
 from pydantic import ConfigDict, Field, model_validator
 
 from archbench.result.base import Frozen
+from archbench.suites import APPENDIX_SUITES
 
 # The blind-signature suite's vocabulary, in the thesis appendix's row order;
 # reports sort by it. Other suites name schemes and operations freely.
@@ -40,9 +41,6 @@ NS_PER_MS: Final = 1_000_000
 MAX_NS: Final = 2**63 - 1
 """Largest time a row may hold, in ns (int64, as the harness's clock; ~292 years)."""
 MAX_KEY_BITS: Final = 65_536
-
-APPENDIX_SUITES: Final = frozenset({"blindsig", "security-module", "gnunet-perf"})
-"""Suites whose rows use :data:`Scheme` and :data:`Operation` (the thesis appendix's tables)."""
 
 
 class CalibrationBlock(Frozen):

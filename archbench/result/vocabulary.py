@@ -90,27 +90,6 @@ SPEEDUP_DEFINITION: Final = (
 SPEEDUP_RSA_BITS: Final = 2048
 """RSA size of the per-machine speedup table (Taler's default denomination key size)."""
 
-SUITE_TITLES: Final[dict[str, str]] = {
-    "blindsig": "blind signatures",
-    "security-module": "security module",
-    "gnunet-perf": "GNUnet's perf_crypto programs",
-    "openssl-speed": "openssl speed",
-    "rsa-large": "RSA up to 16384 bit (libcrypto)",
-    "sodium": "libsodium",
-    "gnupg": "GnuPG decryption",
-    "taler-helper": "Taler's security module helpers",
-}
-"""Suite id -> the title its tables carry; an unknown suite is titled by its id."""
-
-SUITE_ORDER: Final = ("openssl-speed", "rsa-large", "sodium", "gnupg")
-"""Order of the other suites' parts; unknown suites follow alphabetically."""
-
-
-def suite_title(suite: str) -> str:
-    """``"blindsig"`` -> ``"blind signatures"``; unknown suites keep their id."""
-    return SUITE_TITLES.get(suite, suite)
-
-
 _GROUP_OF: Final[dict[str, int]] = {
     op: index for index, group in enumerate(OPERATION_GROUPS) for op in group
 }

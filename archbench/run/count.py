@@ -22,13 +22,11 @@ import docker
 from archbench.build import counter as counting_image
 from archbench.result import Execution, Result, TargetInfo
 from archbench.run import containers as run
+from archbench.suites import COUNTED_SUITES
 
 if TYPE_CHECKING:
     from archbench.run.bookkeeping import Workspace
     from archbench.run.plan import TargetPlan
-
-COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
-"""Suites whose drivers mark their blocks (harness/suite_counting.py has the same list)."""
 
 
 def count_target(

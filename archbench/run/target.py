@@ -36,6 +36,7 @@ from archbench.run.suite_progress import (
     blindsig_labels,
     format_seconds,
 )
+from archbench.suites import GNUNET_PERF
 
 
 @dataclass
@@ -116,7 +117,7 @@ def execute_target(
                 run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
                 qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
-        gnunet_perf = "gnunet-perf" in p.suites.enabled()
+        gnunet_perf = GNUNET_PERF.name in p.suites.enabled()
         proxy = None if p.remote else ws.apt_proxy  # the cache is this machine's
         with timed("base", base_key):
             base = bases.ensure_base(

@@ -5,7 +5,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 from pydantic import StrictBool
 
@@ -19,23 +19,65 @@ class SuiteSettings(Strict):
 
 
 @dataclass(frozen=True)
+class RowSuite:
+    """A suite that result rows carry although no matrix suite has its name.
+
+    ``taler-helper``'s logs become rows of suite ``security-module``, the name
+    the thesis's security-module table has too. ``title`` and ``report_rank``
+    are as :class:`SuiteSpec`'s.
+    """
+
+    name: str
+    title: str
+    report_rank: int
+
+
+@dataclass(frozen=True)
 class SuiteSpec:
     """One suite as the host knows it: each ``archbench/suites/<name>.py`` exports one as ``SUITE``.
 
     ``name`` is the suite as matrix.yml, ``--suite``, the harness's ``--suites``
     and result rows write it (``rsa-large``); ``settings`` its model under
-    ``defaults:``/``suites:``; ``enabled_by_default``: a matrix without
-    ``defaults:`` runs it on every target (only blindsig does).
+    ``defaults:``/``suites:``; ``title`` what its tables are titled
+    (``"libsodium"``). ``enabled_by_default``: a matrix without ``defaults:``
+    runs it on every target (only blindsig does). ``counted``: ``--metric
+    instructions`` counts it (its driver marks each block; the harness keeps
+    the same list, ``harness/suite_counting.py``). ``foreign``: it runs
+    programs archbench does not own (``openssl speed``, ``gpg``, GNUnet's and
+    Taler's programs), so it is never counted. ``appendix``: its rows use the
+    thesis appendix's schemes and operations and join the appendix's tables
+    (instead of a part of their own). ``rows_as``: its rows carry that suite,
+    not ``name``.
+
+    The ranks keep the orders reports have printed since these lists were
+    written by hand (smaller first; gaps of 10 leave room):
+    ``report_rank`` orders suite titles (:data:`archbench.suites.SUITE_TITLES`,
+    ``invoke report --suite``'s list) and the parts of a report;
+    ``count_rank`` orders the instruction-count tables of the counted suites,
+    then the "Not counted:" note of the others.
     """
 
     name: str
     settings: type[SuiteSettings]
+    _: KW_ONLY
+    title: str
+    report_rank: int
+    count_rank: int
     enabled_by_default: bool = False
+    counted: bool = False
+    foreign: bool = False
+    appendix: bool = False
+    rows_as: RowSuite | None = None
 
     @property
     def attribute(self) -> str:
         """The name as a Python attribute of :class:`archbench.suites.Suites` (``rsa_large``)."""
         return self.name.replace("-", "_")
+
+    @property
+    def row_suite(self) -> str:
+        """The suite its result rows carry: ``rows_as``' name, else its own."""
+        return self.name if self.rows_as is None else self.rows_as.name
 
 
 def rsa_sizes(value: tuple[int, ...]) -> tuple[int, ...]:

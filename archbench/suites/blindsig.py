@@ -63,5 +63,14 @@ class BlindsigSuite(SuiteSettings):
         return self
 
 
-SUITE: Final = SuiteSpec("blindsig", BlindsigSuite, enabled_by_default=True)
+SUITE: Final = SuiteSpec(
+    "blindsig",
+    BlindsigSuite,
+    title="blind signatures",
+    report_rank=10,
+    count_rank=10,
+    enabled_by_default=True,
+    counted=True,
+    appendix=True,
+)
 """Suite ``blindsig`` for the registry (:data:`archbench.suites.REGISTRY`)."""

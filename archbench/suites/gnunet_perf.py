@@ -44,5 +44,13 @@ class GnunetPerfSuite(SuiteSettings):
         return value
 
 
-SUITE: Final = SuiteSpec("gnunet-perf", GnunetPerfSuite)
+SUITE: Final = SuiteSpec(
+    "gnunet-perf",
+    GnunetPerfSuite,
+    title="GNUnet's perf_crypto programs",
+    report_rank=30,
+    count_rank=60,
+    foreign=True,
+    appendix=True,
+)
 """Suite ``gnunet-perf`` for the registry (:data:`archbench.suites.REGISTRY`)."""

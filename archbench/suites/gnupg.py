@@ -61,5 +61,12 @@ class GnupgSuite(SuiteSettings):
         return value
 
 
-SUITE: Final = SuiteSpec("gnupg", GnupgSuite)
+SUITE: Final = SuiteSpec(
+    "gnupg",
+    GnupgSuite,
+    title="GnuPG decryption",
+    report_rank=70,
+    count_rank=50,
+    foreign=True,
+)
 """Suite ``gnupg`` for the registry (:data:`archbench.suites.REGISTRY`)."""

@@ -97,5 +97,12 @@ class OpensslSpeedSuite(SuiteSettings):
         return tuple(sorted(set(value)))
 
 
-SUITE: Final = SuiteSpec("openssl-speed", OpensslSpeedSuite)
+SUITE: Final = SuiteSpec(
+    "openssl-speed",
+    OpensslSpeedSuite,
+    title="openssl speed",
+    report_rank=40,
+    count_rank=40,
+    foreign=True,
+)
 """Suite ``openssl-speed`` for the registry (:data:`archbench.suites.REGISTRY`)."""

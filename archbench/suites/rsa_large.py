@@ -38,5 +38,12 @@ class RsaLargeSuite(SuiteSettings):
         return rsa_sizes(value)
 
 
-SUITE: Final = SuiteSpec("rsa-large", RsaLargeSuite)
+SUITE: Final = SuiteSpec(
+    "rsa-large",
+    RsaLargeSuite,
+    title="RSA up to 16384 bit (libcrypto)",
+    report_rank=50,
+    count_rank=20,
+    counted=True,
+)
 """Suite ``rsa-large`` for the registry (:data:`archbench.suites.REGISTRY`)."""

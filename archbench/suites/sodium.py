@@ -39,5 +39,12 @@ class SodiumSuite(SuiteSettings):
         return self
 
 
-SUITE: Final = SuiteSpec("sodium", SodiumSuite)
+SUITE: Final = SuiteSpec(
+    "sodium",
+    SodiumSuite,
+    title="libsodium",
+    report_rank=60,
+    count_rank=30,
+    counted=True,
+)
 """Suite ``sodium`` for the registry (:data:`archbench.suites.REGISTRY`)."""

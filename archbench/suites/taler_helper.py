@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from pydantic import Field, StrictInt
 
-from archbench.suites.base import SuiteSettings, SuiteSpec
+from archbench.suites.base import RowSuite, SuiteSettings, SuiteSpec
 
 
 class TalerHelperSuite(SuiteSettings):
@@ -30,5 +30,18 @@ class TalerHelperSuite(SuiteSettings):
     timeout_s: float = Field(default=1800.0, gt=0)
 
 
-SUITE: Final = SuiteSpec("taler-helper", TalerHelperSuite)
+SECURITY_MODULE: Final = RowSuite("security-module", "security module", report_rank=20)
+"""The suite of the rows parsed from this suite's logs, and of the thesis's security-module table
+(:mod:`archbench.upstream`); they join the appendix's tables."""
+
+SUITE: Final = SuiteSpec(
+    "taler-helper",
+    TalerHelperSuite,
+    title="Taler's security module helpers",
+    report_rank=80,
+    count_rank=70,
+    foreign=True,
+    appendix=True,
+    rows_as=SECURITY_MODULE,
+)
 """Suite ``taler-helper`` for the registry (:data:`archbench.suites.REGISTRY`)."""

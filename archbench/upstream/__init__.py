@@ -50,14 +50,12 @@ from archbench.upstream.imported_result import (
 from archbench.upstream.log_files import import_logs, log_paths, read_log, scan_files
 from archbench.upstream.setup_file import SETUP_KEYS, SetupFile, load_setup, parse_setup
 from archbench.upstream.suite_logs import (
-    GNUNET_PERF_SUITE,
     add_gnunet_perf_rows,
     add_taler_helper_rows,
 )
 from archbench.upstream.taler_helper import parse_scheme
 
 __all__ = [
-    "GNUNET_PERF_SUITE",
     "HARNESS_VERSION",
     "MAX_OPS",
     "MAX_RSA_BITS",

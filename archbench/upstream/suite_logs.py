@@ -8,10 +8,9 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from typing import Final
-
 from archbench.errors import ResultsError
 from archbench.result import HarnessDocument, Row
+from archbench.suites import GNUNET_PERF, TALER_HELPER
 from archbench.upstream.gnunet_log import Measurement, build_rows, parse_log, scan_log
 
 
@@ -25,7 +24,7 @@ def add_taler_helper_rows(doc: HarnessDocument) -> HarnessDocument:
     the suite's ``error`` instead of raising, so the other suites' rows stay.
     Documents without the suite come back unchanged.
     """
-    run = doc.suites.get("taler-helper")
+    run = doc.suites.get(TALER_HELPER.name)
     logs = run.extra.get("logs") if run is not None and run.error is None else None
     if run is None or not isinstance(logs, dict):
         return doc
@@ -42,11 +41,8 @@ def add_taler_helper_rows(doc: HarnessDocument) -> HarnessDocument:
             )
     except ResultsError as exc:
         failed = run.model_copy(update={"error": f"cannot parse the logs: {exc}"})
-        return doc.model_copy(update={"suites": {**doc.suites, "taler-helper": failed}})
+        return doc.model_copy(update={"suites": {**doc.suites, TALER_HELPER.name: failed}})
     return doc.model_copy(update={"rows": (*doc.rows, *rows)})
-
-
-GNUNET_PERF_SUITE: Final = "gnunet-perf"
 
 
 def add_gnunet_perf_rows(doc: HarnessDocument) -> HarnessDocument:
@@ -61,7 +57,7 @@ def add_gnunet_perf_rows(doc: HarnessDocument) -> HarnessDocument:
     so the other suites' rows stay. Documents without the suite come back
     unchanged.
     """
-    run = doc.suites.get(GNUNET_PERF_SUITE)
+    run = doc.suites.get(GNUNET_PERF.name)
     logs = run.extra.get("logs") if run is not None and run.error is None else None
     if run is None or not isinstance(logs, dict):
         return doc
@@ -71,6 +67,6 @@ def add_gnunet_perf_rows(doc: HarnessDocument) -> HarnessDocument:
             measurements += scan_log(str(text), f"{name}.log").measurements
     except ResultsError as exc:
         failed = run.model_copy(update={"error": f"cannot parse the logs: {exc}"})
-        return doc.model_copy(update={"suites": {**doc.suites, GNUNET_PERF_SUITE: failed}})
-    rows = [r.model_copy(update={"suite": GNUNET_PERF_SUITE}) for r in build_rows(measurements)]
+        return doc.model_copy(update={"suites": {**doc.suites, GNUNET_PERF.name: failed}})
+    rows = [r.model_copy(update={"suite": GNUNET_PERF.name}) for r in build_rows(measurements)]
     return doc.model_copy(update={"rows": (*doc.rows, *rows)})

@@ -27,7 +27,7 @@ from test_counting import counted
 
 from archbench.report import instructions as T
 from archbench.result import Result
-from archbench.run import count as count_stage
+from archbench.suites import COUNTED_SUITES
 
 HEADER = "archbench-count\t1\t1\tx86_64\n"
 
@@ -217,7 +217,7 @@ def test_session_reuses_an_earlier_calibration_without_running_anything(tmp_path
 
 
 def test_only_our_drivers_are_counted() -> None:
-    assert SC.COUNTED_SUITES == count_stage.COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
+    assert SC.COUNTED_SUITES == COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
 
 
 # ---------------------------------------------------------------- tables and exports

@@ -1,27 +1,40 @@
-"""The host's suite registry (archbench.suites): one module per suite, matrix.py names none."""
+"""The host's suite registry (archbench.suites): one module per suite; the matrix names none."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 from pathlib import Path
+from typing import Annotated
 
 import pytest
 from pydantic import ConfigDict, Field
 
-from archbench import matrix
+from archbench import matrix, suites
 from archbench.errors import MatrixError
 from archbench.inputs import Strict
 from archbench.matrix import parse
 from archbench.suites import (
+    APPENDIX_SUITES,
+    BLINDSIG,
+    COUNTED_SUITES,
     DEFAULT_SUITES,
+    GNUNET_PERF,
+    NOT_COUNTED,
+    PART_ORDER,
     REGISTRY,
+    RSA_LARGE,
+    SECURITY_MODULE,
     SUITE_NAMES,
+    SUITE_TITLES,
+    TALER_HELPER,
     BlindsigSuite,
     RsaLargeSuite,
     Suites,
     SuiteSpec,
-    check_fields,
+    registry_of,
+    suite_title,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,28 +96,78 @@ def test_unknown_suite_lists_the_registry() -> None:
         DEFAULT_SUITES.only(["rsa_large"])
 
 
-def test_a_suite_missing_from_suites_is_refused() -> None:
-    check_fields(Suites, REGISTRY)
-    with pytest.raises(TypeError, match=r"registry lists \['blindsig', 'openssl-speed'"):
-        check_fields(Suites, REGISTRY[:-1])
-    with pytest.raises(TypeError, match="in the registry's order"):
-        check_fields(Suites, tuple(reversed(REGISTRY)))
+def test_the_fields_of_suites_are_the_registry() -> None:
+    assert registry_of(Suites) == REGISTRY
+    assert [s.attribute for s in REGISTRY] == list(Suites.model_fields)
+
+    class Bare(Strict):
+        blindsig: BlindsigSuite | None = None
+
+    with pytest.raises(TypeError, match=r"Bare\.blindsig is not declared as a suite"):
+        registry_of(Bare)
 
     class Renamed(Strict):
         model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
-        blindsig: BlindsigSuite | None = None
-        rsa_large: RsaLargeSuite | None = Field(default=None, alias="rsa_large")
+        blindsig: Annotated[BlindsigSuite | None, BLINDSIG] = None
+        rsa_large: Annotated[RsaLargeSuite | None, RSA_LARGE] = Field(
+            default=None, alias="rsa_large"
+        )
 
-    pair = (REGISTRY[0], REGISTRY[2])
-    with pytest.raises(TypeError, match=r"declares the suites \['blindsig', 'rsa_large'\]"):
-        check_fields(Renamed, pair)
+    with pytest.raises(TypeError, match=r"Renamed\.rsa_large is not declared as a suite"):
+        registry_of(Renamed)
 
     class WrongModel(Strict):
-        blindsig: RsaLargeSuite | None = None
+        blindsig: Annotated[RsaLargeSuite | None, BLINDSIG] = None
 
-    with pytest.raises(TypeError, match="declares the suites"):
-        check_fields(WrongModel, REGISTRY[:1])
+    with pytest.raises(TypeError, match=r"WrongModel\.blindsig is not declared as a suite"):
+        registry_of(WrongModel)
+
+
+def test_ranks_may_not_repeat_and_a_foreign_suite_is_never_counted() -> None:
+    twin = dataclasses.replace(RSA_LARGE, report_rank=BLINDSIG.report_rank)
+
+    class Twins(Strict):
+        model_config = ConfigDict(alias_generator=lambda a: a.replace("_", "-"))
+
+        blindsig: Annotated[BlindsigSuite | None, BLINDSIG] = None
+        rsa_large: Annotated[RsaLargeSuite | None, twin] = None
+
+    with pytest.raises(TypeError, match="blindsig and rsa-large have the same report_rank 10"):
+        registry_of(Twins)
+    foreign = dataclasses.replace(BLINDSIG, foreign=True)
+
+    class Foreign(Strict):
+        blindsig: Annotated[BlindsigSuite | None, foreign] = None
+
+    with pytest.raises(TypeError, match="blindsig: a suite that runs foreign programs"):
+        registry_of(Foreign)
+
+
+def test_every_list_derives_from_the_registry_in_todays_orders() -> None:
+    """The orders reports have always printed (hand-written lists before the registry had them)."""
+    assert COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
+    assert NOT_COUNTED == ("openssl-speed", "gnupg", "gnunet-perf", "taler-helper")
+    assert {"blindsig", "security-module", "gnunet-perf"} == APPENDIX_SUITES
+    assert PART_ORDER == ("openssl-speed", "rsa-large", "sodium", "gnupg")
+    assert list(SUITE_TITLES) == [
+        "blindsig",
+        "security-module",
+        "gnunet-perf",
+        "openssl-speed",
+        "rsa-large",
+        "sodium",
+        "gnupg",
+        "taler-helper",
+    ]
+    assert suite_title("rsa-large") == "RSA up to 16384 bit (libcrypto)"
+    assert suite_title("nope") == "nope"
+    assert SECURITY_MODULE.name == TALER_HELPER.row_suite == "security-module"
+    assert suites.spec("gnunet-perf") is GNUNET_PERF
+    with pytest.raises(
+        MatrixError, match=r"^unknown suite 'sodum'; suites: blindsig, .*'sodium'\?$"
+    ):
+        suites.spec("sodum")
 
 
 def test_matrix_face_exports_only_the_matrix_packages_names() -> None:

@@ -97,7 +97,7 @@ def test_facades_keep_their_public_names() -> None:
     for name in importer.__all__:
         assert getattr(importer, name) is not None, name
     used = {"scan_files", "parse_setup", "load_setup", "build_result", "describe", "log_paths"}
-    used |= {"parse_scheme", "add_taler_helper_rows", "add_gnunet_perf_rows", "GNUNET_PERF_SUITE"}
+    used |= {"parse_scheme", "add_taler_helper_rows", "add_gnunet_perf_rows"}
     used |= {"import_logs", "parse_duration", "parse_log", "scan_log", "build_rows"}
     assert used <= set(importer.__all__)
     used = {"load_reference", "main", "SEED_FILE", "printed_to_ns", "build", "parse_seed"}
