@@ -13,7 +13,7 @@ keeps working:
 
 * :mod:`~archbench.result.row`: a measured :class:`Row` (``CalibrationBlock``,
   ``MedianCi``, ``RowNoise``) and the appendix vocabulary (``Operation``,
-  ``Scheme``, ``StopReason``, ``APPENDIX_SUITES``, ``MAX_NS``, ``MAX_KEY_BITS``);
+  ``Scheme``, ``StopReason``, ``MAX_NS``, ``MAX_KEY_BITS``);
 * :mod:`~archbench.result.document`: the harness document
   (:class:`HarnessDocument`, ``Parameters``, ``Setup``, ``CpuLimits``,
   ``Calibration``, ``SuiteRun``, ``Counting``, ``CountCalibration``,
