@@ -1,4 +1,4 @@
-"""README's exit-code table and archbench/errors.py name the same codes and classes."""
+"""The exit codes in docs/commands.md and archbench/errors.py: the same codes and classes."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from archbench import errors
 ROW = re.compile(r"^\| (\d+) \| (.*) \|$")
 
 
-def _readme_rows() -> dict[int, str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+def _table_rows() -> dict[int, str]:
+    text = (REPO / "docs" / "commands.md").read_text(encoding="utf-8")
     return {int(m.group(1)): m.group(2) for m in map(ROW.match, text.splitlines()) if m}
 
 
-def test_every_error_class_is_in_the_readme_table_with_its_code() -> None:
-    rows = _readme_rows()
+def test_every_error_class_is_in_the_exit_code_table_with_its_code() -> None:
+    rows = _table_rows()
     classes = [
         c
         for c in vars(errors).values()

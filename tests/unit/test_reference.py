@@ -69,7 +69,7 @@ def test_vendored_seed_is_the_projects_seed() -> None:
         pytest.skip(f"{SHARED} not present (a clone outside the project's work folder)")
     assert VENDORED.read_bytes() == SHARED.read_bytes(), (
         f"{VENDORED} differs from {SHARED}: copy the seed again and regenerate "
-        "reports/reference (README.md, 'Reference data')"
+        "reports/reference (docs/results.md, 'Reference data')"
     )
 
 
