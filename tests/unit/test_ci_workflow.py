@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import REPO, run_invoke
 
-REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "docs" / "ci" / "archbench-matrix.yml"
 MATRIX_KEYS = {"target", "arch", "platform", "runs-on", "emulated"}
 
@@ -63,14 +63,8 @@ def test_schema_check_catches_a_broken_workflow(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def ci_matrix() -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "invoke", "ci-matrix"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = run_invoke("ci-matrix", timeout=120)
+    assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     return data
 

@@ -198,8 +198,6 @@ def test_ratio_scales_with_b(a: list[float], scale: float) -> None:
 
 # --- the command line -----------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def _invoke(*args: str, results: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return run_invoke(*args, settings={"results": results, "reports": out})

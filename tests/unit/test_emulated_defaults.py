@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import REPO
 
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
@@ -12,8 +11,6 @@ from archbench.matrix.emulated import describe
 from archbench.platforms import Arch
 from archbench.run.execute import TargetPlan, plan
 from archbench.suites import BlindsigSuite, RsaLargeSuite
-
-REPO = Path(__file__).resolve().parents[2]
 
 MATRIX = """
 version: 1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import run_invoke
+from helpers import REPO, run_invoke
 
 from archbench import upstream as importer
 from archbench.errors import MatrixError, ResultsError
@@ -32,7 +32,6 @@ from archbench.upstream import (
     scan_log,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 LOGS = REPO / "tests" / "fixtures" / "upstream-logs"
 US, MS, S = 1_000, 1_000_000, 1_000_000_000
 

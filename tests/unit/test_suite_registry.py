@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from pathlib import Path
 
 import pytest
+from helpers import REPO
 from pydantic import ConfigDict, Field
 
 from archbench import matrix
@@ -23,8 +23,6 @@ from archbench.suites import (
     SuiteSpec,
     check_fields,
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 MATRIX = """
 version: 1

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import ast
 import graphlib
-from pathlib import Path
 
 import pytest
-from helpers import load_harness
+from helpers import REPO, load_harness
 
 from archbench import upstream as importer
 from archbench.errors import ResultsError
@@ -21,7 +20,6 @@ from archbench.result.vocabulary import HELPER_OPERATIONS, OPERATION_WORDING
 from archbench.upstream import reference, wording
 from archbench.upstream.gnunet_log import scan_log
 
-REPO = Path(__file__).resolve().parents[2]
 CS_LOG = REPO / "tests" / "fixtures" / "upstream-logs" / "perf_crypto_cs.log"
 
 
