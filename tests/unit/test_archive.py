@@ -55,6 +55,7 @@ def test_any_accepted_path_stays_below_the_root(path: str) -> None:
     assert "\\" not in path and "\x00" not in path
 
 
+@pytest.mark.slow
 @given(st.text(alphabet="ab./\\-_", max_size=30))
 @settings(max_examples=300)
 def test_resolve_inside_never_leaves_the_root(path: str) -> None:

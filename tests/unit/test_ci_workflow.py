@@ -69,6 +69,7 @@ def ci_matrix() -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow
 def test_ci_matrix_keys_are_what_the_workflow_references(ci_matrix: dict[str, Any]) -> None:
     include = ci_matrix["include"]
     assert sorted(e["arch"] for e in include) == ["amd64", "arm64", "armv7", "ppc64le", "riscv64"]
@@ -81,6 +82,7 @@ def test_ci_matrix_keys_are_what_the_workflow_references(ci_matrix: dict[str, An
     assert bench["strategy"]["fail-fast"] is False
 
 
+@pytest.mark.slow
 def test_runners_native_where_github_has_them(ci_matrix: dict[str, Any]) -> None:
     runners = {e["arch"]: (e["runs-on"], e["emulated"]) for e in ci_matrix["include"]}
     assert runners == {

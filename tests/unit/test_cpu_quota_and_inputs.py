@@ -101,6 +101,7 @@ def test_matrix_key_cpus_is_validated(value: str, fragment: str) -> None:
         parse(_matrix_with(f"    cpus: {value}\n"))
 
 
+@pytest.mark.slow
 def test_bench_flag_cpus_gives_our_error_before_anything_runs() -> None:
     done = run_invoke("bench", "--cpus", "-1", timeout=120)
     assert done.returncode != 0

@@ -129,6 +129,7 @@ def test_a_symlinked_run_directory_cannot_lead_outside(tmp_path: Path) -> None:
 # --- nothing of the user's deleted ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_removes_only_what_an_earlier_report_wrote(tmp_path: Path) -> None:
     ResultStore(tmp_path / "results").save(_machine())
     out = tmp_path / "out"
@@ -215,6 +216,7 @@ def test_cpuset_is_checked_against_the_engines_cpus() -> None:
     assert flags.cpus_of("0,2-3") == {0, 2, 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
