@@ -19,8 +19,9 @@ from archbench.matrix import load
 from archbench.report import render_latex
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
+from archbench.run import TimingStore
 from archbench.run import execute as pipeline
-from archbench.run.timings import TimingStore, suite_key
+from archbench.run.timings import suite_key
 
 pytestmark = [pytest.mark.docker, pytest.mark.emulated]
 

@@ -20,10 +20,9 @@ from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
 from archbench.result import load as load_result
+from archbench.run import RunOptions, schedule
 from archbench.run import execute as pipeline
-from archbench.run import schedule
 from archbench.run.execute import TargetOutcome, TargetPlan
-from archbench.run.options import RunOptions
 from archbench.run.progress import SilentReporter
 
 RUN_ID = "20261201T000000Z-schedule"

@@ -13,8 +13,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from archbench.analysis import stats
-from archbench.report import plots
-from archbench.report.units import Unit
+from archbench.report import Unit, plots
 from archbench.result import Result
 from archbench.upstream import reference
 

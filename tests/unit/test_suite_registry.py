@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 
 from archbench import matrix
 from archbench.errors import MatrixError
-from archbench.inputs.types import Strict
+from archbench.inputs import Strict
 from archbench.matrix import parse
 from archbench.suites import (
     DEFAULT_SUITES,

@@ -16,9 +16,8 @@ from helpers import REPO, load_harness
 
 from archbench import upstream as importer
 from archbench.errors import ResultsError
-from archbench.result.vocabulary import HELPER_OPERATIONS, OPERATION_WORDING
-from archbench.upstream import reference, wording
-from archbench.upstream.gnunet_log import scan_log
+from archbench.result import HELPER_OPERATIONS, OPERATION_WORDING
+from archbench.upstream import reference, scan_log, wording
 
 CS_LOG = REPO / "tests" / "fixtures" / "upstream-logs" / "perf_crypto_cs.log"
 
