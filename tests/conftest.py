@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import docker
 import pytest
-from helpers import REPO
+from helpers import CI_MATRIX, WORK
 
 from archbench.build import bases, images
 from archbench.hosts import engine
@@ -51,14 +51,14 @@ def slim_amd64_image(
     ``tests/integration/matrix-ci.yml``), its base bootstrapped and the image built if
     missing (both are content-hashed: an earlier session's are reused).
     """
-    m = load(REPO / "tests" / "integration" / "matrix-ci.yml")
+    m = load(CI_MATRIX)
     logs = tmp_path_factory.mktemp("slim-amd64-logs")
     base = bases.ensure_base(
         engine_client,
         "debian-trixie",
         m.bases["debian-trixie"],
         Arch.AMD64,
-        work_dir=REPO / ".archbench" / "work",
+        work_dir=WORK,
         log_dir=logs,
     )
     spec = images.plan_image(

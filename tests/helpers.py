@@ -27,7 +27,13 @@ from archbench.result import (
 from archbench.run.progress import SilentReporter
 
 REPO = Path(__file__).resolve().parents[1]
+"""The repository root; test modules import it from here, never compute it again."""
 HARNESS_DIR = REPO / "harness"
+CI_MATRIX = REPO / "tests" / "integration" / "matrix-ci.yml"
+"""The matrix the integration tests and CI run: small targets, one per architecture."""
+WORK = REPO / ".archbench" / "work"
+"""The work directory of ``invoke bench`` (invoke.yaml's ``work``), shared by the
+integration tests: bases are content-hashed, so one session's are reused by the next."""
 GOLDEN = REPO / "tests" / "golden"
 """Golden files of rendered reports; ``ARCHBENCH_UPDATE_GOLDEN=1`` rewrites them."""
 SCHEMA: dict[str, Any] = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))

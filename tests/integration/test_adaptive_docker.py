@@ -13,7 +13,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from helpers import Recorder
+from helpers import CI_MATRIX, WORK, Recorder
 
 from archbench.hosts import engine
 from archbench.matrix import load
@@ -23,16 +23,13 @@ from archbench.result import ResultStore
 from archbench.result import load as load_result
 from archbench.run import execute as pipeline
 
-HERE = Path(__file__).resolve().parent
-WORK = HERE.parents[1] / ".archbench" / "work"
-
 pytestmark = pytest.mark.docker
 
 
 @pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the native target is amd64")
 def test_adaptive_rows_report_intervals_stop_reasons_and_noise(tmp_path: Path) -> None:
     client: docker.DockerClient = engine.connect()
-    matrix = load(HERE / "matrix-ci.yml")
+    matrix = load(CI_MATRIX)
     host = engine.engine_arch(client)
     overrides: dict[str, object] = {
         "ci_target": 0.5,
@@ -104,7 +101,7 @@ def test_key_generation_leaves_after_min_repetitions_on_reused_keys(
     blocks, the other rows run to max_repetitions on its kept keys, and every signature
     made with those keys still verifies (the rows are valid)."""
     client: docker.DockerClient = engine.connect()
-    matrix = load(HERE / "matrix-ci.yml")
+    matrix = load(CI_MATRIX)
     host = engine.engine_arch(client)
     overrides: dict[str, object] = {
         "ci_target": 0.001,

@@ -21,7 +21,7 @@ from pathlib import Path
 import docker
 import docker.errors
 import pytest
-from helpers import run_invoke
+from helpers import WORK, run_invoke
 
 from archbench.archive import archiver
 from archbench.archive import format as archive
@@ -33,9 +33,6 @@ from archbench.platforms import Arch
 from archbench.result import ResultStore, RunManifest, new_run_id
 from archbench.result import load as load_result
 from archbench.run import execute as pipeline
-
-REPO = Path(__file__).resolve().parents[2]
-WORK = REPO / ".archbench" / "work"
 
 pytestmark = [
     pytest.mark.docker,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from helpers import CI_MATRIX, REPO, WORK
 
 from archbench.hosts import engine
 from archbench.matrix import load
@@ -21,10 +22,6 @@ from archbench.report import instructions as instructions_tables
 from archbench.result import Result, ResultStore
 from archbench.run import execute as pipeline
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-MATRIX = HERE / "matrix-ci.yml"
-WORK = REPO / ".archbench" / "work"
 TARGETS = ["ci-amd64", "ci-riscv64"]
 SUITES = ["blindsig", "rsa-large", "sodium"]
 
@@ -34,7 +31,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.emulated]
 @pytest.fixture(scope="module")
 def counted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Result]]:
     client: docker.DockerClient = engine.connect()
-    matrix = load(MATRIX)
+    matrix = load(CI_MATRIX)
     store = ResultStore(tmp_path_factory.mktemp("results"))
     host = engine.engine_arch(client)
     plans = pipeline.plan(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import docker
 import pytest
-from helpers import run_invoke
+from helpers import CI_MATRIX, WORK, run_invoke
 
 from archbench.hosts import engine
 from archbench.matrix import load
@@ -20,9 +20,6 @@ from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
 from archbench.run import execute as pipeline
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORK = REPO / ".archbench" / "work"
 RUN_ID = "20261201T000000Z-gnperf"
 
 pytestmark = pytest.mark.docker
@@ -31,7 +28,7 @@ pytestmark = pytest.mark.docker
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[ResultStore, Result]:
     client: docker.DockerClient = engine.connect()
-    matrix = load(HERE / "matrix-ci.yml")
+    matrix = load(CI_MATRIX)
     host = engine.engine_arch(client)
     plans = pipeline.plan(matrix, matrix.select(["ci-gnunet-perf-amd64"]), {"local": host})
     store = ResultStore(tmp_path_factory.mktemp("gnunet-perf-results"))

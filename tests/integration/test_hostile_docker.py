@@ -9,8 +9,7 @@ from pathlib import Path
 
 import docker
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from helpers import REPO
 
 
 @pytest.mark.docker

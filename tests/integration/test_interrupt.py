@@ -18,6 +18,7 @@ from typing import Any
 import docker
 import pytest
 from docker.models.containers import Container, ContainerCollection
+from helpers import CI_MATRIX, WORK
 
 from archbench.hosts import engine
 from archbench.matrix import load
@@ -26,9 +27,6 @@ from archbench.result import ResultStore
 from archbench.run import execute as pipeline
 from archbench.run.containers import LABEL_RUN
 from archbench.run.progress import SilentReporter
-
-HERE = Path(__file__).resolve().parent
-WORK = HERE.parents[1] / ".archbench" / "work"
 
 pytestmark = pytest.mark.docker
 
@@ -69,7 +67,7 @@ def test_interrupt_before_a_create_leaves_nothing(
 
         monkeypatch.setattr(ContainerCollection, "create", slow)
     client: docker.DockerClient = engine.connect()
-    m = load(HERE / "matrix-ci.yml")
+    m = load(CI_MATRIX)
     host = engine.engine_arch(client)
     if host is not Arch.AMD64:
         pytest.skip("the CI matrix's native target is amd64")

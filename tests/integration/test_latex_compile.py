@@ -42,10 +42,13 @@ PACKAGES = (
     "texlive-fonts-recommended poppler-utils"
 )
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("pdflatex") is None or shutil.which("pdftoppm") is None,
-    reason=f"pdflatex or pdftoppm not installed (apt-get install {PACKAGES})",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("pdflatex") is None or shutil.which("pdftoppm") is None,
+        reason=f"pdflatex or pdftoppm not installed (apt-get install {PACKAGES})",
+    ),
+    pytest.mark.slow,
+]
 
 
 def machine(name: str, arch: str, cpu: str, *, emulated: bool) -> Result:

@@ -14,7 +14,7 @@ from typing import cast
 
 import docker
 import pytest
-from helpers import CS_OPS, RSA_OPS
+from helpers import CI_MATRIX, CS_OPS, REPO, RSA_OPS, WORK
 
 from archbench.build import images
 from archbench.build.bases import build_scratch_image, ensure_base
@@ -28,12 +28,6 @@ from archbench.result import load as load_result
 from archbench.run import execute as pipeline
 from archbench.run.containers import LABEL_RUN, smoke_test
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-MATRIX = HERE / "matrix-ci.yml"
-WORK = REPO / ".archbench" / "work"
-
-
 pytestmark = pytest.mark.docker
 
 
@@ -44,7 +38,7 @@ def client() -> docker.DockerClient:
 
 @pytest.fixture(scope="module")
 def matrix() -> Matrix:
-    return load(MATRIX)
+    return load(CI_MATRIX)
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +206,7 @@ def test_invoke_bench_and_report(
 ) -> None:
     env = {"INVOKE_ARCHBENCH_RESULTS": str(tmp_path / "results")}
     done = _invoke(
-        "bench", "--matrix", str(MATRIX), "--target", "ci-amd64", "--repetitions", "2", env=env
+        "bench", "--matrix", str(CI_MATRIX), "--target", "ci-amd64", "--repetitions", "2", env=env
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| CS                 | 10x signing" in done.stdout
@@ -248,7 +242,7 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
             str(Path(sys.executable).with_name("invoke")),
             "bench",
             "--matrix",
-            str(MATRIX),
+            str(CI_MATRIX),
             "--target",
             "ci-amd64,ci-riscv64",
             "--repetitions",

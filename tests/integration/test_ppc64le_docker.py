@@ -9,23 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import docker
 import pytest
-from helpers import CS_OPS, RSA_OPS, Recorder
+from helpers import CI_MATRIX, CS_OPS, RSA_OPS, WORK, Recorder
 
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import render_latex
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
+from archbench.run import TimingStore
 from archbench.run import execute as pipeline
-from archbench.run.timings import TimingStore, suite_key
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORK = REPO / ".archbench" / "work"
+from archbench.run.timings import suite_key
 
 pytestmark = [pytest.mark.docker, pytest.mark.emulated]
 
@@ -42,7 +38,7 @@ class Run:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     client: docker.DockerClient = engine.connect()
-    m = load(HERE / "matrix-ci.yml")
+    m = load(CI_MATRIX)
     host = engine.engine_arch(client)
     (plan,) = pipeline.plan(m, m.select(["ci-ppc64le"]), {"local": host})
     store = ResultStore(tmp_path_factory.mktemp("ppc64le-results"))

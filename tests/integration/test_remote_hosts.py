@@ -14,6 +14,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from helpers import REPO, WORK
 
 from archbench.errors import MatrixError
 from archbench.hosts import engine
@@ -21,9 +22,6 @@ from archbench.matrix import Matrix, parse
 from archbench.platforms import Arch
 from archbench.result import ResultStore, load
 from archbench.run import execute as pipeline
-
-REPO = Path(__file__).resolve().parents[2]
-WORK = REPO / ".archbench" / "work"
 
 pytestmark = pytest.mark.docker
 

@@ -13,20 +13,18 @@ from pathlib import Path
 
 import docker
 import pytest
+from helpers import CI_MATRIX, WORK
 
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
 from archbench.result import load as load_result
+from archbench.run import RunOptions, schedule
 from archbench.run import execute as pipeline
-from archbench.run import schedule
 from archbench.run.execute import TargetOutcome, TargetPlan
-from archbench.run.options import RunOptions
 from archbench.run.progress import SilentReporter
 
-HERE = Path(__file__).resolve().parent
-WORK = HERE.parents[1] / ".archbench" / "work"
 RUN_ID = "20261201T000000Z-schedule"
 
 pytestmark = pytest.mark.docker
@@ -38,7 +36,7 @@ def setup() -> tuple[docker.DockerClient, Arch, list[TargetPlan]]:
     host = engine.engine_arch(client)
     if host is not Arch.AMD64:
         pytest.skip("the CI matrix's native target is amd64")
-    m = load(HERE / "matrix-ci.yml")
+    m = load(CI_MATRIX)
     (plan,) = pipeline.plan(m, m.select(["ci-amd64"]), {"local": host})
     twin = dataclasses.replace(
         plan, target=plan.target.model_copy(update={"name": "ci-amd64-twin"})

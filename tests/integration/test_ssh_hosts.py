@@ -20,6 +20,7 @@ from pathlib import Path
 import docker
 import pytest
 from engines import SshServer
+from helpers import REPO
 
 from archbench.errors import EngineError
 from archbench.hosts import engine, ssh
@@ -28,7 +29,6 @@ from archbench.platforms import Arch
 from archbench.result import load
 from archbench.run.containers import LABEL, LABEL_RUN
 
-REPO = Path(__file__).resolve().parents[2]
 INVOKE = str(Path(sys.executable).with_name("invoke"))
 
 pytestmark = [

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import docker
 import pytest
+from helpers import CI_MATRIX, REPO, WORK
 
 from archbench.hosts import engine
 from archbench.matrix import Matrix, load
@@ -22,10 +23,6 @@ from archbench.report.export import gnupg_frame, tidy_frame
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
 from archbench.run import execute as pipeline
-
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORK = REPO / ".archbench" / "work"
 
 pytestmark = pytest.mark.docker
 
@@ -38,7 +35,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> ResultStore:
 @pytest.fixture(scope="module")
 def results(store: ResultStore) -> Iterator[dict[str, Result]]:
     client: docker.DockerClient = engine.connect()
-    matrix: Matrix = load(HERE / "matrix-ci.yml")
+    matrix: Matrix = load(CI_MATRIX)
     host = engine.engine_arch(client)
     names = ["ci-suites-amd64", "ci-openssl-riscv64"]
     plans = pipeline.plan(matrix, matrix.select(names), {"local": host})
@@ -140,7 +137,7 @@ def test_invoke_report_writes_the_gnupg_csv_and_plot(
 @pytest.mark.skipif(Arch.native() is not Arch.AMD64, reason="the target is amd64")
 def test_a_failing_suite_fails_the_target_and_keeps_the_others(store: ResultStore) -> None:
     client: docker.DockerClient = engine.connect()
-    matrix = load(HERE / "matrix-ci.yml")
+    matrix = load(CI_MATRIX)
     plans = pipeline.plan(matrix, matrix.select(["ci-no-gpg"]), {"local": Arch.AMD64})
     ws = pipeline.Workspace(store=store, run_id="20261130T000001Z-nogpg", work_dir=WORK)
     (outcome,) = pipeline.execute({"local": client}, plans, ws, {"local": Arch.AMD64})

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import REPO
 from pydantic import ValidationError
 
 from archbench.cli import flags, options
@@ -52,8 +51,6 @@ def test_bad_adaptive_settings_are_refused(settings: dict[str, object], message:
 
 
 # ------------------------------------------- the shipped default: adaptive on native targets
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _shipped_blindsig(

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import REPO, run_invoke
 
-REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "docs" / "ci" / "archbench-matrix.yml"
 MATRIX_KEYS = {"target", "arch", "platform", "runs-on", "emulated"}
 
@@ -63,18 +63,13 @@ def test_schema_check_catches_a_broken_workflow(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def ci_matrix() -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "invoke", "ci-matrix"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = run_invoke("ci-matrix", timeout=120)
+    assert done.returncode == 0, done.stderr
     data: dict[str, Any] = json.loads(done.stdout)
     return data
 
 
+@pytest.mark.slow
 def test_ci_matrix_keys_are_what_the_workflow_references(ci_matrix: dict[str, Any]) -> None:
     include = ci_matrix["include"]
     assert sorted(e["arch"] for e in include) == ["amd64", "arm64", "armv7", "ppc64le", "riscv64"]
@@ -87,6 +82,7 @@ def test_ci_matrix_keys_are_what_the_workflow_references(ci_matrix: dict[str, An
     assert bench["strategy"]["fail-fast"] is False
 
 
+@pytest.mark.slow
 def test_runners_native_where_github_has_them(ci_matrix: dict[str, Any]) -> None:
     runners = {e["arch"]: (e["runs-on"], e["emulated"]) for e in ci_matrix["include"]}
     assert runners == {

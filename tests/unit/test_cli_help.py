@@ -18,9 +18,8 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO
+from helpers import GOLDEN, REPO, assert_golden
 
-GOLDEN = REPO / "tests" / "golden" / "cli-help"
 TASKS = [
     "archive",
     "bench",
@@ -78,12 +77,7 @@ def printed() -> dict[str, str]:
 @pytest.mark.parametrize("args", [["--list"], *(["--help", name] for name in TASKS)], ids=str)
 def test_help_matches_its_golden_file(args: list[str], printed: dict[str, str]) -> None:
     text = printed[" ".join(args)]
-    path = GOLDEN / _golden_name(args)
-    if os.environ.get("ARCHBENCH_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"{path} missing; ARCHBENCH_UPDATE_GOLDEN=1 writes it"
-    assert text == path.read_text(encoding="utf-8"), f"invoke {' '.join(args)} changed"
+    assert_golden(f"cli-help/{_golden_name(args)}", text)
 
 
 def test_every_task_has_a_golden_file(printed: dict[str, str]) -> None:
@@ -91,5 +85,5 @@ def test_every_task_has_a_golden_file(printed: dict[str, str]) -> None:
     # A task's line starts with two spaces; its wrapped docstring with more.
     listed = [m.group(1) for m in re.finditer(r"^  (\S+)", printed["--list"], re.MULTILINE)]
     assert sorted(listed) == TASKS
-    assert sorted(p.stem for p in GOLDEN.glob("*.txt") if p.stem != "list") == TASKS
+    assert sorted(p.stem for p in (GOLDEN / "cli-help").glob("*.txt") if p.stem != "list") == TASKS
     assert "--rsa-bits=STRING" in printed["--help bench"]

@@ -198,8 +198,6 @@ def test_ratio_scales_with_b(a: list[float], scale: float) -> None:
 
 # --- the command line -----------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def _invoke(*args: str, results: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return run_invoke(*args, settings={"results": results, "reports": out})
@@ -214,6 +212,7 @@ def _store_run(results: Path, run_id: str, scale: float) -> None:
     store.save(result("amd64-trixie", "amd64", "x86_64", "Xeon", rows, run_id=run_id))
 
 
+@pytest.mark.slow
 def test_invoke_compare_prints_and_writes(tmp_path: Path) -> None:
     results, out = tmp_path / "results", tmp_path / "out"
     _store_run(results, "20261201T000000Z-aaaaaa", 1.0)
@@ -228,6 +227,7 @@ def test_invoke_compare_prints_and_writes(tmp_path: Path) -> None:
     assert (out / f"{stem}.tex").is_file() and (out / f"{stem}.csv").is_file()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -258,6 +258,7 @@ def test_invoke_compare_refuses_bad_input(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_invoke_compare_names_an_out_that_is_a_file(tmp_path: Path) -> None:
     results, out = tmp_path / "results", tmp_path / "afile"
     out.write_text("mine\n")

@@ -357,6 +357,7 @@ def test_counting_images_are_content_hashed_and_name_no_mirror() -> None:
     assert layer.platform == "linux/riscv64"
 
 
+@pytest.mark.slow
 def test_report_of_a_counting_only_run_writes_the_instruction_tables(tmp_path: Path) -> None:
     """`invoke bench --metric instructions` stores no times; `invoke report` still renders."""
     store = ResultStore(tmp_path / "results")

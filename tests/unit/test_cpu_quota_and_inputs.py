@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers import load_harness, load_module, result, row
+from helpers import REPO, load_harness, load_module, result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,7 +24,6 @@ from archbench.result import Parameters, Result
 from archbench.run.containers import harness_command
 from archbench.run.execute import plan
 
-REPO = Path(__file__).resolve().parents[2]
 H = load_harness()
 
 
@@ -104,15 +100,9 @@ def test_matrix_key_cpus_is_validated(value: str, fragment: str) -> None:
         parse(_matrix_with(f"    cpus: {value}\n"))
 
 
+@pytest.mark.slow
 def test_bench_flag_cpus_gives_our_error_before_anything_runs() -> None:
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("invoke")), "bench", "--cpus", "-1"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_invoke("bench", "--cpus", "-1", timeout=120)
     assert done.returncode != 0
     assert "--cpus: -1 CPUs is out of range; give 0.01 to 1024" in done.stderr
     assert "Traceback" not in done.stderr

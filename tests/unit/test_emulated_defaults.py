@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from helpers import REPO
 
 from archbench.errors import MatrixError
 from archbench.matrix import describe_emulated_changes, load, parse
 from archbench.platforms import Arch
 from archbench.run.execute import TargetPlan, plan
 from archbench.suites import BlindsigSuite, RsaLargeSuite
-
-REPO = Path(__file__).resolve().parents[2]
 
 MATRIX = """
 version: 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers import REPO, run_invoke
 
 from archbench import errors
@@ -30,6 +31,7 @@ def test_every_error_class_is_in_the_exit_code_table_with_its_code() -> None:
         assert f"`{cls.__name__}`" in rows[cls.exit_code], (cls.__name__, cls.exit_code)
 
 
+@pytest.mark.slow
 def test_a_refused_report_flag_exits_2_like_a_refused_bench_flag() -> None:
     report = run_invoke("report", "--reference", "--unit", "furlongs", "--out", "/nonexistent/x")
     bench = run_invoke("bench", "--arch", "vax")

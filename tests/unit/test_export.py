@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from helpers import result, row
 
-from archbench.analysis.stats import summarize
+from archbench.analysis import summarize
 from archbench.errors import ReportError
 from archbench.report import export
 from archbench.result import ArchiveRef, Result

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import result, row
+from helpers import REPO, result, row
 from suite_common import SuiteError
 from suite_gnunet_perf import normalize_config, provenance
 
@@ -23,8 +23,7 @@ from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.result import HarnessDocument, Row, SuiteRun
 from archbench.upstream import add_gnunet_perf_rows
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "gnunet-perf"
-REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "gnunet-perf"
 
 
 def _logs() -> dict[str, str]:

@@ -7,23 +7,16 @@ how its counts are assigned to rows, and the goal column.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from helpers import REPO, load_module
 
 
 @pytest.fixture(scope="module")
 def ov() -> Any:
-    path = REPO / "benchmarks" / "overhead_programs.py"
-    spec = importlib.util.spec_from_file_location("overhead_programs", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "benchmarks" / "overhead_programs.py", "overhead_programs")
 
 
 def test_bare_loop_runs_cs_then_rsa_sizes_in_one_process_with_the_fixed_keys(ov: Any) -> None:

@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import load_tasks, result, row
+from helpers import REPO, load_tasks, result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from invoke.config import Config
@@ -32,7 +30,6 @@ from archbench.platforms import Arch
 from archbench.report import format_number, format_speed, outputs
 from archbench.result import MANIFEST_NAME, Result, ResultStore
 
-REPO = Path(__file__).resolve().parents[2]
 RUN = "20261129T224000Z-1a2b3c"
 
 
@@ -132,6 +129,7 @@ def test_a_symlinked_run_directory_cannot_lead_outside(tmp_path: Path) -> None:
 # --- nothing of the user's deleted ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_removes_only_what_an_earlier_report_wrote(tmp_path: Path) -> None:
     ResultStore(tmp_path / "results").save(_machine())
     out = tmp_path / "out"
@@ -218,6 +216,7 @@ def test_cpuset_is_checked_against_the_engines_cpus() -> None:
     assert flags.cpus_of("0,2-3") == {0, 2, 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -228,14 +227,7 @@ def test_cpuset_is_checked_against_the_engines_cpus() -> None:
     ],
 )
 def test_the_real_command_line_gives_our_errors(args: list[str], fragment: str) -> None:
-    done = subprocess.run(
-        [str(Path(sys.executable).with_name("invoke")), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+    done = run_invoke(*args, timeout=120)
     assert done.returncode in (2, 8), done.stderr
     assert fragment in done.stderr
     assert "Traceback" not in done.stderr + done.stdout

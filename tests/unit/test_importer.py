@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import run_invoke
+from helpers import REPO, run_invoke
 
 from archbench import upstream as importer
 from archbench.errors import MatrixError, ResultsError
@@ -32,7 +32,6 @@ from archbench.upstream import (
     scan_log,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 LOGS = REPO / "tests" / "fixtures" / "upstream-logs"
 US, MS, S = 1_000, 1_000_000, 1_000_000_000
 
@@ -462,6 +461,7 @@ def _invoke(*args: str, results: Path) -> subprocess.CompletedProcess[str]:
     return run_invoke(*args, settings={"results": results})
 
 
+@pytest.mark.slow
 def test_invoke_import_then_report(tmp_path: Path) -> None:
     results, out = tmp_path / "results", tmp_path / "out"
     done = _invoke(
@@ -525,6 +525,7 @@ def test_invoke_import_then_report(tmp_path: Path) -> None:
     assert keygen["uncertainty_ns"].tolist() == [1_000_000_000]
 
 
+@pytest.mark.slow
 def test_invoke_import_refuses_a_foreign_file_with_its_exit_code(tmp_path: Path) -> None:
     done = _invoke(
         "import",

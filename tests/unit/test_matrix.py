@@ -3,12 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.platforms import Arch
-
-REPO = Path(__file__).resolve().parents[2]
 
 GOOD = """
 version: 1

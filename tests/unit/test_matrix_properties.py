@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -92,6 +93,7 @@ FIELDS: list[tuple[Any, ...]] = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(field=st.sampled_from(FIELDS), value=HOSTILE_TEXT)
 def test_any_field_value_gives_a_checked_matrix_or_our_error(
@@ -107,6 +109,7 @@ def test_any_field_value_gives_a_checked_matrix_or_our_error(
     check_grammars(m)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(key=HOSTILE_TEXT)
 def test_any_base_or_profile_key_is_checked(key: str) -> None:
@@ -140,6 +143,7 @@ YAML_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=YAML_VALUES)
 def test_any_yaml_document_gives_a_matrix_or_our_error(doc: Any) -> None:
@@ -151,6 +155,7 @@ def test_any_yaml_document_gives_a_matrix_or_our_error(doc: Any) -> None:
     check_grammars(m)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(doc=st.dictionaries(st.sampled_from(list(BASE)), YAML_VALUES, max_size=4))
 def test_good_documents_with_parts_replaced_give_a_matrix_or_our_error(
@@ -182,6 +187,7 @@ def test_package_grammar_accepts_what_it_describes(value: str) -> None:
         assert check_package(value) == value
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(value=st.from_regex(IMAGE_REFERENCE, fullmatch=True))
 def test_image_references_are_single_tokens(value: str) -> None:

@@ -10,8 +10,8 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.analysis.noise import KEYGEN_CAUSE, UNKNOWN, noise_cause_text, noise_causes
-from archbench.analysis.stats import summarize
+from archbench.analysis import noise_cause_text, summarize
+from archbench.analysis.noise import KEYGEN_CAUSE, UNKNOWN, noise_causes
 from archbench.report import export
 from archbench.result import Row, RowNoise
 

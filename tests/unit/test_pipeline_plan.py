@@ -4,14 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.platforms import Arch
 from archbench.run.containers import harness_command
 from archbench.run.execute import plan
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_plan_on_amd64_emulates_every_foreign_arch() -> None:

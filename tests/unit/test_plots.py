@@ -13,8 +13,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from archbench.analysis import stats
-from archbench.report import plots
-from archbench.report.units import Unit
+from archbench.report import Unit, plots
 from archbench.result import Result
 from archbench.upstream import reference
 
@@ -107,6 +106,7 @@ def test_cs_vs_rsa_chart_of_the_thesis() -> None:
     assert not any(b.get_hatch() for b in drawn)
 
 
+@pytest.mark.slow
 def test_write_plots(tmp_path: Path, machines: list[Result]) -> None:
     paths = plots.write_plots(machines, tmp_path)
     assert [p.name for p in paths] == [
@@ -127,6 +127,7 @@ TEXTWIDTHS_PT = (345.0, 360.0, 390.0)
 """\\textwidth of the standard classes at 10, 11 and 12 pt."""
 
 
+@pytest.mark.slow
 def test_figures_are_sized_for_textwidth_with_fonts_of_8_pt(machines: list[Result]) -> None:
     shipped, _ = reference.load_reference()
     charts = plots.figures([*machines, *shipped])
@@ -158,6 +159,7 @@ def test_log_axes_start_a_decade_below_the_smallest_bar(machines: list[Result]) 
     assert fig.axes[0].get_ylim()[0] == pytest.approx(plots.log_bottom([smallest])) == 0.001
 
 
+@pytest.mark.slow
 def test_pdfs_embed_truetype_not_type3(tmp_path: Path, machines: list[Result]) -> None:
     paths, listed = plots.write_listed(machines, tmp_path)
     assert [stem for stem, _ in listed] == [p.stem for p in paths if p.suffix == ".pdf"]

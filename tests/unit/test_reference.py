@@ -21,13 +21,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from archbench.errors import ReportError
 from archbench.report import ReportOptions, render_latex, render_markdown
 from archbench.result import Result
 from archbench.upstream import reference
 
-REPO = Path(__file__).resolve().parents[2]
 VENDORED = REPO / "tests" / "fixtures" / "thesis" / reference.SEED_FILE
 SHARED = (
     Path(os.environ.get("ARCHBENCH_SEEDS") or REPO.parent / "shared" / "seeds")

@@ -51,6 +51,7 @@ def test_unknown_suite_is_an_error_listing_the_suites() -> None:
         select_results([machine()], suites=["nope"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flag", "message"),
     [

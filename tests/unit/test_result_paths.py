@@ -8,8 +8,7 @@ import pytest
 from helpers import result, row
 
 from archbench.errors import ReportError, ResultsError
-from archbench.result import ResultStore, RunManifest
-from archbench.result.paths import write_texts
+from archbench.result import ResultStore, RunManifest, write_texts
 
 
 def test_write_texts_writes_in_order_and_returns_the_paths(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.analysis.stats import median_interval, repeatability, slowdown, summarize
+from archbench.analysis import median_interval, repeatability, slowdown, summarize
 
 
 def test_odd_sample_count_by_hand() -> None:

@@ -17,9 +17,10 @@ import gnupg_keys as GK
 import gnupg_output as GO
 import pytest
 import suite_gnupg as G
+from helpers import REPO
 from suite_common import CommandResult, SuiteError
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "gnupg"
+FIXTURES = REPO / "tests" / "fixtures" / "gnupg"
 TRIXIE = "gpg2.4.7-trixie"
 BOOKWORM = "gpg2.2.40-bookworm"
 

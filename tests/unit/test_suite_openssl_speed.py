@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 from typing import Any
 
 import openssl_speed_algorithms as osa
 import openssl_speed_output as oso
 import pytest
 import suite_openssl_speed as sos
+from helpers import REPO
 from suite_common import CommandResult, SuiteError
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openssl-speed"
+FIXTURES = REPO / "tests" / "fixtures" / "openssl-speed"
 
 
 def load(name: str) -> tuple[str, str]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 from suite_common import Progress, progress_line
 
-from archbench.run.progress import RichReporter
+from archbench.run import RichReporter, TimingStore
 from archbench.run.suite_progress import (
     ProgressEvent,
     SuiteTracker,
@@ -21,7 +21,7 @@ from archbench.run.suite_progress import (
     format_seconds,
     parse_line,
 )
-from archbench.run.timings import TimingStore, settings_hash, stage_key, suite_key
+from archbench.run.timings import settings_hash, stage_key, suite_key
 from archbench.suites import BlindsigSuite, SodiumSuite, Suites
 
 LABELS = ["CS", "RSA-1024", "RSA-2048"]

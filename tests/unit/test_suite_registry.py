@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from pathlib import Path
 from typing import Annotated
 
 import pytest
+from helpers import REPO
 from pydantic import ConfigDict, Field
 
 from archbench import matrix, suites
@@ -36,8 +36,6 @@ from archbench.suites import (
     registry_of,
     suite_title,
 )
-
-REPO = Path(__file__).resolve().parents[2]
 
 MATRIX = """
 version: 1

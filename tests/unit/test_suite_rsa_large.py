@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 import rsa_large_output as RO
 import suite_rsa_large as R
+from helpers import REPO
 from suite_common import SuiteError
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rsa-large"
+FIXTURES = REPO / "tests" / "fixtures" / "rsa-large"
 OPENSSL = "OpenSSL 3.5.9 29 Sep 2026"
 
 

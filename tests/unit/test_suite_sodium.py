@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 import suite_sodium
+from helpers import REPO
 from sodium_output import parse_driver_output
 from sodium_rows import build_outcome, order_statistics
 from suite_common import SuiteError
 from suite_sodium import driver_argv, normalize_config
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sodium"
+FIXTURES = REPO / "tests" / "fixtures" / "sodium"
 HOST_DEFAULT = "host-debian12-amd64-default.txt"
 TRIXIE_AUTO = "trixie-amd64-auto.txt"
 RISCV_AUTO = "trixie-riscv64-qemu-auto.txt"

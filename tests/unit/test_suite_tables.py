@@ -7,7 +7,7 @@ from helpers import result, row
 from matplotlib.patches import Rectangle
 from suite_rows import ROWS, suite_row
 
-from archbench.analysis.stats import order_statistics
+from archbench.analysis import order_statistics
 from archbench.report import render_latex, render_markdown, render_markdown_table
 from archbench.report.export import gnupg_frame, tidy_frame
 from archbench.report.frame import machines as report_machines

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import suite_taler_helper
+from helpers import REPO
 from suite_common import SuiteError
 
 from archbench.build.images import plan_image
@@ -26,7 +27,6 @@ from archbench.platforms import Arch
 from archbench.result import HarnessDocument, Setup, SuiteRun
 from archbench.upstream import add_taler_helper_rows
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "images" / "recipes" / "taler-helper.sh"
 LOGS = REPO / "tests" / "fixtures" / "upstream-logs"
 SHA = "0" * 64

@@ -10,10 +10,9 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.report import ReportOptions, render_markdown
+from archbench.report import ReportOptions, format_ratio, render_markdown
 from archbench.report.units import (
     format_measured,
-    format_ratio,
     format_significant,
     format_spread,
     interval_digits,

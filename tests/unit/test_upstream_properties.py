@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 
 from archbench.errors import MatrixError, ReportError, ResultsError
 from archbench.result import MAX_NS
-from archbench.upstream.gnunet_log import MAX_OPS, scan_log
-from archbench.upstream.gnunet_time import parse_duration
+from archbench.upstream import MAX_OPS, parse_duration, parse_scheme, scan_log
 from archbench.upstream.reference import to_result
-from archbench.upstream.taler_helper import helper_scheme_and_bits, parse_scheme
+from archbench.upstream.taler_helper import helper_scheme_and_bits
 from archbench.upstream.thesis_latex import parse_seed, printed_to_ns
 from archbench.upstream.wording import (
     PERF_CRYPTO_CS_WORDING,

@@ -8,20 +8,14 @@ LaTeX) finds operation words: the vocabulary's
 
 from __future__ import annotations
 
-import ast
-import graphlib
-from pathlib import Path
-
 import pytest
-from helpers import load_harness
+from helpers import REPO, load_harness
 
 from archbench import upstream as importer
 from archbench.errors import ResultsError
-from archbench.result.vocabulary import HELPER_OPERATIONS, OPERATION_WORDING
-from archbench.upstream import reference, wording
-from archbench.upstream.gnunet_log import scan_log
+from archbench.result import HELPER_OPERATIONS, OPERATION_WORDING
+from archbench.upstream import reference, scan_log, wording
 
-REPO = Path(__file__).resolve().parents[2]
 CS_LOG = REPO / "tests" / "fixtures" / "upstream-logs" / "perf_crypto_cs.log"
 
 
@@ -105,44 +99,3 @@ def test_facades_keep_their_public_names() -> None:
     assert used <= set(reference.__all__)
     for name in reference.__all__:
         assert getattr(reference, name) is not None, name
-
-
-def _imports(module: str) -> set[str]:
-    """The ``archbench`` modules ``module`` imports when it is loaded (not in functions)."""
-    path = REPO / (module.replace(".", "/") + ".py")
-    if not path.is_file():
-        path = path.with_suffix("") / "__init__.py"
-    found: set[str] = set()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module is not None:
-            # ``from P import sub`` of a submodule imports ``P.sub``; of a name, ``P``.
-            subs = [f"{node.module}.{alias.name}" for alias in node.names]
-            modules = [n for n in subs if _is_module(n)]
-            names = modules + ([node.module] if len(modules) < len(subs) else [])
-        found |= {name for name in names if name.startswith("archbench") and _is_module(name)}
-    return found
-
-
-def _is_module(name: str) -> bool:
-    path = REPO / name.replace(".", "/")
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def test_the_split_modules_import_no_cycle() -> None:
-    ours = ["archbench.upstream", "archbench.upstream.reference"]
-    ours += [f"archbench.upstream.{p.stem}" for p in (REPO / "archbench" / "upstream").glob("*.py")]
-    ours.remove("archbench.upstream.__init__")
-    graph: dict[str, set[str]] = {}
-    todo = list(ours)
-    while todo:
-        module = todo.pop()
-        if module not in graph:
-            graph[module] = _imports(module)
-            todo += graph[module]
-    assert {"archbench.result.vocabulary", "archbench.result"} <= set(graph)
-    # Raises graphlib.CycleError naming the cycle.
-    order = list(graphlib.TopologicalSorter(graph).static_order())
-    assert order.index("archbench.upstream.wording") < order.index("archbench.upstream")

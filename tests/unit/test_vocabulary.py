@@ -10,20 +10,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import get_args
 
-from helpers import load_harness
+from helpers import HARNESS_DIR, load_harness
 
 from archbench.result import Operation, vocabulary
 from archbench.suites import SUITE_NAMES, SUITE_TITLES
 from archbench.upstream import thesis_latex
 
-HARNESS = Path(__file__).resolve().parents[2] / "harness"
-
 
 def _c_names(variable: str) -> tuple[str, ...]:
-    text = (HARNESS / "blindsig_pairs.c").read_text(encoding="utf-8")
+    text = (HARNESS_DIR / "blindsig_pairs.c").read_text(encoding="utf-8")
     match = re.search(rf"{variable}\[[A-Z_]+\] = \{{(.*?)\}};", text, re.S)
     assert match is not None, f"{variable} not found in blindsig_pairs.c"
     return tuple(re.findall(r'"([a-z_]+)"', match.group(1)))
@@ -54,7 +51,7 @@ def test_every_operation_has_wording_a_group_and_a_rank() -> None:
 
 
 def test_contract_and_reference_parser_use_the_host_wording() -> None:
-    text = (HARNESS / "CONTRACT.md").read_text(encoding="utf-8")
+    text = (HARNESS_DIR / "CONTRACT.md").read_text(encoding="utf-8")
     text = text.split("## Operations", 1)[1].split("\n## ", 1)[0]
     documented = dict(re.findall(r"^\| `([a-z_]+)` \| ([^|]+?) \|", text, re.M))
     blindsig = {
@@ -75,7 +72,7 @@ def test_contract_and_reference_parser_use_the_host_wording() -> None:
 
 
 def test_schema_enumerates_the_host_operations() -> None:
-    schema = json.loads((HARNESS / "schema-v1.json").read_text(encoding="utf-8"))
+    schema = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))
     found: list[list[str]] = []
 
     def walk(node: object) -> None:

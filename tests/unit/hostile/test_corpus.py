@@ -128,6 +128,7 @@ def test_hostile_case_ends_in_our_error(case: Case, tmp_path: Path) -> None:
         assert code == expected.exit_code
 
 
+@pytest.mark.slow
 def test_corpus_size_and_tally(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     handled = 0
     failed: list[str] = []
@@ -166,8 +167,15 @@ def _measure(action: Any) -> tuple[float, int, int]:
         ("deep YAML", DEEP_YAML, "matrix"),
         ("deep JSON", DEEP_JSON, "results"),
         ("16 MiB JSON string", b'{"a": "' + b"\\n" * (8 * 1024 * 1024) + b'"}', "results"),
-        ("256 KiB YAML list", b"- 1\n" * (64 * 1024 - 1), "matrix"),
-        ("256 KiB YAML scalar", b"version: " + b"a" * (256 * 1024 - 20), "matrix"),
+        pytest.param(
+            "256 KiB YAML list", b"- 1\n" * (64 * 1024 - 1), "matrix", marks=pytest.mark.slow
+        ),
+        pytest.param(
+            "256 KiB YAML scalar",
+            b"version: " + b"a" * (256 * 1024 - 20),
+            "matrix",
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_worst_cases_are_bounded(
