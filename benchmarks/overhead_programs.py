@@ -96,7 +96,7 @@ def build(workdir: Path) -> tuple[Path, Path]:
             *gnunet_cflags,
             *cflags,
             "-I",
-            str(harness),
+            str(harness / "drivers"),
             "-o",
             str(bare),
             str(BARE_SOURCE),
@@ -184,7 +184,7 @@ def count_bare(
 
     One process runs CS and then every RSA size in ``rsa_bits`` order
     (:func:`bare_count_argv`), as blindsig runs its pairs when counted (sequential, CS
-    first), so that both draw the same fixed inputs (``harness/count_inputs.h``) for the
+    first), so that both draw the same fixed inputs (``harness/drivers/counting/count_inputs.h``) for the
     same repetition and sign with the same fixed RSA keys.
 
     Returns:
@@ -251,7 +251,7 @@ def count(args: argparse.Namespace) -> int:
                 bare, bare_blocks = count_bare(
                     counting.load_counter(),
                     exe,
-                    script.parent,
+                    script.parent / "drivers" / "counting",
                     rsa_bits,
                     Path(tmp) / "bare.count",
                     args.count_iterations,

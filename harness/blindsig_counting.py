@@ -19,7 +19,9 @@ import counting
 from blindsig_output import HarnessError
 
 KEY_NAME = "count-key-rsa-{bits}.key"
-"""File name of the fixed RSA test key of one modulus size, next to the driver."""
+"""File name of the fixed RSA test key of one modulus size, in :data:`KEY_DIR`."""
+KEY_DIR = Path(__file__).resolve().parent / "drivers" / "counting"
+"""The fixed RSA test keys (``harness/drivers/counting``, with ``count-keys.md``)."""
 KEY_MAX_BYTES = 65536
 """Largest key file the driver reads (count_inputs.h COUNT_KEY_MAX_BYTES)."""
 _KEY_START = re.compile(rb"\A\(8:key-data")
@@ -45,7 +47,7 @@ def fixed_rsa_keys(key_dir: Path, rsa_bits: Sequence[int]) -> dict[str, str]:
         except OSError as exc:
             raise HarnessError(
                 f"counting: no fixed RSA-{bits} key {path} ({exc.strerror}); "
-                "harness/count-keys.md says how to make one"
+                "harness/drivers/counting/count-keys.md says how to make one"
             ) from exc
         if not 0 < len(data) < KEY_MAX_BYTES or not _KEY_START.match(data):
             raise HarnessError(
@@ -67,7 +69,7 @@ def run_counting(
     ``driver_args`` must ask for blocks of exactly ``--iterations``
     operations (``--min-block-ns 0``, set by run_blindsig()): counts do
     not need long blocks, and fixed sizes make runs comparable. RSA
-    operations after key generation use the fixed keys next to the driver
+    operations after key generation use the fixed keys in :data:`KEY_DIR`
     (``--count-keys``, :func:`fixed_rsa_keys`) for the ``rsa_bits`` sizes. With
     ``--ci-target``, run_blindsig() has already turned adaptive repetitions
     into ``--min-repetitions`` fixed ones (counts are exact).
@@ -82,8 +84,8 @@ def run_counting(
             calibration is not exact, the driver fails under QEMU, or counts
             and blocks do not pair.
     """
-    keys = fixed_rsa_keys(driver.parent, rsa_bits)
-    key_args = ["--count-keys", str(driver.parent)] if keys else []
+    keys = fixed_rsa_keys(KEY_DIR, rsa_bits)
+    key_args = ["--count-keys", str(KEY_DIR)] if keys else []
     try:
         counter = counting.load_counter(args.count_with)
         calibration = counting.run_calibration(

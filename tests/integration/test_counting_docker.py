@@ -108,7 +108,7 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
     }
     assert len(unblinding) == 1, unblinding
 
-    # In counting mode blindsig fixes its inputs (harness/count_inputs.h), so every
+    # In counting mode blindsig fixes its inputs (harness/drivers/counting/count_inputs.h), so every
     # CS block, the data-dependent blinding and verifying included, counts exactly
     # the same instructions in both runs: libgcrypt's entropy-pool mixing lands in
     # the same blocks each time.
@@ -118,7 +118,7 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
     assert cs_counts(first) == cs_counts(second)
     assert len(cs_counts(first)) == 7
 
-    # RSA after key generation uses the fixed test key (harness/count-key-rsa-1024.key),
+    # RSA after key generation uses the fixed test key (harness/drivers/counting/count-key-rsa-1024.key),
     # so verifying repeats within 0.1 % (before fixed keys it moved by percents with the
     # key). Signing, blinding and unblinding keep a residual from libgcrypt's own
     # randomness (the blinding factor inside gcry_pk_sign; the entropy pool's mixing
@@ -146,7 +146,8 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
         ("blinding", 0.015),
     ]:
         assert abs(a[op] - b[op]) <= tolerance * min(a[op], b[op]), (op, a[op], b[op])
-    key_sha256 = hashlib.sha256((REPO / "harness" / "count-key-rsa-1024.key").read_bytes())
+    key = REPO / "harness" / "drivers" / "counting" / "count-key-rsa-1024.key"
+    key_sha256 = hashlib.sha256(key.read_bytes())
     for r in (first, second):
         assert r.harness.counting is not None
         assert r.harness.counting.fixed_rsa_keys == {

@@ -57,7 +57,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("harness")
     # What the image gets: every source of the harness (drivers, suites, Makefile).
     for path, data in harness_files(HARNESS_DIR):
-        (dest / Path(path).name).write_bytes(data)
+        target = dest / Path(path).relative_to("harness")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
     make = subprocess.run(["make", "-C", str(dest)], capture_output=True, text=True, check=False)
     assert make.returncode == 0, f"make failed:\n{make.stdout}\n{make.stderr}"
     return dest
@@ -316,14 +318,15 @@ def test_build_info_is_written_next_to_the_driver(built: Path) -> None:
 
 def test_fixed_count_keys_are_checked_and_announced(built: Path, tmp_path: Path) -> None:
     driver = str(built / "blindsig")
+    keys = built / "drivers" / "counting"
     run = ["--iterations", "1", "--repetitions", "1", "--warmup", "0", "--scheme", "rsa"]
     wrong = tmp_path / "count-key-rsa-1024.key"
-    wrong.write_bytes((built / "count-key-rsa-2048.key").read_bytes())
+    wrong.write_bytes((keys / "count-key-rsa-2048.key").read_bytes())
     (tmp_path / "count-key-rsa-3072.key").write_bytes(b"(8:key-data garbage")
     for args, message in (
-        ([*run, "--count-keys", str(built)], "--count-keys needs --count-markers"),
+        ([*run, "--count-keys", str(keys)], "--count-keys needs --count-markers"),
         (
-            [*run, "--count-markers", "--rsa-bits", "1024,1536", "--count-keys", str(built)],
+            [*run, "--count-markers", "--rsa-bits", "1024,1536", "--count-keys", str(keys)],
             "cannot read fixed RSA-1536 key",
         ),
         (
@@ -338,7 +341,7 @@ def test_fixed_count_keys_are_checked_and_announced(built: Path, tmp_path: Path)
         done = subprocess.run([driver, *args], capture_output=True, text=True, check=False)
         assert (done.returncode, done.stdout) == (64, ""), args
         assert message in done.stderr, (args, done.stderr)
-    counted = [*run, "--count-markers", "--rsa-bits", "1024,2048", "--count-keys", str(built)]
+    counted = [*run, "--count-markers", "--rsa-bits", "1024,2048", "--count-keys", str(keys)]
     for extra in ([], ["--fresh-items"]):
         done = subprocess.run(
             [driver, *counted, *extra],

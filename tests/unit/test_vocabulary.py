@@ -2,8 +2,8 @@
 
 The host side is :mod:`archbench.result.vocabulary` (over
 :data:`archbench.result.Operation`); the harness side is
-``harness/archbench_harness.py`` and the C driver ``harness/blindsig.c`` (its operation
-tables are in ``harness/blindsig_pairs.c``).
+``harness/archbench_harness.py`` and the C driver ``harness/drivers/blindsig.c`` (its
+operation tables are in ``harness/drivers/blindsig_pairs.c``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ HARNESS = Path(__file__).resolve().parents[2] / "harness"
 
 
 def _c_names(variable: str) -> tuple[str, ...]:
-    text = (HARNESS / "blindsig_pairs.c").read_text(encoding="utf-8")
+    text = (HARNESS / "drivers" / "blindsig_pairs.c").read_text(encoding="utf-8")
     match = re.search(rf"{variable}\[[A-Z_]+\] = \{{(.*?)\}};", text, re.S)
     assert match is not None, f"{variable} not found in blindsig_pairs.c"
     return tuple(re.findall(r'"([a-z_]+)"', match.group(1)))

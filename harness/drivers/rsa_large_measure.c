@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "count_marker.h"
+#include "counting/count_marker.h"
 
 /* Distinct messages signed in turn, so that a block does not sign one
  * digest over and over (PKCS#1 v1.5 is deterministic either way). */

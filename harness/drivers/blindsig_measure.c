@@ -30,8 +30,8 @@ static void count_rng_buf (void *const buf, const size_t size)
   __attribute__ ((aligned (32)));
 
 #include "clock_ns.h"
-#include "count_marker.h"
-#include "count_inputs.h"
+#include "counting/count_marker.h"
+#include "counting/count_inputs.h"
 
 #include <stdarg.h>
 #include <stdbool.h>

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "count_marker.h"
+#include "counting/count_marker.h"
 
 #define MAX_AUTO_OPS 1000000UL
 #define CALIB_CONFIRMATIONS 2
