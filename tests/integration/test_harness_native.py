@@ -19,13 +19,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import HARNESS_DIR, SCHEMA, load_harness
+from abh.suites.blindsig_rules import default_min_block_ns, next_block_size
+from helpers import HARNESS_DIR, SCHEMA
 
 from archbench.build.images import harness_files
 
 pytestmark = pytest.mark.native
 
-H = load_harness("archbench_harness_native")
 
 THESIS_ROWS = [
     ("CS", None, "key_generation"),
@@ -165,7 +165,7 @@ def test_calibrated_run_measures_sub_microsecond_unblinding(built: Path) -> None
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     cal = doc["calibration"]
     tick = max(cal["resolution_ns"], cal["observed_tick_ns"])
-    assert cal["min_block_ns"] == H.default_min_block_ns(
+    assert cal["min_block_ns"] == default_min_block_ns(
         cal["resolution_ns"], cal["observed_tick_ns"]
     )
     assert 0 < cal["pair_overhead_ns"] < 100_000
@@ -232,7 +232,7 @@ def test_driver_calibration_rule_is_the_harness_rule(built: Path) -> None:
             text=True,
             check=True,
         )
-        want = H.next_block_size(ops, block_ns, min_block_ns, max_ops)
+        want = next_block_size(ops, block_ns, min_block_ns, max_ops)
         assert int(done.stdout) == want, (ops, block_ns, min_block_ns, max_ops)
 
 

@@ -8,9 +8,9 @@ import re
 import tempfile
 from pathlib import Path
 
-import blindsig_counting as BC
 import pytest
-from blindsig_output import HarnessError
+from abh.suites import blindsig_counting as BC
+from abh.suites.blindsig_output import HarnessError
 from helpers import HARNESS_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -11,11 +11,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import openssl_speed_algorithms as osa
-import openssl_speed_output as oso
 import pytest
-import suite_openssl_speed as sos
-from suite_common import CommandResult, SuiteError
+from abh.suites import openssl_speed as sos
+from abh.suites import openssl_speed_algorithms as osa
+from abh.suites import openssl_speed_output as oso
+from abh.suites.common import CommandResult, SuiteError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openssl-speed"
 

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import counting
-import median_ci
-from blindsig_output import DRIVER_NAME
-from blindsig_rules import (
+from abh.suites import SUITES, blindsig_median_ci, counting
+from abh.suites.blindsig_output import DRIVER_NAME
+from abh.suites.blindsig_rules import (
     DEFAULT_RSA_BITS,
     MAX_ITERATIONS,
     MAX_MIN_BLOCK_NS,
@@ -31,7 +30,7 @@ from blindsig_rules import (
     MIN_BLOCK_TICKS,
     MIN_RSA_BITS,
 )
-from harness_suites import SUITES
+from abh.suites.common import driver_path
 
 
 def _bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -192,9 +191,9 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--min-repetitions",
         type=_bounded_int(1, MAX_REPETITIONS),
-        default=median_ci.MIN_SAMPLES_95,
+        default=blindsig_median_ci.MIN_SAMPLES_95,
         help="timed repetitions before --ci-target may stop a scheme/size"
-        f" (default {median_ci.MIN_SAMPLES_95}, the fewest with a 95 %% interval)",
+        f" (default {blindsig_median_ci.MIN_SAMPLES_95}, the fewest with a 95 %% interval)",
     )
     parser.add_argument(
         "--order",
@@ -232,7 +231,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--driver",
         type=Path,
-        default=Path(__file__).resolve().parent / DRIVER_NAME,
+        default=driver_path(DRIVER_NAME),
         help="blindsig executable (default: next to this script)",
     )
     parser.add_argument(

@@ -1,15 +1,21 @@
 """Reading ``sodium_bench`` output for the ``sodium`` suite (standard library only).
 
-The driver's line protocol is documented at the top of ``sodium_bench.c``;
+The driver's line protocol is documented at the top of ``drivers/sodium_bench.c``;
 :func:`parse_driver_output` reads it without running anything and checks that
 every row is one the suite knows (:data:`SIGNATURE_ROWS`, :data:`PER_BYTE_ROWS`).
+With ``--count-with``, :func:`attach_sodium` pairs the counts of the blocks the
+driver marked (every ``calib``, ``warmup`` and ``sample`` line, in print order)
+with the rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from suite_common import SuiteError
+from abh.suites.common import SuiteError
+from abh.suites.counting import CountError, CountFile, counts_for, pair_counts
 
 DRIVER_NAME = "sodium_bench"
 
@@ -63,7 +69,7 @@ def _row_key(fields: list[str], lineno: int) -> tuple[str, str, int | None]:
     if (scheme, operation) not in KNOWN_ROWS:
         raise SuiteError(
             f"{DRIVER_NAME} output line {lineno}: unknown row {scheme} {operation} "
-            "(driver and suite_sodium.py do not match)"
+            "(driver and abh/suites/sodium_output.py do not match)"
         )
     per_byte = (scheme, operation) in PER_BYTE_ROWS
     if param == "-":
@@ -82,7 +88,7 @@ def _row_key(fields: list[str], lineno: int) -> tuple[str, str, int | None]:
 
 
 def parse_driver_output(text: str) -> DriverOutput:
-    """Read ``sodium_bench`` stdout (protocol at the top of ``sodium_bench.c``).
+    """Read ``sodium_bench`` stdout (protocol at the top of ``drivers/sodium_bench.c``).
 
     Args:
         text: the whole stdout.
@@ -134,3 +140,47 @@ def parse_driver_output(text: str) -> DriverOutput:
     if "sodium_version" not in meta:
         raise SuiteError(f"{DRIVER_NAME} output has no 'meta sodium_version' line")
     return DriverOutput(meta=meta, rows=list(rows.values()))
+
+
+SodiumKey = tuple[str, str, int | None, str, int]
+"""sodium_bench block: (scheme, operation, message bytes or None, line kind, index)."""
+
+
+def sodium_blocks(stdout: str) -> list[SodiumKey]:
+    """The marked blocks of a ``sodium_bench`` run, in print order.
+
+    Raises:
+        CountError: a block line with the wrong number of fields.
+    """
+    keys: list[SodiumKey] = []
+    seen: dict[tuple[str, str, int | None, str], int] = {}
+    for line in stdout.splitlines():
+        f = line.split(" ")
+        if f[0] not in ("calib", "warmup", "sample"):
+            continue
+        if len(f) != 7 or not (f[3] == "-" or f[3].isdigit()):
+            raise CountError(f"sodium_bench line {line!r}: not a block")
+        where = (f[1], f[2], None if f[3] == "-" else int(f[3]), f[0])
+        index = seen.get(where, 0)
+        seen[where] = index + 1
+        keys.append((*where, index))
+    return keys
+
+
+def attach_sodium(rows: Sequence[dict[str, Any]], stdout: str, counts: CountFile) -> None:
+    """Set ``instructions`` of the valid sodium rows: one count per timed sample.
+
+    Every marked block prints exactly one line (also a block whose calls
+    failed), so all blocks pair; invalid rows get no counts.
+
+    Raises:
+        CountError: counts and block lines differ in number, or a
+            valid row's sample has no count.
+    """
+    paired = pair_counts(sodium_blocks(stdout), counts)
+    for row in rows:
+        if not row.get("valid") or row.get("suite") != "sodium":
+            continue
+        scheme, op, size = str(row["scheme"]), str(row["operation"]), row.get("bytes_per_op")
+        keys = [(scheme, op, size, "sample", i) for i in range(len(row["samples_ns"]))]
+        row["instructions"] = counts_for(paired, keys, f"sodium {scheme} {op}")

@@ -5,7 +5,7 @@ benchmark posted to gnupg-users in 2017): GnuPG is a black box, and one sample
 is the wall time of one complete ``gpg --batch --quiet --decrypt -o /dev/null F.gpg``
 process (process start, keyring lookup, the agent's public-key decryption of the
 session key, symmetric decryption of the file), taken with ``time.monotonic_ns()``
-around the process (:func:`suite_common.run_command`), so it also contains the
+around the process (:func:`~abh.suites.common.run_command`), so it also contains the
 harness's fork/exec overhead (about 1 ms).
 
 Procedure, per run (everything inside one throwaway ``GNUPGHOME``, a
@@ -60,20 +60,20 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gnupg_keys import ALGORITHMS, DEVICES, SUITE, Gpg, GpgRunner, PreparedKey
-from gnupg_output import (
-    GpgVersion,
-    first_error_line,
-    parse_decryption_status,
-    parse_gpg_version,
-)
-from suite_common import (
+from abh.suites.common import (
     Progress,
     SuiteError,
     SuiteOutcome,
     check_keys,
     make_row,
     run_command,
+)
+from abh.suites.gnupg_keys import ALGORITHMS, DEVICES, SUITE, Gpg, GpgRunner, PreparedKey
+from abh.suites.gnupg_output import (
+    GpgVersion,
+    first_error_line,
+    parse_decryption_status,
+    parse_gpg_version,
 )
 
 #: Block size for writing and hashing files, bytes.
@@ -121,7 +121,7 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
         raise SuiteError(
             f"{SUITE}: device={device!r} is not available; only 'cpu' exists (soft keys in a "
             "throwaway GNUPGHOME). A smart-card token would be a Device class registered in "
-            "suite_gnupg.DEVICES whose prepare() puts each encryption subkey on the card "
+            "abh.suites.gnupg_keys.DEVICES whose prepare() puts each encryption subkey on the card "
             "(see docs/suites-gnupg.md)"
         )
     algorithms = merged["algorithms"]

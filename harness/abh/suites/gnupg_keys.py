@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from gnupg_output import KeyRecord, first_error_line, parse_colon_keys, parse_key_created
-from suite_common import CommandResult, SuiteError, run_command
+from abh.suites.common import CommandResult, SuiteError, run_command
+from abh.suites.gnupg_output import KeyRecord, first_error_line, parse_colon_keys, parse_key_created
 
 SUITE = "gnupg"
 
@@ -104,7 +104,7 @@ class Gpg:
         self.timeout_s = timeout_s
 
     def __call__(self, args: Sequence[str]) -> CommandResult:
-        """Run gpg with ``args``; see :func:`suite_common.run_command` (raises SuiteError)."""
+        """Run gpg with ``args``; see :func:`~abh.suites.common.run_command` (raises SuiteError)."""
         return run_command(["gpg", "--homedir", self.homedir, "--batch", *args], self.timeout_s)
 
 

@@ -1,19 +1,22 @@
 """Reading ``rsa_large`` output for the ``rsa-large`` suite: parse it, check it, make rows.
 
-The driver's line protocol is documented at the top of ``rsa_large.c``.
+The driver's line protocol is documented at the top of ``drivers/rsa_large.c``.
 parse_driver_output() checks the order of its lines, rows_from_output()
 checks each size against the budget and calibration rules and builds the
-rows. Nothing here runs the driver (``suite_rsa_large`` does). Standard
-library only.
+rows; with ``--count-with``, attach_rsa_large() pairs the counts of the
+blocks the driver marked (every ``keygen``, ``keygen_aborted``, ``calibrate``
+and ``sample`` line, in print order) with the rows. Nothing here runs the
+driver (``rsa_large`` does). Standard library only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite_common import SuiteError, make_row
+from abh.suites.common import SuiteError, make_row
+from abh.suites.counting import CountError, CountFile, counts_for, pair_counts
 
 SUITE = "rsa-large"
 DRIVER_FORMAT = "rsa-large"
@@ -83,7 +86,7 @@ def _flag(text: str, where: str) -> bool:
 
 
 def parse_driver_output(text: str) -> DriverOutput:
-    """Parse the stdout of ``rsa_large`` (protocol at the top of ``rsa_large.c``).
+    """Parse the stdout of ``rsa_large`` (protocol at the top of ``drivers/rsa_large.c``).
 
     Checks the line order the driver follows: per size, key generation lines,
     ``keygen_done``, then calibration and ``sample`` lines, then ``done``;
@@ -297,3 +300,63 @@ def rows_from_output(
                 )
             )
     return rows, warnings
+
+
+RsaKey = tuple[int, str, str, int]
+"""rsa_large block: (modulus bits, operation, line kind, index among its kind)."""
+
+
+def rsa_large_blocks(stdout: str) -> list[RsaKey]:
+    """The marked blocks of one ``rsa_large`` run, in print order.
+
+    ``keygen``/``keygen_aborted`` lines are ``key_generation`` blocks; each
+    kind's index counts from 0 per size and operation.
+
+    Raises:
+        CountError: a block line with too few fields or a non-numeric size.
+    """
+    keys: list[RsaKey] = []
+    seen: dict[tuple[int, str, str], int] = {}
+    for line in stdout.splitlines():
+        f = line.split(" ")
+        if f[0] in ("keygen", "keygen_aborted"):
+            if len(f) != 3 or not f[1].isdigit():
+                raise CountError(f"rsa_large line {line!r}: not a key generation")
+            where = (int(f[1]), "key_generation", f[0])
+        elif f[0] in ("calibrate", "sample"):
+            if len(f) != 5 or not f[1].isdigit():
+                raise CountError(f"rsa_large line {line!r}: not a block")
+            where = (int(f[1]), f[2], f[0])
+        else:
+            continue
+        index = seen.get(where, 0)
+        seen[where] = index + 1
+        keys.append((*where, index))
+    return keys
+
+
+def attach_rsa_large(rows: Sequence[dict[str, Any]], stdout: str, counts: CountFile) -> bool:
+    """Set ``instructions`` of the valid rows of one ``rsa_large`` run (one size).
+
+    A size the driver declared invalid (an ``invalid`` line) gets no counts:
+    its failed block was marked without a line, so counts and lines cannot be
+    paired, and invalid rows carry no counts anyway.
+
+    Returns:
+        True when counts were attached, False for an invalid size.
+
+    Raises:
+        CountError: counts and block lines of a valid size differ in
+            number, or a valid row's block has no count.
+    """
+    if any(line.startswith("invalid ") for line in stdout.splitlines()):
+        return False
+    paired = pair_counts(rsa_large_blocks(stdout), counts)
+    for row in rows:
+        if not row.get("valid") or row.get("suite") != "rsa-large":
+            continue
+        bits, op = int(row["key_bits"]), str(row["operation"])
+        kind = "keygen" if op == "key_generation" else "sample"
+        keys = [(bits, op, kind, i) for i in range(len(row["samples_ns"]))]
+        row["instructions"] = counts_for(paired, keys, f"rsa-large RSA-{bits} {op}")
+    return True

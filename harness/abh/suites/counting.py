@@ -7,12 +7,16 @@ amd64 QEMU user emulator, its libraries and dynamic loader and our TCG plugin
 ``counter.json`` manifest. The kernel runs that x86-64 QEMU natively in any
 container on an x86-64 engine; QEMU runs the target's own driver binary with
 the plugin, which writes one ``block <seq> <instructions>`` line per block
-the driver marked (``count_marker.h``). :func:`attach_counts` pairs the k-th
-count with the k-th block line the driver printed.
+the driver marked (``drivers/counting/count_marker.h``). :func:`pair_counts`
+pairs the k-th count with the k-th block line the driver printed; each counted
+suite names its blocks and puts the counts in its rows' ``instructions``
+(``blindsig_counting``, ``rsa_large_output``, ``sodium_output``).
 
 Before counts are trusted, :func:`run_calibration` runs ``count_calibrate``
 (two instructions per loop iteration on every ISA) for N and 2N iterations
 through the same QEMU and plugin: the two counts must differ by exactly 2N.
+:func:`start_session` does the same for the rsa-large and sodium suites and
+returns the checked counter they run their drivers under (:class:`CountSession`).
 
 Standard library only (runs under the image's ``python3``).
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import tempfile
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,31 +175,6 @@ def parse_count_file(text: str) -> CountFile:
     return CountFile(head[1], int(head[2]), head[3], tuple(blocks))
 
 
-BlockKey = tuple[str, int | None, str, str, int]
-"""(scheme, key bits or None, operation, kind, index): kind is ``sample``,
-``calibration`` or ``warmup``; index is the repetition or discard index."""
-
-
-def driver_blocks(stdout: str) -> list[BlockKey]:
-    """The blocks of blindsig's output in the order it printed them (= ran them).
-
-    Raises:
-        CountError: a ``sample`` or ``discard`` line with too few fields.
-    """
-    keys: list[BlockKey] = []
-    for line in stdout.splitlines():
-        f = line.split("\t")
-        if f[0] == "sample" and len(f) == 7:
-            bits = int(f[2]) or None
-            keys.append((f[1], bits, f[3], "sample", int(f[5])))
-        elif f[0] == "discard" and len(f) == 8:
-            bits = int(f[2]) or None
-            keys.append((f[1], bits, f[3], f[4], int(f[6])))
-        elif f[0] in ("sample", "discard"):
-            raise CountError(f"driver line has the wrong number of fields: {line!r}")
-    return keys
-
-
 K = TypeVar("K", bound=Hashable)
 
 
@@ -216,25 +196,16 @@ def pair_counts(blocks: Sequence[K], counts: CountFile) -> dict[K, int]:
     return {key: n for key, (_, n) in zip(blocks, counts.blocks, strict=True)}
 
 
-def attach_counts(rows: Sequence[dict[str, Any]], paired: dict[BlockKey, int]) -> None:
-    """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
-
-    Counts are in repetition order, aligned with ``samples_ns``; instructions
-    per operation of a block = count / ``ops_per_block``. Invalid rows get none.
+def counts_for(paired: dict[Any, int], keys: Sequence[Any], label: str) -> list[int]:
+    """The counts of ``keys`` (a row's blocks, in order) out of :func:`pair_counts`.
 
     Raises:
-        CountError: a valid row's repetition has no count.
+        CountError: a key has no count (``label`` names the row).
     """
-    for row in rows:
-        if not row.get("valid") or row.get("suite") != "blindsig":
-            continue
-        found = []
-        for rep in range(len(row["samples_ns"])):
-            key = (row["scheme"], row["key_bits"], row["operation"], "sample", rep)
-            if key not in paired:
-                raise CountError(f"no count for {key}")
-            found.append(paired[key])
-        row["instructions"] = found
+    missing = [k for k in keys if k not in paired]
+    if missing:
+        raise CountError(f"{label}: no count for block {missing[0]}")
+    return [paired[k] for k in keys]
 
 
 def run_counted(
@@ -335,3 +306,84 @@ def provenance(
         "tools_image": counter.tools_image,
         "calibration": calibration,
     }
+
+
+@dataclass(frozen=True)
+class CountSession:
+    """A checked counter for the suites' drivers: QEMU, CPU model, calibration record.
+
+    ``work_dir`` receives one plugin output file per driver run.
+    """
+
+    counter: Counter
+    cpu: str
+    work_dir: Path
+    calibration: dict[str, Any]
+    plugin_version: str
+    plugin_api: int
+
+    def command(self, argv: Sequence[str], label: str) -> tuple[list[str], Path]:
+        """``argv`` (driver first) run under the counting QEMU with ``--count-markers``.
+
+        Returns:
+            (command line, path of the plugin output it will write).
+
+        Raises:
+            ValueError: ``label`` is not a plain file name part, or as
+                :func:`counter_command`.
+        """
+        if not label or not all(c.isalnum() or c in "-_." for c in label):
+            raise ValueError(f"count label {label!r}: letters, digits and '-_.' only")
+        out = self.work_dir / f"{label}.count"
+        cmd = counter_command(
+            self.counter, self.cpu, out, Path(argv[0]), [*argv[1:], "--count-markers"]
+        )
+        return cmd, out
+
+    def read(self, out: Path) -> CountFile:
+        """Parse the plugin output a :meth:`command` wrote.
+
+        Raises:
+            CountError: missing, unreadable or malformed output.
+        """
+        try:
+            text = out.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CountError(f"counter output {out}: {exc.strerror}") from exc
+        return parse_count_file(text)
+
+    def provenance(self) -> dict[str, Any]:
+        """The document's ``counting`` object (:func:`provenance`)."""
+        return provenance(
+            self.counter, self.cpu, self.calibration, self.plugin_version, self.plugin_api
+        )
+
+
+def start_session(
+    directory: Path,
+    cpu: str,
+    calibrate_program: Path,
+    calibration: dict[str, Any] | None = None,
+    plugin: tuple[str, int] | None = None,
+) -> CountSession:
+    """Load the counting layer and check it with the calibration loop.
+
+    ``calibration`` and ``plugin`` (version, API) are an earlier check's
+    (blindsig's, in the same container) to reuse; then nothing is run.
+
+    Raises:
+        CountError: no counting layer, or the calibration is not exact.
+    """
+    counter = load_counter(directory)
+    work_dir = Path(tempfile.mkdtemp(prefix="archbench-count-"))
+    if calibration is None or plugin is None:
+        stdout, counts = run_counted(
+            counter,
+            cpu,
+            calibrate_program,
+            [str(CALIBRATION_ITERATIONS)],
+            work_dir / "calibrate.count",
+        )
+        calibration = check_calibration(stdout, counts)
+        plugin = (counts.plugin_version, counts.plugin_api)
+    return CountSession(counter, cpu, work_dir, calibration, plugin[0], plugin[1])

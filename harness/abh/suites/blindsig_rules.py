@@ -1,6 +1,6 @@
 """Rules of the blindsig driver that the harness re-checks: calibration and budget.
 
-``blindsig_rules.c`` implements the same functions with the same integer
+``drivers/blindsig_rules.c`` implements the same functions with the same integer
 arithmetic (see CONTRACT.md, "Calibration" and "Budget"); the harness holds
 every decision of the driver against these. Standard library only.
 """
@@ -29,7 +29,7 @@ RSA_OPERATIONS: tuple[str, ...] = (
 OPERATIONS: dict[str, tuple[str, ...]] = {"CS": CS_OPERATIONS, "RSA": RSA_OPERATIONS}
 
 DEFAULT_RSA_BITS: tuple[int, ...] = (1024, 2048, 3072, 4096)
-# Mirrors blindsig.h so bad values fail as usage errors, not as driver errors.
+# Mirrors drivers/blindsig.h so bad values fail as usage errors, not as driver errors.
 MIN_RSA_BITS = 512
 MAX_RSA_BITS = 16384
 MAX_RSA_SIZES = 16
@@ -39,8 +39,8 @@ MAX_WARMUP = 1000
 MAX_MIN_BLOCK_NS = 60_000_000_000
 MAX_TIME_S = 1e6
 
-# The calibration constants of blindsig.h (see next_block_size() and
-# default_min_block_ns() in blindsig_rules.c and here).
+# The calibration constants of drivers/blindsig.h (see next_block_size() and
+# default_min_block_ns() in drivers/blindsig_rules.c and here).
 CALIBRATION_MAX_OPS = 100_000
 MIN_BLOCK_TICKS = 100
 MIN_BLOCK_FLOOR_NS = 1_000_000
@@ -84,7 +84,7 @@ def next_block_size(ops: int, block_ns: int, min_block_ns: int, max_ops: int) ->
     (k + 1) / k and the next block is at most twice as large as needed; a
     block that reads too long only costs another round.
 
-    Same integer arithmetic as ``next_block_size()`` in blindsig_rules.c; the
+    Same integer arithmetic as ``next_block_size()`` in drivers/blindsig_rules.c; the
     harness checks every calibration step of the driver against this.
 
     Args:

@@ -1,6 +1,6 @@
 """The blindsig driver's stdout: its line format parsed into samples and verdicts.
 
-The format is described at the top of ``blindsig.c``; CONTRACT.md says what
+The format is described at the top of ``drivers/blindsig.c``; CONTRACT.md says what
 the harness makes of it. Standard library only.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from blindsig_rules import OPERATIONS, SchemeKey
+from abh.suites.blindsig_rules import OPERATIONS, SchemeKey
 
 DRIVER_NAME = "blindsig"
 DRIVER_FORMAT = "archbench-blindsig"
@@ -167,7 +167,7 @@ def _parse_stop(text: str, lineno: int) -> str:
 
 
 def parse_driver_output(text: str) -> DriverOutput:
-    """Parse the blindsig driver's stdout (format described in blindsig.c).
+    """Parse the blindsig driver's stdout (format described in drivers/blindsig.c).
 
     Args:
         text: the complete stdout of one driver run.
@@ -260,3 +260,9 @@ def parse_driver_output(text: str) -> DriverOutput:
     if not ended:
         raise DriverOutputError("driver output has no 'end' line (truncated)")
     return out
+
+
+def meta_int(meta: dict[str, str], key: str) -> int | None:
+    """A non-negative integer ``meta`` value of the driver, or None when absent or malformed."""
+    value = meta.get(key, "")
+    return int(value) if value.isdigit() else None

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TypedDict
 
-import setup_cpu
-from setup_cpu import CpuLimitsDict
-from suite_blindsig import _meta_int
+from abh import setup_cpu
+from abh.setup_cpu import CpuLimitsDict
+from abh.suites.blindsig_output import meta_int
 
 BUILD_INFO_NAME = "build-info.txt"
 
@@ -258,7 +258,7 @@ def collect_setup(
         "package_names": names,
         "gnunet_version": gnunet_version,
         "gcc_version": gcc.splitlines()[0] if gcc else None,
-        "clock_resolution_ns": _meta_int(driver_meta, "clock_resolution_ns"),
+        "clock_resolution_ns": meta_int(driver_meta, "clock_resolution_ns"),
         "build": build,
         "cpu_flags": setup_cpu.read_cpu_flags(),
         "cpu_affinity": setup_cpu.read_cpu_affinity(),

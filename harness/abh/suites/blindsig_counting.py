@@ -1,8 +1,10 @@
 """The blindsig suite under the counting QEMU: instructions per block instead of wall time.
 
-``--count-with DIR`` runs the driver under the counting layer (``counting.py``)
-with block markers, after checking the counter on a calibration program.
-Standard library only.
+``--count-with DIR`` runs the driver under the counting layer (``counting``)
+with block markers, after checking the counter on a calibration program, with
+the fixed RSA test keys of ``drivers/counting`` after each key generation; its
+blocks (:func:`driver_blocks`) are paired with the counts and the counts put
+into the rows (:func:`attach_counts`). Standard library only.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import counting
-from blindsig_output import HarnessError
+from abh.suites import counting
+from abh.suites.blindsig_output import HarnessError
+from abh.suites.common import HARNESS_DIR, driver_path
+from abh.suites.counting import CountError
 
 KEY_NAME = "count-key-rsa-{bits}.key"
 """File name of the fixed RSA test key of one modulus size, in :data:`KEY_DIR`."""
-KEY_DIR = Path(__file__).resolve().parent / "drivers" / "counting"
+KEY_DIR = HARNESS_DIR / "drivers" / "counting"
 """The fixed RSA test keys (``harness/drivers/counting``, with ``count-keys.md``)."""
 KEY_MAX_BYTES = 65536
-"""Largest key file the driver reads (count_inputs.h COUNT_KEY_MAX_BYTES)."""
+"""Largest key file the driver reads (``drivers/counting/count_inputs.h``
+COUNT_KEY_MAX_BYTES)."""
 _KEY_START = re.compile(rb"\A\(8:key-data")
 
 
@@ -56,6 +61,31 @@ def fixed_rsa_keys(key_dir: Path, rsa_bits: Sequence[int]) -> dict[str, str]:
             )
         found[path.name] = hashlib.sha256(data).hexdigest()
     return found
+
+
+BlockKey = tuple[str, int | None, str, str, int]
+"""(scheme, key bits or None, operation, kind, index): kind is ``sample``,
+``calibration`` or ``warmup``; index is the repetition or discard index."""
+
+
+def driver_blocks(stdout: str) -> list[BlockKey]:
+    """The blocks of blindsig's output in the order it printed them (= ran them).
+
+    Raises:
+        CountError: a ``sample`` or ``discard`` line with too few fields.
+    """
+    keys: list[BlockKey] = []
+    for line in stdout.splitlines():
+        f = line.split("\t")
+        if f[0] == "sample" and len(f) == 7:
+            bits = int(f[2]) or None
+            keys.append((f[1], bits, f[3], "sample", int(f[5])))
+        elif f[0] == "discard" and len(f) == 8:
+            bits = int(f[2]) or None
+            keys.append((f[1], bits, f[3], f[4], int(f[6])))
+        elif f[0] in ("sample", "discard"):
+            raise CountError(f"driver line has the wrong number of fields: {line!r}")
+    return keys
 
 
 def run_counting(
@@ -91,7 +121,7 @@ def run_counting(
         calibration = counting.run_calibration(
             counter,
             args.count_cpu,
-            driver.parent / "count_calibrate",
+            driver_path("count_calibrate"),
             Path(tempfile.mkdtemp(prefix="archbench-count-")),
             counting.CALIBRATION_ITERATIONS,
         )
@@ -103,8 +133,8 @@ def run_counting(
             [*driver_args, "--count-markers", *key_args],
             out,
         )
-        paired = counting.pair_counts(counting.driver_blocks(stdout), counts)
-    except counting.CountError as exc:
+        paired = counting.pair_counts(driver_blocks(stdout), counts)
+    except CountError as exc:
         raise HarnessError(f"counting: {exc}") from exc
     doc = counting.provenance(
         counter, args.count_cpu, calibration, counts.plugin_version, counts.plugin_api
@@ -112,3 +142,24 @@ def run_counting(
     doc["fixed_rsa_keys"] = keys
     doc["_paired"] = paired
     return stdout, doc
+
+
+def attach_counts(rows: Sequence[dict[str, Any]], paired: dict[BlockKey, int]) -> None:
+    """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
+
+    Counts are in repetition order, aligned with ``samples_ns``; instructions
+    per operation of a block = count / ``ops_per_block``. Invalid rows get none.
+
+    Raises:
+        CountError: a valid row's repetition has no count.
+    """
+    for row in rows:
+        if not row.get("valid") or row.get("suite") != "blindsig":
+            continue
+        found = []
+        for rep in range(len(row["samples_ns"])):
+            key = (row["scheme"], row["key_bits"], row["operation"], "sample", rep)
+            if key not in paired:
+                raise CountError(f"no count for {key}")
+            found.append(paired[key])
+        row["instructions"] = found

@@ -65,7 +65,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from openssl_speed_algorithms import Algorithm
+from abh.suites.openssl_speed_algorithms import Algorithm
 
 TIME_TOLERANCE = (0.5, 3.0)
 """A record's time in s must lie within these multiples of the requested ``-seconds``."""

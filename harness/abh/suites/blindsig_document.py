@@ -1,7 +1,7 @@
 """The blind-signature suite's parts of the result document, as typed dictionaries.
 
 The shapes of ``rows[]``, ``parameters`` and ``calibration`` that
-``suite_blindsig`` builds (CONTRACT.md; the host's models in
+``blindsig`` builds (CONTRACT.md; the host's models in
 ``archbench/result/`` read them). Standard library only.
 """
 

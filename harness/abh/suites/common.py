@@ -1,7 +1,8 @@
 """Shared pieces of the harness's suites (standard library only).
 
-Every suite module (``suite_openssl_speed.py``, ``suite_rsa_large.py``,
-``suite_gnupg.py``, ``suite_sodium.py``) exposes:
+Every suite module but blindsig's (``openssl_speed.py``, ``rsa_large.py``,
+``gnupg.py``, ``sodium.py``, ``taler_helper.py``, ``gnunet_perf.py`` in
+``abh/suites/``) exposes:
 
 ``SUITE``
     the suite's name as written in matrix.yml (``openssl-speed``).
@@ -12,10 +13,13 @@ Every suite module (``suite_openssl_speed.py``, ``suite_rsa_large.py``,
     measures and returns rows built with :func:`make_row`; raises
     :class:`SuiteError` when the suite as a whole cannot run (tool missing,
     tool failed). A single impossible record becomes an invalid row with its
-    reason instead, so the rest of the suite's rows are kept.
+    reason instead, so the rest of the suite's rows are kept. A counted suite
+    (``abh.suites.COUNTED_SUITES``) takes a third argument, the
+    ``counting.CountSession`` of ``--count-with``.
 
 The row shape is the ``rows[]`` entry of ``CONTRACT.md``; all suites share it
-so that reports and comparisons work across suites.
+so that reports and comparisons work across suites. The drivers we build are
+found with :func:`driver_path`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,25 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 DEFAULT_DEVICE = "cpu"
+
+HARNESS_DIR = Path(__file__).resolve().parents[2]
+"""The harness's folder, the one of ``archbench_harness.py`` (``/opt/archbench/harness``
+in the image); this module is ``abh/suites/common.py`` below it."""
+
+
+def driver_path(name: str) -> Path:
+    """Where the Makefile builds the driver ``name`` (``blindsig``, ``rsa_large``,
+    ``sodium_bench``, ``count_calibrate``): in :data:`HARNESS_DIR`, from ``drivers/``."""
+    return HARNESS_DIR / name
+
+
+def warn(message: str) -> None:
+    """One ``archbench-harness: warning: <message>`` line on stderr."""
+    print(f"archbench-harness: warning: {message}", file=sys.stderr)
 
 
 class SuiteError(Exception):

@@ -5,7 +5,7 @@ many times and printed best, Nth-best, mean, Nth-worst and worst per row: µs (m
 on slow boards) per operation for key generation, signing and verification, ns
 per byte for ciphers and hashes at small / medium / large messages (1000, 10000,
 100000 B). This suite measures the same kind of rows with libsodium through the
-C driver ``sodium_bench`` (``sodium_bench.c``, built by ``make -C harness
+C driver ``sodium_bench`` (``drivers/sodium_bench.c``, built by ``make -C harness
 sodium_bench`` when libsodium-dev is installed):
 
 ========  ==============  ==========  ==========================================
@@ -25,10 +25,10 @@ Settings (``normalize_config``): ``repetitions`` (timed samples per row, 64),
 per-byte rows, ``[1000, 10000, 100000]``), ``ops_per_sample`` (calls per timed
 sample, 1 like pycryptopp, or ``"auto"``: the driver grows it per row until a
 sample lasts 100 clock ticks / clock-read costs), ``nth`` (which Nth best / worst
-the summary reports, 3), ``driver`` (path of ``sodium_bench``, default next to
-this module), ``timeout_s`` (limit for the whole driver run, s, 900).
+the summary reports, 3), ``driver`` (path of ``sodium_bench``, default where the
+Makefile builds it), ``timeout_s`` (limit for the whole driver run, s, 900).
 
-The driver's line protocol is documented at the top of ``sodium_bench.c``;
+The driver's line protocol is documented at the top of ``drivers/sodium_bench.c``;
 :func:`parse_driver_output` reads it and :func:`build_outcome` turns it into
 rows, both without running anything.
 
@@ -43,11 +43,18 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import suite_counting
-from counting import CountError
-from sodium_output import DRIVER_NAME, parse_driver_output
-from sodium_rows import SUITE, build_outcome
-from suite_common import Progress, SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites import counting
+from abh.suites.common import (
+    Progress,
+    SuiteError,
+    SuiteOutcome,
+    check_keys,
+    driver_path,
+    run_command,
+)
+from abh.suites.counting import CountError
+from abh.suites.sodium_output import DRIVER_NAME, attach_sodium, parse_driver_output
+from abh.suites.sodium_rows import SUITE, build_outcome
 
 DEFAULT_REPETITIONS = 64
 DEFAULT_WARMUP = 4
@@ -64,8 +71,8 @@ ALLOWED_KEYS = ("repetitions", "warmup", "sizes", "ops_per_sample", "nth", "driv
 
 
 def default_driver_path() -> str:
-    """Path of the ``sodium_bench`` binary next to this module (where make builds it)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), DRIVER_NAME)
+    """Path of the ``sodium_bench`` binary, where the Makefile builds it."""
+    return str(driver_path(DRIVER_NAME))
 
 
 def _int_setting(config: Mapping[str, Any], key: str, default: int, lo: int, hi: int) -> int:
@@ -160,13 +167,13 @@ def driver_argv(config: Mapping[str, Any]) -> list[str]:
 def run(
     config: dict[str, Any],
     warn: Callable[[str], None],
-    count: suite_counting.CountSession | None = None,
+    count: counting.CountSession | None = None,
 ) -> SuiteOutcome:
     """Run ``sodium_bench`` with normalized settings and build the suite's rows.
 
     With ``count`` (``--count-with``) the driver runs under the counting QEMU
     with ``--count-markers`` and valid rows get ``instructions``
-    (:func:`suite_counting.attach_sodium`).
+    (:func:`~abh.suites.sodium_output.attach_sodium`).
 
     Raises:
         SuiteError: the driver is missing (add libsodium-dev to the target's profile so
@@ -195,7 +202,7 @@ def run(
     outcome = build_outcome(parse_driver_output(result.stdout), config, warn)
     if count is not None and count_out is not None:
         try:
-            suite_counting.attach_sodium(outcome.rows, result.stdout, count.read(count_out))
+            attach_sodium(outcome.rows, result.stdout, count.read(count_out))
         except CountError as exc:
             raise SuiteError(f"{SUITE}: counting: {exc}") from exc
     return outcome

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from suite_common import SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
 
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")

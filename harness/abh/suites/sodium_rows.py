@@ -12,8 +12,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sodium_output import DRIVER_NAME, PER_BYTE_ROWS, SIGNATURE_ROWS, DriverOutput, DriverRow
-from suite_common import SuiteOutcome, make_row
+from abh.suites.common import SuiteOutcome, make_row
+from abh.suites.sodium_output import (
+    DRIVER_NAME,
+    PER_BYTE_ROWS,
+    SIGNATURE_ROWS,
+    DriverOutput,
+    DriverRow,
+)
 
 SUITE = "sodium"
 

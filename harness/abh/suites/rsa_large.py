@@ -1,11 +1,11 @@
 """The ``rsa-large`` suite: RSA key generation, sign and verify up to 16384-bit moduli.
 
 ``openssl speed rsa`` stops at 15360 bits; this suite runs ``rsa_large``
-(built from ``rsa_large.c`` by the Makefile next to this module, against
+(built from ``drivers/rsa_large.c`` by the harness's Makefile, against
 libcrypto) which times RSASSA-PKCS1-v1_5 SHA-256 signing and verifying
 through ``EVP_PKEY_sign``/``EVP_PKEY_verify`` on a precomputed digest (as
 comparable to ``openssl speed rsa`` as a real signature can be; see the
-comment at the top of ``rsa_large.c``), plus key generation timed on its own
+comment at the top of ``drivers/rsa_large.c``), plus key generation timed on its own
 with its own time budget. Every timed signature is verified outside the
 timing and a tampered message must fail to verify; a size where that breaks
 yields invalid rows.
@@ -37,7 +37,8 @@ Settings (``normalize_config``):
     below 1e-5 of a block, and 3 repetitions of sign plus verify stay a few
     seconds per size where one sign is fast). 0 times single operations.
 ``driver``
-    path of the ``rsa_large`` executable (default: next to this module).
+    path of the ``rsa_large`` executable (default: where the Makefile builds it,
+    :func:`~abh.suites.common.driver_path`).
 
 Parsing the driver's output and building rows: ``rsa_large_output``.
 """
@@ -46,19 +47,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-import suite_counting
-from counting import CountError
-from rsa_large_output import MIN_BITS, SUITE, parse_driver_output, rows_from_output
-from suite_common import (
+from abh.suites import counting
+from abh.suites.common import (
     Progress,
     SuiteError,
     SuiteOutcome,
     SuiteTimeout,
     check_keys,
+    driver_path,
     run_command,
+)
+from abh.suites.counting import CountError
+from abh.suites.rsa_large_output import (
+    MIN_BITS,
+    SUITE,
+    attach_rsa_large,
+    parse_driver_output,
+    rows_from_output,
 )
 
 DRIVER_NAME = "rsa_large"
@@ -87,8 +94,8 @@ ALLOWED_KEYS = (
 
 
 def default_driver() -> str:
-    """Path of the ``rsa_large`` executable next to this module."""
-    return str(Path(__file__).resolve().parent / DRIVER_NAME)
+    """Path of the ``rsa_large`` executable, where the Makefile builds it."""
+    return str(driver_path(DRIVER_NAME))
 
 
 def _int_setting(config: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
@@ -189,7 +196,7 @@ def driver_timeout_s(config: Mapping[str, Any]) -> float:
 def run(
     config: dict[str, Any],
     warn: Callable[[str], None],
-    count: suite_counting.CountSession | None = None,
+    count: counting.CountSession | None = None,
 ) -> SuiteOutcome:
     """Run ``rsa_large`` once per size and return its rows.
 
@@ -202,7 +209,7 @@ def run(
         count: counting mode (``--count-with``): each size runs under the
             counting QEMU with ``--count-markers``, blocks hold one operation
             (``min_block_ns`` 0) and valid rows get ``instructions``
-            (:func:`suite_counting.attach_rsa_large`).
+            (:func:`~abh.suites.rsa_large_output.attach_rsa_large`).
 
     Returns:
         Rows, ``tools["libcrypto"]`` = the OpenSSL version string the driver
@@ -250,7 +257,7 @@ def run(
             warn(f"{SUITE}: {message}")
         if count is not None and count_out is not None:
             try:
-                suite_counting.attach_rsa_large(size_rows, result.stdout, count.read(count_out))
+                attach_rsa_large(size_rows, result.stdout, count.read(count_out))
             except CountError as exc:
                 raise SuiteError(f"{SUITE}: RSA-{bits}: counting: {exc}") from exc
         rows.extend(size_rows)

@@ -4,10 +4,11 @@ The driver runs with ``--interactive``: before each repetition it prints
 ``start <scheme> <bits>`` and waits for ``go``; after it, once its sample or
 discard lines are out, ``ask <scheme> <bits> <kind> <index>`` and waits for
 ``more``, ``more nokeygen`` or ``stop``. At both points the harness takes a
-noise Snapshot (``noise.py``), so every repetition is framed by two readings and nothing of
-the harness's own work falls inside a timed block. After a timed repetition
-the harness answers ``stop`` when every operation of the pair has reached the
-confidence-interval target (``median_ci.target_reached``); the driver still
+noise Snapshot (``blindsig_noise``), so every repetition is framed by two
+readings and nothing of the harness's own work falls inside a timed block.
+After a timed repetition the harness answers ``stop`` when every operation of
+the pair has reached the confidence-interval target
+(``blindsig_median_ci.target_reached``); the driver still
 applies its cap (``--repetitions``) and budget (``--max-time``) itself. The
 decision whether an interval is narrow enough is therefore made in exactly
 one place, this Python code, with the same function the tests hold against
@@ -37,11 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-import median_ci
-import noise
-from blindsig_output import DriverOutput, DriverOutputError, HarnessError
-from blindsig_rules import OPERATIONS, SchemeKey
-from noise import NoiseTally
+from abh.suites import blindsig_median_ci, blindsig_noise
+from abh.suites.blindsig_noise import NoiseTally
+from abh.suites.blindsig_output import DriverOutput, DriverOutputError, HarnessError
+from abh.suites.blindsig_rules import OPERATIONS, SchemeKey
 
 PROTOCOL_START = "start"
 PROTOCOL_ASK = "ask"
@@ -69,8 +69,8 @@ class AdaptiveRule:
     """
 
     target: float | None = None
-    min_repetitions: int = median_ci.MIN_SAMPLES_95
-    confidence: float = median_ci.DEFAULT_CONFIDENCE
+    min_repetitions: int = blindsig_median_ci.MIN_SAMPLES_95
+    confidence: float = blindsig_median_ci.DEFAULT_CONFIDENCE
     keygen_leaves: bool = True
 
     @property
@@ -106,7 +106,9 @@ def pair_reached(
         xs = samples.get(operation, [])
         if not xs or min(xs) <= 0:
             return False
-        if not median_ci.target_reached(xs, rule.target, rule.min_repetitions, rule.confidence):
+        if not blindsig_median_ci.target_reached(
+            xs, rule.target, rule.min_repetitions, rule.confidence
+        ):
             return False
     return True
 
@@ -144,7 +146,7 @@ class InteractiveRun:
     """
 
     stdout: str
-    noise: dict[SchemeKey, noise.NoiseTally] = field(default_factory=dict)
+    noise: dict[SchemeKey, NoiseTally] = field(default_factory=dict)
     stops: set[SchemeKey] = field(default_factory=set)
     involuntary_switches: int | None = None
     keygen_left: dict[SchemeKey, int] = field(default_factory=dict)
@@ -208,7 +210,7 @@ def run_driver_interactive(
     run = InteractiveRun(stdout="")
     kept: list[str] = []
     samples: dict[SchemeKey, dict[str, list[int]]] = {}
-    before: noise.Snapshot | None = None
+    before: blindsig_noise.Snapshot | None = None
     skipping: set[SchemeKey] = set()  # pairs told to skip key generation next
     assert proc.stdout is not None
     with proc:
@@ -216,17 +218,17 @@ def run_driver_interactive(
             fields = line.rstrip("\n").split("\t")
             if fields[0] == PROTOCOL_START and len(fields) == 3:
                 _scheme_key(fields[1], fields[2])
-                before = noise.take_snapshot(proc.pid, freq_dirs)
+                before = blindsig_noise.take_snapshot(proc.pid, freq_dirs)
                 _answer(proc, "go")
             elif fields[0] == PROTOCOL_ASK and len(fields) == 5:
-                after = noise.take_snapshot(proc.pid, freq_dirs)
+                after = blindsig_noise.take_snapshot(proc.pid, freq_dirs)
                 key = _scheme_key(fields[1], fields[2])
                 word = ANSWER_MORE
                 if fields[3] == "sample":
                     if before is not None:
-                        run.noise.setdefault(key, noise.NoiseTally()).add(before, after)
+                        run.noise.setdefault(key, NoiseTally()).add(before, after)
                         if key not in skipping:
-                            run.keygen_noise.setdefault(key, noise.NoiseTally()).add(before, after)
+                            run.keygen_noise.setdefault(key, NoiseTally()).add(before, after)
                     got = samples.get(key, {})
                     word = answer_after_sample(got, OPERATIONS[key[0]], rule)
                     if word == ANSWER_STOP:
@@ -288,8 +290,8 @@ def row_interval(
     samples_ns: Sequence[int], ops_per_block: int, confidence: float
 ) -> MedianCiDict | None:
     """The ``median_ci`` object of a row; None with too few samples for ``confidence``."""
-    interval = median_ci.median_interval(samples_ns, confidence)
-    width = median_ci.relative_half_width(samples_ns, confidence)
+    interval = blindsig_median_ci.median_interval(samples_ns, confidence)
+    width = blindsig_median_ci.relative_half_width(samples_ns, confidence)
     if interval is None or width is None:
         return None
     return {
@@ -356,7 +358,7 @@ def annotate_rows(
                 f" let it leave after {left}"
             )
         if rule.target is not None and row["valid"]:
-            reached = median_ci.target_reached(
+            reached = blindsig_median_ci.target_reached(
                 samples, rule.target, rule.min_repetitions, rule.confidence
             )
             if keygen_out:

@@ -1,11 +1,16 @@
 """The blind-signature suite: run the ``blindsig`` driver and turn its output into rows.
 
-The driver (``blindsig.c``, built by the Makefile next to this file) probes
+The driver (``drivers/blindsig.c``, built by the harness's Makefile) probes
 the clock, calibrates, warms up and times every operation of CS and RSA
-blind signatures; this module builds its command line, runs it (timed, or
-counted under QEMU with ``--count-with``), parses its output
+blind signatures; this module builds its command line, runs it (timed, with
+adaptive repetitions and noise readings, ``blindsig_adaptive``; or counted
+under QEMU with ``--count-with``, ``blindsig_counting``), parses its output
 (``blindsig_output``) and re-checks every calibration and budget decision
-against the rules in ``blindsig_rules`` before building the document's rows.
+against the rules in ``blindsig_rules`` before building the document's rows
+(``blindsig_document``). Unlike the other suites it is not run by
+``abh.suites.run_suite``: its options are the harness's own and its
+parameters and calibration are top-level fields of the document, so
+``archbench_harness.py`` calls :func:`run_blindsig` itself.
 Standard library only.
 """
 
@@ -14,27 +19,31 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import counting
-import noise
-from blindsig_adaptive import AdaptiveRule, InteractiveRun, annotate_rows, run_driver_interactive
-from blindsig_counting import run_counting
-from blindsig_document import CalibrationDict, ParametersDict, RowDict
-from blindsig_output import (
+from abh.suites import blindsig_noise
+from abh.suites.blindsig_adaptive import (
+    AdaptiveRule,
+    InteractiveRun,
+    annotate_rows,
+    run_driver_interactive,
+)
+from abh.suites.blindsig_counting import attach_counts, run_counting
+from abh.suites.blindsig_document import CalibrationDict, ParametersDict, RowDict
+from abh.suites.blindsig_output import (
     Discard,
     DriverOutput,
     DriverOutputError,
     HarnessError,
     PairDone,
     Sample,
+    meta_int,
     parse_driver_output,
 )
-from blindsig_rules import (
+from abh.suites.blindsig_rules import (
     CALIBRATION_MAX_OPS,
     OPERATIONS,
     SUITE,
@@ -42,7 +51,8 @@ from blindsig_rules import (
     next_block_size,
     should_stop_repetitions,
 )
-from suite_common import Progress
+from abh.suites.common import Progress, warn
+from abh.suites.counting import CountError
 
 
 def expected_scheme_keys(schemes: Sequence[str], rsa_bits: Sequence[int]) -> list[SchemeKey]:
@@ -274,12 +284,6 @@ def _check_pair_done(label: str, done: PairDone, request: RunRequest) -> None:
         )
 
 
-def _meta_int(meta: dict[str, str], key: str) -> int | None:
-    """A non-negative integer meta value, or None when absent or malformed."""
-    value = meta.get(key, "")
-    return int(value) if value.isdigit() else None
-
-
 def build_calibration(meta: dict[str, str]) -> CalibrationDict:
     """The document's ``calibration`` object from the driver's clock probe and settings.
 
@@ -287,8 +291,8 @@ def build_calibration(meta: dict[str, str]) -> CalibrationDict:
         DriverOutputError: the driver did not report ``min_block_ns`` or
             ``max_block_ops`` (without them its blocks cannot be checked).
     """
-    min_block_ns = _meta_int(meta, "min_block_ns")
-    max_block_ops = _meta_int(meta, "max_block_ops")
+    min_block_ns = meta_int(meta, "min_block_ns")
+    max_block_ops = meta_int(meta, "max_block_ops")
     if min_block_ns is None or max_block_ops is None:
         raise DriverOutputError("driver output lacks meta min_block_ns or max_block_ops")
     try:
@@ -299,10 +303,10 @@ def build_calibration(meta: dict[str, str]) -> CalibrationDict:
         overhead = None
     return {
         "clock": meta.get("clock", "CLOCK_MONOTONIC"),
-        "resolution_ns": _meta_int(meta, "clock_resolution_ns"),
-        "observed_tick_ns": _meta_int(meta, "clock_observed_tick_ns"),
+        "resolution_ns": meta_int(meta, "clock_resolution_ns"),
+        "observed_tick_ns": meta_int(meta, "clock_observed_tick_ns"),
         "pair_overhead_ns": overhead,
-        "probe_reads": _meta_int(meta, "clock_probe_reads"),
+        "probe_reads": meta_int(meta, "clock_probe_reads"),
         "min_block_ns": min_block_ns,
         "max_block_ops": max_block_ops,
     }
@@ -338,10 +342,6 @@ def driver_arguments(args: argparse.Namespace, rsa_bits: Sequence[int]) -> list[
     if getattr(args, "fresh_items", False):
         driver_args.append("--fresh-items")
     return driver_args
-
-
-def _warn(message: str) -> None:
-    print(f"archbench-harness: warning: {message}", file=sys.stderr)
 
 
 def read_affinity() -> list[int] | None:
@@ -380,7 +380,7 @@ def run_blindsig(
     rule = AdaptiveRule(target=args.ci_target, min_repetitions=args.min_repetitions)
     interactive: InteractiveRun | None = None
     affinity = read_affinity()
-    freq_dirs = noise.cpufreq_dirs(affinity)
+    freq_dirs = blindsig_noise.cpufreq_dirs(affinity)
     if args.count_with is None:
         interactive = run_driver_interactive(
             driver, driver_arguments(args, rsa_bits), rule, freq_dirs
@@ -401,13 +401,13 @@ def run_blindsig(
         repetitions=args.repetitions,
         min_block_ns=calibration["min_block_ns"],
         max_block_ops=calibration["max_block_ops"],
-        max_time_ns=_meta_int(output.meta, "max_time_ns") or None,
+        max_time_ns=meta_int(output.meta, "max_time_ns") or None,
     )
     rows = build_rows(
         output,
         expected_scheme_keys(schemes, rsa_bits),
         request,
-        _warn,
+        warn,
         interactive.keygen_left if interactive is not None else None,
     )
     annotate_rows(
@@ -416,27 +416,27 @@ def run_blindsig(
         rule,
         interactive,
         len(affinity) if affinity else (os.cpu_count() or 1),
-        noise.read_governors(freq_dirs),
-        _warn,
+        blindsig_noise.read_governors(freq_dirs),
+        warn,
     )
     if counting_doc is not None:
         try:
-            counting.attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
-        except counting.CountError as exc:
+            attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
+        except CountError as exc:
             raise HarnessError(f"counting: {exc}") from exc
     for (scheme, bits), reason in output.invalid.items():
         label = scheme if bits is None else f"{scheme}-{bits}"
-        _warn(f"{label} is invalid: {reason}")
+        warn(f"{label} is invalid: {reason}")
     for (scheme, bits), done in output.done.items():
         if done.budget_exhausted:
             label = scheme if bits is None else f"{scheme}-{bits}"
-            _warn(f"{label}: --max-time spent after {done.taken} of {args.repetitions} repetitions")
+            warn(f"{label}: --max-time spent after {done.taken} of {args.repetitions} repetitions")
     parameters: ParametersDict = {
         "iterations": args.iterations,
         "repetitions": args.repetitions,
         "rsa_bits": rsa_bits,
         "schemes": schemes,
-        "message_bytes": _meta_int(output.meta, "message_bytes"),
+        "message_bytes": meta_int(output.meta, "message_bytes"),
         "warmup": args.warmup,
         "max_time_s": args.max_time,
         "min_block_ns": args.min_block_ns,
@@ -444,7 +444,7 @@ def run_blindsig(
         "min_repetitions": args.min_repetitions,
         "confidence": rule.confidence,
         "order": output.meta.get("order", "sequential"),
-        "order_seed": _meta_int(output.meta, "order_seed"),
+        "order_seed": meta_int(output.meta, "order_seed"),
         "driver_involuntary_switches": (
             interactive.involuntary_switches if interactive is not None else None
         ),

@@ -3,7 +3,7 @@
 Pure functions over recorded text (``tests/fixtures/gnupg/``): ``gpg --version``,
 ``--status-fd`` lines (``KEY_CREATED``, ``DECRYPTION_OKAY``,
 ``DECRYPTION_INFO`` ...), ``--with-colons`` key listings and the last line of
-gpg's stderr for error messages. Nothing here runs gpg; ``suite_gnupg`` and
+gpg's stderr for error messages. Nothing here runs gpg; ``gnupg`` and
 ``gnupg_keys`` do.
 """
 
@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from suite_common import CommandResult, SuiteError
+from abh.suites.common import CommandResult, SuiteError
 
 #: Oldest GnuPG whose batch key generation (``--quick-add-key``, loopback pinentry) we use.
 MIN_GPG_VERSION = (2, 2, 0)

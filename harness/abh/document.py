@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypedDict
 
-from blindsig_document import CalibrationDict, ParametersDict, RowDict
-from setup_system import SetupDict
+from abh.setup_system import SetupDict
+from abh.suites import SuiteRunDict
+from abh.suites.blindsig_document import CalibrationDict, ParametersDict, RowDict
 
 HARNESS_VERSION = "0.2.0"
 DOCUMENT_FORMAT = "archbench-harness"
@@ -34,15 +35,6 @@ class DocumentDict(TypedDict):
     setup: SetupDict
     rows: list[dict[str, Any]]
     suites: dict[str, SuiteRunDict]
-
-
-class SuiteRunDict(TypedDict):
-    """``suites[name]`` of the document: how one requested suite went."""
-
-    parameters: dict[str, Any]
-    error: str | None
-    duration_s: float
-    extra: dict[str, Any]
 
 
 def utc_timestamp(moment: datetime) -> str:

@@ -20,14 +20,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openssl_speed_algorithms import (
+from abh.suites.common import Progress, SuiteError, SuiteOutcome, check_keys, make_row, run_command
+from abh.suites.openssl_speed_algorithms import (
     ALGORITHMS,
     DEFAULT_ALGORITHMS,
     DEFAULT_EVP_SIZES,
     Algorithm,
 )
-from openssl_speed_output import Measurement, Result, extract_measurements, parse_speed_output
-from suite_common import Progress, SuiteError, SuiteOutcome, check_keys, make_row, run_command
+from abh.suites.openssl_speed_output import (
+    Measurement,
+    Result,
+    extract_measurements,
+    parse_speed_output,
+)
 
 SUITE = "openssl-speed"
 
