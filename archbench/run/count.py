@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from archbench.run.plan import TargetPlan
 
 COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
-"""Suites whose drivers mark their blocks (harness/suite_counting.py has the same list)."""
+"""Suites whose drivers mark their blocks (harness/abh/suites/__init__.py has the same list)."""
 
 
 def count_target(

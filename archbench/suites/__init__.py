@@ -7,7 +7,7 @@ whether it runs by default). Adding a suite here means its module, its entry
 in :data:`REGISTRY` and its field in :class:`Suites` (checked against each
 other when this package is imported); matrix loading, ``--suite`` and the
 "unknown key" messages follow from them. The harness side is
-``harness/suite_<name>.py`` plus the harness's ``SUITES``; tables of its own in
+``harness/abh/suites/<name>.py`` plus the harness's ``SUITES``; tables of its own in
 reports go into :data:`archbench.report.suite_extras.EXTRA_TABLES`.
 
 This package is pure: it never imports ``docker``.

@@ -4,8 +4,8 @@
  * `openssl speed rsa` stops at 15360 bits; this driver times RSA key
  * generation, signing and verifying at any size libcrypto accepts (up to its
  * 16384-bit limit) through the OpenSSL 3 EVP API, with a time budget, and
- * checks that what it timed is correct.  suite_rsa_large.py runs it and
- * parses its output.
+ * checks that what it timed is correct.  The harness's abh/suites/rsa_large.py
+ * runs it and parses its output.
  *
  * Usage:
  *   rsa_large --bits 2048,4096 [--repetitions N] [--min-block-ns NS]
@@ -16,7 +16,7 @@
  * calibrate or sample line with the counting markers of count_marker.h, in
  * the order the lines are printed (block k of the process = marker seq k),
  * so that the archbench_count QEMU plugin's k-th count belongs to the k-th
- * such line (paired by harness/suite_counting.py).
+ * such line (paired by harness/abh/suites/rsa_large_output.py).
  *
  * Output (stdout, one event per line, fields separated by one space; only
  * the last field of "meta" and "invalid" may contain spaces):

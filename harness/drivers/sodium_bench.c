@@ -33,7 +33,7 @@
  *                     sample line, in print order) with the counting
  *                     markers of count_marker.h, so that the archbench_count
  *                     QEMU plugin's k-th count belongs to the k-th such line
- *                     (paired by harness/suite_counting.py).
+ *                     (paired by harness/abh/suites/sodium_output.py).
  *
  * Timing: clock_gettime(CLOCK_MONOTONIC) around each block of K calls;
  * inputs (keys, messages, nonces) are drawn before the clock starts.  Each
