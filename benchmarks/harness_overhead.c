@@ -1,12 +1,14 @@
 /*
- * harness_overhead -- the bare loops that harness/blindsig.c is compared with.
+ * harness_overhead -- the bare loops that harness/drivers/blindsig.c is
+ * compared with.
  *
  * For every blindsig row, times N consecutive calls of the row's
  * libgnunetutil function with the same arguments between one pair of
  * clock_gettime(CLOCK_MONOTONIC) reads, with nothing else in the loop: no
  * item structs, no stage functions, no calibration, no counting markers.
  * This is blindsig's default measurement (one call after another on the
- * same item, harness/blindsig_repeated.h) written as plainly as possible.
+ * same item, harness/drivers/blindsig_repeated.h) written as plainly as
+ * possible.
  * Run by benchmarks/harness_overhead.py, which puts each row's
  * per-operation time next to the harness's.
  *
@@ -29,10 +31,11 @@
  * every repetition must verify.
  *
  * With a leading --count-markers every timed block (warmup included) is
- * bracketed by harness/count_marker.h's markers exactly as blindsig brackets
- * its blocks (markers outside the two clock reads), so that the QEMU
- * counting plugin gives instructions per block for both programs alike, and
- * every input is fixed as blindsig fixes it (harness/count_inputs.h).
+ * bracketed by harness/drivers/counting/count_marker.h's markers exactly as
+ * blindsig brackets its blocks (markers outside the two clock reads), so that
+ * the QEMU counting plugin gives instructions per block for both programs
+ * alike, and every input is fixed as blindsig fixes it
+ * (harness/drivers/counting/count_inputs.h).
  * --count-keys DIR (after --count-markers) does what blindsig's does, with
  * the same code (count_inputs.h): before anything runs, every rsa group's
  * DIR/count-key-rsa-<bits>.key is loaded and checked (exit 64 if one is
@@ -49,8 +52,8 @@
 #include <gnunet/gnunet_util_lib.h>
 
 #include "clock_ns.h"
-#include "count_marker.h"
-#include "count_inputs.h"
+#include "counting/count_marker.h"
+#include "counting/count_inputs.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -45,16 +45,16 @@ mounted read-only and everything is built in the container's /tmp)::
 ``--instructions`` instead counts instructions per operation of both programs
 (blocks of ``--count-iterations`` operations, default 10, one warmup and 2 timed
 repetitions, markers of
-``harness/count_marker.h`` in both) under the same QEMU and plugin in a counting
+``harness/drivers/counting/count_marker.h`` in both) under the same QEMU and plugin in a counting
 layer (``--count-image``, default the newest ``archbench/count:amd64-*``;
 ``invoke bench --arch amd64 --metric instructions`` builds one). Both work on the
 same inputs: blindsig, counted, runs CS and then the RSA sizes sequentially in one
 process, and the bare loop runs the same groups in the same order in one process
 (``harness_overhead --count-markers --count-keys DIR cs ... rsa 1024 ...``), so
 that both draw the same fixed messages, nonces, blinding seeds and RSA blinding
-key secrets for the same repetition (``harness/count_inputs.h``), and both replace
+key secrets for the same repetition (``harness/drivers/counting/count_inputs.h``), and both replace
 the key of each RSA key generation block by the same fixed test key
-(``harness/count-key-rsa-<bits>.key``, loaded and swapped in by the same
+(``harness/drivers/counting/count-key-rsa-<bits>.key``, loaded and swapped in by the same
 ``count_inputs.h`` code). Key generation itself stays random (libgcrypt's primes)
 and has no goal; for every other row the goal is a harness/bare ratio within
 0.5 % of 1. What still differs between the two programs: libgcrypt's random

@@ -96,7 +96,7 @@ def build(workdir: Path) -> tuple[Path, Path]:
             *gnunet_cflags,
             *cflags,
             "-I",
-            str(harness),
+            str(harness / "drivers"),
             "-o",
             str(bare),
             str(BARE_SOURCE),
@@ -184,8 +184,9 @@ def count_bare(
 
     One process runs CS and then every RSA size in ``rsa_bits`` order
     (:func:`bare_count_argv`), as blindsig runs its pairs when counted (sequential, CS
-    first), so that both draw the same fixed inputs (``harness/count_inputs.h``) for the
-    same repetition and sign with the same fixed RSA keys.
+    first), so that both draw the same fixed inputs
+    (``harness/drivers/counting/count_inputs.h``) for the same repetition and sign with
+    the same fixed RSA keys.
 
     Returns:
         as :func:`split_bare_counts`.
@@ -194,7 +195,7 @@ def count_bare(
         BenchmarkError: the number of counted blocks is not the number of blocks run.
         counting.CountError: QEMU or the program fails.
     """
-    import counting  # the harness's own (on sys.path in the container)
+    from abh.suites import counting  # the harness's own (on sys.path in the container)
 
     groups = count_groups(rsa_bits)
     argv = bare_count_argv(key_dir, groups, iterations)
@@ -206,7 +207,7 @@ def count(args: argparse.Namespace) -> int:
     """In a counting layer (``archbench/count:amd64-*``): instructions per operation of the
     harness and of the bare loop for every row, one JSON line on stdout.
 
-    Both run under the same counting QEMU and plugin (``harness/counting.py``), blocks of
+    Both run under the same counting QEMU and plugin (``harness/abh/suites/counting.py``), blocks of
     ``--count-iterations`` operations, one warmup and ``COUNT_REPETITIONS`` timed repetitions,
     the same fixed inputs and fixed RSA keys (:func:`count_bare`). The line holds, per row
     label, the median count / operations of each program (``harness``, ``bare``) and every
@@ -217,7 +218,7 @@ def count(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="archbench-overhead-") as tmp:
             script, exe = build(Path(tmp))
             sys.path.insert(0, str(script.parent))
-            import counting  # the harness's own, from the copy just built
+            from abh.suites import counting  # the harness's own, from the copy just built
 
             stdout = run_program(
                 [
@@ -251,7 +252,7 @@ def count(args: argparse.Namespace) -> int:
                 bare, bare_blocks = count_bare(
                     counting.load_counter(),
                     exe,
-                    script.parent,
+                    script.parent / "drivers" / "counting",
                     rsa_bits,
                     Path(tmp) / "bare.count",
                     args.count_iterations,

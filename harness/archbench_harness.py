@@ -2,15 +2,15 @@
 """archbench in-container harness: run the requested suites, print one JSON document.
 
 ``--suites`` names the suites to run (default ``blindsig``). The
-blind-signature suite (``suite_blindsig.py``) runs ``blindsig`` (built from
-``blindsig.c`` by the Makefile next to this file) and parses its TSV output
-(``blindsig_output.py``, rules in ``blindsig_rules.py``); every other suite is a module
-``suite_<name>.py`` next to this file (interface in ``suite_common.py``) that
-gets its settings from ``--suite-config`` (a JSON object: suite name ->
-settings). The harness collects a description of the machine it ran on and
-prints exactly one ``archbench-harness`` version 1 document on stdout (see
-``CONTRACT.md`` and ``schema-v1.json``). Diagnostics go to stderr. One suite
-failing is recorded in ``suites[name].error`` and does not stop the others.
+blind-signature suite (``abh/suites/blindsig.py``) runs ``blindsig`` (built
+from ``drivers/blindsig.c`` by the Makefile next to this file) and parses its
+TSV output; every other suite is a module ``abh/suites/<name>.py`` (registry
+and dispatch in ``abh/suites/__init__.py``) that gets its settings from
+``--suite-config`` (a JSON object: suite name -> settings). The harness
+collects a description of the machine it ran on and prints exactly one
+``archbench-harness`` version 1 document on stdout (see ``CONTRACT.md`` and
+``schema-v1.json``). Diagnostics go to stderr. One suite failing is recorded
+in ``suites[name].error`` and does not stop the others.
 
 Standard library only, Python >= 3.11 (Debian 12 and later, the releases that
 package GNUnet >= 0.19): this runs under the distribution's ``python3`` inside
@@ -22,18 +22,20 @@ then per scheme and key size grows each operation's block from
 in next_block_size()), runs ``--warmup`` discarded repetitions and then up to
 ``--repetitions`` timed ones, fewer when ``--max-time`` is spent
 (should_stop_repetitions()). The harness re-checks every calibration and
-budget decision of the driver against the Python rules in ``blindsig_rules.py``.
+budget decision of the driver against the Python rules in
+``abh/suites/blindsig_rules.py``.
 
 Exit status: 0 with a document on stdout (possibly with failed suites
 recorded in it); 2 (and nothing on stdout) when blindsig is the only suite and
 its driver is missing, fails, crashes or prints output that cannot be trusted,
 or when every requested suite failed; argparse's 2 on usage errors.
 
-Modules (all next to this file, flat, standard library only): ``harness_cli``
-(options and their checks), ``harness_suites`` (suite registry and
-dispatch), ``setup_cpu`` and ``setup_system`` (the ``setup`` description of
-the machine), ``harness_document`` (the document's shape and assembly),
-``suite_<name>`` and their helpers (one suite each).
+This folder: this program; ``abh/`` its Python package (``cli`` the options,
+``setup_cpu`` and ``setup_system`` the ``setup`` description of the machine,
+``document`` the document's shape and assembly, ``suites/`` one module per
+suite with its helpers beside it); ``drivers/`` the C drivers' sources (the
+counting mode's in ``drivers/counting/``), built by the ``Makefile`` into this
+folder; ``CONTRACT.md`` and ``schema-v1.json``, the contract with the host.
 
 Example::
 
@@ -50,89 +52,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import counting
-import setup_cpu
-import suite_counting
-from blindsig_counting import run_counting
-from blindsig_document import CalibrationBlockDict, CalibrationDict, ParametersDict, RowDict
-from blindsig_output import (
-    DISCARD_KINDS,
-    DRIVER_FORMAT,
-    DRIVER_FORMAT_VERSION,
-    DRIVER_NAME,
-    Discard,
-    DiscardKind,
-    DriverOutput,
-    DriverOutputError,
-    HarnessError,
-    PairDone,
-    Sample,
-    parse_driver_output,
-)
-from blindsig_rules import (
-    CALIBRATION_MAX_OPS,
-    CS_OPERATIONS,
-    DEFAULT_RSA_BITS,
-    MIN_BLOCK_FLOOR_NS,
-    MIN_BLOCK_TICKS,
-    OPERATIONS,
-    RSA_OPERATIONS,
-    SUITE,
-    SchemeKey,
-    default_min_block_ns,
-    next_block_size,
-    round_up_125,
-    should_stop_repetitions,
-)
-from harness_cli import make_parser
-from harness_document import SuiteRunDict, build_document
-from harness_suites import run_suite
-from setup_system import BUILD_INFO_NAME, collect_setup
-from suite_blindsig import (
-    RunRequest,
-    build_calibration,
-    build_rows,
-    driver_arguments,
-    expected_scheme_keys,
-    read_affinity,
-    run_blindsig,
-)
-
-# Re-exported: the blindsig suite's names stay reachable as archbench_harness.X.
-__all__ = [
-    "CALIBRATION_MAX_OPS",
-    "CS_OPERATIONS",
-    "DEFAULT_RSA_BITS",
-    "DISCARD_KINDS",
-    "DRIVER_FORMAT",
-    "DRIVER_FORMAT_VERSION",
-    "DRIVER_NAME",
-    "MIN_BLOCK_FLOOR_NS",
-    "MIN_BLOCK_TICKS",
-    "OPERATIONS",
-    "RSA_OPERATIONS",
-    "SUITE",
-    "CalibrationBlockDict",
-    "Discard",
-    "DiscardKind",
-    "DriverOutput",
-    "DriverOutputError",
-    "PairDone",
-    "RunRequest",
-    "Sample",
-    "SchemeKey",
-    "build_calibration",
-    "build_rows",
-    "default_min_block_ns",
-    "driver_arguments",
-    "expected_scheme_keys",
-    "next_block_size",
-    "parse_driver_output",
-    "read_affinity",
-    "round_up_125",
-    "run_counting",
-    "should_stop_repetitions",
-]
+from abh import setup_cpu
+from abh.cli import make_parser
+from abh.document import build_document
+from abh.setup_system import BUILD_INFO_NAME, collect_setup
+from abh.suites import SuiteRunDict, counting, run_suite
+from abh.suites.blindsig import run_blindsig
+from abh.suites.blindsig_document import CalibrationDict, ParametersDict, RowDict
+from abh.suites.blindsig_output import HarnessError
+from abh.suites.common import driver_path
 
 EXIT_FAILURE = 2
 
@@ -182,13 +110,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "duration_s": round(time.monotonic() - b0, 3),
                 "extra": {},
             }
-    count: suite_counting.CountSession | None = None
+    count: counting.CountSession | None = None
     if args.count_with is not None and suites != ["blindsig"]:
         try:
-            count = suite_counting.start_session(
+            count = counting.start_session(
                 args.count_with,
                 args.count_cpu,
-                args.driver.parent / "count_calibrate",
+                driver_path("count_calibrate"),
                 None if counting_doc is None else counting_doc["calibration"],
                 None
                 if counting_doc is None

@@ -64,7 +64,7 @@ def load_module(path: Path, name: str) -> ModuleType:
 
 
 def load_harness(name: str = "archbench_harness") -> ModuleType:
-    """Import ``harness/archbench_harness.py`` by path (it is not a package) as ``name``."""
+    """Import ``harness/archbench_harness.py`` (a script beside its package ``abh``) as ``name``."""
     return load_module(HARNESS_DIR / "archbench_harness.py", name)
 
 

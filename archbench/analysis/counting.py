@@ -36,7 +36,7 @@ riscv64 (``rv64``, its default, is RV64GC with the bit-manipulation
 extensions) nor for ppc64le (``power10``, the newest model)."""
 
 CPU_MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-"""Plain QEMU model names; the harness checks the same grammar (harness/counting.py)."""
+"""Plain QEMU model names; the harness checks the same grammar (harness/abh/suites/counting.py)."""
 
 
 def cpu_model(arch: Arch, configured: str | None) -> str:

@@ -25,7 +25,7 @@ DEFAULT_CV_THRESHOLD = 0.05
 DEFAULT_RESOLUTION_FACTOR = 100
 DEFAULT_CI_TARGET = 0.02
 """Relative half-width of the median's interval that makes a row trustworthy (±2 %);
-the harness's ``--ci-target`` default (``harness/median_ci.py``)."""
+the harness's ``--ci-target`` default (``harness/abh/suites/blindsig_median_ci.py``)."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ def order_statistics(
     block size, the per-operation times are sorted, and the k-th smallest is
     the "k-th best". When fewer than ``nth`` samples exist the last one is
     used (with one sample all five figures are equal). The harness's sodium
-    suite documents the same rule (``harness/sodium_rows.py``); pyutil chose
+    suite documents the same rule (``harness/abh/suites/sodium_rows.py``); pyutil chose
     k = n // 4 itself, we take ``nth`` from the suite's settings (3, as in the
     seed's 8-sample rows).
 

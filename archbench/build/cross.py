@@ -1,7 +1,7 @@
 """Cross-compiled drivers and the apt package cache: pure decisions, no engine.
 
 Building a benchmark image for an emulated target used to compile the C drivers
-(``harness/*.c``) inside the emulated image: gcc, the ``-dev`` packages and their
+(``harness/drivers/*.c``) inside the emulated image: gcc, the ``-dev`` packages and their
 dpkg triggers all ran under QEMU, which made the image stage the slowest part of
 a build. With a :class:`CrossPlan` a cross stage (an image of its own) is built on the
 engine's own architecture (amd64) from a base of the *same Debian release*: it

@@ -42,7 +42,7 @@ _HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md", "count-
 class ImageSpec:
     """Everything needed to build one benchmark image (pure data, no engine).
 
-    ``files`` maps context paths (``harness/blindsig.c``) to their bytes.
+    ``files`` maps context paths (``harness/drivers/blindsig.c``) to their bytes.
     """
 
     arch: Arch
@@ -69,15 +69,18 @@ class ImageSpec:
 
 
 def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
-    """Harness sources as ``(context path, bytes)``, sorted by path.
+    """Harness sources as ``(context path, bytes)``, sorted by path: the whole tree
+    (``harness/drivers/blindsig.c``), not only its top folder.
 
     Raises:
         FileNotFoundError: ``harness_dir`` has no sources.
     """
-    found = sorted({p for pat in _HARNESS_PATTERNS for p in harness_dir.glob(pat) if p.is_file()})
+    found = sorted({p for pat in _HARNESS_PATTERNS for p in harness_dir.rglob(pat) if p.is_file()})
     if not found:
         raise FileNotFoundError(f"no harness sources in {harness_dir}")
-    return tuple((f"harness/{p.name}", p.read_bytes()) for p in found)
+    return tuple(
+        (f"harness/{p.relative_to(harness_dir).as_posix()}", p.read_bytes()) for p in found
+    )
 
 
 def recipe_files(

@@ -153,7 +153,7 @@ class Counting(Frozen):
     calibration: CountCalibration
     fixed_rsa_keys: dict[str, str] = Field(default_factory=dict)
     """Fixed RSA test keys the operations after key generation used: file name ->
-    sha256 hex (``harness/count-keys.md``); empty in results from before them."""
+    sha256 hex (``harness/drivers/counting/count-keys.md``); empty in results from before them."""
 
 
 class HarnessDocument(Frozen):

@@ -1,7 +1,7 @@
 """The host side's vocabulary: operation names, their wording, and the order rows appear in.
 
 Operation ids are :data:`archbench.result.Operation`, the names the harness
-(``harness/archbench_harness.py``) and the C driver (``harness/blindsig.c``)
+(``harness/archbench_harness.py``) and the C driver (``harness/drivers/blindsig.c``)
 emit; ``tests/unit/test_vocabulary.py`` checks both sides name the same set.
 Wording is the thesis appendix's (``harness/CONTRACT.md``); parsers of foreign
 formats read it through :mod:`archbench.upstream.wording`, which names their own

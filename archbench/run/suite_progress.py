@@ -1,6 +1,6 @@
 """Follow the harness's progress lines and estimate the time left in a container run.
 
-The harness writes on stderr, as each step starts (``harness/suite_common.py``)::
+The harness writes on stderr, as each step starts (``harness/abh/suites/common.py``)::
 
     archbench-progress: <suite> <done>/<total> <elapsed>s <what>
 

@@ -26,7 +26,7 @@ carries its module's ``SUITE`` and agrees with it (attribute, alias, model).
 
 Adding a suite on the host therefore means writing its module and declaring
 it in :class:`Suites` (one field and its import); on the harness side,
-``harness/suite_<name>.py`` plus its entry in the harness's ``SUITES``
+``harness/abh/suites/<name>.py`` plus its entry in the harness's ``SUITES``
 (and ``COUNTED_SUITES`` if counted; ``tests/unit/test_suite_counting.py``
 checks both sides agree). Tables of its own in reports are optional
 (:data:`archbench.report.suite_extras.EXTRA_TABLES`).

@@ -1,7 +1,7 @@
 """The blindsig suite: CS and RSA blind signatures through libgnunetutil (the thesis appendix).
 
 Suite ``blindsig`` (on by default: a matrix without ``defaults:`` runs it);
-its harness side is ``harness/suite_blindsig.py``.
+its harness side is ``harness/abh/suites/blindsig.py``.
 This module is pure: it never imports ``docker``.
 """
 

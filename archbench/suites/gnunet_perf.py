@@ -1,7 +1,7 @@
 """The gnunet-perf suite: GNUnet's own ``perf_crypto_rsa`` and ``perf_crypto_cs``.
 
 Suite ``gnunet-perf`` (off unless a matrix names it);
-its harness side is ``harness/suite_gnunet_perf.py``.
+its harness side is ``harness/abh/suites/gnunet_perf.py``.
 This module is pure: it never imports ``docker``.
 """
 

@@ -1,7 +1,7 @@
 """The gnupg suite: GnuPG decryption timings (the gnupg-token seed).
 
 Suite ``gnupg`` (off unless a matrix names it);
-its harness side is ``harness/suite_gnupg.py``.
+its harness side is ``harness/abh/suites/gnupg.py``.
 This module is pure: it never imports ``docker``.
 """
 

@@ -1,7 +1,7 @@
 """The openssl-speed suite: ``openssl speed -mr`` in the container (the openssl and tinc seeds).
 
 Suite ``openssl-speed`` (off unless a matrix names it);
-its harness side is ``harness/suite_openssl_speed.py``.
+its harness side is ``harness/abh/suites/openssl_speed.py``.
 This module is pure: it never imports ``docker``.
 """
 

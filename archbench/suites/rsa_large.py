@@ -1,7 +1,7 @@
 """The rsa-large suite: RSA through libcrypto up to 16384 bits (the openssl-rsa-8192-16384 seed).
 
 Suite ``rsa-large`` (off unless a matrix names it);
-its harness side is ``harness/suite_rsa_large.py``.
+its harness side is ``harness/abh/suites/rsa_large.py``.
 This module is pure: it never imports ``docker``.
 """
 

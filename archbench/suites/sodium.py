@@ -1,7 +1,7 @@
 """The sodium suite: libsodium primitives one operation at a time (the pycryptopp seed).
 
 Suite ``sodium`` (off unless a matrix names it);
-its harness side is ``harness/suite_sodium.py``.
+its harness side is ``harness/abh/suites/sodium.py``.
 This module is pure: it never imports ``docker``.
 """
 

@@ -1,7 +1,7 @@
 """The taler-helper suite: Taler's security-module benchmarks (the thesis's security-module table).
 
 Suite ``taler-helper`` (off unless a matrix names it);
-its harness side is ``harness/suite_taler_helper.py``.
+its harness side is ``harness/abh/suites/taler_helper.py``.
 This module is pure: it never imports ``docker``.
 """
 

@@ -2,7 +2,8 @@
  * archbench_count -- QEMU TCG plugin: guest instructions per marked block.
  *
  * The guest marks the start and end of every block with a harmless syscall
- * (getpid) carrying a magic first argument (see harness/count_marker.h):
+ * (getpid) carrying a magic first argument (see
+ * harness/drivers/counting/count_marker.h):
  *
  *   getpid (ABC_MAGIC, ABC_START, seq)   ...   getpid (ABC_MAGIC, ABC_STOP, seq)
  *

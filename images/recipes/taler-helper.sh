@@ -1,7 +1,7 @@
 #!/bin/sh
 # archbench recipe "taler-helper": build GNUnet and taler-exchange from pinned
 # release tarballs and the exchange's security-module benchmarks
-# test_helper_rsa / test_helper_cs (run later by harness/suite_taler_helper.py).
+# test_helper_rsa / test_helper_cs (run later by harness/abh/suites/taler_helper.py).
 #
 #   taler-helper.sh GNUNET_VERSION GNUNET_URL GNUNET_SHA256 \
 #                   EXCHANGE_VERSION EXCHANGE_URL EXCHANGE_SHA256

@@ -105,24 +105,24 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
     }
     assert len(unblinding) == 1, unblinding
 
-    # In counting mode blindsig fixes its inputs (harness/count_inputs.h), so every
-    # CS block, the data-dependent blinding and verifying included, counts exactly
-    # the same instructions in both runs: libgcrypt's entropy-pool mixing lands in
-    # the same blocks each time.
+    # In counting mode blindsig fixes its inputs (harness/drivers/counting/count_inputs.h),
+    # so every CS block, the data-dependent blinding and verifying included, counts
+    # exactly the same instructions in both runs: libgcrypt's entropy-pool mixing lands
+    # in the same blocks each time.
     def cs_counts(r: Result) -> dict[str, tuple[int, ...] | None]:
         return {x.operation: x.instructions for x in r.harness.rows if x.scheme == "CS"}
 
     assert cs_counts(first) == cs_counts(second)
     assert len(cs_counts(first)) == 7
 
-    # RSA after key generation uses the fixed test key (harness/count-key-rsa-1024.key),
-    # so verifying repeats within 0.1 % (before fixed keys it moved by percents with the
-    # key). Signing, blinding and unblinding keep a residual from libgcrypt's own
-    # randomness (the blinding factor inside gcry_pk_sign; the entropy pool's mixing
-    # phase left by the random key generation): with RSA-1024 and 2 operations per
-    # block it reached 0.23 % (riscv64 blinding) and 0.145 % (amd64 unblinding, in CI);
-    # RSA-2048 stays within 0.1 % (docs/counting.md). Key generation, a real one in
-    # every run, does not repeat.
+    # RSA after key generation uses the fixed test key
+    # (harness/drivers/counting/count-key-rsa-1024.key), so verifying repeats within 0.1 %
+    # (before fixed keys it moved by percents with the key). Signing, blinding and
+    # unblinding keep a residual from libgcrypt's own randomness (the blinding factor
+    # inside gcry_pk_sign; the entropy pool's mixing phase left by the random key
+    # generation): with RSA-1024 and 2 operations per block it reached 0.23 % (riscv64
+    # blinding) and 0.145 % (amd64 unblinding, in CI); RSA-2048 stays within 0.1 %
+    # (docs/counting.md). Key generation, a real one in every run, does not repeat.
     def rsa_per_op(r: Result) -> dict[str, float]:
         return {
             x.operation: sorted(x.instructions)[len(x.instructions) // 2] / x.ops_per_block
@@ -143,7 +143,8 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
         ("blinding", 0.015),
     ]:
         assert abs(a[op] - b[op]) <= tolerance * min(a[op], b[op]), (op, a[op], b[op])
-    key_sha256 = hashlib.sha256((REPO / "harness" / "count-key-rsa-1024.key").read_bytes())
+    key = REPO / "harness" / "drivers" / "counting" / "count-key-rsa-1024.key"
+    key_sha256 = hashlib.sha256(key.read_bytes())
     for r in (first, second):
         assert r.harness.counting is not None
         assert r.harness.counting.fixed_rsa_keys == {

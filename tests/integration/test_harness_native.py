@@ -19,13 +19,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers import HARNESS_DIR, SCHEMA, load_harness
+from abh.suites.blindsig_rules import default_min_block_ns, next_block_size
+from helpers import HARNESS_DIR, SCHEMA
 
 from archbench.build.images import harness_files
 
 pytestmark = pytest.mark.native
 
-H = load_harness("archbench_harness_native")
 
 THESIS_ROWS = [
     ("CS", None, "key_generation"),
@@ -57,7 +57,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("harness")
     # What the image gets: every source of the harness (drivers, suites, Makefile).
     for path, data in harness_files(HARNESS_DIR):
-        (dest / Path(path).name).write_bytes(data)
+        target = dest / Path(path).relative_to("harness")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
     make = subprocess.run(["make", "-C", str(dest)], capture_output=True, text=True, check=False)
     assert make.returncode == 0, f"make failed:\n{make.stdout}\n{make.stderr}"
     return dest
@@ -163,7 +165,7 @@ def test_calibrated_run_measures_sub_microsecond_unblinding(built: Path) -> None
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
     cal = doc["calibration"]
     tick = max(cal["resolution_ns"], cal["observed_tick_ns"])
-    assert cal["min_block_ns"] == H.default_min_block_ns(
+    assert cal["min_block_ns"] == default_min_block_ns(
         cal["resolution_ns"], cal["observed_tick_ns"]
     )
     assert 0 < cal["pair_overhead_ns"] < 100_000
@@ -230,7 +232,7 @@ def test_driver_calibration_rule_is_the_harness_rule(built: Path) -> None:
             text=True,
             check=True,
         )
-        want = H.next_block_size(ops, block_ns, min_block_ns, max_ops)
+        want = next_block_size(ops, block_ns, min_block_ns, max_ops)
         assert int(done.stdout) == want, (ops, block_ns, min_block_ns, max_ops)
 
 
@@ -316,14 +318,15 @@ def test_build_info_is_written_next_to_the_driver(built: Path) -> None:
 
 def test_fixed_count_keys_are_checked_and_announced(built: Path, tmp_path: Path) -> None:
     driver = str(built / "blindsig")
+    keys = built / "drivers" / "counting"
     run = ["--iterations", "1", "--repetitions", "1", "--warmup", "0", "--scheme", "rsa"]
     wrong = tmp_path / "count-key-rsa-1024.key"
-    wrong.write_bytes((built / "count-key-rsa-2048.key").read_bytes())
+    wrong.write_bytes((keys / "count-key-rsa-2048.key").read_bytes())
     (tmp_path / "count-key-rsa-3072.key").write_bytes(b"(8:key-data garbage")
     for args, message in (
-        ([*run, "--count-keys", str(built)], "--count-keys needs --count-markers"),
+        ([*run, "--count-keys", str(keys)], "--count-keys needs --count-markers"),
         (
-            [*run, "--count-markers", "--rsa-bits", "1024,1536", "--count-keys", str(built)],
+            [*run, "--count-markers", "--rsa-bits", "1024,1536", "--count-keys", str(keys)],
             "cannot read fixed RSA-1536 key",
         ),
         (
@@ -338,7 +341,7 @@ def test_fixed_count_keys_are_checked_and_announced(built: Path, tmp_path: Path)
         done = subprocess.run([driver, *args], capture_output=True, text=True, check=False)
         assert (done.returncode, done.stdout) == (64, ""), args
         assert message in done.stderr, (args, done.stderr)
-    counted = [*run, "--count-markers", "--rsa-bits", "1024,2048", "--count-keys", str(built)]
+    counted = [*run, "--count-markers", "--rsa-bits", "1024,2048", "--count-keys", str(keys)]
     for extra in ([], ["--fresh-items"]):
         done = subprocess.run(
             [driver, *counted, *extra],

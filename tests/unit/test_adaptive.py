@@ -1,6 +1,6 @@
 """Adaptive repetitions, intervals and noise readings of the in-container harness.
 
-The interval the harness stops on (harness/median_ci.py, stdlib) is held
+The interval the harness stops on (harness/abh/suites/blindsig_median_ci.py, stdlib) is held
 against the host's (archbench.analysis.stats.median_interval, scipy); the /proc parsers
 get property tests; the driver protocol is exercised end to end with a small
 Python stand-in for blindsig that speaks ``--interactive``.
@@ -13,13 +13,14 @@ import statistics
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, cast
 
-import blindsig_adaptive
 import jsonschema
-import median_ci
-import noise
 import pytest
-import setup_system
+from abh import setup_system
+from abh.suites import blindsig_adaptive, blindsig_median_ci, blindsig_noise
+from abh.suites.blindsig import RunRequest, build_rows
+from abh.suites.blindsig_output import DriverOutputError, parse_driver_output
 from helpers import CS_OPS, SCHEMA, load_harness
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,7 +38,7 @@ confidence_st = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999]) | st.
 @settings(max_examples=300, deadline=None)
 @given(samples=samples_st, confidence=confidence_st)
 def test_harness_interval_equals_the_hosts(samples: list[int], confidence: float) -> None:
-    assert median_ci.median_interval(samples, confidence) == stats.median_interval(
+    assert blindsig_median_ci.median_interval(samples, confidence) == stats.median_interval(
         samples, confidence
     )
 
@@ -47,13 +48,13 @@ def test_harness_interval_equals_the_hosts(samples: list[int], confidence: float
 )
 def test_median_rank_known_values(n: int, rank: int | None) -> None:
     # Conover's table A3: n = 20 -> x_(6) .. x_(15) at 95.86 %; n = 100 -> x_(40) .. x_(61).
-    assert median_ci.median_rank(n, 0.95) == rank
+    assert blindsig_median_ci.median_rank(n, 0.95) == rank
 
 
 def test_coverage_is_exact() -> None:
-    assert median_ci.coverage(6, 1) == 1 - Fraction(2, 64)
+    assert blindsig_median_ci.coverage(6, 1) == 1 - Fraction(2, 64)
     with pytest.raises(ValueError, match="rank"):
-        median_ci.coverage(6, 4)
+        blindsig_median_ci.coverage(6, 4)
 
 
 @settings(max_examples=200, deadline=None)
@@ -62,20 +63,20 @@ def test_coverage_is_exact() -> None:
     target=st.floats(min_value=0.001, max_value=0.5),
 )
 def test_target_reached_matches_the_definition(samples: list[int], target: float) -> None:
-    low, high = median_ci.median_interval(samples) or (0.0, 0.0)
+    low, high = blindsig_median_ci.median_interval(samples) or (0.0, 0.0)
     median = statistics.median(samples)
     want = max(median - low, high - median) / median <= target
-    assert median_ci.target_reached(samples, target, 6) is want
-    assert median_ci.target_reached(samples, target, len(samples) + 1) is False
+    assert blindsig_median_ci.target_reached(samples, target, 6) is want
+    assert blindsig_median_ci.target_reached(samples, target, len(samples) + 1) is False
 
 
 def test_target_reached_on_tight_and_loose_samples() -> None:
     tight = [1000, 1001, 999, 1000, 1002, 998, 1000]
-    assert median_ci.target_reached(tight, 0.02, 6)
-    assert not median_ci.target_reached(tight[:5], 0.02, 1)  # no 95 % interval below 6
-    assert not median_ci.target_reached([1000, 1500, 700, 1000, 2000, 900, 1100], 0.02, 6)
+    assert blindsig_median_ci.target_reached(tight, 0.02, 6)
+    assert not blindsig_median_ci.target_reached(tight[:5], 0.02, 1)  # no 95 % interval below 6
+    assert not blindsig_median_ci.target_reached([1000, 1500, 700, 1000, 2000, 900, 1100], 0.02, 6)
     with pytest.raises(ValueError, match="target"):
-        median_ci.target_reached(tight, 0.0, 6)
+        blindsig_median_ci.target_reached(tight, 0.0, 6)
 
 
 # ---------------------------------------------------------------- /proc parsers
@@ -91,21 +92,21 @@ def test_parse_proc_stat_reads_the_aggregate_line(
     lines = ["cpu  " + " ".join(map(str, numbers))]
     lines += [f"cpu{i} " + " ".join(map(str, xs)) for i, xs in enumerate(per_cpu)]
     lines += ["intr 12 3 4", "ctxt 99", "btime 1700000000"]
-    got = noise.parse_proc_stat("\n".join(lines) + "\n")
+    got = blindsig_noise.parse_proc_stat("\n".join(lines) + "\n")
     padded = numbers + [0] * (10 - len(numbers))
-    assert got == noise.CpuTimes(total=sum(padded[:8]), iowait=padded[4], steal=padded[7])
+    assert got == blindsig_noise.CpuTimes(total=sum(padded[:8]), iowait=padded[4], steal=padded[7])
 
 
 @given(text=st.text(max_size=200))
 def test_parse_proc_stat_never_raises(text: str) -> None:
-    got = noise.parse_proc_stat(text)
+    got = blindsig_noise.parse_proc_stat(text)
     assert got is None or got.total >= got.steal
 
 
 def test_parse_proc_stat_rejects_garbage() -> None:
-    assert noise.parse_proc_stat("cpu  1 2 x 4\n") is None
-    assert noise.parse_proc_stat("cpu0 1 2 3 4\n") is None
-    assert noise.parse_proc_stat("") is None
+    assert blindsig_noise.parse_proc_stat("cpu  1 2 x 4\n") is None
+    assert blindsig_noise.parse_proc_stat("cpu0 1 2 3 4\n") is None
+    assert blindsig_noise.parse_proc_stat("") is None
 
 
 @given(count=st.integers(min_value=0, max_value=2**63), other=st.integers(min_value=0))
@@ -114,8 +115,8 @@ def test_parse_involuntary_switches(count: int, other: int) -> None:
         f"Name:\tblindsig\nvoluntary_ctxt_switches:\t{other}\n"
         f"nonvoluntary_ctxt_switches:\t{count}\n"
     )
-    assert noise.parse_involuntary_switches(text) == count
-    assert noise.parse_involuntary_switches("Name:\tx\n") is None
+    assert blindsig_noise.parse_involuntary_switches(text) == count
+    assert blindsig_noise.parse_involuntary_switches("Name:\tx\n") is None
 
 
 @given(cpus=st.sets(st.integers(min_value=0, max_value=300), min_size=1))
@@ -126,18 +127,20 @@ def test_parse_cpu_list_round_trips(cpus: set[int]) -> None:
         if cur != prev + 1 if cur is not None else True:
             parts.append(str(start) if start == prev else f"{start}-{prev}")
             start = cur if cur is not None else start
-    assert noise.parse_cpu_list(",".join(parts)) == ordered
-    assert noise.parse_cpu_list("3-1") is None
-    assert noise.parse_cpu_list("a") is None
+    assert blindsig_noise.parse_cpu_list(",".join(parts)) == ordered
+    assert blindsig_noise.parse_cpu_list("3-1") is None
+    assert blindsig_noise.parse_cpu_list("a") is None
 
 
 def test_noise_tally_fractions_and_maxima() -> None:
     def snap(
         total: int, iowait: int, steal: int, switches: int, load: float, freq: int
-    ) -> noise.Snapshot:
-        return noise.Snapshot(noise.CpuTimes(total, iowait, steal), switches, load, (freq,))
+    ) -> blindsig_noise.Snapshot:
+        return blindsig_noise.Snapshot(
+            blindsig_noise.CpuTimes(total, iowait, steal), switches, load, (freq,)
+        )
 
-    tally = noise.NoiseTally()
+    tally = blindsig_noise.NoiseTally()
     tally.add(snap(1000, 10, 5, 3, 0.5, 2_000_000), snap(1100, 15, 17, 10, 1.5, 2_400_000))
     tally.add(snap(5000, 50, 50, 50, 3.1, 1_800_000), snap(5100, 50, 50, 52, 2.0, 2_000_000))
     got = tally.to_dict(2, ["performance"])
@@ -152,8 +155,10 @@ def test_noise_tally_fractions_and_maxima() -> None:
         "freq_mhz_min": 1800.0,
         "freq_mhz_max": 2400.0,
     }
-    unknown = noise.NoiseTally()
-    unknown.add(noise.Snapshot(None, None, None, ()), noise.Snapshot(None, None, None, ()))
+    unknown = blindsig_noise.NoiseTally()
+    unknown.add(
+        blindsig_noise.Snapshot(None, None, None, ()), blindsig_noise.Snapshot(None, None, None, ())
+    )
     assert unknown.to_dict(1, [])["steal"] is None
 
 
@@ -163,10 +168,10 @@ def test_governors_and_frequency_from_a_sysfs_tree(tmp_path: Path) -> None:
         d.mkdir(parents=True)
         (d / "scaling_governor").write_text(gov + "\n")
         (d / "scaling_cur_freq").write_text(f"{khz}\n")
-    dirs = noise.cpufreq_dirs(None, tmp_path)
-    assert noise.read_governors(dirs) == ["performance", "schedutil"]
-    assert noise.cpufreq_dirs([1, 7], tmp_path) == [tmp_path / "cpu1" / "cpufreq"]
-    assert noise.take_snapshot(None, dirs).freq_khz == (1_200_000, 3_000_000)
+    dirs = blindsig_noise.cpufreq_dirs(None, tmp_path)
+    assert blindsig_noise.read_governors(dirs) == ["performance", "schedutil"]
+    assert blindsig_noise.cpufreq_dirs([1, 7], tmp_path) == [tmp_path / "cpu1" / "cpufreq"]
+    assert blindsig_noise.take_snapshot(None, dirs).freq_khz == (1_200_000, 3_000_000)
 
 
 # ---------------------------------------------------------------- the protocol
@@ -387,16 +392,16 @@ def test_key_generation_blocks_must_be_the_ones_the_harness_allowed() -> None:
             if op != "key_generation" or rep < 7:
                 lines.append(f"sample\tCS\t0\t{op}\t10\t{rep}\t{1000 + rep}")
     lines += ["done\tCS\t0\t8\t0\t8000\trepetitions", "end\tok", ""]
-    output = H.parse_driver_output("\n".join(lines))
-    request = H.RunRequest(iterations=10, repetitions=8)
+    output = parse_driver_output("\n".join(lines))
+    request = RunRequest(iterations=10, repetitions=8)
     # The harness let key generation leave after 6 blocks, but the driver timed 7.
-    with pytest.raises(H.DriverOutputError, match="key_generation: valid but repetitions"):
-        H.build_rows(output, [("CS", None)], request, print, {("CS", None): 6})
-    rows = H.build_rows(output, [("CS", None)], request, print, {("CS", None): 7})
+    with pytest.raises(DriverOutputError, match="key_generation: valid but repetitions"):
+        build_rows(output, [("CS", None)], request, print, {("CS", None): 6})
+    rows = build_rows(output, [("CS", None)], request, print, {("CS", None): 7})
     assert [len(r["samples_ns"]) for r in rows] == [7, 8, 8, 8, 8, 8, 8]
     # Without a nokeygen answer, every row needs every repetition.
-    with pytest.raises(H.DriverOutputError, match="key_generation: valid but repetitions"):
-        H.build_rows(output, [("CS", None)], request, print)
+    with pytest.raises(DriverOutputError, match="key_generation: valid but repetitions"):
+        build_rows(output, [("CS", None)], request, print)
 
 
 def test_without_a_target_the_harness_never_stops_early(
@@ -424,13 +429,17 @@ def test_a_false_target_stop_is_refused() -> None:
         ]
         + ["done\tCS\t0\t6\t0\t6000\ttarget", "end\tok", ""]
     )
-    output = H.parse_driver_output(text)
+    output = parse_driver_output(text)
     assert output.done[("CS", None)].stop == "target"
-    rows = H.build_rows(output, [("CS", None)], H.RunRequest(iterations=10, repetitions=50), print)
+    # annotate_rows() takes the rows as plain dicts, as run_blindsig() passes them.
+    rows = cast(
+        "list[dict[str, Any]]",
+        build_rows(output, [("CS", None)], RunRequest(iterations=10, repetitions=50), print),
+    )
     rule = blindsig_adaptive.AdaptiveRule(target=0.02)
-    with pytest.raises(H.DriverOutputError, match="do not reach"):
+    with pytest.raises(DriverOutputError, match="do not reach"):
         blindsig_adaptive.annotate_rows(rows, output, rule, None, 2, [], print)
-    with pytest.raises(H.DriverOutputError, match="nobody set"):
+    with pytest.raises(DriverOutputError, match="nobody set"):
         blindsig_adaptive.annotate_rows(
             rows, output, blindsig_adaptive.AdaptiveRule(), None, 2, [], print
         )
@@ -438,8 +447,8 @@ def test_a_false_target_stop_is_refused() -> None:
 
 def test_unknown_stop_reason_is_refused() -> None:
     text = "archbench-blindsig\t2\ndone\tCS\t0\t1\t0\t10\tbored\nend\tok\n"
-    with pytest.raises(H.DriverOutputError, match="stop reason 'bored'"):
-        H.parse_driver_output(text)
+    with pytest.raises(DriverOutputError, match="stop reason 'bored'"):
+        parse_driver_output(text)
 
 
 _blocks_st = st.lists(st.integers(min_value=1, max_value=10**6), max_size=14)
@@ -463,7 +472,9 @@ def test_key_generation_stops_counting_once_it_has_its_blocks(
     rule = blindsig_adaptive.AdaptiveRule(target=target, min_repetitions=min_repetitions)
     samples = dict(zip(CS_OPS[1:], others, strict=True)) | {"key_generation": keygen}
     answer = blindsig_adaptive.answer_after_sample(samples, CS_OPS, rule)
-    rest_reached = all(median_ci.target_reached(xs, target, min_repetitions) for xs in others)
+    rest_reached = all(
+        blindsig_median_ci.target_reached(xs, target, min_repetitions) for xs in others
+    )
     if len(keygen) >= min_repetitions:
         # Left: what its blocks were no longer matters, only the other rows do.
         assert answer == ("stop" if rest_reached else "more nokeygen")

@@ -1,4 +1,4 @@
-"""Fixed RSA test keys for counting (harness/count-key-rsa-<bits>.key): file checks,
+"""Fixed RSA test keys for counting (harness/drivers/counting/count-key-rsa-<bits>.key): checks,
 provenance and that they reach the benchmark image."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 import tempfile
 from pathlib import Path
 
-import blindsig_counting as BC
 import pytest
-from blindsig_output import HarnessError
+from abh.suites import blindsig_counting as BC
+from abh.suites.blindsig_output import HarnessError
 from helpers import HARNESS_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,13 +19,15 @@ from archbench.build.images import harness_files
 from archbench.result import Counting
 
 SIZES = (1024, 2048, 3072, 4096)
+KEYS = HARNESS_DIR / "drivers" / "counting"
 
 
 def test_committed_keys_are_gnunet_encoded_and_hashed() -> None:
-    found = BC.fixed_rsa_keys(HARNESS_DIR, SIZES)
+    assert BC.KEY_DIR == KEYS
+    found = BC.fixed_rsa_keys(KEYS, SIZES)
     assert list(found) == [f"count-key-rsa-{b}.key" for b in SIZES]
     for name, digest in found.items():
-        data = (HARNESS_DIR / name).read_bytes()
+        data = (KEYS / name).read_bytes()
         assert digest == hashlib.sha256(data).hexdigest()
         # libgcrypt's S-expression: public and private part, modulus of the named size
         # (257 bytes with the sign byte for 2048 bits).
@@ -41,7 +43,7 @@ def test_no_sizes_no_keys(tmp_path: Path) -> None:
 
 def test_missing_key_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"no fixed RSA-1536 key .*count-key-rsa-1536\.key"):
-        BC.fixed_rsa_keys(HARNESS_DIR, [2048, 1536])
+        BC.fixed_rsa_keys(KEYS, [2048, 1536])
 
 
 @settings(deadline=None)
@@ -61,8 +63,8 @@ def test_bad_key_files_are_refused(data: bytes) -> None:
 
 def test_keys_go_into_the_image_with_the_sources() -> None:
     names = {n for n, _ in harness_files(HARNESS_DIR)}
-    assert {f"harness/count-key-rsa-{b}.key" for b in SIZES} <= names
-    assert "harness/count-keys.md" in names
+    assert {f"harness/drivers/counting/count-key-rsa-{b}.key" for b in SIZES} <= names
+    assert "harness/drivers/counting/count-keys.md" in names
 
 
 def test_provenance_field_defaults_empty_for_older_results() -> None:

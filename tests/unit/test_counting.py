@@ -8,9 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import counting as C
 import pandas as pd
 import pytest
+from abh.suites import blindsig_counting
+from abh.suites import counting as C
 from helpers import result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
@@ -80,7 +81,7 @@ DRIVER = (
 
 
 def test_counts_pair_with_driver_blocks_in_print_order() -> None:
-    blocks = C.driver_blocks(DRIVER)
+    blocks = blindsig_counting.driver_blocks(DRIVER)
     assert blocks[0] == ("CS", None, "signing", "warmup", 0)
     assert blocks[2] == ("CS", None, "signing", "sample", 0)
     paired = C.pair_counts(
@@ -97,13 +98,13 @@ def test_counts_pair_with_driver_blocks_in_print_order() -> None:
         }
         for op in ("signing", "verifying")
     ]
-    C.attach_counts(rows, paired)
+    blindsig_counting.attach_counts(rows, paired)
     assert rows[0]["instructions"] == [50, 51]
     assert rows[1]["instructions"] == [70, 71]
 
 
 def test_a_lost_or_extra_block_is_refused() -> None:
-    blocks = C.driver_blocks(DRIVER)
+    blocks = blindsig_counting.driver_blocks(DRIVER)
     with pytest.raises(C.CountError, match="printed 6 blocks but the counter closed 5"):
         C.pair_counts(blocks, C.parse_count_file(count_text(list(enumerate([1, 2, 3, 4, 5])))))
     with pytest.raises(C.CountError, match="sequence number 7"):

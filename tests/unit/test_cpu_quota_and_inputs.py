@@ -7,7 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import REPO, load_harness, load_module, result, row, run_invoke
+from abh.cli import make_parser
+from abh.suites.blindsig import driver_arguments
+from helpers import REPO, load_module, result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -24,7 +26,6 @@ from archbench.result import Parameters, Result
 from archbench.run.containers import harness_command
 from archbench.run.execute import plan
 
-H = load_harness()
 
 
 def _matrix_with(line: str) -> str:
@@ -117,10 +118,10 @@ def test_fresh_items_reaches_driver_and_parameters() -> None:
     assert "--fresh-items" in harness_command(p.suites)
     (p,) = plan(m, m.select(archs=[Arch.AMD64]), {"local": Arch.AMD64})
     assert "--fresh-items" not in harness_command(p.suites)
-    args = H.make_parser().parse_args(["--fresh-items"])
-    assert H.driver_arguments(args, [1024])[-1] == "--fresh-items"
-    args = H.make_parser().parse_args([])
-    assert "--fresh-items" not in H.driver_arguments(args, [1024])
+    args = make_parser().parse_args(["--fresh-items"])
+    assert driver_arguments(args, [1024])[-1] == "--fresh-items"
+    args = make_parser().parse_args([])
+    assert "--fresh-items" not in driver_arguments(args, [1024])
 
 
 @pytest.mark.parametrize("value", ["1", '"yes"', "null", "[true]"])

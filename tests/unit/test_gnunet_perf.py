@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from abh.suites.common import SuiteError
+from abh.suites.gnunet_perf import normalize_config, provenance
 from helpers import REPO, result, row
-from suite_common import SuiteError
-from suite_gnunet_perf import normalize_config, provenance
 
 from archbench.build.images import plan_image
 from archbench.errors import MatrixError

@@ -1,6 +1,7 @@
 """In-container harness (harness/archbench_harness.py): the parts that need no GNUnet.
 
-The harness is a standalone script, not a package, so it is loaded by path.
+Its modules are imported from its package ``abh`` (``harness/`` is on the test path,
+as in the image); ``main()`` lives in the entry script, loaded by path.
 Driver runs are simulated with small shell scripts that print canned output,
 or with a Python model of the driver's loop on a fake clock; the real
 driver is exercised by tests/integration/test_harness_native.py.
@@ -17,12 +18,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import harness_cli
-import harness_document
 import jsonschema
 import pytest
-import setup_cpu
-import setup_system
+from abh import cli, document, setup_cpu, setup_system
+from abh.suites.blindsig import RunRequest, build_calibration, build_rows, expected_scheme_keys
+from abh.suites.blindsig_document import RowDict
+from abh.suites.blindsig_output import Discard, DriverOutputError, PairDone, parse_driver_output
+from abh.suites.blindsig_rules import (
+    default_min_block_ns,
+    next_block_size,
+    round_up_125,
+    should_stop_repetitions,
+)
 from helpers import CS_OPS, RSA_OPS, SCHEMA, load_harness
 
 H = load_harness()
@@ -121,7 +128,7 @@ def simulate_pair(
     while True:
         ns = {op: clock.block(ops[op] * cost_ns[op]) for op in cost_ns}
         nxt = {
-            op: H.next_block_size(ops[op], ns[op], min_block_ns, max_block_ops)
+            op: next_block_size(ops[op], ns[op], min_block_ns, max_block_ops)
             if calibrating
             else ops[op]
             for op in cost_ns
@@ -148,7 +155,7 @@ def simulate_pair(
             taken += 1
         elapsed = clock.read() - start
         budget_spent = max_time_ns is not None and elapsed >= max_time_ns
-        if not calibrating and H.should_stop_repetitions(taken, repetitions, elapsed, max_time_ns):
+        if not calibrating and should_stop_repetitions(taken, repetitions, elapsed, max_time_ns):
             break
     lines.append(f"done\t{scheme}\t{bits}\t{taken}\t{int(taken < repetitions)}\t{elapsed}")
     return lines
@@ -188,12 +195,12 @@ def simulated_output(pairs: Sequence[list[str]], min_block_ns: int, max_time_ns:
     ],
 )
 def test_round_up_125(n: int, rounded: int) -> None:
-    assert H.round_up_125(n) == rounded
+    assert round_up_125(n) == rounded
 
 
 def test_round_up_125_rejects_zero() -> None:
     with pytest.raises(ValueError, match="n must be >= 1"):
-        H.round_up_125(0)
+        round_up_125(0)
 
 
 @pytest.mark.parametrize(
@@ -223,13 +230,13 @@ def test_round_up_125_rejects_zero() -> None:
 def test_next_block_size(
     ops: int, block_ns: int, min_block_ns: int, max_ops: int, expected: int
 ) -> None:
-    assert H.next_block_size(ops, block_ns, min_block_ns, max_ops) == expected
+    assert next_block_size(ops, block_ns, min_block_ns, max_ops) == expected
 
 
 def test_next_block_size_never_shrinks_and_always_grows_short_blocks() -> None:
     for ops in (1, 2, 3, 7, 10, 99, 1000, 99_999):
         for block_ns in (0, 1, 17, 999, 50_000, 999_999, MS, 10 * MS):
-            got = H.next_block_size(ops, block_ns, MS, 100_000)
+            got = next_block_size(ops, block_ns, MS, 100_000)
             assert got >= ops
             assert (got > ops) == (block_ns < MS and ops < 100_000), (ops, block_ns)
 
@@ -247,7 +254,7 @@ def test_next_block_size_never_shrinks_and_always_grows_short_blocks() -> None:
 def test_default_min_block_ns(
     resolution_ns: int | None, tick_ns: int | None, expected: int
 ) -> None:
-    assert H.default_min_block_ns(resolution_ns, tick_ns) == expected
+    assert default_min_block_ns(resolution_ns, tick_ns) == expected
 
 
 @pytest.mark.parametrize("phase", [0.0, 0.37, 0.99])
@@ -260,12 +267,12 @@ def test_coarse_clock_grows_the_block_until_it_spans_100_ticks(
     # overshoot by no more than its headroom and rounding allow.
     tick = MS
     clock = FakeClock(tick, phase)
-    min_block = H.default_min_block_ns(tick, tick)
+    min_block = default_min_block_ns(tick, tick)
     ops, history = 10, []
     while True:
         block_ns = clock.block(ops * cost_ns)
         history.append((ops, block_ns))
-        nxt = H.next_block_size(ops, block_ns, min_block, 1_000_000)
+        nxt = next_block_size(ops, block_ns, min_block, 1_000_000)
         if nxt == ops:
             break
         assert nxt > ops
@@ -281,9 +288,9 @@ def test_coarse_clock_grows_the_block_until_it_spans_100_ticks(
 def test_sub_microsecond_operation_is_measured_in_thousands_per_block() -> None:
     # CS unblinding (~100 ns) on a 1 ns clock with the default 1 ms floor.
     clock = FakeClock(1, 0.0)
-    min_block = H.default_min_block_ns(1, 20)
+    min_block = default_min_block_ns(1, 20)
     ops = 10
-    while (nxt := H.next_block_size(ops, clock.block(ops * 100.0), min_block, 100_000)) != ops:
+    while (nxt := next_block_size(ops, clock.block(ops * 100.0), min_block, 100_000)) != ops:
         ops = nxt
     assert ops >= 10_000
     assert ops * 100.0 >= min_block
@@ -304,7 +311,7 @@ def test_sub_microsecond_operation_is_measured_in_thousands_per_block() -> None:
 def test_should_stop_repetitions(
     taken: int, requested: int, elapsed_ns: int, max_time_ns: int | None, stop: bool
 ) -> None:
-    assert H.should_stop_repetitions(taken, requested, elapsed_ns, max_time_ns) is stop
+    assert should_stop_repetitions(taken, requested, elapsed_ns, max_time_ns) is stop
 
 
 # --------------------------------------------------------------------------
@@ -313,7 +320,7 @@ def test_should_stop_repetitions(
 
 def test_parse_driver_output_reads_meta_samples_and_verdicts() -> None:
     text = driver_text(rsa_bits=(1024, 2048), invalid={("RSA", 2048): "sig 3 did not verify"})
-    out = H.parse_driver_output(text)
+    out = parse_driver_output(text)
 
     assert out.meta["gnunet_build_version"] == "0.20.0"
     assert out.meta["clock_resolution_ns"] == "1"
@@ -324,7 +331,7 @@ def test_parse_driver_output_reads_meta_samples_and_verdicts() -> None:
     rsa = [s for s in out.samples if s.key_bits == 2048 and s.operation == "signing"]
     assert [(s.repetition, s.ns) for s in rsa] == [(0, 1002), (1, 2002)]
     assert out.invalid == {("RSA", 2048): "sig 3 did not verify"}
-    assert out.done[("RSA", 1024)] == H.PairDone(taken=2, budget_exhausted=False, elapsed_ns=18000)
+    assert out.done[("RSA", 1024)] == PairDone(taken=2, budget_exhausted=False, elapsed_ns=18000)
 
 
 def test_parse_driver_output_reads_discarded_blocks() -> None:
@@ -335,12 +342,12 @@ def test_parse_driver_output_reads_discarded_blocks() -> None:
         "done\tRSA\t2048\t1\t1\t9000000000\n"
         "end\tok\n"
     )
-    out = H.parse_driver_output(text)
+    out = parse_driver_output(text)
     assert out.discards == [
-        H.Discard("CS", None, "unblinding", "calibration", 10, 0, 0),
-        H.Discard("RSA", 2048, "signing", "warmup", 10, 0, 31_000_000),
+        Discard("CS", None, "unblinding", "calibration", 10, 0, 0),
+        Discard("RSA", 2048, "signing", "warmup", 10, 0, 31_000_000),
     ]
-    assert out.done == {("RSA", 2048): H.PairDone(1, True, 9_000_000_000)}
+    assert out.done == {("RSA", 2048): PairDone(1, True, 9_000_000_000)}
 
 
 V2 = "archbench-blindsig\t2\n"
@@ -374,14 +381,14 @@ V2 = "archbench-blindsig\t2\n"
     ],
 )
 def test_parse_driver_output_rejects_untrustworthy_output(text: str, message: str) -> None:
-    with pytest.raises(H.DriverOutputError, match=message):
-        H.parse_driver_output(text)
+    with pytest.raises(DriverOutputError, match=message):
+        parse_driver_output(text)
 
 
 def test_build_rows_gives_one_row_per_thesis_operation_in_order() -> None:
-    out = H.parse_driver_output(driver_text(iterations=10, repetitions=2, rsa_bits=(1024, 2048)))
-    expected = H.expected_scheme_keys(["CS", "RSA"], [1024, 2048])
-    rows = H.build_rows(out, expected, H.RunRequest(10, 2), _never_warn)
+    out = parse_driver_output(driver_text(iterations=10, repetitions=2, rsa_bits=(1024, 2048)))
+    expected = expected_scheme_keys(["CS", "RSA"], [1024, 2048])
+    rows = build_rows(out, expected, RunRequest(10, 2), _never_warn)
 
     keys = [(r["scheme"], r["key_bits"], r["operation"]) for r in rows]
     assert keys == (
@@ -390,7 +397,7 @@ def test_build_rows_gives_one_row_per_thesis_operation_in_order() -> None:
         + [("RSA", 2048, op) for op in RSA_OPS]
     )
     blinding = rows[CS_OPS.index("blinding")]
-    assert blinding == {
+    assert dict(blinding) == {
         "suite": "blindsig",
         "scheme": "CS",
         "key_bits": None,
@@ -410,12 +417,12 @@ def test_build_rows_gives_one_row_per_thesis_operation_in_order() -> None:
 
 def test_build_rows_marks_every_row_of_an_invalid_pair() -> None:
     reason = "RSA-2048 signature 0 of repetition 0 did not verify (rc=-1)"
-    out = H.parse_driver_output(driver_text(rsa_bits=(1024, 2048), invalid={("RSA", 2048): reason}))
-    rows = H.build_rows(
-        out, H.expected_scheme_keys(["CS", "RSA"], [1024, 2048]), H.RunRequest(10, 2), _never_warn
+    out = parse_driver_output(driver_text(rsa_bits=(1024, 2048), invalid={("RSA", 2048): reason}))
+    rows = build_rows(
+        out, expected_scheme_keys(["CS", "RSA"], [1024, 2048]), RunRequest(10, 2), _never_warn
     )
 
-    by_bits: dict[Any, list[dict[str, Any]]] = {}
+    by_bits: dict[Any, list[RowDict]] = {}
     for row in rows:
         by_bits.setdefault(row["key_bits"], []).append(row)
     assert [r["valid"] for r in by_bits[2048]] == [False] * 5
@@ -439,9 +446,7 @@ def test_build_rows_drops_unusable_samples_of_invalid_rows_and_warns() -> None:
         ]
     )
     warnings: list[str] = []
-    rows = H.build_rows(
-        H.parse_driver_output(text), [("RSA", 1024)], H.RunRequest(3, 5), warnings.append
-    )
+    rows = build_rows(parse_driver_output(text), [("RSA", 1024)], RunRequest(3, 5), warnings.append)
 
     assert [(r["operation"], r["samples_ns"], r["valid"]) for r in rows] == [
         ("key_generation", [900], False),
@@ -468,10 +473,10 @@ def test_invalid_pair_that_failed_while_calibrating_keeps_its_last_discarded_blo
         ]
     )
     warnings: list[str] = []
-    rows = H.build_rows(
-        H.parse_driver_output(text),
+    rows = build_rows(
+        parse_driver_output(text),
         [("RSA", 1024)],
-        H.RunRequest(10, 3, min_block_ns=MS),
+        RunRequest(10, 3, min_block_ns=MS),
         warnings.append,
     )
     assert len(rows) == 1
@@ -484,27 +489,27 @@ def test_invalid_pair_that_failed_while_calibrating_keeps_its_last_discarded_blo
 @pytest.mark.parametrize(
     ("expected", "request_", "message"),
     [
-        ([("CS", None)], H.RunRequest(10, 2), "not requested"),
-        ([("CS", None), ("RSA", 1024)], H.RunRequest(5, 2), "expected 5"),
-        ([("CS", None), ("RSA", 1024)], H.RunRequest(10, 3), "2 of 3 repetitions taken"),
-        ([("CS", None), ("RSA", 1024), ("RSA", 4096)], H.RunRequest(10, 2), "no 'done' line"),
+        ([("CS", None)], RunRequest(10, 2), "not requested"),
+        ([("CS", None), ("RSA", 1024)], RunRequest(5, 2), "expected 5"),
+        ([("CS", None), ("RSA", 1024)], RunRequest(10, 3), "2 of 3 repetitions taken"),
+        ([("CS", None), ("RSA", 1024), ("RSA", 4096)], RunRequest(10, 2), "no 'done' line"),
         # Calibrating from 5 cannot have produced blocks of 10 without a step.
-        ([("CS", None), ("RSA", 1024)], H.RunRequest(5, 2, min_block_ns=1), "first block"),
+        ([("CS", None), ("RSA", 1024)], RunRequest(5, 2, min_block_ns=1), "first block"),
     ],
 )
 def test_build_rows_rejects_output_that_does_not_match_the_request(
     expected: list[tuple[str, int | None]], request_: Any, message: str
 ) -> None:
-    out = H.parse_driver_output(driver_text(iterations=10, repetitions=2, rsa_bits=(1024,)))
-    with pytest.raises(H.DriverOutputError, match=message):
-        H.build_rows(out, expected, request_, _never_warn)
+    out = parse_driver_output(driver_text(iterations=10, repetitions=2, rsa_bits=(1024,)))
+    with pytest.raises(DriverOutputError, match=message):
+        build_rows(out, expected, request_, _never_warn)
 
 
 def test_build_rows_rejects_zero_sample_in_valid_row() -> None:
     text = driver_text(repetitions=1, rsa_bits=()).replace("\t0\t1000\n", "\t0\t0\n")
-    out = H.parse_driver_output(text)
-    with pytest.raises(H.DriverOutputError, match="valid but a sample is 0 ns"):
-        H.build_rows(out, [("CS", None)], H.RunRequest(10, 1), _never_warn)
+    out = parse_driver_output(text)
+    with pytest.raises(DriverOutputError, match="valid but a sample is 0 ns"):
+        build_rows(out, [("CS", None)], RunRequest(10, 1), _never_warn)
 
 
 CS_COSTS_NS = {  # roughly this host's CS timings, per operation
@@ -519,8 +524,8 @@ CS_COSTS_NS = {  # roughly this host's CS timings, per operation
 
 
 def _calibrated_rows(tick_ns: int, **kwargs: Any) -> tuple[list[Any], Any]:
-    min_block = H.default_min_block_ns(tick_ns, tick_ns)
-    request = H.RunRequest(10, 3, min_block_ns=min_block, max_time_ns=kwargs.get("max_time_ns"))
+    min_block = default_min_block_ns(tick_ns, tick_ns)
+    request = RunRequest(10, 3, min_block_ns=min_block, max_time_ns=kwargs.get("max_time_ns"))
     lines = simulate_pair(
         "CS",
         0,
@@ -532,15 +537,15 @@ def _calibrated_rows(tick_ns: int, **kwargs: Any) -> tuple[list[Any], Any]:
         min_block_ns=min_block,
         **kwargs,
     )
-    out = H.parse_driver_output(simulated_output([lines], min_block))
-    return H.build_rows(out, [("CS", None)], request, _never_warn), out
+    out = parse_driver_output(simulated_output([lines], min_block))
+    return build_rows(out, [("CS", None)], request, _never_warn), out
 
 
 @pytest.mark.parametrize("tick_ns", [1, 1000, MS])
 def test_calibrated_rows_follow_the_rule(tick_ns: int) -> None:
     rows, _ = _calibrated_rows(tick_ns)
     by_op = {r["operation"]: r for r in rows}
-    min_block = H.default_min_block_ns(tick_ns, tick_ns)
+    min_block = default_min_block_ns(tick_ns, tick_ns)
 
     for op, row in by_op.items():
         assert len(row["samples_ns"]) == 3
@@ -562,11 +567,11 @@ def test_calibrated_rows_follow_the_rule(tick_ns: int) -> None:
 def test_a_calibration_step_the_rule_would_not_take_is_rejected() -> None:
     _, out = _calibrated_rows(1)
     first = next(d for d in out.discards if d.operation == "unblinding" and d.kind == "calibration")
-    out.discards[out.discards.index(first)] = H.Discard(
+    out.discards[out.discards.index(first)] = Discard(
         "CS", None, "unblinding", "calibration", 10, 0, first.ns * 4
     )
-    with pytest.raises(H.DriverOutputError, match="calibration went from 10 ops"):
-        H.build_rows(out, [("CS", None)], H.RunRequest(10, 3, min_block_ns=MS), _never_warn)
+    with pytest.raises(DriverOutputError, match="calibration went from 10 ops"):
+        build_rows(out, [("CS", None)], RunRequest(10, 3, min_block_ns=MS), _never_warn)
 
 
 def test_calibration_that_stops_too_early_is_rejected() -> None:
@@ -574,9 +579,9 @@ def test_calibration_that_stops_too_early_is_rejected() -> None:
     lines = simulate_pair(
         "CS", 0, CS_COSTS_NS, FakeClock(1), iterations=10, repetitions=2, warmup=0, min_block_ns=0
     )
-    out = H.parse_driver_output(simulated_output([lines], MS))
-    with pytest.raises(H.DriverOutputError, match="calibration stopped at 10 ops"):
-        H.build_rows(out, [("CS", None)], H.RunRequest(10, 2, min_block_ns=MS), _never_warn)
+    out = parse_driver_output(simulated_output([lines], MS))
+    with pytest.raises(DriverOutputError, match="calibration stopped at 10 ops"):
+        build_rows(out, [("CS", None)], RunRequest(10, 2, min_block_ns=MS), _never_warn)
 
 
 def test_budget_cuts_repetitions_and_says_so() -> None:
@@ -595,13 +600,13 @@ def test_a_budget_cut_the_rule_does_not_allow_is_rejected() -> None:
     text = driver_text(repetitions=2, rsa_bits=()).replace(
         "done\tCS\t0\t2\t0\t18000", "done\tCS\t0\t2\t1\t18000"
     )
-    out = H.parse_driver_output(text)
+    out = parse_driver_output(text)
     # 18 us elapsed against a 1 s budget: no reason to stop at 2 of 3.
-    request = H.RunRequest(10, 3, max_time_ns=10**9)
-    with pytest.raises(H.DriverOutputError, match="budget rule does not allow"):
-        H.build_rows(out, [("CS", None)], request, _never_warn)
+    request = RunRequest(10, 3, max_time_ns=10**9)
+    with pytest.raises(DriverOutputError, match="budget rule does not allow"):
+        build_rows(out, [("CS", None)], request, _never_warn)
     # With a budget of 10 us it is allowed.
-    rows = H.build_rows(out, [("CS", None)], H.RunRequest(10, 3, max_time_ns=10_000), _never_warn)
+    rows = build_rows(out, [("CS", None)], RunRequest(10, 3, max_time_ns=10_000), _never_warn)
     assert all(r["budget_exhausted"] and len(r["samples_ns"]) == 2 for r in rows)
 
 
@@ -610,8 +615,8 @@ def test_a_budget_cut_the_rule_does_not_allow_is_rejected() -> None:
 
 
 def test_build_calibration_from_driver_meta() -> None:
-    out = H.parse_driver_output(driver_text())
-    assert H.build_calibration(out.meta) == {
+    out = parse_driver_output(driver_text())
+    assert build_calibration(out.meta) == {
         "clock": "CLOCK_MONOTONIC",
         "resolution_ns": 1,
         "observed_tick_ns": 20,
@@ -620,9 +625,9 @@ def test_build_calibration_from_driver_meta() -> None:
         "min_block_ns": 0,
         "max_block_ops": 100_000,
     }
-    assert H.build_calibration({"min_block_ns": "5", "max_block_ops": "9"})["resolution_ns"] is None
-    with pytest.raises(H.DriverOutputError, match="lacks meta min_block_ns"):
-        H.build_calibration({"clock": "CLOCK_MONOTONIC"})
+    assert build_calibration({"min_block_ns": "5", "max_block_ops": "9"})["resolution_ns"] is None
+    with pytest.raises(DriverOutputError, match="lacks meta min_block_ns"):
+        build_calibration({"clock": "CLOCK_MONOTONIC"})
 
 
 # --------------------------------------------------------------------------
@@ -829,7 +834,7 @@ def test_kernel_string_matches_uname_srv() -> None:
     [("1024,2048", [1024, 2048]), ("4096", [4096]), (" 512 , 16384", [512, 16384])],
 )
 def test_parse_rsa_bits_accepts(text: str, value: list[int]) -> None:
-    assert harness_cli.parse_rsa_bits(text) == value
+    assert cli.parse_rsa_bits(text) == value
 
 
 @pytest.mark.parametrize(
@@ -837,7 +842,7 @@ def test_parse_rsa_bits_accepts(text: str, value: list[int]) -> None:
 )
 def test_parse_rsa_bits_rejects(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
-        harness_cli.parse_rsa_bits(text)
+        cli.parse_rsa_bits(text)
 
 
 # --------------------------------------------------------------------------
@@ -1051,13 +1056,13 @@ def test_read_load_average_and_affinity_on_this_host(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("text", ["1", "0.25", "1e3", "30.0"])
 def test_parse_seconds_accepts(text: str) -> None:
-    assert harness_cli.parse_seconds(text) == float(text)
+    assert cli.parse_seconds(text) == float(text)
 
 
 @pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "1e7", "", "soon"])
 def test_parse_seconds_rejects(text: str) -> None:
     with pytest.raises(argparse.ArgumentTypeError):
-        harness_cli.parse_seconds(text)
+        cli.parse_seconds(text)
 
 
 # --------------------------------------------------------------------------
@@ -1110,17 +1115,17 @@ def _parameters() -> dict[str, Any]:
 
 
 def _document() -> dict[str, Any]:
-    out = H.parse_driver_output(
+    out = parse_driver_output(
         driver_text(rsa_bits=(1024, 2048), invalid={("CS", 0): "CS signature 1 did not verify"})
     )
-    rows = H.build_rows(
-        out, H.expected_scheme_keys(["CS", "RSA"], [1024, 2048]), H.RunRequest(10, 2), print
+    rows = build_rows(
+        out, expected_scheme_keys(["CS", "RSA"], [1024, 2048]), RunRequest(10, 2), print
     )
     started = datetime(2026, 11, 29, 22, 40, 0, 123456, tzinfo=UTC)
     # Plain dicts stand in for the TypedDicts, as in the JSON the host reads.
-    build: Any = harness_document.build_document
+    build: Any = document.build_document
     doc: dict[str, Any] = build(
-        started, 12.34567, _parameters(), H.build_calibration(out.meta), _setup(), rows
+        started, 12.34567, _parameters(), build_calibration(out.meta), _setup(), rows
     )
     return doc
 

@@ -11,18 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import counting as C
 import pandas as pd
 import pytest
-import rsa_large_output
-import sodium_output
-import suite_counting as SC
-import suite_rsa_large
-import suite_sodium
+from abh.suites import COUNTED_SUITES as HARNESS_COUNTED
+from abh.suites import rsa_large, rsa_large_output, sodium, sodium_output
+from abh.suites import counting as C
+from abh.suites.sodium_rows import build_outcome
 from helpers import row as make_row
 from hypothesis import given
 from hypothesis import strategies as st
-from sodium_rows import build_outcome
 from test_counting import counted
 
 from archbench.report import instructions as T
@@ -67,15 +64,13 @@ def count_file(counts: list[int]) -> C.CountFile:
 
 
 def rsa_rows(text: str) -> list[dict[str, Any]]:
-    config = suite_rsa_large.normalize_config({"bits": [1024], "repetitions": 2, "min_block_ns": 0})
+    config = rsa_large.normalize_config({"bits": [1024], "repetitions": 2, "min_block_ns": 0})
     rows, _ = rsa_large_output.rows_from_output(rsa_large_output.parse_driver_output(text), config)
     return rows
 
 
 def sodium_rows(text: str) -> list[dict[str, Any]]:
-    config = suite_sodium.normalize_config(
-        {"repetitions": 2, "warmup": 0, "sizes": [64, 1000], "nth": 1}
-    )
+    config = sodium.normalize_config({"repetitions": 2, "warmup": 0, "sizes": [64, 1000], "nth": 1})
     return build_outcome(sodium_output.parse_driver_output(text), config, print).rows
 
 
@@ -87,7 +82,7 @@ def by_op(rows: list[dict[str, Any]]) -> dict[tuple[str, str | None], Any]:
 
 
 def test_rsa_large_blocks_are_every_timed_line_in_print_order() -> None:
-    assert SC.rsa_large_blocks(RSA_OUT) == [
+    assert rsa_large_output.rsa_large_blocks(RSA_OUT) == [
         (1024, "key_generation", "keygen", 0),
         (1024, "sign", "calibrate", 0),
         (1024, "verify", "calibrate", 0),
@@ -102,7 +97,7 @@ def test_rsa_large_rows_get_the_counts_of_their_own_blocks() -> None:
     rows = rsa_rows(RSA_OUT)
     # keygen, then calibration (discarded), then sign/verify alternating.
     counts = count_file([9_000_000, 1111, 2222, 700_001, 40_001, 700_002, 40_002])
-    assert SC.attach_rsa_large(rows, RSA_OUT, counts)
+    assert rsa_large_output.attach_rsa_large(rows, RSA_OUT, counts)
     assert by_op(rows) == {
         ("key_generation", None): [9_000_000],
         ("sign", None): [700_001, 700_002],
@@ -115,7 +110,7 @@ def test_rsa_large_rows_get_the_counts_of_their_own_blocks() -> None:
 def test_rsa_large_count_and_line_numbers_must_agree() -> None:
     rows = rsa_rows(RSA_OUT)
     with pytest.raises(C.CountError, match="printed 7 blocks but the counter closed 6"):
-        SC.attach_rsa_large(rows, RSA_OUT, count_file([1, 2, 3, 4, 5, 6]))
+        rsa_large_output.attach_rsa_large(rows, RSA_OUT, count_file([1, 2, 3, 4, 5, 6]))
     assert all("instructions" not in r for r in rows)
 
 
@@ -126,7 +121,7 @@ def test_an_invalid_rsa_size_gets_no_counts() -> None:
         "invalid 1024 a signature did not verify in a timed block\ndone 1024 1 0\n",
     )
     rows = rsa_rows(text)
-    assert not SC.attach_rsa_large(rows, text, count_file([1, 2, 3, 4, 5, 6, 7]))
+    assert not rsa_large_output.attach_rsa_large(rows, text, count_file([1, 2, 3, 4, 5, 6, 7]))
     assert all("instructions" not in r for r in rows)
 
 
@@ -134,7 +129,7 @@ def test_an_invalid_rsa_size_gets_no_counts() -> None:
 
 
 def test_sodium_blocks_key_rows_by_scheme_operation_and_size() -> None:
-    blocks = SC.sodium_blocks(SODIUM_OUT)
+    blocks = sodium_output.sodium_blocks(SODIUM_OUT)
     assert blocks[2] == ("Ed25519", "sign", None, "warmup", 0)
     assert blocks[3] == ("Ed25519", "sign", None, "sample", 0)
     assert blocks[-1] == ("SHA-256", "hash", 1000, "sample", 1)
@@ -144,7 +139,7 @@ def test_sodium_blocks_key_rows_by_scheme_operation_and_size() -> None:
 def test_sodium_rows_get_their_counts_and_warmups_are_skipped() -> None:
     rows = sodium_rows(SODIUM_OUT)
     counts = count_file([300_001, 300_002, 999, 200_001, 200_002, 4001, 4002, 30_001, 30_002])
-    SC.attach_sodium(rows, SODIUM_OUT, counts)
+    sodium_output.attach_sodium(rows, SODIUM_OUT, counts)
     assert by_op(rows) == {
         ("key_generation", None): [300_001, 300_002],
         ("sign", None): [200_001, 200_002],
@@ -159,7 +154,7 @@ def test_invalid_sodium_rows_get_no_counts() -> None:
         "sample Ed25519 sign - 0 1 50100\ninvalid Ed25519 sign - 0 signature does not verify\n",
     )
     rows = sodium_rows(text)
-    SC.attach_sodium(rows, text, count_file(list(range(1, 10))))
+    sodium_output.attach_sodium(rows, text, count_file(list(range(1, 10))))
     assert by_op(rows)[("sign", None)] is None
     assert by_op(rows)[("hash", "64 B")] == [6, 7]
 
@@ -167,16 +162,16 @@ def test_invalid_sodium_rows_get_no_counts() -> None:
 @given(st.lists(st.integers(min_value=1, max_value=10**12), min_size=9, max_size=9))
 def test_sodium_pairing_keeps_print_order(counts: list[int]) -> None:
     rows = sodium_rows(SODIUM_OUT)
-    SC.attach_sodium(rows, SODIUM_OUT, count_file(counts))
+    sodium_output.attach_sodium(rows, SODIUM_OUT, count_file(counts))
     found = [n for r in rows for n in r["instructions"]]
     assert found == counts[:2] + counts[3:]  # all but the warmup block
 
 
 def test_malformed_block_lines_are_refused() -> None:
     with pytest.raises(C.CountError, match="not a block"):
-        SC.sodium_blocks("sample Ed25519 sign 1 40000\n")
+        sodium_output.sodium_blocks("sample Ed25519 sign 1 40000\n")
     with pytest.raises(C.CountError, match="not a key generation"):
-        SC.rsa_large_blocks("keygen x 5\n")
+        rsa_large_output.rsa_large_blocks("keygen x 5\n")
 
 
 # ---------------------------------------------------------------- session
@@ -185,7 +180,7 @@ def test_malformed_block_lines_are_refused() -> None:
 def test_session_runs_a_driver_under_the_counter_with_markers(tmp_path: Path) -> None:
     counter = C.Counter(tmp_path, "qemu-riscv64", "7.2", "1:7.2", "1", "tools")
     calibration = {"exact": True}
-    session = SC.CountSession(counter, "rv64", tmp_path, calibration, "1", 1)
+    session = C.CountSession(counter, "rv64", tmp_path, calibration, "1", 1)
     cmd, out = session.command(["/opt/h/rsa_large", "--bits", "2048"], "rsa-large-2048")
     assert out == tmp_path / "rsa-large-2048.count"
     assert cmd[3:7] == [str(tmp_path / "qemu-riscv64"), "-L", "/", "-cpu"]
@@ -208,16 +203,16 @@ def test_session_reuses_an_earlier_calibration_without_running_anything(tmp_path
     )
     for name in ("ld-linux-x86-64.so.2", "qemu-x86_64", "libarchbench_count.so"):
         (tmp_path / name).write_bytes(b"")
-    session = SC.start_session(
+    session = C.start_session(
         tmp_path, "max", tmp_path / "no-such-program", {"exact": True}, ("1", 2)
     )
     assert (session.plugin_version, session.plugin_api) == ("1", 2)
     with pytest.raises(C.CountError, match="no counting layer"):
-        SC.start_session(tmp_path / "missing", "max", tmp_path / "x")
+        C.start_session(tmp_path / "missing", "max", tmp_path / "x")
 
 
 def test_only_our_drivers_are_counted() -> None:
-    assert SC.COUNTED_SUITES == COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
+    assert HARNESS_COUNTED == COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
 
 
 # ---------------------------------------------------------------- tables and exports

@@ -1,4 +1,4 @@
-"""GnuPG suite (harness/suite_gnupg.py): parsing of recorded gpg output, settings.
+"""GnuPG suite (harness/abh/suites/gnupg.py): parsing of recorded gpg output, settings.
 
 Fixtures in tests/fixtures/gnupg/ are real output of gpg 2.4.7 (trixie dev image) and
 gpg 2.2.40 (bookworm host); their README.txt gives the commands. Process running is
@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import gnupg_keys as GK
-import gnupg_output as GO
 import pytest
-import suite_gnupg as G
+from abh.suites import gnupg as G
+from abh.suites import gnupg_keys as GK
+from abh.suites import gnupg_output as GO
+from abh.suites.common import CommandResult, SuiteError
 from helpers import REPO
-from suite_common import CommandResult, SuiteError
 
 FIXTURES = REPO / "tests" / "fixtures" / "gnupg"
 TRIXIE = "gpg2.4.7-trixie"
@@ -231,7 +231,7 @@ def test_normalize_config_errors(config: dict[str, Any], message: str) -> None:
 def test_device_error_says_where_a_token_plugs_in() -> None:
     with pytest.raises(SuiteError) as info:
         G.normalize_config({"device": "nitrokey"})
-    assert "suite_gnupg.DEVICES" in str(info.value)
+    assert "abh.suites.gnupg_keys.DEVICES" in str(info.value)
     assert "docs/suites-gnupg.md" in str(info.value)
     assert set(GK.DEVICES) == {"cpu"}
     assert GK.DEVICES["cpu"]().name == "cpu"

@@ -10,12 +10,12 @@ import re
 import shutil
 from typing import Any
 
-import openssl_speed_algorithms as osa
-import openssl_speed_output as oso
 import pytest
-import suite_openssl_speed as sos
+from abh.suites import openssl_speed as sos
+from abh.suites import openssl_speed_algorithms as osa
+from abh.suites import openssl_speed_output as oso
+from abh.suites.common import CommandResult, SuiteError
 from helpers import REPO
-from suite_common import CommandResult, SuiteError
 
 FIXTURES = REPO / "tests" / "fixtures" / "openssl-speed"
 

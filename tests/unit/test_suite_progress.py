@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from abh.suites.common import Progress, progress_line
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
-from suite_common import Progress, progress_line
 
 from archbench.run import RichReporter, TimingStore
 from archbench.run.suite_progress import (

@@ -1,4 +1,4 @@
-"""The rsa-large suite (harness/suite_rsa_large.py) on recorded rsa_large output.
+"""The rsa-large suite (harness/abh/suites/rsa_large.py) on recorded rsa_large output.
 
 The fixtures in tests/fixtures/rsa-large/ are real driver runs (see the
 README.txt there); run() is exercised with a shell script standing in for
@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import rsa_large_output as RO
-import suite_rsa_large as R
+from abh.suites import rsa_large as R
+from abh.suites import rsa_large_output as RO
+from abh.suites.common import SuiteError
 from helpers import REPO
-from suite_common import SuiteError
 
 FIXTURES = REPO / "tests" / "fixtures" / "rsa-large"
 OPENSSL = "OpenSSL 3.5.9 29 Sep 2026"

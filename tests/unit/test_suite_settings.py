@@ -6,11 +6,11 @@ keeps the two lists of keys, defaults and algorithm names in step.
 
 from __future__ import annotations
 
-import importlib
 import json
-from typing import Any
 
 import pytest
+from abh.suites import SUITES, suite_module
+from abh.suites.common import SuiteError
 
 from archbench.matrix import parse
 from archbench.run.containers import harness_command
@@ -19,15 +19,11 @@ from archbench.suites import GNUPG_ALGORITHMS, OPENSSL_ALGORITHMS, SUITE_NAMES, 
 OTHER_SUITES = [name for name in SUITE_NAMES if name != "blindsig"]
 
 
-def _module(name: str) -> Any:
-    return importlib.import_module("suite_" + name.replace("-", "_"))
-
-
 @pytest.mark.parametrize("name", OTHER_SUITES)
 def test_host_defaults_pass_the_harness_check_unchanged(name: str) -> None:
     suites = Suites().only([name])
     config = json.loads(harness_command(suites)[-1])[name]
-    module = _module(name)
+    module = suite_module(name)
     assert name == module.SUITE
     normalized = module.normalize_config(config)
     for key, value in config.items():
@@ -36,9 +32,7 @@ def test_host_defaults_pass_the_harness_check_unchanged(name: str) -> None:
 
 @pytest.mark.parametrize("name", OTHER_SUITES)
 def test_every_host_key_is_a_harness_key(name: str) -> None:
-    from suite_common import SuiteError
-
-    module = _module(name)
+    module = suite_module(name)
     with pytest.raises(SuiteError, match="unknown setting"):
         module.normalize_config({"no_such_key": 1})
     settings = Suites().only([name]).get(name)
@@ -54,13 +48,12 @@ def test_every_host_key_is_a_harness_key(name: str) -> None:
 
 
 def test_algorithm_lists_match() -> None:
-    assert set(OPENSSL_ALGORITHMS) == set(_module("openssl-speed").ALGORITHMS)
-    assert set(GNUPG_ALGORITHMS) == set(_module("gnupg").ALGORITHMS)
+    assert set(OPENSSL_ALGORITHMS) == set(suite_module("openssl-speed").ALGORITHMS)
+    assert set(GNUPG_ALGORITHMS) == set(suite_module("gnupg").ALGORITHMS)
 
 
 def test_harness_knows_every_suite() -> None:
-    harness = importlib.import_module("harness_suites")
-    assert tuple(harness.SUITES) == SUITE_NAMES
+    assert SUITES == SUITE_NAMES
     text = "\n".join(
         [
             "version: 1",

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
-import suite_sodium
-from helpers import REPO
-from sodium_output import parse_driver_output
-from sodium_rows import build_outcome, order_statistics
-from suite_common import SuiteError
-from suite_sodium import driver_argv, normalize_config
+from abh.suites import sodium
+from abh.suites.common import SuiteError
+from abh.suites.sodium import driver_argv, normalize_config
+from abh.suites.sodium_output import parse_driver_output
+from abh.suites.sodium_rows import build_outcome, order_statistics
+from helpers import HARNESS_DIR, REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "sodium"
 HOST_DEFAULT = "host-debian12-amd64-default.txt"
@@ -97,7 +96,8 @@ def test_defaults_follow_pycryptopp_sizes() -> None:
     assert config["ops_per_sample"] == 1
     assert config["nth"] == 3
     assert config["timeout_s"] == 900.0
-    assert config["driver"] == os.path.join(os.path.dirname(suite_sodium.__file__), "sodium_bench")
+    # Where the Makefile builds it: the harness folder, beside archbench_harness.py.
+    assert config["driver"] == str(HARNESS_DIR / "sodium_bench")
 
 
 def test_driver_argv() -> None:
@@ -313,7 +313,7 @@ def test_malformed_output_is_refused(edit: Any, message: str) -> None:
 def test_missing_driver_names_the_package(tmp_path: Path) -> None:
     config = normalize_config({"driver": str(tmp_path / "sodium_bench")})
     with pytest.raises(SuiteError, match="add libsodium-dev to the target's profile"):
-        suite_sodium.run(config, lambda _: None)
+        sodium.run(config, lambda _: None)
 
 
 def _script(tmp_path: Path, body: str) -> str:
@@ -328,7 +328,7 @@ def test_run_replays_recorded_output(tmp_path: Path) -> None:
     config = normalize_config(
         {"driver": driver, "repetitions": 8, "warmup": 1, "sizes": [1000, 10000]}
     )
-    outcome = suite_sodium.run(config, lambda _: None)
+    outcome = sodium.run(config, lambda _: None)
     assert len(outcome.rows) == 10
     assert outcome.parameters == config
 
@@ -336,7 +336,7 @@ def test_run_replays_recorded_output(tmp_path: Path) -> None:
 def test_failing_driver_reports_its_message(tmp_path: Path) -> None:
     driver = _script(tmp_path, "echo 'sodium_bench: sodium_init() failed' >&2\nexit 1\n")
     with pytest.raises(SuiteError, match=r"status 1: sodium_bench: sodium_init\(\) failed"):
-        suite_sodium.run(normalize_config({"driver": driver}), lambda _: None)
+        sodium.run(normalize_config({"driver": driver}), lambda _: None)
 
 
 def test_row_without_timed_samples_or_blocks() -> None:

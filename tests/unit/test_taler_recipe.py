@@ -16,9 +16,9 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import suite_taler_helper
+from abh.suites import taler_helper
+from abh.suites.common import SuiteError
 from helpers import REPO
-from suite_common import SuiteError
 
 from archbench.build.images import plan_image
 from archbench.errors import MatrixError
@@ -127,16 +127,16 @@ def test_script_refuses_a_tarball_that_is_not_the_pinned_one(tmp_path: Path) -> 
 
 
 def test_suite_without_the_recipe_says_which_profile_it_needs(tmp_path: Path) -> None:
-    config = suite_taler_helper.normalize_config({})
+    config = taler_helper.normalize_config({})
     assert config == {
         "tests": ["test_helper_rsa", "test_helper_cs"],
         "rsa_bits": 2048,
         "timeout_s": 1800.0,
     }
     with pytest.raises(SuiteError, match=r"taler-exchange is not built in this image.*recipe"):
-        suite_taler_helper.run(config, print, recipe_dir=tmp_path)
+        taler_helper.run(config, print, recipe_dir=tmp_path)
     with pytest.raises(SuiteError, match=r"tests = \['test_helper_eddsa'\]; allowed"):
-        suite_taler_helper.normalize_config({"tests": ["test_helper_eddsa"]})
+        taler_helper.normalize_config({"tests": ["test_helper_eddsa"]})
 
 
 def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
@@ -151,8 +151,8 @@ def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
         # Stands in for the built test: prints a saved log on stderr, as the real one does.
         program.write_text(f"#!/bin/sh\ncat '{LOGS / log}' >&2\n")
         program.chmod(0o755)
-    config = suite_taler_helper.normalize_config({})
-    outcome = suite_taler_helper.run(config, print, recipe_dir=tmp_path)
+    config = taler_helper.normalize_config({})
+    outcome = taler_helper.run(config, print, recipe_dir=tmp_path)
     assert outcome.tools == {"taler-exchange (source)": "0.9.3"}
     assert outcome.extra["logs"]["test_helper_cs"] == (LOGS / "test_helper_cs.log").read_text()
     doc = HarnessDocument(

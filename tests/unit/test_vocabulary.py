@@ -2,8 +2,8 @@
 
 The host side is :mod:`archbench.result.vocabulary` (over
 :data:`archbench.result.Operation`); the harness side is
-``harness/archbench_harness.py`` and the C driver ``harness/blindsig.c`` (its operation
-tables are in ``harness/blindsig_pairs.c``).
+``harness/abh/suites/blindsig_rules.py`` and the C driver ``harness/drivers/blindsig.c``
+(its operation tables are in ``harness/drivers/blindsig_pairs.c``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import re
 from typing import get_args
 
+from abh.suites.blindsig_rules import CS_OPERATIONS, RSA_OPERATIONS
 from helpers import HARNESS_DIR, load_harness
 
 from archbench.result import Operation, vocabulary
@@ -20,23 +21,22 @@ from archbench.upstream import thesis_latex
 
 
 def _c_names(variable: str) -> tuple[str, ...]:
-    text = (HARNESS_DIR / "blindsig_pairs.c").read_text(encoding="utf-8")
+    text = (HARNESS_DIR / "drivers" / "blindsig_pairs.c").read_text(encoding="utf-8")
     match = re.search(rf"{variable}\[[A-Z_]+\] = \{{(.*?)\}};", text, re.S)
     assert match is not None, f"{variable} not found in blindsig_pairs.c"
     return tuple(re.findall(r'"([a-z_]+)"', match.group(1)))
 
 
 def test_harness_and_driver_name_the_host_operations_in_the_host_order() -> None:
-    harness = load_harness()
     blindsig = [op for op in vocabulary.OPERATION_ORDER if op not in vocabulary.HELPER_OPERATIONS]
-    assert list(harness.CS_OPERATIONS) == blindsig
-    assert list(harness.RSA_OPERATIONS) == [op for op in blindsig if op in harness.RSA_OPERATIONS]
-    assert set(harness.RSA_OPERATIONS) == set(blindsig) - {
+    assert list(CS_OPERATIONS) == blindsig
+    assert list(RSA_OPERATIONS) == [op for op in blindsig if op in RSA_OPERATIONS]
+    assert set(RSA_OPERATIONS) == set(blindsig) - {
         "r_derivation",
         "blinding_secret_derivation",
     }
-    assert _c_names("cs_op_names") == harness.CS_OPERATIONS
-    assert _c_names("rsa_op_names") == harness.RSA_OPERATIONS
+    assert _c_names("cs_op_names") == CS_OPERATIONS
+    assert _c_names("rsa_op_names") == RSA_OPERATIONS
 
 
 def test_every_operation_has_wording_a_group_and_a_rank() -> None:
@@ -90,7 +90,7 @@ def test_schema_enumerates_the_host_operations() -> None:
     assert found, "schema-v1.json enumerates no operations"
     for enum in found:
         assert set(enum) <= set(vocabulary.OPERATION_ORDER)
-        assert set(load_harness().CS_OPERATIONS) <= set(enum)
+        assert set(CS_OPERATIONS) <= set(enum)
 
 
 def test_every_suite_has_a_title() -> None:
