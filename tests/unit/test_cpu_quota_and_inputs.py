@@ -27,7 +27,6 @@ from archbench.run.containers import harness_command
 from archbench.run.execute import plan
 
 
-
 def _matrix_with(line: str) -> str:
     text = (REPO / "matrix.yml").read_text(encoding="utf-8")
     return text.replace("    arch: amd64\n", f"    arch: amd64\n{line}", 1)

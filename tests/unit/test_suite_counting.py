@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 import pytest
 from abh.suites import COUNTED_SUITES as HARNESS_COUNTED
-from abh.suites import rsa_large, rsa_large_output, sodium, sodium_output
 from abh.suites import counting as C
+from abh.suites import rsa_large, rsa_large_output, sodium, sodium_output
 from abh.suites.sodium_rows import build_outcome
 from helpers import row as make_row
 from hypothesis import given

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from abh.suites.blindsig_rules import RSA_OPERATIONS
-from helpers import REPO, load_harness
+from helpers import REPO
 
 from archbench import upstream as importer
 from archbench.errors import ResultsError

@@ -13,7 +13,7 @@ import re
 from typing import get_args
 
 from abh.suites.blindsig_rules import CS_OPERATIONS, RSA_OPERATIONS
-from helpers import HARNESS_DIR, load_harness
+from helpers import HARNESS_DIR
 
 from archbench.result import Operation, vocabulary
 from archbench.suites import SUITE_NAMES, SUITE_TITLES
