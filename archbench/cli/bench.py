@@ -20,11 +20,11 @@ from archbench import matrix as matrix_mod
 from archbench import report as reports
 from archbench.analysis import counting
 from archbench.archive import archiver
-from archbench.build import stage as image_stage
+from archbench.build import resolve_apt_proxy
 from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import Interrupted, MatrixError, TargetsFailed
-from archbench.hosts import engine
+from archbench.hosts import connect_host, engine_arch
 from archbench.matrix import LOCAL_HOST
 from archbench.matrix import emulated as emulated_defaults
 from archbench.matrix import quota as cpu_quota
@@ -172,8 +172,8 @@ def run_pipeline(
     clients = {}
     host_archs = {}
     for name in dict.fromkeys(t.host for t in chosen):
-        clients[name] = engine.connect_host(m.host(name), name)
-        host_archs[name] = engine.engine_arch(clients[name])
+        clients[name] = connect_host(m.host(name), name)
+        host_archs[name] = engine_arch(clients[name])
     plans = pipeline.plan(
         m,
         chosen,
@@ -196,7 +196,7 @@ def run_pipeline(
         store=store,
         run_id=run_id,
         work_dir=Path(s.work),
-        apt_proxy=image_stage.resolve_apt_proxy(clients.get(LOCAL_HOST), s.apt_proxy),
+        apt_proxy=resolve_apt_proxy(clients.get(LOCAL_HOST), s.apt_proxy),
     )
     build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16)
     run_options = RunOptions(

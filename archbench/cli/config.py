@@ -28,7 +28,7 @@ class Settings:
     Paths are strings as messages print them: relative to the current directory
     when they lie below it (``results``), else absolute. ``apt_proxy`` and
     ``build_jobs`` are the raw values; their users check them
-    (:func:`archbench.build.stage.resolve_apt_proxy`, :func:`archbench.cli.flags.integer`).
+    (:func:`archbench.build.resolve_apt_proxy`, :func:`archbench.cli.flags.integer`).
     """
 
     matrix: str

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 from archbench import matrix as matrix_mod
-from archbench.build import bases
+from archbench.build import base_tag, image_labels
 from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
-from archbench.hosts import emulation, engine
+from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.run import containers as run
@@ -38,17 +38,17 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
     if not archs:
         archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if fix:
-        for action in emulation.fix(archs):
+        for action in fix_emulation(archs):
             print(f"fixed: {action}")
     problems = []
     client = None
     try:
-        client = engine.connect()
+        client = connect()
     except ArchbenchError as exc:
         problems.append(str(exc))
     for a in archs:
         try:
-            st = emulation.check(a)
+            st = check_emulation(a)
         except EmulationError as exc:
             problems.append(f"{a.key}: {exc}")
             print(f"FAIL {a.key:8} {exc}")
@@ -57,8 +57,8 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         status = "ok  "
         if client is not None:
             for t in m.targets:
-                tag = bases.base_tag(t.base, a)
-                if t.arch is a and engine.image_labels(client, tag) is not None:
+                tag = base_tag(t.base, a)
+                if t.arch is a and image_labels(client, tag) is not None:
                     try:
                         smoke = "uname -m: " + run.smoke_test(client, tag, a)
                     except EmulationError as exc:
@@ -93,7 +93,7 @@ def clean(s: Settings, *, matrix: str, host: str | None) -> None:
         raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
     for name in chosen:
         try:
-            client = engine.connect_host(m.host(name), name)
+            client = connect_host(m.host(name), name)
         except ArchbenchError as exc:
             unreachable.append(f"{name}: {exc}")
             continue

@@ -17,9 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import docker
-
-from archbench.build import counter as counting_image
+from archbench.build import COUNTER_IN_IMAGE, Builder, ensure_counting_image
 from archbench.result import Execution, Result, TargetInfo
 from archbench.run import containers as run
 
@@ -32,7 +30,7 @@ COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
 
 
 def count_target(
-    client: docker.DockerClient,
+    builder: Builder,
     p: TargetPlan,
     bench_tag: str,
     bench_id: str,
@@ -40,44 +38,36 @@ def count_target(
     execution: Execution,
     target: TargetInfo,
     timed: Callable[[str], AbstractContextManager[None]],
-    on_line: Callable[[str], None],
 ) -> list[Path]:
     """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
 
     ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
-    progress display; ``execution`` is the timing run's, with the counting
-    layer's image put in.
+    progress display; ``builder.on_line`` gets notes and the harness's lines;
+    ``execution`` is the timing run's, with the counting layer's image put in.
 
     Raises:
         BaseImageError, ImageBuildError: the counting layer cannot be built.
         HarnessError: the harness fails in the counting layer (calibration
             not exact, the driver failing under QEMU, counts that do not pair).
     """
+    client = builder.client
     planned = p.suites if p.count_suites is None else p.count_suites
     enabled = list(planned.enabled())
     chosen = [name for name in enabled if name in COUNTED_SUITES]
     skipped = [name for name in enabled if name not in COUNTED_SUITES]
     if skipped:
-        on_line(
+        builder.say(
             f"instructions: {', '.join(skipped)} not counted (they run programs archbench "
             "does not own)"
         )
     if not chosen:
-        on_line(
+        builder.say(
             f"instructions: none of the counted suites ({', '.join(COUNTED_SUITES)}) is enabled"
         )
         return []
     suites = planned.only(chosen)
     with timed("count image"):
-        layer = counting_image.ensure_counting_image(
-            client,
-            bench_tag,
-            bench_id,
-            p.target.arch,
-            work_dir=ws.work_dir,
-            log_dir=ws.log_dir,
-            on_line=on_line,
-        )
+        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch)
     paths = []
     for index in range(1, p.repeat + 1):
         with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
@@ -88,10 +78,10 @@ def count_target(
                 suites,
                 run_id=ws.run_id,
                 cpuset=p.cpuset,
-                on_line=on_line,
+                on_line=builder.on_line,
                 extra_args=[
                     "--count-with",
-                    counting_image.IN_IMAGE_DIR,
+                    COUNTER_IN_IMAGE,
                     "--count-cpu",
                     p.count_cpu,
                 ],

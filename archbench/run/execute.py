@@ -27,7 +27,7 @@ import docker.errors
 import requests.exceptions
 
 from archbench.errors import ArchbenchError
-from archbench.hosts import engine, host_cpu_model
+from archbench.hosts import answers, host_cpu_model, redact
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.run import containers as run
@@ -127,15 +127,15 @@ def execute(
             except ArchbenchError as exc:
                 outcome.message = str(exc)
             except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-                outcome.message = f"host {h.name}: {engine.redact(str(exc))}"
+                outcome.message = f"host {h.name}: {redact(str(exc))}"
             except Exception as exc:
                 # A worker that died would leave "not started". The SDK's ssh
                 # transport can fail with bare OSError/ValueError
                 # when its ssh process is gone; the target must say it failed.
-                outcome.message = f"host {h.name}: {type(exc).__name__}: {engine.redact(str(exc))}"
+                outcome.message = f"host {h.name}: {type(exc).__name__}: {redact(str(exc))}"
             if cancel.is_set() and not outcome.ok:
                 outcome.message = "interrupted"
-            elif not outcome.ok and p.remote and not engine.answers(h.client):
+            elif not outcome.ok and p.remote and not answers(h.client):
                 # A lost connection to a remote engine ends this target only.
                 outcome.message = lost_connection(h.name, h.display, outcome, workspace.run_id)
             reporter.finish(p.name, outcome.ok, outcome.message)

@@ -17,10 +17,17 @@ import docker
 
 from archbench import upstream as importer
 from archbench.archive import archiver
-from archbench.build import bases, cross, images
-from archbench.build import stage as image_stage
+from archbench.build import (
+    Builder,
+    CrossBuild,
+    ImageSpec,
+    ensure_base,
+    ensure_target_image,
+    plan_image,
+    prepare_cross,
+)
 from archbench.errors import HarnessError, Interrupted
-from archbench.hosts import emulation, engine_version
+from archbench.hosts import check_emulation, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import Execution, Result, TargetInfo
@@ -99,12 +106,21 @@ def execute_target(
             )
         return _Timer(outcome.seconds, stage)
 
+    builder = Builder(
+        client,
+        ws.work_dir,
+        ws.log_dir,
+        on_line,
+        rebuild=rebuild,
+        apt_proxy=None if p.remote else ws.apt_proxy,  # the cache is this machine's
+        network_mode=p.host.build_network if p.host else None,
+    )
     qemu = qemu_cpu = None
     if p.emulated and not p.remote:
         # binfmt_misc of this machine matters only for the local engine; on a
         # remote host the smoke test below is the check.
         with timed("preflight"):
-            qemu = emulation.check(arch).qemu_version
+            qemu = check_emulation(arch).qemu_version
     if p.archived is not None:
         # The archived image, loaded and checked by id, is run by id: no base, no build.
         with timed("image"):
@@ -117,23 +133,12 @@ def execute_target(
                 qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
         gnunet_perf = "gnunet-perf" in p.suites.enabled()
-        proxy = None if p.remote else ws.apt_proxy  # the cache is this machine's
         with timed("base", base_key):
-            base = bases.ensure_base(
-                client,
-                p.target.base,
-                p.base,
-                arch,
-                work_dir=ws.work_dir,
-                log_dir=ws.log_dir,
-                on_line=on_line,
-                rebuild=rebuild,
-                apt_proxy=proxy,
-            )
+            base = ensure_base(builder, p.target.base, p.base, arch)
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            cross_plan, build_base_id = image_stage.prepare_cross(
-                client,
+            cross_plan, build_base_id = prepare_cross(
+                builder,
                 base_name=p.target.base,
                 base=p.base,
                 target_arch=arch,
@@ -142,10 +147,6 @@ def execute_target(
                 emulated=p.emulated and not p.remote,
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
-                work_dir=ws.work_dir,
-                log_dir=ws.log_dir,
-                on_line=on_line,
-                apt_proxy=proxy,
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -159,8 +160,8 @@ def execute_target(
                         h.smoked.add(arch)
                 qemu_cpu = run.emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
 
-        def plan_spec(built: cross.CrossBuild | None) -> images.ImageSpec:
-            return images.plan_image(
+        def plan_spec(built: CrossBuild | None) -> ImageSpec:
+            return plan_image(
                 arch,
                 p.target.profile,
                 p.packages,
@@ -172,18 +173,8 @@ def execute_target(
             )
 
         with timed("image", image_key):
-            spec, image_id, reused = image_stage.ensure_target_image(
-                client,
-                plan_spec,
-                cross_plan,
-                build_base_id,
-                target_base=base.tag,
-                work_dir=ws.work_dir,
-                log_path=ws.log_dir / f"{name}.build.log",
-                on_line=on_line,
-                rebuild=rebuild,
-                network_mode=p.host.build_network if p.host else None,
-                apt_proxy=proxy,
+            spec, image_id, reused = ensure_target_image(
+                builder, plan_spec, cross_plan, build_base_id, target_base=base.tag, name=name
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
@@ -280,7 +271,7 @@ def execute_target(
         paths.append(ws.store.save(result))
     if "instructions" in p.metrics:
         paths += count_stage.count_target(
-            client, p, run_image, image_id, ws, execution, target, timed, on_line
+            builder, p, run_image, image_id, ws, execution, target, timed
         )
     outcome.result_path = paths[0]
     outcome.result_paths = paths

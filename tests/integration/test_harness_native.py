@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 from helpers import HARNESS_DIR, SCHEMA, load_harness
 
-from archbench.build.images import harness_files
+from archbench.build import harness_files
 
 pytestmark = pytest.mark.native
 

@@ -15,7 +15,7 @@ from helpers import result, row
 from suite_common import SuiteError
 from suite_gnunet_perf import normalize_config, provenance
 
-from archbench.build.images import plan_image
+from archbench.build import plan_image
 from archbench.errors import MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch

@@ -19,7 +19,7 @@ import pytest
 import suite_taler_helper
 from suite_common import SuiteError
 
-from archbench.build.images import plan_image
+from archbench.build import plan_image
 from archbench.errors import MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch
