@@ -42,12 +42,12 @@ import sys
 import time
 from pathlib import Path
 
+from archbench import run as pipeline
 from archbench.analysis import median_per_op
 from archbench.hosts import connect, engine_arch
 from archbench.matrix import load
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = (

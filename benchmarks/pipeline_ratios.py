@@ -36,7 +36,7 @@ from archbench.hosts import connect
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import HarnessDocument, ResultStore, parse_harness_output
-from archbench.run import containers as run
+from archbench.run import run_harness
 from archbench.suites import Suites
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ def main() -> int:
     args = harness_args(suite.iterations, suite.repetitions)
     native = native_runs(opts.runs, args)
     container = [
-        per_op(run.run_harness(client, spec.tag, Arch.AMD64, Suites(blindsig=suite))[0])
+        per_op(run_harness(client, spec.tag, Arch.AMD64, Suites(blindsig=suite))[0])
         for _ in range(opts.runs)
     ]
 

@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from archbench import run as pipeline
 from archbench.hosts import connect_host, engine_arch
 from archbench.matrix import parse
 from archbench.result import ResultStore
-from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,7 @@
 :func:`run_pipeline` turns the flags (or a resumed run's ``run.json``, or an
 archive's manifest) into a run manifest and plans, connects to each host's engine,
 checks cpusets and CPU quotas against it, and hands the plans to
-:func:`archbench.run.schedule.build_then_measure` under a progress display.
+:func:`archbench.run.execute` (building every target first) under a progress display.
 """
 
 from __future__ import annotations
@@ -37,13 +37,19 @@ from archbench.result import (
     merge_repeats,
     new_run_id,
 )
-from archbench.run import RichReporter, RunOptions, TimingStore, schedule
-from archbench.run import execute as pipeline
+from archbench.run import (
+    RichReporter,
+    RunOptions,
+    TargetOutcome,
+    TargetPlan,
+    TimingStore,
+    Workspace,
+    execute,
+    plan,
+)
 
 
-def check_cpusets(
-    clients: dict[str, Any], plans: Sequence[pipeline.TargetPlan], cpuset: str | None
-) -> None:
+def check_cpusets(clients: dict[str, Any], plans: Sequence[TargetPlan], cpuset: str | None) -> None:
     """Refuse a cpuset (``--cpuset`` or a target's) naming CPUs its engine lacks."""
     ncpu: dict[str, int] = {}
     for p in plans:
@@ -58,9 +64,7 @@ def check_cpusets(
         flags.check_cpuset_fits(p.cpuset, ncpu[p.host_name], f"{where} on host {p.host_name}")
 
 
-def check_quotas(
-    clients: dict[str, Any], plans: Sequence[pipeline.TargetPlan], cpus: float | None
-) -> None:
+def check_quotas(clients: dict[str, Any], plans: Sequence[TargetPlan], cpus: float | None) -> None:
     """Refuse a CPU quota (``--cpus`` or a target's ``cpus``) above its engine's CPU count."""
     for p in plans:
         if p.cpus is None:
@@ -89,7 +93,7 @@ def run_pipeline(
     from_archive: str = "",
     metrics: Sequence[str] = (),
     cpus: float | None = None,
-) -> tuple[ResultStore, str, list[pipeline.TargetOutcome]]:
+) -> tuple[ResultStore, str, list[TargetOutcome]]:
     """Plan the selected targets and carry them out: build, and unless ``build_only`` measure.
 
     The run is new (matrix from ``matrix`` or the settings, targets from ``arch``
@@ -174,7 +178,7 @@ def run_pipeline(
     for name in dict.fromkeys(t.host for t in chosen):
         clients[name] = connect_host(m.host(name), name)
         host_archs[name] = engine_arch(clients[name])
-    plans = pipeline.plan(
+    plans = plan(
         m,
         chosen,
         host_archs,
@@ -192,7 +196,7 @@ def run_pipeline(
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
     if not build_only:
         store.save_manifest(manifest)
-    ws = pipeline.Workspace(
+    ws = Workspace(
         store=store,
         run_id=run_id,
         work_dir=Path(s.work),
@@ -200,7 +204,11 @@ def run_pipeline(
     )
     build_jobs = flags.integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16)
     run_options = RunOptions(
-        build_only=build_only, rebuild=rebuild, resume=bool(resume), build_jobs=build_jobs
+        build_only=build_only,
+        rebuild=rebuild,
+        resume=bool(resume),
+        build_first=True,
+        build_jobs=build_jobs,
     )
     with RichReporter() as reporter:
         reporter.console.print(f"run {run_id}")
@@ -219,9 +227,7 @@ def run_pipeline(
                     soft_wrap=True,
                 )
         try:
-            outcomes = schedule.build_then_measure(
-                clients, plans, ws, host_archs, run_options, reporter=reporter
-            )
+            outcomes = execute(clients, plans, ws, host_archs, run_options, reporter=reporter)
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted; finished results are kept in {store.root / run_id} and this "
@@ -237,7 +243,7 @@ def run_pipeline(
     return store, run_id, outcomes
 
 
-def raise_failures(outcomes: list[pipeline.TargetOutcome]) -> None:
+def raise_failures(outcomes: list[TargetOutcome]) -> None:
     """Raise :class:`TargetsFailed` naming each failed target and why, if any failed."""
     failed = [o for o in outcomes if not o.ok]
     if failed:

@@ -18,7 +18,7 @@ from archbench.errors import ArchbenchError, EmulationError, EngineError, Matrix
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
-from archbench.run import containers as run
+from archbench.run import leftover_containers, smoke_test
 
 
 def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
@@ -60,7 +60,7 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
                 tag = base_tag(t.base, a)
                 if t.arch is a and image_labels(client, tag) is not None:
                     try:
-                        smoke = "uname -m: " + run.smoke_test(client, tag, a)
+                        smoke = "uname -m: " + smoke_test(client, tag, a)
                     except EmulationError as exc:
                         problems.append(f"{a.key}: {exc}")
                         smoke = f"smoke test FAILED: {exc}"
@@ -98,7 +98,7 @@ def clean(s: Settings, *, matrix: str, host: str | None) -> None:
             unreachable.append(f"{name}: {exc}")
             continue
         n = 0
-        for container in run.leftover_containers(client):
+        for container in leftover_containers(client):
             container.remove(force=True)
             n += 1
         print(f"{name}: removed {n} container(s)")

@@ -3,7 +3,7 @@
 :func:`plan` is pure: it turns the selected matrix targets into a list of
 :class:`TargetPlan` (host, native or emulated, base, packages) from the
 architectures the hosts' engines report, so it can be printed and tested.
-It never imports docker. :mod:`archbench.run.execute` carries the plans out.
+It never imports docker. :func:`archbench.run.schedule.execute` carries the plans out.
 """
 
 from __future__ import annotations

@@ -15,13 +15,13 @@ import docker
 import pytest
 from helpers import Recorder
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.report.export import tidy_frame
 from archbench.result import ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE.parents[1] / ".archbench" / "work"

@@ -15,11 +15,11 @@ from pathlib import Path
 import docker
 import pytest
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import instructions as instructions_tables
 from archbench.result import Result, ResultStore
-from archbench.run import execute as pipeline
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -19,13 +19,12 @@ import docker
 import pytest
 from docker.models.containers import Container, ContainerCollection
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
-from archbench.run import execute as pipeline
-from archbench.run.containers import LABEL_RUN
-from archbench.run.progress import SilentReporter
+from archbench.run import LABEL_RUN, SilentReporter
 
 HERE = Path(__file__).resolve().parent
 WORK = HERE.parents[1] / ".archbench" / "work"

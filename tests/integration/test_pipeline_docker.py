@@ -16,6 +16,7 @@ import docker
 import pytest
 from helpers import CS_OPS, RSA_OPS
 
+from archbench import run as pipeline
 from archbench.build import Builder, ensure_base, ensure_image, plan_image
 from archbench.build.bases import build_scratch_image
 from archbench.errors import BaseImageError, EmulationError
@@ -25,8 +26,7 @@ from archbench.platforms import Arch
 from archbench.report import render_latex, render_markdown_table
 from archbench.result import Execution, Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
-from archbench.run.containers import LABEL_RUN, smoke_test
+from archbench.run import LABEL_RUN, smoke_test
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -15,13 +15,13 @@ import docker
 import pytest
 from helpers import CS_OPS, RSA_OPS, Recorder
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import render_latex
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
-from archbench.run.timings import TimingStore, suite_key
+from archbench.run import TimingStore, suite_key
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -15,12 +15,12 @@ from pathlib import Path
 import docker
 import pytest
 
+from archbench import run as pipeline
 from archbench.errors import MatrixError
 from archbench.hosts import engine
 from archbench.matrix import Matrix, parse
 from archbench.platforms import Arch
 from archbench.result import ResultStore, load
-from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[2]
 WORK = REPO / ".archbench" / "work"

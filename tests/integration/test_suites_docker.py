@@ -14,6 +14,7 @@ from pathlib import Path
 import docker
 import pytest
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import Matrix, load
 from archbench.platforms import Arch
@@ -21,7 +22,6 @@ from archbench.report import render_markdown
 from archbench.report.export import gnupg_frame, tidy_frame
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -12,8 +12,8 @@ from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.matrix.emulated import describe
 from archbench.platforms import Arch
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 from archbench.suites import BlindsigSuite, Suites
 
 

@@ -25,8 +25,8 @@ from archbench.matrix import quota as cpu_quota
 from archbench.platforms import Arch
 from archbench.report import measurement, render_markdown, render_markdown_table
 from archbench.result import Parameters, Result
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 
 REPO = Path(__file__).resolve().parents[2]
 H = load_harness()

@@ -10,7 +10,7 @@ from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.matrix.emulated import describe
 from archbench.platforms import Arch
-from archbench.run.execute import TargetPlan, plan
+from archbench.run import TargetPlan, plan
 from archbench.suites import BlindsigSuite, RsaLargeSuite
 
 REPO = Path(__file__).resolve().parents[2]

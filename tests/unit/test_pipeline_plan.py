@@ -8,8 +8,8 @@ import pytest
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.platforms import Arch
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -203,7 +203,7 @@ def test_resume_keeps_a_counting_target_only_with_its_counts(tmp_path: Path) -> 
     from helpers import result, row
 
     from archbench.result import CountCalibration, Counting, ResultStore
-    from archbench.run.execute import is_complete
+    from archbench.run import is_complete
 
     m = parse(
         "version: 1\nbases: {b: {source: bootstrap, suite: trixie}}\n"

@@ -27,7 +27,7 @@ from test_counting import counted
 
 from archbench.report import instructions as T
 from archbench.result import Result
-from archbench.run import count as count_stage
+from archbench.run import target as count_stage
 
 HEADER = "archbench-count\t1\t1\tx86_64\n"
 
