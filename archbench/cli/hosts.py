@@ -12,8 +12,8 @@ from pathlib import Path
 
 from archbench import matrix as matrix_mod
 from archbench.build import base_tag, image_labels
-from archbench.cli import options
 from archbench.cli.config import Settings
+from archbench.cli.options import CiMatrixFlags, CleanFlags, DoctorFlags, archs, split
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.matrix import LOCAL_HOST
@@ -21,11 +21,11 @@ from archbench.platforms import Arch
 from archbench.run import leftover_containers, smoke_test
 
 
-def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
+def doctor(s: Settings, f: DoctorFlags) -> None:
     """``invoke doctor``: binfmt_misc, the QEMU handlers, static QEMU, a ``uname -m`` smoke run.
 
-    Checks ``arch`` (default: every emulated architecture of the matrix); with
-    ``fix`` first installs and registers what is missing (root, Debian). Prints
+    Checks ``f.arch`` (default: every emulated architecture of the matrix); with
+    ``f.fix`` first installs and registers what is missing (root, Debian). Prints
     one line per architecture.
 
     Raises:
@@ -33,12 +33,12 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         MatrixError: an unknown architecture or a bad matrix.
     """
     native = Arch.native()
-    archs = options.archs(arch)
-    m = matrix_mod.load(Path(matrix or s.matrix))
-    if not archs:
-        archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
-    if fix:
-        for action in fix_emulation(archs):
+    checked = archs(f.arch)
+    m = matrix_mod.load(Path(f.matrix or s.matrix))
+    if not checked:
+        checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if f.fix:
+        for action in fix_emulation(checked):
             print(f"fixed: {action}")
     problems = []
     client = None
@@ -46,7 +46,7 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         client = connect()
     except ArchbenchError as exc:
         problems.append(str(exc))
-    for a in archs:
+    for a in checked:
         try:
             st = check_emulation(a)
         except EmulationError as exc:
@@ -74,20 +74,20 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
 
 
-def clean(s: Settings, *, matrix: str, host: str | None) -> None:
+def clean(s: Settings, f: CleanFlags) -> None:
     """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
 
-    ``host`` names some hosts (``local`` and keys of ``hosts``); default: all.
+    ``f.host`` names some hosts (``local`` and keys of ``hosts``); default: all.
     Prints how many containers each host had.
 
     Raises:
         MatrixError: an unknown host name or a bad matrix.
         EngineError: some hosts could not be reached (the others were cleaned).
     """
-    m = matrix_mod.load(Path(matrix or s.matrix))
+    m = matrix_mod.load(Path(f.matrix or s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
-    chosen = options.split(host, "--host") or names
+    chosen = split(f.host, "--host") or names
     unknown = [n for n in chosen if n not in names]
     if unknown:
         raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
@@ -110,7 +110,7 @@ def clean(s: Settings, *, matrix: str, host: str | None) -> None:
 RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
 
 
-def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str) -> None:
+def ci_matrix(s: Settings, f: CiMatrixFlags) -> None:
     """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
 
     Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
@@ -119,9 +119,9 @@ def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str)
     Raises:
         MatrixError: a bad selection or matrix.
     """
-    m = matrix_mod.load(Path(matrix or s.matrix))
+    m = matrix_mod.load(Path(f.matrix or s.matrix))
     include = []
-    for t in m.select(options.split(target, "--target"), options.archs(arch)):
+    for t in m.select(split(f.target, "--target"), archs(f.arch)):
         runner = RUNNERS.get(t.arch)
         include.append(
             {

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 from archbench.inputs.bounded import load_json, quote, read_text
+from archbench.inputs.flags import (
+    check_cpuset_fits,
+    ci_target,
+    cpus_of,
+    cpuset,
+    integer,
+    real,
+    selection,
+)
 from archbench.inputs.messages import did_you_mean
 from archbench.inputs.types import (
     BaseName,
@@ -26,8 +35,15 @@ __all__ = [
     "SuiteName",
     "TargetName",
     "UpstreamVersion",
+    "check_cpuset_fits",
+    "ci_target",
+    "cpus_of",
+    "cpuset",
     "did_you_mean",
+    "integer",
     "load_json",
     "quote",
     "read_text",
+    "real",
+    "selection",
 ]

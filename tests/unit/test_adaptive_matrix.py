@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from archbench.cli import flags, options
+from archbench.cli import options
 from archbench.errors import MatrixError
+from archbench.inputs import flags
 from archbench.matrix import load, parse
 from archbench.matrix.emulated import describe
 from archbench.platforms import Arch

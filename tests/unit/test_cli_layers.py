@@ -32,7 +32,7 @@ PURE = [
     "archbench.run.plan",
     "archbench.run.progress",
     "archbench.build.cross",
-    "archbench.cli.flags",
+    "archbench.inputs.flags",
     "archbench.cli.config",
     "archbench.cli.options",
     "archbench.cli.helptext",

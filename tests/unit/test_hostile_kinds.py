@@ -24,9 +24,8 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 from archbench.build import bases, images
-from archbench.cli import flags
 from archbench.errors import BaseImageError, MatrixError, ResultsError
-from archbench.inputs import grammar
+from archbench.inputs import flags, grammar
 from archbench.matrix import Base
 from archbench.platforms import Arch
 from archbench.report import format_number, format_speed, outputs
