@@ -1,10 +1,11 @@
 """invoke tasks: the command line of archbench. Only this file knows invoke.
 
 Each task declares its flags (its signature; their help texts are in
-:mod:`archbench.cli.helptext`), hands them with the ``invoke.yaml`` settings
-to its body in :mod:`archbench.cli`, and turns an
-:class:`archbench.errors.ArchbenchError` into ``Exit(message, code)``.
-Run ``invoke --list`` for the tasks and ``invoke --help TASK`` for flags.
+:mod:`archbench.cli.helptext`), puts them into the task's one flags object
+(:mod:`archbench.cli.options`), hands it with the ``invoke.yaml`` settings to its
+body in :mod:`archbench.cli`, and turns an :class:`archbench.errors.ArchbenchError`
+into ``Exit(message, code)``. Run ``invoke --list`` for the tasks and
+``invoke --help TASK`` for flags.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
+from archbench import cli
 from archbench.cli import archive as archive_cli
-from archbench.cli import bench as bench_cli
 from archbench.cli import compare as compare_cli
-from archbench.cli import config, helptext, hosts
 from archbench.cli import import_logs as import_cli
 from archbench.cli import report as report_cli
 from archbench.errors import ArchbenchError
@@ -47,11 +47,11 @@ finds the same matrix, results and reports; paths given as flags start at the
 current directory, as a shell's do."""
 
 
-def _settings(c: Context) -> config.Settings:
-    return config.resolve(c.config.get("archbench", {}), PROJECT_DIR)
+def _settings(c: Context) -> cli.Settings:
+    return cli.resolve_settings(c.config.get("archbench", {}), PROJECT_DIR)
 
 
-@task(help=helptext.BENCH)
+@task(help=cli.BENCH_HELP)
 @_errors_to_exit
 def bench(
     c: Context,
@@ -74,8 +74,7 @@ def bench(
     cpus: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
-    bench_cli.bench(
-        _settings(c),
+    flags = cli.BenchFlags(
         arch=arch,
         target=target,
         matrix=matrix,
@@ -94,9 +93,10 @@ def bench(
         ci_target=ci_target,
         cpus=cpus,
     )
+    cli.bench(_settings(c), flags)
 
 
-@task(help=helptext.ARCHIVE)
+@task(help=cli.ARCHIVE_HELP)
 @_errors_to_exit
 def archive(
     c: Context, run_id: str, out: str = "", tar: bool = False, plots: bool = True, results: str = ""
@@ -105,7 +105,7 @@ def archive(
     archive_cli.archive(_settings(c), run_id=run_id, out=out, tar=tar, plots=plots, results=results)
 
 
-@task(help=helptext.IMAGES)
+@task(help=cli.IMAGES_HELP)
 @_errors_to_exit
 def images(
     c: Context,
@@ -115,10 +115,12 @@ def images(
     rebuild: bool = False,
 ) -> None:
     """Bootstrap bases and build benchmark images only (no measurement)."""
-    bench_cli.images(_settings(c), arch=arch, target=target, matrix=matrix, rebuild=rebuild)
+    cli.images(
+        _settings(c), cli.ImagesFlags(arch=arch, target=target, matrix=matrix, rebuild=rebuild)
+    )
 
 
-@task(help=helptext.REPORT)
+@task(help=cli.REPORT_HELP)
 @_errors_to_exit
 def report(
     c: Context,
@@ -157,34 +159,34 @@ def report(
     )
 
 
-@task(help=helptext.DOCTOR)
+@task(help=cli.DOCTOR_HELP)
 @_errors_to_exit
 def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str = "") -> None:
     """Check QEMU user emulation: binfmt_misc, handlers, static QEMU, uname -m smoke run."""
-    hosts.doctor(_settings(c), arch=arch, fix=fix, matrix=matrix)
+    cli.doctor(_settings(c), cli.DoctorFlags(arch=arch, fix=fix, matrix=matrix))
 
 
-@task(help=helptext.CLEAN)
+@task(help=cli.CLEAN_HELP)
 @_errors_to_exit
 def clean(c: Context, matrix: str = "", host: str | None = None) -> None:
     """Remove containers archbench left on every host of the matrix (label org.archbench)."""
-    hosts.clean(_settings(c), matrix=matrix, host=host)
+    cli.clean(_settings(c), cli.CleanFlags(matrix=matrix, host=host))
 
 
-@task(help=helptext.CI_MATRIX)
+@task(help=cli.CI_MATRIX_HELP)
 @_errors_to_exit
 def ci_matrix(
     c: Context, arch: str | None = None, target: str | None = None, matrix: str = ""
 ) -> None:
     """Print the targets as a GitHub Actions matrix (JSON) to fan out on native runners."""
-    hosts.ci_matrix(_settings(c), arch=arch, target=target, matrix=matrix)
+    cli.ci_matrix(_settings(c), cli.CiMatrixFlags(arch=arch, target=target, matrix=matrix))
 
 
 @task(
     name="import",
     # Automatic short flags would give rsa_bits "--" and scheme "-h": long flags only.
     auto_shortflags=False,
-    help=helptext.IMPORT,
+    help=cli.IMPORT_HELP,
 )
 @_errors_to_exit
 def import_(
@@ -220,7 +222,7 @@ def import_(
     )
 
 
-@task(help=helptext.COMPARE)
+@task(help=cli.COMPARE_HELP)
 @_errors_to_exit
 def compare(
     c: Context,

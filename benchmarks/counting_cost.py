@@ -42,12 +42,12 @@ import sys
 import time
 from pathlib import Path
 
+from archbench import run as pipeline
 from archbench.analysis import median_per_op
-from archbench.hosts import engine
+from archbench.hosts import connect, engine_arch
 from archbench.matrix import load
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 ROWS = (
@@ -74,8 +74,8 @@ def measure(
 ) -> dict[str, object]:
     """Time and count one target; return its figures (seconds, load, counts)."""
     matrix = load(REPO / "matrix.yml")
-    client = engine.connect()
-    host = engine.engine_arch(client)
+    client = connect()
+    host = engine_arch(client)
     store = ResultStore(results)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     figures: dict[str, object] = {"target": name, "runs": runs, "overrides": overrides or {}}

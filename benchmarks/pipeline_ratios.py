@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 
 from archbench.analysis import summarize
-from archbench.build import bases, images
-from archbench.hosts import engine
+from archbench.build import Builder, ensure_base, ensure_image, plan_image
+from archbench.hosts import connect
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import HarnessDocument, ResultStore, parse_harness_output
-from archbench.run import containers as run
+from archbench.run import run_harness
 from archbench.suites import Suites
 
 REPO = Path(__file__).resolve().parents[1]
@@ -90,19 +90,17 @@ def main() -> int:
     (target,) = m.targets
     suite = target.suites.blindsig
     assert suite is not None  # the benchmark matrix defines it
-    client = engine.connect()
-    work = REPO / ".archbench" / "work"
-    logs = REPO / ".archbench" / "logs"
-    base = bases.ensure_base(client, target.base, m.bases[target.base], Arch.AMD64,
-                             work_dir=work, log_dir=logs)  # fmt: skip
-    spec = images.plan_image(Arch.AMD64, target.profile, m.profiles[target.profile].packages,
-                             base.tag, base.image_id)  # fmt: skip
-    images.ensure_image(client, spec, log_path=logs / "bench-amd64.build.log")
+    client = connect()
+    builder = Builder(client, REPO / ".archbench" / "work", REPO / ".archbench" / "logs")
+    base = ensure_base(builder, target.base, m.bases[target.base], Arch.AMD64)
+    spec = plan_image(Arch.AMD64, target.profile, m.profiles[target.profile].packages,
+                      base.tag, base.image_id)  # fmt: skip
+    ensure_image(builder, spec, "bench-amd64.build.log")
 
     args = harness_args(suite.iterations, suite.repetitions)
     native = native_runs(opts.runs, args)
     container = [
-        per_op(run.run_harness(client, spec.tag, Arch.AMD64, Suites(blindsig=suite))[0])
+        per_op(run_harness(client, spec.tag, Arch.AMD64, Suites(blindsig=suite))[0])
         for _ in range(opts.runs)
     ]
 

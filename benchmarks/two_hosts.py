@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from archbench.hosts import engine
+from archbench import run as pipeline
+from archbench.hosts import connect_host, engine_arch
 from archbench.matrix import parse
 from archbench.result import ResultStore
-from archbench.run import execute as pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,8 +58,8 @@ def timed_run(url: str, where: str) -> float:
     """Plan and execute the three targets; returns the wall time in s."""
     m = parse(MATRIX.format(url=url, where=where), "two-hosts benchmark")
     names = sorted({t.host for t in m.targets})
-    clients = {n: engine.connect_host(m.host(n), n) for n in names}
-    archs = {n: engine.engine_arch(c) for n, c in clients.items()}
+    clients = {n: connect_host(m.host(n), n) for n in names}
+    archs = {n: engine_arch(c) for n, c in clients.items()}
     plans = pipeline.plan(m, m.targets, archs)
     with tempfile.TemporaryDirectory() as tmp:
         ws = pipeline.Workspace(ResultStore(Path(tmp)), "bench", REPO / ".archbench" / "work")

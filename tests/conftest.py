@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import docker
 import pytest
-from helpers import CI_MATRIX, WORK
+from helpers import CI_MATRIX, REPO
 
-from archbench.build import bases, images
+from archbench.build import Builder, ensure_base, ensure_image, plan_image
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
@@ -53,16 +53,8 @@ def slim_amd64_image(
     """
     m = load(CI_MATRIX)
     logs = tmp_path_factory.mktemp("slim-amd64-logs")
-    base = bases.ensure_base(
-        engine_client,
-        "debian-trixie",
-        m.bases["debian-trixie"],
-        Arch.AMD64,
-        work_dir=WORK,
-        log_dir=logs,
-    )
-    spec = images.plan_image(
-        Arch.AMD64, "slim", m.profiles["slim"].packages, base.tag, base.image_id
-    )
-    images.ensure_image(engine_client, spec, log_path=logs / "build.log")
+    builder = Builder(engine_client, REPO / ".archbench" / "work", logs)
+    base = ensure_base(builder, "debian-trixie", m.bases["debian-trixie"], Arch.AMD64)
+    spec = plan_image(Arch.AMD64, "slim", m.profiles["slim"].packages, base.tag, base.image_id)
+    ensure_image(builder, spec, "build.log")
     return spec.tag

@@ -39,7 +39,7 @@ from archbench.archive.format import (
     VerifiedArchive,
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
-from archbench.hosts import engine
+from archbench.hosts import connect_host
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
 from archbench.report import export
@@ -84,7 +84,7 @@ def _connect_for(run: RunManifest) -> Callable[[str], docker.DockerClient]:
                     f"run {run.run_id}: its results name host {name!r}, "
                     "which its matrix does not define"
                 )
-            clients[name] = engine.connect_host(m.host(name), name)
+            clients[name] = connect_host(m.host(name), name)
         return clients[name]
 
     return connect

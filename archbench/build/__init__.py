@@ -1,1 +1,64 @@
-"""build."""
+"""Building the images a target runs in: bases, benchmark images, cross stages, counting layers.
+
+matrix -> **bases -> images** -> run. Every image is reused while its inputs are
+unchanged and rebuilt when any of them changes:
+
+* :mod:`archbench.build.builder`: the one mechanism. A :class:`Builder` carries
+  what every build of a target shares (engine, work and log directories, progress
+  callback, ``--rebuild``, apt cache, build network); :func:`ensure_image` builds
+  an :class:`ImageSpec` unless an image labelled with its content hash exists;
+  :func:`resolve_apt_proxy` reads ``invoke.yaml``'s ``apt_proxy``;
+* :mod:`archbench.build.bases`: a Debian/Ubuntu root file system per
+  architecture, bootstrapped or pulled (:func:`ensure_base`, :func:`base_tag`);
+* :mod:`archbench.build.images`: the benchmark image of a target (base +
+  dependency profile + harness, :func:`plan_image`) and its image stage
+  (:func:`prepare_cross`, :func:`ensure_target_image`), which cross-compiles the
+  drivers of emulated targets where the release allows;
+* :mod:`archbench.build.cross`: the cross-build decisions and the apt cache's
+  URL grammar; pure, it never imports ``docker``;
+* :mod:`archbench.build.counter`: the counter tools and the counting layer over a
+  benchmark image (``--metric instructions``, :func:`ensure_counting_image`).
+
+Planning a spec (``plan_*``) touches no engine; everything that builds takes a
+:class:`Builder`.
+"""
+
+from __future__ import annotations
+
+from archbench.build.bases import BaseImage, base_tag, ensure_base
+from archbench.build.builder import (
+    Builder,
+    ImageSpec,
+    build_context,
+    ensure_image,
+    image_labels,
+    resolve_apt_proxy,
+)
+from archbench.build.counter import COUNTER_IN_IMAGE, CountingImage, ensure_counting_image
+from archbench.build.cross import CrossBuild
+from archbench.build.images import (
+    ensure_target_image,
+    harness_files,
+    plan_image,
+    prepare_cross,
+)
+
+__all__ = [
+    "COUNTER_IN_IMAGE",
+    "BaseImage",
+    "Builder",
+    "CountingImage",
+    "CrossBuild",
+    "ImageSpec",
+    "base_tag",
+    "build_context",
+    "ensure_base",
+    "ensure_counting_image",
+    "ensure_image",
+    "ensure_target_image",
+    "harness_files",
+    "image_labels",
+    "plan_image",
+    "prepare_cross",
+    "resolve_apt_proxy",
+]

@@ -14,7 +14,7 @@ Two sources (``matrix.Base.source``):
 The packed root file system stays in the work directory
 (``rootfs-<arch>-<config hash>.tar``), so the same base goes to several
 engines (remote hosts) after one debootstrap; delete it to bootstrap afresh,
-or pass ``rebuild``.
+or build with ``rebuild`` (:class:`archbench.build.builder.Builder`).
 
 Either way the result is tagged ``archbench-base/<base>:<arch>`` and labelled
 with the hash of its configuration and its build date, so an unchanged base
@@ -43,8 +43,8 @@ import docker.errors
 import docker.utils
 
 from archbench.build import cross
+from archbench.build.builder import Builder, build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
-from archbench.hosts import build_image, image_labels
 from archbench.inputs import check_mirror, check_suite
 from archbench.matrix import Base
 from archbench.platforms import Arch
@@ -112,52 +112,30 @@ def debootstrap_command(base: Base, arch: Arch, rootfs: Path) -> list[str]:
     ]
 
 
-def ensure_base(
-    client: docker.DockerClient,
-    name: str,
-    base: Base,
-    arch: Arch,
-    *,
-    work_dir: Path,
-    log_dir: Path,
-    on_line: Callable[[str], None] | None = None,
-    rebuild: bool = False,
-    apt_proxy: str | None = None,
-) -> BaseImage:
+def ensure_base(builder: Builder, name: str, base: Base, arch: Arch) -> BaseImage:
     """Return the base image for ``arch``, bootstrapping or pulling it if needed.
 
-    ``work_dir`` holds the debootstrap tree while it is built and then the
-    packed root file system (kept, see the module docs);
-    ``log_dir`` keeps ``base-<name>-<arch>.log``. ``apt_proxy``: debootstrap
-    downloads through this package cache (``http_proxy``; nothing of it stays in
-    the base). One base is made once even when several targets ask at once (the
-    cross stages of emulated targets share the amd64 base).
+    ``builder.work_dir`` holds the debootstrap tree while it is built and then the
+    packed root file system (kept, see the module docs); ``builder.log_dir`` keeps
+    ``base-<name>-<arch>.log``. ``builder.apt_proxy``: debootstrap downloads through
+    this package cache (``http_proxy``; nothing of it stays in the base). One base
+    is made once even when several targets ask at once (the cross stages of
+    emulated targets share the amd64 base).
 
     Raises:
         BaseImageError: debootstrap is missing or fails, not root, or the
             pull fails (the message names the bootstrap alternative).
     """
-    with _lock_for(Path(f"{client.api.base_url}/{base_tag(name, arch)}")):
-        return _ensure_base(
-            client, name, base, arch, work_dir, log_dir, on_line, rebuild, apt_proxy
-        )
+    with _lock_for(Path(f"{builder.client.api.base_url}/{base_tag(name, arch)}")):
+        return _ensure_base(builder, name, base, arch)
 
 
-def _ensure_base(
-    client: docker.DockerClient,
-    name: str,
-    base: Base,
-    arch: Arch,
-    work_dir: Path,
-    log_dir: Path,
-    on_line: Callable[[str], None] | None,
-    rebuild: bool,
-    apt_proxy: str | None,
-) -> BaseImage:
+def _ensure_base(builder: Builder, name: str, base: Base, arch: Arch) -> BaseImage:
+    client = builder.client
     tag = base_tag(name, arch)
     wanted = config_hash(base, arch)
     labels = image_labels(client, tag)
-    if labels is not None and labels.get(LABEL_CONFIG) == wanted and not rebuild:
+    if labels is not None and labels.get(LABEL_CONFIG) == wanted and not builder.rebuild:
         image = client.images.get(tag)
         return BaseImage(
             name, arch, tag, str(image.id), labels.get(LABEL_BUILT, ""), base.source, True
@@ -169,37 +147,21 @@ def _ensure_base(
         LABEL_NAME: name,
         LABEL_SOURCE: base.source,
     }
-    log_path = log_dir / f"base-{name}-{arch.key}.log"
+    log_path = builder.log_dir / f"base-{name}-{arch.key}.log"
     if base.source == "bootstrap":
-        image_id = _bootstrap(
-            client,
-            base,
-            arch,
-            tag,
-            new_labels,
-            work_dir,
-            log_path,
-            on_line,
-            rebuild=rebuild,
-            apt_proxy=apt_proxy,
-        )
+        image_id = _bootstrap(builder, base, arch, tag, new_labels, log_path)
     else:
-        image_id = _pull(client, name, base, arch, tag, new_labels, log_path, on_line)
+        image_id = _pull(builder, name, base, arch, tag, new_labels, log_path)
     return BaseImage(name, arch, tag, image_id, built, base.source, False)
 
 
 def _bootstrap(
-    client: docker.DockerClient,
+    builder: Builder,
     base: Base,
     arch: Arch,
     tag: str,
     labels: dict[str, str],
-    work_dir: Path,
     log_path: Path,
-    on_line: Callable[[str], None] | None,
-    *,
-    rebuild: bool = False,
-    apt_proxy: str | None = None,
 ) -> str:
     if shutil.which("debootstrap") is None:
         raise BaseImageError(
@@ -211,22 +173,22 @@ def _bootstrap(
             "debootstrap must run as root to create device nodes and set owners; "
             "rerun as root (sudo), or use a 'pull' base"
         )
-    work_dir.mkdir(parents=True, exist_ok=True)
+    builder.work_dir.mkdir(parents=True, exist_ok=True)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    rootfs_tar = work_dir / f"rootfs-{arch.key}-{labels[LABEL_CONFIG][:16]}.tar"
+    rootfs_tar = builder.work_dir / f"rootfs-{arch.key}-{labels[LABEL_CONFIG][:16]}.tar"
     # Several hosts may need the same base at once: bootstrap it once, then
     # send the same root file system to every engine.
     with _lock_for(rootfs_tar):
-        if not rootfs_tar.is_file() or rebuild:
-            _bootstrap_tar(base, arch, rootfs_tar, log_path, on_line, apt_proxy)
+        if not rootfs_tar.is_file() or builder.rebuild:
+            _bootstrap_tar(base, arch, rootfs_tar, log_path, builder.on_line, builder.apt_proxy)
     return build_scratch_image(
-        client,
+        builder.client,
         rootfs_tar,
         tag=tag,
         platform=arch.platform,
         labels=labels,
         log_path=log_path.with_suffix(".build.log"),
-        on_line=on_line,
+        on_line=builder.on_line,
     )
 
 
@@ -346,16 +308,16 @@ def _run_logged(
 
 
 def _pull(
-    client: docker.DockerClient,
+    builder: Builder,
     name: str,
     base: Base,
     arch: Arch,
     tag: str,
     labels: dict[str, str],
     log_path: Path,
-    on_line: Callable[[str], None] | None,
 ) -> str:
     assert base.image is not None  # guaranteed by matrix validation of pull bases
+    client = builder.client
     # The SDK's own split keeps a registry port (host:5000/repo:tag) in the repository.
     repo, ref = docker.utils.parse_repository_tag(base.image)
     try:
@@ -390,7 +352,7 @@ def _pull(
             platform=arch.platform,
             labels=labels,
             log_path=log_path,
-            on_line=on_line,
+            on_line=builder.on_line,
         )
     except ImageBuildError as exc:
         raise BaseImageError(str(exc)) from exc

@@ -23,21 +23,16 @@ Both tags hash every input; an unchanged one is reused.
 
 from __future__ import annotations
 
-import hashlib
-import io
+import dataclasses
 import json
-import tarfile
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-import docker
 import jinja2
 
 from archbench import REPO_ROOT
 from archbench.build.bases import ensure_base
+from archbench.build.builder import Builder, ImageSpec, digest, ensure_image, image_files
 from archbench.errors import ImageBuildError
-from archbench.hosts import build_image, image_labels
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -48,20 +43,9 @@ PLUGIN_VERSION = "1"
 TOOLS_BASE_NAME = "debian-bookworm"
 TOOLS_BASE = Base(source="bootstrap", suite="bookworm", variant="minbase")
 """Debian 12: the last release whose ``qemu-user`` is dynamic and loads plugins (QEMU 7.2)."""
-LABEL_INPUTS = "org.archbench.image.inputs"
-IN_IMAGE_DIR = "/opt/archbench/counter"
+COUNTER_IN_IMAGE = "/opt/archbench/counter"
+"""Where the counting layer puts the counter (the harness's ``--count-with``)."""
 _GUESTS = tuple(a.qemu_name for a in Arch)
-
-
-@dataclass(frozen=True)
-class BuildSpec:
-    """A Dockerfile, its context files ``(path, bytes, mode)`` and its tag (pure data)."""
-
-    dockerfile: str
-    files: tuple[tuple[str, bytes, int], ...]
-    content_hash: str
-    tag: str
-    platform: str
 
 
 def _render(template: str, **values: object) -> str:
@@ -74,75 +58,34 @@ def _render(template: str, **values: object) -> str:
     return env.get_template(template).render(**values)
 
 
-def _hash(*parts: bytes) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
-    return h.hexdigest()
-
-
-def plan_tools(base_tag: str, base_id: str) -> BuildSpec:
+def plan_tools(base_tag: str, base_id: str) -> ImageSpec:
     """The counter tools image FROM the amd64 bookworm base ``base_tag`` (id ``base_id``)."""
     dockerfile = _render("Dockerfile.tools.j2", amd64_base=base_tag, qemu_names=_GUESTS)
     source = (COUNTER_DIR / PLUGIN_SOURCE).read_bytes()
-    digest = _hash(dockerfile.encode(), base_id.encode(), source)
-    return BuildSpec(
+    return ImageSpec(
+        "archbench/count-tools",
+        Arch.AMD64,
         dockerfile,
-        ((PLUGIN_SOURCE, source, 0o644),),
-        digest,
-        f"archbench/count-tools:amd64-{digest[:16]}",
-        Arch.AMD64.platform,
+        ((PLUGIN_SOURCE, source),),
+        digest(dockerfile.encode(), base_id.encode(), source),
     )
 
 
-def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> BuildSpec:
-    """The counting layer's Dockerfile and tag (its files come from :func:`counter_files`)."""
+def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> ImageSpec:
+    """The counting layer's Dockerfile and tag; its files come from :func:`counter_files`
+    when it is built (:func:`ensure_counting_image`)."""
     dockerfile = _render("Dockerfile.layer.j2", bench_image=bench_tag, platform=arch.platform)
-    digest = _hash(dockerfile.encode(), bench_id.encode(), tools_id.encode(), arch.key.encode())
-    return BuildSpec(
-        dockerfile, (), digest, f"archbench/count:{arch.key}-{digest[:16]}", arch.platform
+    return ImageSpec(
+        "archbench/count",
+        arch,
+        dockerfile,
+        (),
+        digest(dockerfile.encode(), bench_id.encode(), tools_id.encode(), arch.key.encode()),
     )
-
-
-def _context(spec: BuildSpec) -> io.BytesIO:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data, mode in (("Dockerfile", spec.dockerfile.encode(), 0o644), *spec.files):
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            info.mode = mode
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
-
-
-def _ensure(
-    client: docker.DockerClient,
-    spec: BuildSpec,
-    log_path: Path,
-    on_line: Callable[[str], None] | None,
-    files: Callable[[], tuple[tuple[str, bytes, int], ...]] | None = None,
-) -> tuple[str, bool]:
-    labels = image_labels(client, spec.tag)
-    if labels is not None and labels.get(LABEL_INPUTS) == spec.content_hash:
-        return str(client.images.get(spec.tag).id), True
-    if files is not None:
-        spec = BuildSpec(spec.dockerfile, files(), spec.content_hash, spec.tag, spec.platform)
-    image_id = build_image(
-        client,
-        _context(spec),
-        tag=spec.tag,
-        platform=spec.platform,
-        labels={LABEL_INPUTS: spec.content_hash},
-        log_path=log_path,
-        on_line=on_line,
-    )
-    return image_id, False
 
 
 def counter_files(
-    client: docker.DockerClient, tools_tag: str, arch: Arch
+    builder: Builder, tools_tag: str, arch: Arch
 ) -> tuple[tuple[str, bytes, int], ...]:
     """The files of ``/opt/archbench/counter`` for ``arch``, read out of the tools image.
 
@@ -153,28 +96,16 @@ def counter_files(
     Raises:
         ImageBuildError: the tools image lacks a file it must have.
     """
-    container = client.containers.create(tools_tag, command=["true"])
-    try:
-        stream, _ = container.get_archive("/out")
-        data = b"".join(stream)
-    finally:
-        container.remove(force=True)
     qemu = f"qemu-{arch.qemu_name}"
     keep_top = {"ld-linux-x86-64.so.2", "libarchbench_count.so", qemu}
     files: list[tuple[str, bytes, int]] = []
     texts: dict[str, str] = {}
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        for member in tar.getmembers():
-            if not member.isfile():
-                continue
-            rel = member.name.removeprefix("out/")
-            extracted = tar.extractfile(member)
-            assert extracted is not None
-            blob = extracted.read()
-            if rel.endswith(".txt"):
-                texts[rel] = blob.decode().strip()
-            elif rel in keep_top or rel.startswith("lib/"):
-                files.append((f"counter/{rel}", blob, member.mode & 0o755))
+    for name, (blob, mode) in image_files(builder.client, tools_tag, "/out").items():
+        rel = name.removeprefix("out/")
+        if rel.endswith(".txt"):
+            texts[rel] = blob.decode().strip()
+        elif rel in keep_top or rel.startswith("lib/"):
+            files.append((f"counter/{rel}", blob, mode & 0o755))
     have = {p.removeprefix("counter/") for p, _, _ in files}
     missing = keep_top - have
     if missing or "qemu-version.txt" not in texts:
@@ -201,38 +132,34 @@ class CountingImage:
 
 
 def ensure_counting_image(
-    client: docker.DockerClient,
-    bench_tag: str,
-    bench_id: str,
-    arch: Arch,
-    *,
-    work_dir: Path,
-    log_dir: Path,
-    on_line: Callable[[str], None] | None = None,
+    builder: Builder, bench_tag: str, bench_id: str, arch: Arch
 ) -> CountingImage:
     """Build (or reuse) the tools image and the counting layer over ``bench_tag``.
 
+    Logs: ``count-tools.build.log`` and ``count-<arch>.build.log`` in the log dir.
+    ``builder``'s ``rebuild``, apt cache and build network are not applied: the
+    hashes pin every input (a rebuilt benchmark image has a new id, hence a new
+    layer), and the tools build downloads directly on the engine's default network.
+
     Raises:
         BaseImageError: the amd64 bookworm base cannot be bootstrapped.
-        ImageBuildError: a build fails (its log is kept in ``log_dir``).
+        ImageBuildError: a build fails (its log is kept in the log dir).
     """
-    base = ensure_base(
-        client,
-        TOOLS_BASE_NAME,
-        TOOLS_BASE,
-        Arch.AMD64,
-        work_dir=work_dir,
-        log_dir=log_dir,
-        on_line=on_line,
-    )
+    builder = dataclasses.replace(builder, rebuild=False, apt_proxy=None, network_mode=None)
+    base = ensure_base(builder, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64)
     tools = plan_tools(base.tag, base.image_id)
-    tools_id, _ = _ensure(client, tools, log_dir / "count-tools.build.log", on_line)
+    tools_id, _ = ensure_image(builder, tools, "count-tools.build.log")
+
+    def with_counter_files(spec: ImageSpec) -> ImageSpec:
+        found = counter_files(builder, tools.tag, arch)
+        return dataclasses.replace(
+            spec,
+            files=tuple((path, data) for path, data, _ in found),
+            modes=tuple((path, mode) for path, _, mode in found),
+        )
+
     layer = plan_layer(bench_tag, bench_id, arch, tools_id)
-    layer_id, reused = _ensure(
-        client,
-        layer,
-        log_dir / f"count-{arch.key}.build.log",
-        on_line,
-        files=lambda: counter_files(client, tools.tag, arch),
+    layer_id, reused = ensure_image(
+        builder, layer, f"count-{arch.key}.build.log", complete=with_counter_files
     )
     return CountingImage(layer.tag, layer_id, tools.tag, reused)

@@ -19,8 +19,8 @@ runtime packages is appended to it, so every result says how its driver was buil
 (``setup.build``).
 
 Where a release has no cross toolchain or ``-dev`` package for an architecture,
-the cross stage fails and :mod:`archbench.build.stage` builds the target the old
-way (drivers compiled inside the emulated image), saying so.
+the cross stage fails and :func:`archbench.build.images.ensure_target_image` builds
+the target the old way (drivers compiled inside the emulated image), saying so.
 
 The apt cache (:func:`check_apt_proxy`): an HTTP proxy such as Debian's
 ``apt-cacher-ng`` (started by ``scripts/setup-host.sh``), reached by the build's

@@ -6,66 +6,51 @@ the rendered Dockerfile, the base image id, the platform, the package list
 and the bytes of every harness source file. An unchanged target is never
 rebuilt; any change to an input always is. The harness is copied into the
 image (no bind mount), so the same context builds on a remote engine.
+
+The image stage of one target (:func:`ensure_target_image`) cross-compiles the
+drivers where it can. :func:`prepare_cross` decides
+(:func:`archbench.build.cross.plan_cross`) whether an emulated target's drivers
+are cross-compiled and makes sure the engine-native base of the same release
+exists. The cross stage is an image of its own (``archbench/cross:<arch>-<hash>``,
+on the engine's architecture: the classic builder cannot mix platforms in one
+Dockerfile, :func:`plan_cross_image`); its ``/opt/archbench/harness`` is read out
+through the API and the benchmark image is built with those files in its
+context. When the cross stage fails (a release without a cross toolchain or
+``-dev`` package for that architecture) the stage says so, notes the failure in
+the work directory so later runs go straight to the fallback, and builds the
+image with the drivers compiled inside the emulated image.
+
+Planning a spec (``plan_*``, ``render_*``, ``*_files``) is pure; building goes
+through :func:`archbench.build.builder.ensure_image`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import io
+import dataclasses
 import re
 import shlex
-import tarfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import docker
 import jinja2
 
 from archbench import REPO_ROOT
+from archbench.build import bases
 from archbench.build import cross as cross_mod
-from archbench.hosts import build_image, image_labels
+from archbench.build.builder import Builder, ImageSpec, digest, ensure_image, image_files
+from archbench.errors import ImageBuildError
 from archbench.inputs import IMAGE_REFERENCE
-from archbench.matrix import Recipe
+from archbench.matrix import Base, Recipe
 from archbench.platforms import Arch
 
 TEMPLATE_DIR = REPO_ROOT / "images"
 HARNESS_DIR = REPO_ROOT / "harness"
-LABEL_INPUTS = "org.archbench.image.inputs"
+OUT_DIR = "/opt/archbench/harness"
+"""Where the cross stage leaves the drivers, build-info.txt and runtime-packages.txt."""
 
 # Only sources go into the image: a stale local build of the driver must not
 # change the hash or shadow the in-image build.
 _HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md", "count-key-rsa-*.key")
-
-
-@dataclass(frozen=True)
-class ImageSpec:
-    """Everything needed to build one benchmark image (pure data, no engine).
-
-    ``files`` maps context paths (``harness/drivers/blindsig.c``) to their bytes.
-    """
-
-    arch: Arch
-    profile: str
-    packages: tuple[str, ...]
-    base_tag: str
-    base_id: str
-    dockerfile: str
-    files: tuple[tuple[str, bytes], ...]
-    content_hash: str
-    repository: str = "archbench/bench"
-    """``archbench/cross`` for the cross stage of an emulated target's image."""
-    for_arch: Arch | None = None
-    """The target a cross stage builds for (its ``arch`` is the engine's own)."""
-
-    @property
-    def tag(self) -> str:
-        """``<repository>:<arch>-<first 16 hex digits of the content hash>``.
-
-        ``archbench/bench:arm64-…``; a cross stage is named after its target
-        (``archbench/cross:arm64-…``) although it is an amd64 image.
-        """
-        return f"{self.repository}:{(self.for_arch or self.arch).key}-{self.content_hash[:16]}"
 
 
 def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
@@ -197,18 +182,14 @@ def plan_cross_image(
         ("cross/target-status", target_status),
     )
     packages = (cross.toolchain, *cross.dev_packages)
-    digest = content_hash(dockerfile, build_base_id, cross.build_arch, packages, files)
     return ImageSpec(
+        "archbench/cross",
         cross.build_arch,
-        "cross",
-        packages,
-        cross.build_base,
-        build_base_id,
         dockerfile,
         files,
-        digest,
-        repository="archbench/cross",
+        content_hash(dockerfile, build_base_id, cross.build_arch, packages, files),
         for_arch=cross.target_arch,
+        profile="cross",
     )
 
 
@@ -256,19 +237,13 @@ def content_hash(
     packages: tuple[str, ...],
     files: tuple[tuple[str, bytes], ...],
 ) -> str:
-    """sha256 (hex) over every input of an image build, length-prefixed."""
-    h = hashlib.sha256()
-
-    def put(data: bytes) -> None:
-        h.update(len(data).to_bytes(8, "big"))
-        h.update(data)
-
-    for part in (dockerfile, base_id, arch.platform, "\n".join(packages)):
-        put(part.encode())
+    """sha256 (hex) over every input of a benchmark or cross image, length-prefixed
+    (:func:`archbench.build.builder.digest`)."""
+    parts = [dockerfile.encode(), base_id.encode(), arch.platform.encode()]
+    parts.append("\n".join(packages).encode())
     for path, data in files:
-        put(path.encode())
-        put(data)
-    return h.hexdigest()
+        parts += [path.encode(), data]
+    return digest(*parts)
 
 
 def plan_image(
@@ -306,55 +281,133 @@ def plan_image(
         + gnunet_perf_files(gnunet_perf, template_dir)
         + (cross.files if cross is not None else ())
     )
-    digest = content_hash(dockerfile, base_id, arch, packages, files)
-    return ImageSpec(arch, profile, packages, base_tag, base_id, dockerfile, files, digest)
+    # The cross-compiled drivers must stay executable in the image.
+    modes = tuple((path, 0o755) for path, _ in files if cross_mod.is_driver_path(path))
+    return ImageSpec(
+        "archbench/bench",
+        arch,
+        dockerfile,
+        files,
+        content_hash(dockerfile, base_id, arch, packages, files),
+        profile=profile,
+        modes=modes,
+    )
 
 
-def build_context(spec: ImageSpec) -> io.BytesIO:
-    """The build context as an uncompressed tar in memory (Dockerfile + harness/)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in (("Dockerfile", spec.dockerfile.encode()), *spec.files):
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            info.mode = 0o755 if cross_mod.is_driver_path(path) else 0o644
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
-
-
-def ensure_image(
-    client: docker.DockerClient,
-    spec: ImageSpec,
+def prepare_cross(
+    builder: Builder,
     *,
-    log_path: Path,
-    on_line: Callable[[str], None] | None = None,
-    rebuild: bool = False,
-    network_mode: str | None = None,
-    apt_proxy: str | None = None,
-) -> tuple[str, bool]:
-    """Build ``spec`` unless an image with its content hash exists.
+    base_name: str,
+    base: Base,
+    target_arch: Arch,
+    engine_arch: Arch,
+    packages: tuple[str, ...],
+    emulated: bool,
+    has_recipe: bool,
+    gnunet_perf: bool,
+) -> tuple[cross_mod.CrossPlan | None, str]:
+    """The cross plan of a target and the image id of its build base (``""`` if none).
 
-    Returns ``(image id, reused)``. ``network_mode`` is the network of the
-    build's RUN steps (``host`` for engines without a bridge; None: default).
-    ``apt_proxy``: the package cache the RUN steps download through (checked
-    by :func:`archbench.build.cross.check_apt_proxy`; in neither the image nor its hash).
+    The build base is ``base`` bootstrapped for ``engine_arch``
+    (``archbench-base/<name>:amd64``), made once for all targets that need it and
+    never rebuilt by ``builder.rebuild``.
 
     Raises:
-        ImageBuildError: the build failed; the log is kept at ``log_path``.
+        BaseImageError: the build base cannot be bootstrapped.
     """
-    labels = image_labels(client, spec.tag)
-    if labels is not None and labels.get(LABEL_INPUTS) == spec.content_hash and not rebuild:
-        return str(client.images.get(spec.tag).id), True
-    image_id = build_image(
-        client,
-        build_context(spec),
-        tag=spec.tag,
-        platform=spec.arch.platform,
-        labels={LABEL_INPUTS: spec.content_hash, "org.archbench.image.profile": spec.profile},
-        log_path=log_path,
-        on_line=on_line,
-        network_mode=network_mode,
-        buildargs=cross_mod.build_args(apt_proxy),
+    plan = cross_mod.plan_cross(
+        target_arch,
+        engine_arch,
+        packages,
+        bases.base_tag(base_name, engine_arch),
+        emulated=emulated,
+        has_recipe=has_recipe,
+        gnunet_perf=gnunet_perf,
     )
-    return image_id, False
+    if plan is None:
+        return None, ""
+    build_base = bases.ensure_base(
+        dataclasses.replace(builder, rebuild=False), base_name, base, engine_arch
+    )
+    return plan, build_base.image_id
+
+
+def failure_marker(work_dir: Path, spec: ImageSpec) -> Path:
+    """``<work>/cross-failed-<content hash>``: this cross stage failed before."""
+    return work_dir / f"cross-failed-{spec.content_hash[:32]}"
+
+
+def read_out(builder: Builder, image: str, plan: cross_mod.CrossPlan) -> cross_mod.CrossBuild:
+    """Read the cross stage's results out of ``image`` (``OUT_DIR``, regular files).
+
+    Raises:
+        ImageBuildError: the image lacks the drivers, a valid runtime-packages.txt
+            or a valid debs.txt.
+    """
+    found = _top_files(builder, image, OUT_DIR)
+    if "blindsig" not in found:
+        raise ImageBuildError(f"cross stage {image} has no {OUT_DIR}/blindsig")
+    try:
+        libraries = cross_mod.parse_runtime_packages(
+            found.get("runtime-packages.txt", b"").decode(), plan.debian_arch
+        )
+        debs = cross_mod.parse_debs(found.pop("debs.txt", b"").decode())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ImageBuildError(f"cross stage {image}: {exc}") from exc
+    files = {f"cross/harness/{name}": data for name, data in found.items()}
+    files["cross/debs.txt"] = ("\n".join(debs) + "\n").encode()
+    return cross_mod.CrossBuild(
+        plan,
+        str(builder.client.images.get(image).id),
+        tuple(sorted(files.items())),
+        (*plan.runtime_packages, *libraries),
+    )
+
+
+def _top_files(builder: Builder, image: str, path: str) -> dict[str, bytes]:
+    """The regular files at ``path`` in ``image`` (a file, or a directory's own files), by name."""
+    found = image_files(builder.client, image, path)
+    return {
+        name.rpartition("/")[2]: data for name, (data, _) in found.items() if name.count("/") <= 1
+    }
+
+
+def ensure_target_image(
+    builder: Builder,
+    plan_spec: Callable[[cross_mod.CrossBuild | None], ImageSpec],
+    cross_plan: cross_mod.CrossPlan | None,
+    build_base_id: str,
+    *,
+    target_base: str,
+    name: str,
+) -> tuple[ImageSpec, str, bool]:
+    """Build or reuse target ``name``'s image; returns ``(spec, image id, reused)``.
+
+    ``plan_spec(cross_build)`` gives the benchmark image's :class:`ImageSpec`
+    (:func:`plan_image`); ``target_base`` is the tag of the target's base image.
+    With a cross plan the cross stage is built (log ``<name>.cross.log``) unless it
+    failed before (:func:`failure_marker`); on failure the image is built without
+    it. The benchmark image's log is ``<name>.build.log``.
+
+    Raises:
+        ImageBuildError: the benchmark image's build failed.
+    """
+    built: cross_mod.CrossBuild | None = None
+    if cross_plan is not None:
+        status = _top_files(builder, target_base, "/var/lib/dpkg/status").get("status", b"")
+        cross_spec = plan_cross_image(cross_plan, build_base_id, status)
+        marker = failure_marker(builder.work_dir, cross_spec)
+        if not marker.exists() or builder.rebuild:
+            cross_log = f"{name}.cross.log"
+            try:
+                ensure_image(builder, cross_spec, cross_log)
+                built = read_out(builder, cross_spec.tag, cross_plan)
+            except ImageBuildError as exc:
+                builder.work_dir.mkdir(parents=True, exist_ok=True)
+                marker.write_text(str(exc), encoding="utf-8")
+                builder.say(
+                    f"cross-compiling the drivers for {cross_plan.debian_arch} failed (log: "
+                    f"{builder.log_dir / cross_log}); compiling them in the emulated image instead"
+                )
+    spec = plan_spec(built)
+    return (spec, *ensure_image(builder, spec, f"{name}.build.log"))

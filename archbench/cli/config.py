@@ -27,8 +27,8 @@ class Settings:
 
     Paths are strings as messages print them: relative to the current directory
     when they lie below it (``results``), else absolute. ``apt_proxy`` and
-    ``build_jobs`` are the raw values; their users check them
-    (:func:`archbench.build.stage.resolve_apt_proxy`, :func:`archbench.cli.flags.integer`).
+    ``build_jobs`` are the raw values; the run checks them
+    (:func:`archbench.build.resolve_apt_proxy`, :func:`archbench.inputs.integer`).
     """
 
     matrix: str
@@ -39,7 +39,7 @@ class Settings:
     build_jobs: str
 
 
-def resolve(cfg: Mapping[str, object], project_dir: Path) -> Settings:
+def resolve_settings(cfg: Mapping[str, object], project_dir: Path) -> Settings:
     """``cfg`` (the ``archbench`` mapping of invoke's config) as :class:`Settings`.
 
     ``project_dir`` is the directory of ``tasks.py`` and ``invoke.yaml``; a

@@ -1,6 +1,6 @@
 """The help text of every flag of every task (``invoke --help TASK``), keyed by flag.
 
-``tasks.py`` passes these to ``@task(help=...)``; the keys are the tasks'
+``tasks.py`` passes ``<TASK>_HELP`` to ``@task(help=...)``; the keys are the tasks'
 parameter names (``rsa_bits`` is ``--rsa-bits``). Golden copies of the
 rendered help are in ``tests/golden/cli-help/``.
 """
@@ -12,15 +12,15 @@ from typing import Final
 from archbench.platforms import Arch
 from archbench.suites import SUITE_NAMES
 
-SELECT: Final = {
+_SELECT: Final = {
     "arch": "comma-separated architectures: " + ", ".join(Arch.keys()),
     "target": "comma-separated target names from the matrix",
     "matrix": "matrix file (default from invoke.yaml: matrix.yml)",
 }
 """Flags that select targets, shared by ``bench``, ``images`` and ``ci-matrix``."""
 
-BENCH: Final = {
-    **SELECT,
+BENCH_HELP: Final = {
+    **_SELECT,
     "iterations": "blindsig: override operations per timed block (the thesis's 10x; 1-100000)",
     "repetitions": "blindsig: override timed blocks per row (1-10000); without"
     " --ci-target this also turns adaptive repetitions off",
@@ -46,7 +46,7 @@ BENCH: Final = {
     "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
 }
 
-ARCHIVE: Final = {
+ARCHIVE_HELP: Final = {
     "run_id": "the run to archive (a directory name under the results directory)",
     "out": "directory to write (default: archives/<run-id>); must not exist",
     "tar": "write <out>.tar (uncompressed) instead of the directory",
@@ -54,9 +54,9 @@ ARCHIVE: Final = {
     "results": "results directory (default from invoke.yaml: results)",
 }
 
-IMAGES: Final = {**SELECT, "rebuild": "rebuild bases and images even when up to date"}
+IMAGES_HELP: Final = {**_SELECT, "rebuild": "rebuild bases and images even when up to date"}
 
-REPORT: Final = {
+REPORT_HELP: Final = {
     "run": "run id(s) to render, comma-separated (default: the latest run)",
     "all_runs": "render every run in the results directory",
     "results": "results directory (default from invoke.yaml: results)",
@@ -73,20 +73,20 @@ REPORT: Final = {
     "label_prefix": "put before every LaTeX label of the chapter (default: the thesis's own)",
 }
 
-DOCTOR: Final = {
+DOCTOR_HELP: Final = {
     "arch": "architectures to check (default: every emulated one in the matrix)",
     "fix": "as root on Debian: install qemu-user-static, mount binfmt_misc, register handlers",
-    "matrix": SELECT["matrix"],
+    "matrix": _SELECT["matrix"],
 }
 
-CLEAN: Final = {
-    "matrix": SELECT["matrix"],
+CLEAN_HELP: Final = {
+    "matrix": _SELECT["matrix"],
     "host": "only these hosts, comma-separated: local and names under 'hosts' (default: all)",
 }
 
-CI_MATRIX: Final = {**SELECT}
+CI_MATRIX_HELP: Final = {**_SELECT}
 
-IMPORT: Final = {
+IMPORT_HELP: Final = {
     "logs": "saved output file(s), comma-separated; quoted globs work ('logs/*.log')",
     "setup": "YAML file naming the machine: cpu_model, cores, machine, kernel, os, packages",
     "target": "name for the machine (stored as <results>/<run>/<target>.json)",
@@ -101,7 +101,7 @@ IMPORT: Final = {
     "rsa_bits": "RSA key size of test_helper_rsa logs, which do not print it (RSA_KEYSIZE)",
 }
 
-COMPARE: Final = {
+COMPARE_HELP: Final = {
     "run_a": "run id of A, the reference (results/<run-id>)",
     "run_b": "run id of B, compared with A: B/A above 1 means B is slower",
     "results": "results directory (default from invoke.yaml: results)",

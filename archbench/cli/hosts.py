@@ -10,21 +10,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from archbench.build import bases
-from archbench.cli import options
+from archbench.build import base_tag, image_labels
 from archbench.cli.config import Settings
+from archbench.cli.options import CiMatrixFlags, CleanFlags, DoctorFlags, archs, split
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
-from archbench.hosts import emulation, engine
+from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.matrix import LOCAL_HOST, load
 from archbench.platforms import Arch
-from archbench.run import containers as run
+from archbench.run import leftover_containers, smoke_test
 
 
-def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
+def doctor(s: Settings, f: DoctorFlags) -> None:
     """``invoke doctor``: binfmt_misc, the QEMU handlers, static QEMU, a ``uname -m`` smoke run.
 
-    Checks ``arch`` (default: every emulated architecture of the matrix); with
-    ``fix`` first installs and registers what is missing (root, Debian). Prints
+    Checks ``f.arch`` (default: every emulated architecture of the matrix); with
+    ``f.fix`` first installs and registers what is missing (root, Debian). Prints
     one line per architecture.
 
     Raises:
@@ -32,22 +32,22 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         MatrixError: an unknown architecture or a bad matrix.
     """
     native = Arch.native()
-    archs = options.archs(arch)
-    m = load(Path(matrix or s.matrix))
-    if not archs:
-        archs = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
-    if fix:
-        for action in emulation.fix(archs):
+    checked = archs(f.arch)
+    m = load(Path(f.matrix or s.matrix))
+    if not checked:
+        checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if f.fix:
+        for action in fix_emulation(checked):
             print(f"fixed: {action}")
     problems = []
     client = None
     try:
-        client = engine.connect()
+        client = connect()
     except ArchbenchError as exc:
         problems.append(str(exc))
-    for a in archs:
+    for a in checked:
         try:
-            st = emulation.check(a)
+            st = check_emulation(a)
         except EmulationError as exc:
             problems.append(f"{a.key}: {exc}")
             print(f"FAIL {a.key:8} {exc}")
@@ -56,10 +56,10 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         status = "ok  "
         if client is not None:
             for t in m.targets:
-                tag = bases.base_tag(t.base, a)
-                if t.arch is a and engine.image_labels(client, tag) is not None:
+                tag = base_tag(t.base, a)
+                if t.arch is a and image_labels(client, tag) is not None:
                     try:
-                        smoke = "uname -m: " + run.smoke_test(client, tag, a)
+                        smoke = "uname -m: " + smoke_test(client, tag, a)
                     except EmulationError as exc:
                         problems.append(f"{a.key}: {exc}")
                         smoke = f"smoke test FAILED: {exc}"
@@ -73,31 +73,31 @@ def doctor(s: Settings, *, arch: str | None, fix: bool, matrix: str) -> None:
         raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
 
 
-def clean(s: Settings, *, matrix: str, host: str | None) -> None:
+def clean(s: Settings, f: CleanFlags) -> None:
     """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
 
-    ``host`` names some hosts (``local`` and keys of ``hosts``); default: all.
+    ``f.host`` names some hosts (``local`` and keys of ``hosts``); default: all.
     Prints how many containers each host had.
 
     Raises:
         MatrixError: an unknown host name or a bad matrix.
         EngineError: some hosts could not be reached (the others were cleaned).
     """
-    m = load(Path(matrix or s.matrix))
+    m = load(Path(f.matrix or s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
-    chosen = options.split(host, "--host") or names
+    chosen = split(f.host, "--host") or names
     unknown = [n for n in chosen if n not in names]
     if unknown:
         raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
     for name in chosen:
         try:
-            client = engine.connect_host(m.host(name), name)
+            client = connect_host(m.host(name), name)
         except ArchbenchError as exc:
             unreachable.append(f"{name}: {exc}")
             continue
         n = 0
-        for container in run.leftover_containers(client):
+        for container in leftover_containers(client):
             container.remove(force=True)
             n += 1
         print(f"{name}: removed {n} container(s)")
@@ -109,7 +109,7 @@ def clean(s: Settings, *, matrix: str, host: str | None) -> None:
 RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
 
 
-def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str) -> None:
+def ci_matrix(s: Settings, f: CiMatrixFlags) -> None:
     """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
 
     Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
@@ -118,9 +118,9 @@ def ci_matrix(s: Settings, *, arch: str | None, target: str | None, matrix: str)
     Raises:
         MatrixError: a bad selection or matrix.
     """
-    m = load(Path(matrix or s.matrix))
+    m = load(Path(f.matrix or s.matrix))
     include = []
-    for t in m.select(options.split(target, "--target"), options.archs(arch)):
+    for t in m.select(split(f.target, "--target"), archs(f.arch)):
         runner = RUNNERS.get(t.arch)
         include.append(
             {

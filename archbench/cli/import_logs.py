@@ -6,9 +6,10 @@ from pathlib import Path
 
 from archbench import report as reports
 from archbench import upstream as importer_mod
-from archbench.cli import flags, options
+from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import MatrixError, ResultsError
+from archbench.inputs import integer
 from archbench.platforms import Arch
 from archbench.result import ResultStore, check_run_id, new_run_id
 
@@ -51,7 +52,7 @@ def import_logs(
     if cpu:
         overrides["cpu_model"] = cpu
     if cores is not None:
-        overrides["cores"] = flags.integer("--cores", cores, 1, 65_536)
+        overrides["cores"] = integer("--cores", cores, 1, 65_536)
     if os:
         overrides["os"] = os
     if kernel:
@@ -64,7 +65,7 @@ def import_logs(
         raise MatrixError(
             "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
         )
-    bits = None if rsa_bits is None else flags.integer("--rsa-bits", rsa_bits, 512, 16384)
+    bits = None if rsa_bits is None else integer("--rsa-bits", rsa_bits, 512, 16384)
     store = ResultStore(Path(results or s.results))
     run_id = check_run_id(run, "--run") if run else new_run_id()
     helper_scheme = importer_mod.parse_scheme(scheme)

@@ -1,17 +1,82 @@
-"""Command-line values the tasks share: selections, architectures, blindsig overrides.
+"""Command-line values: what each task was given, and the checks the tasks share.
 
-Every function checks a flag's value and raises an
-:class:`archbench.errors.ArchbenchError` naming the flag, the value and what is
-allowed; none reads a file or calls an engine.
+``tasks.py`` builds one frozen object per task from the values invoke parsed
+(:class:`BenchFlags`, :class:`ImagesFlags`, :class:`DoctorFlags`,
+:class:`CleanFlags`, :class:`CiMatrixFlags`: strings as given, None when a flag
+was not given) and hands it to the task's body, which checks it with the helpers
+here and :mod:`archbench.inputs.flags` before anything is read or run. Every
+check raises an :class:`archbench.errors.ArchbenchError` naming the flag, the
+value and what is allowed; none reads a file or calls an engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from archbench.cli import flags
 from archbench.errors import MatrixError, ReportError
+from archbench.inputs import ci_target as check_ci_target
+from archbench.inputs import integer, real, selection
 from archbench.platforms import Arch
+
+
+@dataclass(frozen=True)
+class BenchFlags:
+    """``invoke bench``'s flags as invoke parsed them (None or ``""``: not given)."""
+
+    arch: str | None = None
+    target: str | None = None
+    matrix: str = ""
+    iterations: str | None = None
+    repetitions: str | None = None
+    rsa_bits: str | None = None
+    rebuild: bool = False
+    repeat: str | None = None
+    cpuset: str | None = None
+    warmup: str | None = None
+    max_time: str | None = None
+    resume: str = ""
+    suite: str | None = None
+    from_archive: str = ""
+    metric: str | None = None
+    ci_target: str | None = None
+    cpus: str | None = None
+
+
+@dataclass(frozen=True)
+class ImagesFlags:
+    """``invoke images``'s flags as invoke parsed them."""
+
+    arch: str | None = None
+    target: str | None = None
+    matrix: str = ""
+    rebuild: bool = False
+
+
+@dataclass(frozen=True)
+class DoctorFlags:
+    """``invoke doctor``'s flags as invoke parsed them."""
+
+    arch: str | None = None
+    fix: bool = False
+    matrix: str = ""
+
+
+@dataclass(frozen=True)
+class CleanFlags:
+    """``invoke clean``'s flags as invoke parsed them."""
+
+    matrix: str = ""
+    host: str | None = None
+
+
+@dataclass(frozen=True)
+class CiMatrixFlags:
+    """``invoke ci-matrix``'s flags as invoke parsed them."""
+
+    arch: str | None = None
+    target: str | None = None
+    matrix: str = ""
 
 
 def split(value: str | None, flag: str = "") -> list[str]:
@@ -21,7 +86,7 @@ def split(value: str | None, flag: str = "") -> list[str]:
         MatrixError: the flag was given empty (``--arch ''``, ``--target ,``).
     """
     # None: the flag was not given (all); an explicitly empty value is an error.
-    return flags.selection(flag or "selection", value)
+    return selection(flag or "selection", value)
 
 
 def archs(value: str | None) -> list[Arch]:
@@ -50,28 +115,29 @@ def overrides(
     1024-16384 each, ``--warmup`` 0-1000, ``--max-time`` 0 to 7 days in s,
     ``--ci-target`` 0-0.999 (a fraction of the median).
 
+    Whether the blindsig suite takes them (an RSA key size it refuses) is
+    :func:`archbench.run.check_overrides`, which the caller applies next.
+
     Raises:
-        MatrixError: a value that is not a number or lies outside its range, or
-            a value the blindsig suite refuses (:func:`archbench.cli.flags.blindsig_overrides`).
+        MatrixError: a value that is not a number or lies outside its range.
     """
     out: dict[str, object] = {}
     if ci_target is not None:
-        out["ci_target"] = flags.ci_target("--ci-target", ci_target)
+        out["ci_target"] = check_ci_target("--ci-target", ci_target)
     elif repetitions is not None:
         out["ci_target"] = None  # --repetitions N: exactly N, not adaptive
     if warmup is not None:
-        out["warmup"] = flags.integer("--warmup", warmup, 0, 1000)
+        out["warmup"] = integer("--warmup", warmup, 0, 1000)
     if max_time is not None:
-        out["max_time"] = flags.number("--max-time", max_time, 0, 7 * 86_400)
+        out["max_time"] = real("--max-time", max_time, 0, 7 * 86_400)
     if iterations is not None:
-        out["iterations"] = flags.integer("--iterations", iterations, 1, 100_000)
+        out["iterations"] = integer("--iterations", iterations, 1, 100_000)
     if repetitions is not None:
-        out["repetitions"] = flags.integer("--repetitions", repetitions, 1, 10_000)
+        out["repetitions"] = integer("--repetitions", repetitions, 1, 10_000)
     if rsa_bits is not None:
         out["rsa_bits"] = [
-            flags.integer("--rsa-bits", b, 1024, 16384) for b in split(rsa_bits, "--rsa-bits")
+            integer("--rsa-bits", b, 1024, 16384) for b in split(rsa_bits, "--rsa-bits")
         ]
-    flags.blindsig_overrides(out)
     return out
 
 

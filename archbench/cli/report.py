@@ -11,9 +11,10 @@ import dataclasses
 from pathlib import Path
 
 from archbench import report as reports
-from archbench.cli import flags, options
+from archbench.cli import options
 from archbench.cli.config import Settings
 from archbench.errors import ReportError, ResultsError
+from archbench.inputs import integer
 from archbench.report import export, latex_chapter, outputs
 from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.report import instructions as instructions_tables
@@ -70,7 +71,7 @@ def report(
         style=reports.parse_style(style),
         baseline=baseline or None,
         compare_bits=tuple(
-            flags.integer("--compare-bits", b, 512, 16384)
+            integer("--compare-bits", b, 512, 16384)
             for b in options.split(compare_bits, "--compare-bits")
         )
         or None,

@@ -123,7 +123,7 @@ def qemu_version(arch: Arch) -> str:
     return "unknown"
 
 
-def check(arch: Arch, binfmt_dir: Path = BINFMT_DIR) -> EmulationStatus:
+def check_emulation(arch: Arch, binfmt_dir: Path = BINFMT_DIR) -> EmulationStatus:
     """Check that ``arch`` binaries run through binfmt_misc with a usable QEMU.
 
     Raises:
@@ -162,12 +162,12 @@ def check(arch: Arch, binfmt_dir: Path = BINFMT_DIR) -> EmulationStatus:
     return EmulationStatus(arch=arch, handler=handler, static=True, qemu_version=qemu_version(arch))
 
 
-def fix(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]:
+def fix_emulation(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]:
     """Install qemu-user-static, mount binfmt_misc and register handlers (Debian, root).
 
     Registers each missing ``qemu-<arch>`` handler from the ``binfmt.d``
     entry that Debian's qemu-user-static ships (flags include F), replacing
-    a registered one that :func:`check` rejects (e.g. binfmt-support's
+    a registered one that :func:`check_emulation` rejects (e.g. binfmt-support's
     without F). Returns the actions taken, one line each.
 
     Raises:
@@ -197,7 +197,7 @@ def fix(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]:
         entry = binfmt_dir / name
         if entry.exists():
             try:
-                check(arch, binfmt_dir)
+                check_emulation(arch, binfmt_dir)
                 continue
             except EmulationError:
                 # Registered, but unusable in containers (no F flag, disabled,

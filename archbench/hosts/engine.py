@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import platform
 import re
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
 
 import docker
 import docker.errors
@@ -19,7 +16,7 @@ import docker.tls
 import requests.exceptions
 from docker.context import ContextAPI
 
-from archbench.errors import EngineError, ImageBuildError
+from archbench.errors import EngineError
 from archbench.hosts import ssh
 from archbench.matrix import Host
 from archbench.platforms import Arch
@@ -151,84 +148,6 @@ def host_cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-def build_image(
-    client: docker.DockerClient,
-    context: BinaryIO,
-    *,
-    tag: str,
-    platform: str,
-    labels: dict[str, str],
-    log_path: Path,
-    on_line: Callable[[str], None] | None = None,
-    network_mode: str | None = None,
-    buildargs: dict[str, str] | None = None,
-) -> str:
-    """Build an image from a tar build context through the API; return its id.
-
-    ``buildargs``: build arguments (``http_proxy`` for the apt cache, see
-    :func:`archbench.build.cross.build_args`).
-
-    ``context`` is an uncompressed tar stream holding ``Dockerfile``; it goes
-    to the engine as is, so remote engines need nothing on their disk. Every
-    output line is appended to ``log_path`` (kept on failure) and passed to
-    ``on_line``.
-
-    Raises:
-        ImageBuildError: the engine reports a build error; the message has the
-            last lines of the log and its path.
-    """
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    tail: deque[str] = deque(maxlen=25)
-    with log_path.open("w", encoding="utf-8") as log:
-        try:
-            stream = client.api.build(
-                fileobj=context,
-                custom_context=True,
-                tag=tag,
-                platform=platform,
-                labels=labels,
-                rm=True,
-                forcerm=True,
-                decode=True,
-                network_mode=network_mode,
-                buildargs=buildargs or None,
-            )
-            for chunk in stream:
-                text = chunk.get("stream") or chunk.get("status") or ""
-                if "error" in chunk:
-                    text = f"ERROR: {chunk['error']}\n"
-                for line in text.splitlines():
-                    log.write(line + "\n")
-                    tail.append(line)
-                    if on_line is not None and line.strip():
-                        on_line(line)
-                if "error" in chunk:
-                    log.flush()
-                    raise ImageBuildError(_build_failure(tag, log_path, tail))
-        except docker.errors.APIError as exc:
-            log.write(f"ERROR: {exc}\n")
-            tail.append(str(exc))
-            raise ImageBuildError(_build_failure(tag, log_path, tail)) from exc
-    try:
-        return str(client.images.get(tag).id)
-    except docker.errors.ImageNotFound as exc:
-        raise ImageBuildError(_build_failure(tag, log_path, tail)) from exc
-
-
-def _build_failure(tag: str, log_path: Path, tail: deque[str]) -> str:
-    lines = "\n".join(f"    {line}" for line in tail)
-    return f"building {tag} failed; last lines of the log:\n{lines}\n  full log: {log_path}"
-
-
-def image_labels(client: docker.DockerClient, ref: str) -> dict[str, str] | None:
-    """Labels of the local image ``ref``, or None when it does not exist."""
-    try:
-        image = client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None
-    return dict(image.labels or {})
 
 
 def engine_version(client: docker.DockerClient) -> str:

@@ -13,6 +13,10 @@ archbench's errors naming the file, in bounded time and memory:
   ``ValueError``), the same as pydantic string types (:data:`PackageSpec`,
   :data:`TargetName`, …), and :class:`Strict`, the frozen base model that
   refuses unknown keys.
+* :mod:`archbench.inputs.flags`: command-line values checked before anything
+  runs (:func:`integer`, :func:`real`, :func:`selection`, :func:`cpuset`,
+  :func:`ci_target`, :func:`cpus_of`); ``tasks.py`` and a resumed run's
+  ``run.json`` both go through them.
 * :mod:`archbench.inputs.messages`: untrusted values quoted short
   (:func:`quote`), pydantic's validation errors in archbench's words
   (:func:`problem`, :func:`location`, :func:`describe_problems`), and
@@ -24,6 +28,15 @@ This package is pure: it never imports ``docker``.
 from __future__ import annotations
 
 from archbench.inputs.bounded import load_json, load_yaml, read_text
+from archbench.inputs.flags import (
+    check_cpuset_fits,
+    ci_target,
+    cpus_of,
+    cpuset,
+    integer,
+    real,
+    selection,
+)
 from archbench.inputs.grammar import (
     DEBIAN_SUITE,
     IMAGE_REFERENCE,
@@ -62,6 +75,7 @@ __all__ = [
     "TargetName",
     "UpstreamVersion",
     "check_base_name",
+    "check_cpuset_fits",
     "check_image",
     "check_mirror",
     "check_name",
@@ -69,12 +83,18 @@ __all__ = [
     "check_suite",
     "check_tarball_url",
     "check_target_name",
+    "ci_target",
+    "cpus_of",
+    "cpuset",
     "describe_problems",
     "did_you_mean",
+    "integer",
     "load_json",
     "load_yaml",
     "location",
     "problem",
     "quote",
     "read_text",
+    "real",
+    "selection",
 ]

@@ -3,7 +3,9 @@
 :func:`plan` is pure: it turns the selected matrix targets into a list of
 :class:`TargetPlan` (host, native or emulated, base, packages) from the
 architectures the hosts' engines report, so it can be printed and tested.
-It never imports docker. :mod:`archbench.run.execute` carries the plans out.
+:func:`check_overrides` checks the blindsig settings a run overrides (flags or
+a resumed run's ``run.json``) before anything is planned.
+It never imports docker. :func:`archbench.run.schedule.execute` carries the plans out.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pydantic import ValidationError
 from archbench.analysis import counting
 from archbench.archive import ArchivedImage
 from archbench.errors import MatrixError
-from archbench.inputs import describe_problems
+from archbench.inputs import describe_problems, problem
 from archbench.matrix import (
     LOCAL_HOST,
     Base,
@@ -74,6 +76,28 @@ class TargetPlan:
     def remote(self) -> bool:
         """True when the target runs on a host named in ``hosts``."""
         return self.host is not None
+
+
+def check_overrides(overrides: Mapping[str, object]) -> None:
+    """Check ``--iterations``/``--repetitions``/``--rsa-bits``/... as the matrix would.
+
+    Raises:
+        MatrixError: a value the blindsig suite refuses (e.g. ``--rsa-bits=-2048``),
+            in our words.
+    """
+    if not overrides:
+        return
+    try:
+        BlindsigSuite.model_validate(dict(overrides))
+    except ValidationError as exc:
+        names = {"rsa_bits": "--rsa-bits", "max_time": "--max-time"}
+        problems = [
+            f"--{names.get(str(e['loc'][0]), str(e['loc'][0])).lstrip('-')}: {problem(e)}"
+            if e["loc"]
+            else problem(e)
+            for e in exc.errors()
+        ]
+        raise MatrixError("; ".join(problems)) from None
 
 
 def plan(

@@ -1,14 +1,58 @@
-"""Live progress: one line per target with its stage, latest output and elapsed time.
+"""Live progress and its ETAs: reporters, the harness's progress lines, stored durations.
 
-On a terminal this is a rich live display; elsewhere (CI, pipes) each stage
-change is printed as one plain line, and build output stays in the logs.
+The pipeline tells a :class:`Reporter` what each target does. On a terminal
+:class:`RichReporter` is a rich live display, one line per target with its stage,
+latest output, elapsed time and ETA; elsewhere (CI, pipes) each stage change is
+printed as one plain line, and build output stays in the logs.
+:class:`SilentReporter` records stages for tests.
+
+The harness writes on stderr, as each step starts (``harness/suite_common.py``)::
+
+    archbench-progress: <suite> <done>/<total> <elapsed>s <what>
+
+and the blindsig driver, per repetition, ``blindsig: RSA-2048 repetition 2/3 done``.
+With adaptive repetitions (``ci_target``) that ``/3`` is the cap (``max_repetitions``):
+a scheme may stop as soon as its interval is narrow enough, so the display says
+``repetition 2 (≤ 3)``, never "2 of 3".
+:class:`SuiteTracker` reads these lines and says which suite runs, k of n, and the
+seconds left: for the running suite its stored duration (same target, suite and
+settings) minus the time it has run, plus the stored durations of the suites still
+to come. Pure: no Docker, no files.
+
+Stored durations (:class:`TimingStore`): suites by target and settings, builds by
+stage and architecture. One JSON file in the work directory (``invoke.yaml``'s
+``work``, scratch space of this machine: durations say nothing about other machines,
+so they stay out of the results), ``<work>/timings.json``
+(``{"version": 1, "entries": {key: {"seconds", "run_id", "at"}}}``), written
+atomically after each finished suite, bootstrap and image build. Keys:
+
+* ``suite/<host>/<target>/<suite>/<settings hash>``: a suite's ``duration_s`` as the
+  harness recorded it; the hash covers the suite's settings (:func:`settings_hash`),
+  so a run with other settings has no ETA rather than a wrong one.
+* ``base/<host>/<base>/<arch>`` and ``image/<host>/<profile>/<arch>``: wall time of the
+  last bootstrap (or pull) and image build that did work (reused ones are not recorded).
+
+An unreadable file counts as empty (ETAs are a convenience; nothing is measured from
+them) and is replaced at the next write.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
 import time
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.progress import (
     Progress,
@@ -20,6 +64,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.text import Text
+
+from archbench.suites import Suites
 
 
 class Reporter(Protocol):
@@ -170,3 +216,247 @@ class SilentReporter:
 
     def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
         pass
+
+
+# ---------------------------------------------------------------- harness progress lines
+
+PROGRESS_PREFIX = "archbench-progress:"
+
+_LINE = re.compile(
+    r"^archbench-progress: (?P<suite>[a-z][a-z0-9-]*) (?P<done>\d{1,9})/(?P<total>\d{1,9}) "
+    r"(?P<elapsed>\d{1,9}(?:\.\d+)?)s (?P<what>\S.*)$"
+)
+_BLINDSIG = re.compile(
+    r"^blindsig: (?P<label>CS|RSA-\d{1,5}) (?P<what>calibration round|warmup repetition|"
+    r"repetition) (?P<k>\d{1,9})(?:/(?P<n>\d{1,9}))? done"
+)
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One parsed progress line.
+
+    ``done`` of ``total`` steps have started in ``suite`` (0: it just began);
+    ``elapsed_s`` is the suite's own elapsed time in s when the harness says it
+    (None for the driver's lines); ``what`` names the step.
+    """
+
+    suite: str
+    done: int
+    total: int
+    elapsed_s: float | None
+    what: str
+
+
+def parse_line(
+    text: str, blindsig_labels: Sequence[str] = (), adaptive: bool = False
+) -> ProgressEvent | None:
+    """Parse one stderr line of the harness; None when it is not a progress line.
+
+    ``blindsig_labels`` are the driver's scheme labels in run order (``CS``,
+    ``RSA-1024``, ...): a driver line about label i is step i+1 of them. A
+    driver line about a label not in the list counts as step 0 of 1.
+    ``adaptive``: blindsig runs with a ``ci_target``, so a timed repetition's
+    ``k/n`` is k of at most n, and ``what`` says ``repetition k (≤ n)``.
+    """
+    text = text.strip()
+    m = _LINE.match(text)
+    if m is not None:
+        total = max(1, int(m["total"]))
+        return ProgressEvent(
+            suite=m["suite"],
+            done=min(int(m["done"]), total),
+            total=total,
+            elapsed_s=float(m["elapsed"]),
+            what=m["what"],
+        )
+    b = _BLINDSIG.match(text)
+    if b is None:
+        return None
+    label = b["label"]
+    if not b["n"]:
+        count = b["k"]
+    elif adaptive and b["what"] == "repetition":
+        count = f"{b['k']} (≤ {b['n']})"  # the cap; the interval may stop it sooner
+    else:
+        count = f"{b['k']}/{b['n']}"
+    what = f"{label} {b['what']} {count}"
+    if label in blindsig_labels:
+        return ProgressEvent(
+            "blindsig", blindsig_labels.index(label) + 1, len(blindsig_labels), None, what
+        )
+    return ProgressEvent("blindsig", 0, 1, None, what)
+
+
+def blindsig_labels(suites: Suites) -> list[str]:
+    """The blindsig driver's scheme labels in run order (``CS``, ``RSA-1024``, ...)."""
+    b = suites.blindsig
+    if b is None or not b.enabled:
+        return []
+    rsa = [f"RSA-{bits}" for bits in b.rsa_bits] if "rsa" in b.schemes else []
+    return (["CS"] if "cs" in b.schemes else []) + rsa
+
+
+def blindsig_adaptive(suites: Suites) -> bool:
+    """True when blindsig runs and stops each scheme/size at its ``ci_target`` (adaptive)."""
+    b = suites.blindsig
+    return b is not None and b.enabled and b.ci_target is not None
+
+
+def format_seconds(seconds: float) -> str:
+    """``"1m05s"`` / ``"42s"`` for a duration in s (rounded to whole seconds)."""
+    minutes, secs = divmod(round(max(0.0, seconds)), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+class SuiteTracker:
+    """The state of one harness run, fed its stderr lines.
+
+    Args:
+        expected: suite name -> stored duration in s of its last run with the same
+            settings (None: never run so), in the order the harness runs them.
+        blindsig_labels: see :func:`parse_line`.
+        clock: monotonic clock in s (injectable for tests).
+        adaptive: blindsig stops at a ``ci_target`` (:func:`blindsig_adaptive`);
+            see :func:`parse_line`.
+    """
+
+    def __init__(
+        self,
+        expected: Mapping[str, float | None],
+        blindsig_labels: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        adaptive: bool = False,
+    ) -> None:
+        self.expected = dict(expected)
+        self.labels = list(blindsig_labels)
+        self.adaptive = adaptive
+        self.clock = clock
+        self.started: dict[str, float] = {}
+        self.current: ProgressEvent | None = None
+
+    def feed(self, text: str) -> ProgressEvent | None:
+        """Take one stderr line; returns its event, or None for any other line."""
+        event = parse_line(text, self.labels, self.adaptive)
+        if event is None:
+            return None
+        if event.suite not in self.started:
+            # The harness's own elapsed time, when it says it, places the start exactly.
+            self.started[event.suite] = self.clock() - (event.elapsed_s or 0.0)
+        self.current = event
+        return event
+
+    def remaining_s(self) -> float | None:
+        """Seconds left in this run, or None when a suite still to finish has no stored time.
+
+        The running suite counts as its stored duration minus its elapsed time
+        (never below 0: a suite slower than last time shows 0 until it ends).
+        """
+        left = 0.0
+        now = self.clock()
+        for suite, seconds in self.expected.items():
+            if suite in self.started and self.current is not None:
+                if suite != self.current.suite:
+                    continue  # finished: a later suite has started
+                if seconds is None:
+                    return None
+                left += max(0.0, seconds - (now - self.started[suite]))
+            elif seconds is None:
+                return None
+            else:
+                left += seconds
+        return left
+
+    def detail(self) -> str:
+        """``"openssl-speed 3/12 ecdsap521, 41s in"`` for the running suite ('' before any)."""
+        e = self.current
+        if e is None:
+            return ""
+        ran = self.clock() - self.started[e.suite]
+        return f"{e.suite} {e.done}/{e.total} {e.what}, {format_seconds(ran)} in"
+
+
+# ---------------------------------------------------------------- stored durations
+
+TIMINGS_FILE = "timings.json"
+_LOCK = threading.Lock()
+"""One lock for every store: the pipeline's worker threads read, change and write the file."""
+
+
+def settings_hash(settings: BaseModel) -> str:
+    """sha256 (16 hex digits) of a suite's settings without ``enabled``, keys sorted."""
+    doc = settings.model_dump(mode="json", exclude={"enabled"})
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def suite_key(host: str, target: str, suite: str, settings: BaseModel) -> str:
+    """Key of a suite's duration: ``suite/<host>/<target>/<suite>/<settings hash>``."""
+    return f"suite/{host}/{target}/{suite}/{settings_hash(settings)}"
+
+
+def stage_key(stage: str, host: str, name: str, arch: str) -> str:
+    """Key of a build stage: ``base/<host>/<base>/<arch>`` or ``image/<host>/<profile>/<arch>``."""
+    return f"{stage}/{host}/{name}/{arch}"
+
+
+class TimingStore:
+    """The durations file in ``work_dir``; safe to share between threads."""
+
+    def __init__(self, work_dir: Path) -> None:
+        self.path = work_dir / TIMINGS_FILE
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        entries = doc.get("entries") if isinstance(doc, dict) else None
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, key: str) -> float | None:
+        """The stored duration in s for ``key``, or None when there is none."""
+        with _LOCK:
+            entry = self._read().get(key)
+        seconds = entry.get("seconds") if isinstance(entry, dict) else None
+        return float(seconds) if isinstance(seconds, int | float) and seconds >= 0 else None
+
+    def record(self, key: str, seconds: float, run_id: str) -> None:
+        """Store ``seconds`` (>= 0) for ``key``, replacing the previous value.
+
+        Errors writing the file are ignored: the durations only feed ETAs.
+        """
+        if seconds < 0:
+            return
+        at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with _LOCK:
+            entries = self._read()
+            entries[key] = {"seconds": round(seconds, 3), "run_id": run_id, "at": at}
+            text = json.dumps({"version": 1, "entries": entries}, indent=1, sort_keys=True)
+            with contextlib.suppress(OSError):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".timings-")
+                try:
+                    with os.fdopen(fd, "w", encoding="utf-8") as f:
+                        f.write(text + "\n")
+                    os.replace(tmp, self.path)
+                finally:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
+
+    def suite_estimates(self, host: str, target: str, suites: Suites) -> dict[str, float | None]:
+        """Suite -> stored duration in s of its last run on ``host`` by ``target`` with the
+        same settings (None: none recorded), for the enabled ``suites`` in the order the
+        harness runs them."""
+        return {
+            name: self.get(suite_key(host, target, name, settings))
+            for name, settings in suites.enabled().items()
+        }
+
+    def run_estimate(self, host: str, target: str, suites: Suites, repeat: int = 1) -> float | None:
+        """ETA in s of a run stage (``repeat`` container runs), or None when a suite has no
+        stored duration for its settings."""
+        per_run = list(self.suite_estimates(host, target, suites).values())
+        if any(s is None for s in per_run):
+            return None
+        return sum(s for s in per_run if s is not None) * repeat

@@ -1,9 +1,20 @@
-"""Per-target execution: one target's stages on its host, from preflight to stored results.
+"""One target's stages on its host, from preflight to stored results.
 
 :func:`execute_target` runs the stages of one :class:`archbench.run.plan.TargetPlan`
 (emulation preflight, base, image, smoke test, harness runs, instruction counts)
 on a host whose state (:class:`HostState`) its worker threads share, timing each
-stage. :func:`archbench.run.execute.execute` schedules the targets and their hosts.
+stage and filling in the target's :class:`TargetOutcome`. :class:`Workspace` names
+where a run writes: the results store, its run id, logs and scratch space.
+:func:`archbench.run.schedule.execute` schedules the targets and their hosts.
+
+The counting stage (``--metric instructions``, :func:`count_target`) builds (or
+reuses) the counting layer over the target's benchmark image
+(:mod:`archbench.build.counter`), runs the harness in it with ``--count-with`` so
+that the drivers run under the counting QEMU, and stores each container run as
+``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
+The suites whose drivers archbench owns are counted (:data:`archbench.suites.COUNTED_SUITES`:
+blindsig, rsa-large, sodium); suites that run foreign programs (openssl speed,
+gpg, GNUnet's perf programs, Taler's helpers) are not.
 """
 
 from __future__ import annotations
@@ -11,32 +22,81 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import docker
 
 from archbench import upstream as importer
 from archbench.archive import archiver
-from archbench.build import bases, cross, images
-from archbench.build import stage as image_stage
+from archbench.build import (
+    COUNTER_IN_IMAGE,
+    Builder,
+    CrossBuild,
+    ImageSpec,
+    ensure_base,
+    ensure_counting_image,
+    ensure_target_image,
+    plan_image,
+    prepare_cross,
+)
 from archbench.errors import HarnessError, Interrupted
-from archbench.hosts import emulation, engine_version
+from archbench.hosts import check_emulation, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
-from archbench.result import Execution, Result, TargetInfo
-from archbench.run import containers as run
-from archbench.run import count as count_stage
-from archbench.run import timings
-from archbench.run.bookkeeping import TargetOutcome, Workspace
+from archbench.result import Execution, Result, ResultStore, TargetInfo
+from archbench.run.containers import ContainerGate, emulated_cpu, run_harness, smoke_test
 from archbench.run.plan import TargetPlan
-from archbench.run.progress import Reporter
-from archbench.run.suite_progress import (
+from archbench.run.progress import (
+    Reporter,
     SuiteTracker,
+    TimingStore,
     blindsig_adaptive,
     blindsig_labels,
     format_seconds,
+    stage_key,
+    suite_key,
 )
-from archbench.suites import GNUNET_PERF
+from archbench.suites import COUNTED_SUITES, GNUNET_PERF
+
+
+@dataclass
+class TargetOutcome:
+    """How one target ended; ``seconds`` maps stage name to wall time in s."""
+
+    name: str
+    ok: bool
+    message: str
+    result_path: Path | None = None
+    result_paths: list[Path] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    skipped: bool = False
+    """True when ``--resume`` found the target's results complete and kept them."""
+    run_windows: list[tuple[float, float]] = field(default_factory=list)
+    """Wall-clock (epoch s) start and end of each harness container run."""
+    stage: str = ""
+    """The stage the target was in last (``base``, ``image``, ``run``...)."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where the pipeline writes: results store, logs and scratch space."""
+
+    store: ResultStore
+    run_id: str
+    work_dir: Path
+    apt_proxy: str | None = None
+    """Package cache for debootstrap and image builds.
+
+    Checked by :func:`archbench.build.cross.check_apt_proxy`.
+    """
+
+    @property
+    def log_dir(self) -> Path:
+        """``<results>/<run-id>/logs``: bootstrap, build and harness logs."""
+        return self.store.root / self.run_id / "logs"
 
 
 @dataclass
@@ -63,12 +123,12 @@ def execute_target(
     outcome: TargetOutcome,
     build_only: bool,
     rebuild: bool,
-    gate: run.ContainerGate | None = None,
+    gate: ContainerGate | None = None,
 ) -> None:
     """Carry out one target on its host: preflight, base, image, smoke test, harness runs.
 
     Each harness container run is stored the moment it ends; with ``instructions``
-    in ``p.metrics`` the counting stage follows (:mod:`archbench.run.count`).
+    in ``p.metrics`` the counting stage follows (:func:`count_target`).
     ``outcome`` is filled in as the target goes (stage, seconds per stage, result
     paths, message); ``gate`` closed means Ctrl-C: no new stage starts.
 
@@ -80,9 +140,9 @@ def execute_target(
     """
     name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
-    durations = timings.TimingStore(ws.work_dir)
-    base_key = timings.stage_key("base", p.host_name, p.target.base, arch.key)
-    image_key = timings.stage_key("image", p.host_name, p.target.profile, arch.key)
+    durations = TimingStore(ws.work_dir)
+    base_key = stage_key("base", p.host_name, p.target.base, arch.key)
+    image_key = stage_key("image", p.host_name, p.target.profile, arch.key)
 
     def on_line(text: str) -> None:
         reporter.line(name, text)
@@ -100,12 +160,21 @@ def execute_target(
             )
         return _Timer(outcome.seconds, stage)
 
+    builder = Builder(
+        client,
+        ws.work_dir,
+        ws.log_dir,
+        on_line,
+        rebuild=rebuild,
+        apt_proxy=None if p.remote else ws.apt_proxy,  # the cache is this machine's
+        network_mode=p.host.build_network if p.host else None,
+    )
     qemu = qemu_cpu = None
     if p.emulated and not p.remote:
         # binfmt_misc of this machine matters only for the local engine; on a
         # remote host the smoke test below is the check.
         with timed("preflight"):
-            qemu = emulation.check(arch).qemu_version
+            qemu = check_emulation(arch).qemu_version
     if p.archived is not None:
         # The archived image, loaded and checked by id, is run by id: no base, no build.
         with timed("image"):
@@ -114,27 +183,16 @@ def execute_target(
         base_built = p.archived.entry.base_built
         if p.emulated:
             with timed("smoke"):
-                run.smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
-                qemu_cpu = run.emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
+                smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
+                qemu_cpu = emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
         gnunet_perf = GNUNET_PERF.name in p.suites.enabled()
-        proxy = None if p.remote else ws.apt_proxy  # the cache is this machine's
         with timed("base", base_key):
-            base = bases.ensure_base(
-                client,
-                p.target.base,
-                p.base,
-                arch,
-                work_dir=ws.work_dir,
-                log_dir=ws.log_dir,
-                on_line=on_line,
-                rebuild=rebuild,
-                apt_proxy=proxy,
-            )
+            base = ensure_base(builder, p.target.base, p.base, arch)
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            cross_plan, build_base_id = image_stage.prepare_cross(
-                client,
+            cross_plan, build_base_id = prepare_cross(
+                builder,
                 base_name=p.target.base,
                 base=p.base,
                 target_arch=arch,
@@ -143,10 +201,6 @@ def execute_target(
                 emulated=p.emulated and not p.remote,
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
-                work_dir=ws.work_dir,
-                log_dir=ws.log_dir,
-                on_line=on_line,
-                apt_proxy=proxy,
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -155,13 +209,13 @@ def execute_target(
                 with h.lock:
                     first = arch not in h.smoked
                 if first:
-                    run.smoke_test(client, base.tag, arch, run_id=ws.run_id, gate=gate)
+                    smoke_test(client, base.tag, arch, run_id=ws.run_id, gate=gate)
                     with h.lock:
                         h.smoked.add(arch)
-                qemu_cpu = run.emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
+                qemu_cpu = emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
 
-        def plan_spec(built: cross.CrossBuild | None) -> images.ImageSpec:
-            return images.plan_image(
+        def plan_spec(built: CrossBuild | None) -> ImageSpec:
+            return plan_image(
                 arch,
                 p.target.profile,
                 p.packages,
@@ -173,18 +227,8 @@ def execute_target(
             )
 
         with timed("image", image_key):
-            spec, image_id, reused = image_stage.ensure_target_image(
-                client,
-                plan_spec,
-                cross_plan,
-                build_base_id,
-                target_base=base.tag,
-                work_dir=ws.work_dir,
-                log_path=ws.log_dir / f"{name}.build.log",
-                on_line=on_line,
-                rebuild=rebuild,
-                network_mode=p.host.build_network if p.host else None,
-                apt_proxy=proxy,
+            spec, image_id, reused = ensure_target_image(
+                builder, plan_spec, cross_plan, build_base_id, target_base=base.tag, name=name
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
@@ -242,7 +286,7 @@ def execute_target(
 
         with timed(stage):
             reporter.progress(name, "", tracker.remaining_s(), stage)
-            doc, stderr = run.run_harness(
+            doc, stderr = run_harness(
                 client,
                 run_image,
                 arch,
@@ -257,7 +301,7 @@ def execute_target(
         for suite_name, suite_run in doc.suites.items():
             settings = p.suites.get(suite_name)
             if settings is not None and not suite_run.error and suite_run.duration_s is not None:
-                key = timings.suite_key(p.host_name, name, suite_name, settings)
+                key = suite_key(p.host_name, name, suite_name, settings)
                 durations.record(key, suite_run.duration_s, ws.run_id)
         # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
         # (the importer's) reads it.
@@ -280,9 +324,7 @@ def execute_target(
         # later loses nothing already measured.
         paths.append(ws.store.save(result))
     if "instructions" in p.metrics:
-        paths += count_stage.count_target(
-            client, p, run_image, image_id, ws, execution, target, timed, on_line
-        )
+        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed)
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
@@ -291,6 +333,82 @@ def execute_target(
         # so that the exit status says something is missing.
         problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
         raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
+
+
+def count_target(
+    builder: Builder,
+    p: TargetPlan,
+    bench_tag: str,
+    bench_id: str,
+    ws: Workspace,
+    execution: Execution,
+    target: TargetInfo,
+    timed: Callable[[str], AbstractContextManager[None]],
+) -> list[Path]:
+    """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
+
+    ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
+    progress display; ``builder.on_line`` gets notes and the harness's lines;
+    ``execution`` is the timing run's, with the counting layer's image put in.
+
+    Raises:
+        BaseImageError, ImageBuildError: the counting layer cannot be built.
+        HarnessError: the harness fails in the counting layer (calibration
+            not exact, the driver failing under QEMU, counts that do not pair).
+    """
+    client = builder.client
+    planned = p.suites if p.count_suites is None else p.count_suites
+    enabled = list(planned.enabled())
+    chosen = [name for name in enabled if name in COUNTED_SUITES]
+    skipped = [name for name in enabled if name not in COUNTED_SUITES]
+    if skipped:
+        builder.say(
+            f"instructions: {', '.join(skipped)} not counted (they run programs archbench "
+            "does not own)"
+        )
+    if not chosen:
+        builder.say(
+            f"instructions: none of the counted suites ({', '.join(COUNTED_SUITES)}) is enabled"
+        )
+        return []
+    suites = planned.only(chosen)
+    with timed("count image"):
+        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch)
+    paths = []
+    for index in range(1, p.repeat + 1):
+        with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
+            doc, stderr = run_harness(
+                client,
+                layer.tag,
+                p.target.arch,
+                suites,
+                run_id=ws.run_id,
+                cpuset=p.cpuset,
+                on_line=builder.on_line,
+                extra_args=[
+                    "--count-with",
+                    COUNTER_IN_IMAGE,
+                    "--count-cpu",
+                    p.count_cpu,
+                ],
+            )
+        suffix = "" if index == 1 else f".repeat-{index}"
+        log = ws.log_dir / f"{p.name}.instructions{suffix}.harness.log"
+        log.write_text(stderr, encoding="utf-8")
+        update: dict[str, object] = {
+            "repeat_index": index,
+            "image_id": layer.image_id,
+            "image_tag": layer.tag,
+        }
+        result = Result(
+            run_id=ws.run_id,
+            target=target,
+            execution=execution.model_copy(update=update),
+            harness=doc,
+            metric="instructions",
+        )
+        paths.append(ws.store.save(result))
+    return paths
 
 
 class _Timer:

@@ -15,13 +15,13 @@ import docker
 import pytest
 from helpers import CI_MATRIX, WORK, Recorder
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.report.export import tidy_frame
 from archbench.result import ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 pytestmark = pytest.mark.docker
 

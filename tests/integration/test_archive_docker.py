@@ -23,6 +23,7 @@ import docker.errors
 import pytest
 from helpers import WORK, run_invoke
 
+from archbench import run as pipeline
 from archbench.archive import archiver
 from archbench.archive import format as archive
 from archbench.archive import tar as archive_tar
@@ -32,7 +33,6 @@ from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore, RunManifest, new_run_id
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 pytestmark = [
     pytest.mark.docker,

@@ -16,11 +16,11 @@ import docker
 import pytest
 from helpers import CI_MATRIX, REPO, WORK
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import instructions as instructions_tables
 from archbench.result import Result, ResultStore
-from archbench.run import execute as pipeline
 
 TARGETS = ["ci-amd64", "ci-riscv64"]
 SUITES = ["blindsig", "rsa-large", "sodium"]

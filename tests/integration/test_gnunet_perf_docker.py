@@ -13,12 +13,12 @@ import docker
 import pytest
 from helpers import CI_MATRIX, WORK, run_invoke
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 RUN_ID = "20261201T000000Z-gnperf"
 

@@ -20,13 +20,12 @@ import pytest
 from docker.models.containers import Container, ContainerCollection
 from helpers import CI_MATRIX, WORK
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
-from archbench.run import execute as pipeline
-from archbench.run.containers import LABEL_RUN
-from archbench.run.progress import SilentReporter
+from archbench.run import LABEL_RUN, SilentReporter
 
 pytestmark = pytest.mark.docker
 

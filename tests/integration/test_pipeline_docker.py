@@ -16,8 +16,9 @@ import docker
 import pytest
 from helpers import CI_MATRIX, CS_OPS, REPO, RSA_OPS, WORK
 
-from archbench.build import images
-from archbench.build.bases import build_scratch_image, ensure_base
+from archbench import run as pipeline
+from archbench.build import Builder, ensure_base, ensure_image, plan_image
+from archbench.build.bases import build_scratch_image
 from archbench.errors import BaseImageError, EmulationError
 from archbench.hosts import engine
 from archbench.matrix import Base, Matrix, load
@@ -25,8 +26,7 @@ from archbench.platforms import Arch
 from archbench.report import render_latex, render_markdown_table
 from archbench.result import Execution, Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
-from archbench.run.containers import LABEL_RUN, smoke_test
+from archbench.run import LABEL_RUN, smoke_test
 
 pytestmark = pytest.mark.docker
 
@@ -147,7 +147,7 @@ def test_unchanged_image_is_reused(
 ) -> None:
     result = _result(outcomes[1], "ci-amd64")
     base = client.images.get("archbench-base/debian-trixie:amd64")
-    spec = images.plan_image(
+    spec = plan_image(
         Arch.AMD64,
         "slim",
         matrix.profiles["slim"].packages,
@@ -155,7 +155,7 @@ def test_unchanged_image_is_reused(
         str(base.id),
     )
     assert spec.tag == _execution(result).image_tag
-    image_id, reused = images.ensure_image(client, spec, log_path=tmp_path / "b.log")
+    image_id, reused = ensure_image(Builder(client, tmp_path, tmp_path), spec, "b.log")
     assert reused and image_id == _execution(result).image_id
     assert not (tmp_path / "b.log").exists()
 
@@ -299,7 +299,7 @@ def test_failed_pull_names_the_bootstrap_alternative(
     # A name no registry serves: the pull fails with or without a registry.
     base = Base(source="pull", image="archbench-test/no-such-image:0")
     with pytest.raises(BaseImageError) as info:
-        ensure_base(client, "nope", base, Arch.RISCV64, work_dir=tmp_path, log_dir=tmp_path)
+        ensure_base(Builder(client, tmp_path, tmp_path), "nope", base, Arch.RISCV64)
     msg = str(info.value)
     assert "pulling archbench-test/no-such-image:0 for linux/riscv64 failed" in msg
     assert "'source: bootstrap'" in msg

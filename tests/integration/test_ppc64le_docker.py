@@ -14,14 +14,13 @@ import docker
 import pytest
 from helpers import CI_MATRIX, CS_OPS, RSA_OPS, WORK, Recorder
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import render_latex
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import TimingStore
-from archbench.run import execute as pipeline
-from archbench.run.timings import suite_key
+from archbench.run import TimingStore, suite_key
 
 pytestmark = [pytest.mark.docker, pytest.mark.emulated]
 

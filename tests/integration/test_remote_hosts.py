@@ -16,12 +16,12 @@ import docker
 import pytest
 from helpers import REPO, WORK
 
+from archbench import run as pipeline
 from archbench.errors import MatrixError
 from archbench.hosts import engine
 from archbench.matrix import Matrix, parse
 from archbench.platforms import Arch
 from archbench.result import ResultStore, load
-from archbench.run import execute as pipeline
 
 pytestmark = pytest.mark.docker
 

@@ -1,4 +1,4 @@
-"""Build first, then measure (archbench.run.schedule) against the real engine (``--run-docker``).
+"""Build first, then measure (archbench.run.execute) against the real engine (``--run-docker``).
 
 Two native amd64 targets on one image, so the image is built at most once and
 the test costs two short harness runs: every build of the build pass ends
@@ -15,15 +15,13 @@ import docker
 import pytest
 from helpers import CI_MATRIX, WORK
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
 from archbench.result import load as load_result
-from archbench.run import RunOptions, schedule
-from archbench.run import execute as pipeline
-from archbench.run.execute import TargetOutcome, TargetPlan
-from archbench.run.progress import SilentReporter
+from archbench.run import RunOptions, SilentReporter, TargetOutcome, TargetPlan
 
 RUN_ID = "20261201T000000Z-schedule"
 
@@ -47,12 +45,12 @@ def setup() -> tuple[docker.DockerClient, Arch, list[TargetPlan]]:
 def _schedule(
     setup: tuple[docker.DockerClient, Arch, list[TargetPlan]], tmp_path: Path, options: RunOptions
 ) -> tuple[ResultStore, list[TargetOutcome], list[tuple[str, str, str]]]:
-    """``build_then_measure`` of the two targets into a fresh store: (store, outcomes, events)."""
+    """Both targets built first, then measured, into a fresh store: (store, outcomes, events)."""
     client, host, plans = setup
     store = ResultStore(tmp_path / "results")
     ws = pipeline.Workspace(store=store, run_id=RUN_ID, work_dir=WORK)
     reporter = SilentReporter()
-    outcomes = schedule.build_then_measure(
+    outcomes = pipeline.execute(
         {"local": client}, plans, ws, {"local": host}, options, reporter=reporter
     )
     return store, outcomes, reporter.events
@@ -61,7 +59,7 @@ def _schedule(
 def test_builds_end_before_the_first_measurement(
     setup: tuple[docker.DockerClient, Arch, list[TargetPlan]], tmp_path: Path
 ) -> None:
-    store, outcomes, events = _schedule(setup, tmp_path, RunOptions(build_jobs=2))
+    store, outcomes, events = _schedule(setup, tmp_path, RunOptions(build_first=True, build_jobs=2))
     assert [(o.name, o.ok) for o in outcomes] == [("ci-amd64", True), ("ci-amd64-twin", True)]
     # The build pass ends with one finish per target ("image ... (up to date|built)").
     finished = [i for i, (_, kind, text) in enumerate(events) if kind == "ok"]
@@ -81,7 +79,9 @@ def test_builds_end_before_the_first_measurement(
 def test_build_only_measures_nothing(
     setup: tuple[docker.DockerClient, Arch, list[TargetPlan]], tmp_path: Path
 ) -> None:
-    store, outcomes, events = _schedule(setup, tmp_path, RunOptions(build_only=True))
+    store, outcomes, events = _schedule(
+        setup, tmp_path, RunOptions(build_only=True, build_first=True)
+    )
     assert [(o.name, o.ok, o.run_windows) for o in outcomes] == [
         ("ci-amd64", True, []),
         ("ci-amd64-twin", True, []),

@@ -15,6 +15,7 @@ import docker
 import pytest
 from helpers import CI_MATRIX, REPO, WORK
 
+from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import Matrix, load
 from archbench.platforms import Arch
@@ -22,7 +23,6 @@ from archbench.report import render_markdown
 from archbench.report.export import gnupg_frame, tidy_frame
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
-from archbench.run import execute as pipeline
 
 pytestmark = pytest.mark.docker
 

@@ -6,12 +6,13 @@ import pytest
 from helpers import REPO
 from pydantic import ValidationError
 
-from archbench.cli import flags, options
+from archbench.cli import options
 from archbench.errors import MatrixError
+from archbench.inputs import ci_target
 from archbench.matrix import describe_emulated_changes, load, parse
 from archbench.platforms import Arch
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 from archbench.suites import BlindsigSuite, Suites
 
 
@@ -119,13 +120,13 @@ targets:
     [("off", None), (" OFF ", None), ("0.02", 0.02), ("0.5", 0.5), (0.1, 0.1)],
 )
 def test_ci_target_flag(text: object, expected: float | None) -> None:
-    assert flags.ci_target("--ci-target", text) == expected
+    assert ci_target("--ci-target", text) == expected
 
 
 @pytest.mark.parametrize("text", ["0", "1", "-0.02", "nan", "of", "", "0.02,0.03"])
 def test_bad_ci_target_flag_says_what_is_allowed(text: str) -> None:
     with pytest.raises(MatrixError, match=r"--ci-target: .*or 'off' for fixed repetitions"):
-        flags.ci_target("--ci-target", text)
+        ci_target("--ci-target", text)
 
 
 def test_off_or_a_fixed_repetition_count_turns_adaptive_off_for_one_run() -> None:

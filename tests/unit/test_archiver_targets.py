@@ -12,7 +12,7 @@ from archbench.errors import ArchiveError, MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.result import RunManifest
-from archbench.run.execute import plan
+from archbench.run import plan
 
 MATRIX = """\
 version: 1

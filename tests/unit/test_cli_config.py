@@ -14,7 +14,7 @@ def test_defaults_read_relative_to_the_current_directory_at_the_top(
 ) -> None:
     project = tmp_path.resolve()
     monkeypatch.chdir(project)
-    s = config.resolve({}, project)
+    s = config.resolve_settings({}, project)
     assert (s.matrix, s.results, s.reports, s.work) == (
         "matrix.yml",
         "results",
@@ -30,7 +30,9 @@ def test_from_a_subdirectory_paths_still_name_the_projects_files(
     project = tmp_path.resolve()
     (project / "docs").mkdir()
     monkeypatch.chdir(project / "docs")
-    s = config.resolve({"results": "data/results", "apt_proxy": None, "build_jobs": 3}, project)
+    s = config.resolve_settings(
+        {"results": "data/results", "apt_proxy": None, "build_jobs": 3}, project
+    )
     # Above the current directory: written absolute, so it cannot be misread as docs/...
     assert s.results == str(project / "data" / "results")
     assert s.matrix == str(project / "matrix.yml")
@@ -41,7 +43,9 @@ def test_an_absolute_setting_is_kept_as_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    s = config.resolve({"work": "/var/tmp/ab-work", "apt_proxy": "off"}, tmp_path / "elsewhere")
+    s = config.resolve_settings(
+        {"work": "/var/tmp/ab-work", "apt_proxy": "off"}, tmp_path / "elsewhere"
+    )
     assert s.work == "/var/tmp/ab-work"
     assert s.apt_proxy == "off"
     # tmp_path/elsewhere lies below the current directory: written relative to it.

@@ -23,8 +23,8 @@ from archbench.matrix import check_cpus, check_cpus_fit, nano_cpus, parse, parse
 from archbench.platforms import Arch
 from archbench.report import measurement, render_markdown, render_markdown_table
 from archbench.result import Parameters, Result
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 
 
 def _matrix_with(line: str) -> str:

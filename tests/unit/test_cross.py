@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.build import cross, images
+from archbench.build import build_context, cross, images
 from archbench.platforms import Arch
 
 SLIM = (
@@ -135,7 +135,7 @@ def test_benchmark_image_of_a_cross_build_installs_runtime_only_and_compiles_not
     assert "installed here (python3 openssl gnupg libgnunet0.20t64:arm64=0.20.0-7)," in df
     assert "COPY cross/harness/ /opt/archbench/harness/" in df
     assert "make" not in df and "gcc" not in df and "libgnunet-dev" not in df
-    with tarfile.open(fileobj=images.build_context(spec)) as tar:
+    with tarfile.open(fileobj=build_context(spec)) as tar:
         modes = {m.name: m.mode for m in tar.getmembers()}
     assert modes["cross/harness/blindsig"] == 0o755
     assert modes["cross/harness/build-info.txt"] == 0o644
@@ -163,7 +163,7 @@ def test_cross_image_is_named_after_its_target_but_built_for_the_engine(tmp_path
     assert spec.tag == f"archbench/cross:armv7-{spec.content_hash[:16]}"
     assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:8", status, harness).tag != spec.tag
     assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", b"", harness).tag != spec.tag
-    with tarfile.open(fileobj=images.build_context(spec)) as tar:
+    with tarfile.open(fileobj=build_context(spec)) as tar:
         assert "cross/runtime-packages.sh" in tar.getnames()
         conf = tar.extractfile("cross/target-apt.conf")
         assert conf is not None
@@ -337,17 +337,17 @@ def test_runtime_packages_script_output_grammar_matches_the_parser() -> None:
 
 
 def test_apt_proxy_setting_off_auto_and_bad_values() -> None:
-    from archbench.build import stage as image_stage
+    from archbench.build import resolve_apt_proxy
     from archbench.errors import MatrixError
 
-    assert image_stage.resolve_apt_proxy(None, "") is None
-    assert image_stage.resolve_apt_proxy(None, "off") is None
-    assert image_stage.resolve_apt_proxy(None, "auto") is None  # no local engine
-    assert image_stage.resolve_apt_proxy(None, "http://10.0.0.1:3142/") == "http://10.0.0.1:3142"
+    assert resolve_apt_proxy(None, "") is None
+    assert resolve_apt_proxy(None, "off") is None
+    assert resolve_apt_proxy(None, "auto") is None  # no local engine
+    assert resolve_apt_proxy(None, "http://10.0.0.1:3142/") == "http://10.0.0.1:3142"
     with pytest.raises(
         MatrixError, match=r"invoke.yaml archbench.apt_proxy: .*; or 'auto' or 'off'"
     ):
-        image_stage.resolve_apt_proxy(None, "https://10.0.0.1:3142")
+        resolve_apt_proxy(None, "https://10.0.0.1:3142")
 
 
 def test_arm64_builds_use_the_fast_pointer_authentication_of_qemu(tmp_path: Path) -> None:

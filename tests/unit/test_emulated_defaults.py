@@ -8,7 +8,7 @@ from helpers import REPO
 from archbench.errors import MatrixError
 from archbench.matrix import describe_emulated_changes, load, parse
 from archbench.platforms import Arch
-from archbench.run.execute import TargetPlan, plan
+from archbench.run import TargetPlan, plan
 from archbench.suites import BlindsigSuite, RsaLargeSuite
 
 MATRIX = """

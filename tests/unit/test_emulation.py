@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from archbench.errors import EmulationError
-from archbench.hosts.emulation import check, fix, is_static_elf, parse_handler
+from archbench.hosts.emulation import check_emulation, fix_emulation, is_static_elf, parse_handler
 from archbench.platforms import Arch
 
 HANDLER = """enabled
@@ -56,26 +56,26 @@ def _binfmt(tmp_path: Path, flags: str, interp: Path, enabled: str = "enabled") 
 
 def test_check_reports_each_problem_with_its_fix(tmp_path: Path) -> None:
     with pytest.raises(EmulationError, match=r"binfmt_misc is not mounted.*mount -t binfmt_misc"):
-        check(Arch.RISCV64, tmp_path)
+        check_emulation(Arch.RISCV64, tmp_path)
     static = _elf(tmp_path / "qemu", with_interp=False)
     d = _binfmt(tmp_path, "PO", static)
     with pytest.raises(EmulationError, match=r"lacks the F .fix binary. flag"):
-        check(Arch.RISCV64, d)
+        check_emulation(Arch.RISCV64, d)
     with pytest.raises(
         EmulationError, match=r"no binfmt_misc handler qemu-aarch64.*qemu-user-static"
     ):
-        check(Arch.ARM64, d)
+        check_emulation(Arch.ARM64, d)
     shutil.rmtree(d)
     d = _binfmt(tmp_path, "POF", _elf(tmp_path / "dyn", with_interp=True))
     with pytest.raises(EmulationError, match=r"dynamically linked"):
-        check(Arch.RISCV64, d)
+        check_emulation(Arch.RISCV64, d)
     shutil.rmtree(d)
     d = _binfmt(tmp_path, "POF", static, enabled="disabled")
     with pytest.raises(EmulationError, match=r"is disabled"):
-        check(Arch.RISCV64, d)
+        check_emulation(Arch.RISCV64, d)
     shutil.rmtree(d)
     d = _binfmt(tmp_path, "POF", static)
-    assert check(Arch.RISCV64, d).handler.flags == "POF"
+    assert check_emulation(Arch.RISCV64, d).handler.flags == "POF"
 
 
 @pytest.mark.skipif(
@@ -85,7 +85,7 @@ def test_check_reports_each_problem_with_its_fix(tmp_path: Path) -> None:
 def test_fix_replaces_a_handler_without_the_f_flag(tmp_path: Path) -> None:
     static = _elf(tmp_path / "qemu", with_interp=False)
     d = _binfmt(tmp_path, "PO", static)
-    actions = fix([Arch.RISCV64], d)
+    actions = fix_emulation([Arch.RISCV64], d)
     assert actions == [
         "unregistered unusable qemu-riscv64",
         "registered qemu-riscv64 from /usr/lib/binfmt.d/qemu-riscv64.conf",

@@ -15,7 +15,7 @@ from abh.suites.common import SuiteError
 from abh.suites.gnunet_perf import normalize_config, provenance
 from helpers import REPO, result, row
 
-from archbench.build.images import plan_image
+from archbench.build import plan_image
 from archbench.errors import MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch

@@ -22,9 +22,15 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 from archbench.build import bases, images
-from archbench.cli import flags
 from archbench.errors import BaseImageError, MatrixError, ResultsError
-from archbench.inputs import check_image, check_mirror, check_package, check_suite
+from archbench.inputs import (
+    check_cpuset_fits,
+    check_image,
+    check_mirror,
+    check_package,
+    check_suite,
+    cpus_of,
+)
 from archbench.matrix import Base
 from archbench.platforms import Arch
 from archbench.report import format_number, format_speed, outputs
@@ -209,11 +215,11 @@ def test_tiny_and_huge_numbers_print_honestly(value: float, text: str) -> None:
 
 
 def test_cpuset_is_checked_against_the_engines_cpus() -> None:
-    flags.check_cpuset_fits("0-1", 2, "--cpuset")
+    check_cpuset_fits("0-1", 2, "--cpuset")
     with pytest.raises(MatrixError, match=r"names CPU 2, 3, but the engine has 2 CPU\(s\) \(0-1\)"):
-        flags.check_cpuset_fits("0,2-3", 2, "--cpuset")
-    flags.check_cpuset_fits("63", 0, "--cpuset")  # unknown count: left to the engine
-    assert flags.cpus_of("0,2-3") == {0, 2, 3}
+        check_cpuset_fits("0,2-3", 2, "--cpuset")
+    check_cpuset_fits("63", 0, "--cpuset")  # unknown count: left to the engine
+    assert cpus_of("0,2-3") == {0, 2, 3}
 
 
 @pytest.mark.slow

@@ -4,7 +4,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from archbench.build.images import build_context, harness_files, plan_image
+from archbench.build import build_context, harness_files, plan_image
 from archbench.platforms import Arch
 
 PKGS = ("gcc", "libgnunet-dev")

@@ -9,8 +9,8 @@ from helpers import REPO
 from archbench.errors import MatrixError
 from archbench.matrix import load, parse
 from archbench.platforms import Arch
+from archbench.run import plan
 from archbench.run.containers import harness_command
-from archbench.run.execute import plan
 
 
 def test_plan_on_amd64_emulates_every_foreign_arch() -> None:
@@ -202,7 +202,7 @@ def test_resume_keeps_a_counting_target_only_with_its_counts(tmp_path: Path) -> 
     from helpers import result, row
 
     from archbench.result import CountCalibration, Counting, ResultStore
-    from archbench.run.execute import is_complete
+    from archbench.run import is_complete
 
     m = parse(
         "version: 1\nbases: {b: {source: bootstrap, suite: trixie}}\n"

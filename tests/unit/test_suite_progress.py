@@ -12,16 +12,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from archbench.run import RichReporter, TimingStore
-from archbench.run.suite_progress import (
+from archbench.run.progress import (
     ProgressEvent,
+    RichReporter,
     SuiteTracker,
+    TimingStore,
     blindsig_adaptive,
     blindsig_labels,
     format_seconds,
     parse_line,
+    settings_hash,
+    stage_key,
+    suite_key,
 )
-from archbench.run.timings import settings_hash, stage_key, suite_key
 from archbench.suites import BlindsigSuite, SodiumSuite, Suites
 
 LABELS = ["CS", "RSA-1024", "RSA-2048"]

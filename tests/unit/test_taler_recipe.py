@@ -20,7 +20,7 @@ from abh.suites import taler_helper
 from abh.suites.common import SuiteError
 from helpers import REPO
 
-from archbench.build.images import plan_image
+from archbench.build import plan_image
 from archbench.errors import MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch

@@ -1,10 +1,12 @@
-"""Command-line values checked before anything runs: numbers, selections, CPU sets.
+"""Values given on the command line, checked before anything runs: numbers, selections, CPU sets.
 
 invoke hands tasks strings (or ints it converted itself); each helper here
 turns one flag's text into a value or raises :class:`MatrixError` naming the
 flag, what was given (cut short) and what is allowed, never a ``ValueError``
 traceback. An explicitly empty selection (``--arch ''``) is an error, not
-"everything": only an absent flag means all.
+"everything": only an absent flag means all. A resumed run's ``run.json`` and
+``invoke.yaml`` are checked with the same helpers (``flag`` then names the file
+and key).
 
 This module is pure: it never imports ``docker``.
 """
@@ -13,14 +15,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from typing import Final
 
-from pydantic import ValidationError
-
 from archbench.errors import MatrixError
-from archbench.inputs import problem, quote
-from archbench.suites import BlindsigSuite
+from archbench.inputs.messages import quote
 
 CPUSET: Final = re.compile(r"[0-9]{1,4}(?:-[0-9]{1,4})?(?:,[0-9]{1,4}(?:-[0-9]{1,4})?)*")
 """Docker's cpuset syntax: ``1``, ``0-1``, ``0,2-3``."""
@@ -48,7 +46,7 @@ def integer(flag: str, value: object, low: int, high: int) -> int:
     return number
 
 
-def number(flag: str, value: object, low: float, high: float) -> float:
+def real(flag: str, value: object, low: float, high: float) -> float:
     """``value`` as a finite number with ``low < value <= high``.
 
     Raises:
@@ -80,7 +78,7 @@ def ci_target(flag: str, value: object) -> float | None:
     if isinstance(value, str) and value.strip().lower() == CI_TARGET_OFF:
         return None
     try:
-        return number(flag, value, 0, 0.999)
+        return real(flag, value, 0, 0.999)
     except MatrixError as exc:
         raise MatrixError(
             f"{exc}; give a fraction such as 0.02 (±2 %), or {CI_TARGET_OFF!r} for fixed"
@@ -152,25 +150,3 @@ def check_cpuset_fits(cpus: str, ncpu: int, where: str) -> None:
             f"{where}: cpuset {cpus} names CPU {', '.join(map(str, missing[:5]))}, but the "
             f"engine has {ncpu} CPU(s) (0-{ncpu - 1}); pick CPUs from that range"
         )
-
-
-def blindsig_overrides(overrides: Mapping[str, object]) -> None:
-    """Check ``--iterations``/``--repetitions``/``--rsa-bits``/... as the matrix would.
-
-    Raises:
-        MatrixError: a value the blindsig suite refuses (e.g. ``--rsa-bits=-2048``),
-            in our words.
-    """
-    if not overrides:
-        return
-    try:
-        BlindsigSuite.model_validate(dict(overrides))
-    except ValidationError as exc:
-        names = {"rsa_bits": "--rsa-bits", "max_time": "--max-time"}
-        problems = [
-            f"--{names.get(str(e['loc'][0]), str(e['loc'][0])).lstrip('-')}: {problem(e)}"
-            if e["loc"]
-            else problem(e)
-            for e in exc.errors()
-        ]
-        raise MatrixError("; ".join(problems)) from None
