@@ -24,7 +24,7 @@ from archbench.result import (
     Setup,
     TargetInfo,
 )
-from archbench.run.progress import SilentReporter
+from archbench.run import SilentReporter
 
 REPO = Path(__file__).resolve().parents[1]
 """The repository root; test modules import it from here, never compute it again."""

@@ -27,7 +27,8 @@ from archbench.hosts import engine, ssh
 from archbench.matrix import Host
 from archbench.platforms import Arch
 from archbench.result import load
-from archbench.run.containers import LABEL, LABEL_RUN
+from archbench.run import LABEL_RUN
+from archbench.run.containers import LABEL
 
 INVOKE = str(Path(sys.executable).with_name("invoke"))
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from archbench.errors import EmulationError
-from archbench.hosts.emulation import check_emulation, fix_emulation, is_static_elf, parse_handler
+from archbench.hosts import check_emulation, fix_emulation
+from archbench.hosts.emulation import is_static_elf, parse_handler
 from archbench.platforms import Arch
 
 HANDLER = """enabled

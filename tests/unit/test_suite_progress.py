@@ -12,18 +12,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
+from archbench.run import TimingStore, suite_key
 from archbench.run.progress import (
     ProgressEvent,
     RichReporter,
     SuiteTracker,
-    TimingStore,
     blindsig_adaptive,
     blindsig_labels,
     format_seconds,
     parse_line,
     settings_hash,
     stage_key,
-    suite_key,
 )
 from archbench.suites import BlindsigSuite, SodiumSuite, Suites
 
