@@ -1,9 +1,10 @@
 """Reading documents: the harness's stdout and stored results files, validated.
 
 Both go through the same checks: bounded reading and parsing
-(:mod:`archbench.inputs.bounded`), the ``format``/``version`` header (an unknown
-version is refused with what to do), then the models, whose first problem is
-named with its key (:mod:`archbench.inputs.messages`).
+(:func:`archbench.inputs.read_text`, :func:`archbench.inputs.load_json`), the
+``format``/``version`` header (an unknown version is refused with what to do),
+then the models, whose first problem is named with its key
+(:mod:`archbench.inputs.messages`).
 
 This module is pure: it never imports ``docker``.
 """
@@ -16,11 +17,9 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from archbench.errors import HarnessError, ResultsError
-from archbench.inputs import bounded as safe_load
-from archbench.inputs import messages
+from archbench.inputs import load_json, messages, quote, read_text
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
-from archbench.result.model import Result
-from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+from archbench.result.model import RESULT_FORMAT, RESULT_VERSION, Result, migrate
 
 MAX_RESULT_BYTES: Final = 64 * 1024 * 1024
 
@@ -34,12 +33,10 @@ def _check_header(data: Any, fmt: str, version: int, source: str, fix: str) -> N
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a JSON object, got {type(data).__name__}")
     if data.get("format") != fmt:
-        raise ValueError(
-            f"{source}: 'format' is {safe_load.quote(data.get('format'))}, expected {fmt!r}"
-        )
+        raise ValueError(f"{source}: 'format' is {quote(data.get('format'))}, expected {fmt!r}")
     if data.get("version") != version:
         raise ValueError(
-            f"{source}: {fmt} version {safe_load.quote(data.get('version'))} is not supported "
+            f"{source}: {fmt} version {quote(data.get('version'))} is not supported "
             f"(this archbench reads version {version}); {fix}"
         )
 
@@ -59,7 +56,7 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
             the contract in ``harness/CONTRACT.md``.
     """
     try:
-        data = safe_load.load_json(stdout, source, HarnessError)
+        data = load_json(stdout, source, HarnessError)
         _check_header(
             data,
             HARNESS_FORMAT,
@@ -89,8 +86,8 @@ def load(path: Path) -> Result:
             archbench reads and how to proceed), or fails validation; the
             message names the file and the key.
     """
-    text = safe_load.read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
-    data = safe_load.load_json(text, str(path), ResultsError)
+    text = read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
+    data = load_json(text, str(path), ResultsError)
     try:
         data = migrate(data)
         _check_header(

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from archbench.errors import ArchbenchError, ResultsError
-from archbench.inputs import bounded as safe_load
+from archbench.inputs import quote
 
 RUN_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Run ids as directory names: :func:`new_run_id` writes ``20261129T224000Z-1a2b3c``;
@@ -37,7 +37,7 @@ def check_run_id(run_id: str, what: str = "run id") -> str:
     """
     if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
         raise ResultsError(
-            f"{what} {safe_load.quote(run_id)} is not a run id; run ids are letters, digits, "
+            f"{what} {quote(run_id)} is not a run id; run ids are letters, digits, "
             "'.', '_' and '-', starting with a letter or digit (e.g. 20261129T224000Z-1a2b3c)"
         )
     return run_id
