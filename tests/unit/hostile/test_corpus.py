@@ -30,8 +30,7 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench import errors, matrix
-from archbench import result, upstream
+from archbench import errors, matrix, result, upstream
 from archbench.platforms import Arch
 
 RUN = "20261129T220000Z-abcdef"
