@@ -14,7 +14,7 @@ from archbench import report as reports
 from archbench.cli import flags, options
 from archbench.cli.config import Settings
 from archbench.errors import ReportError, ResultsError
-from archbench.report import export, latex_chapter, outputs
+from archbench.report import export, formats, outputs
 from archbench.report import gnunet_perf as gnunet_perf_tables
 from archbench.report import instructions as instructions_tables
 from archbench.result import Result, ResultStore, check_run_id
@@ -74,7 +74,7 @@ def report(
             for b in options.split(compare_bits, "--compare-bits")
         )
         or None,
-        label_prefix=latex_chapter.check_label_prefix(label_prefix),
+        label_prefix=formats.check_label_prefix(label_prefix),
     )
     targets, archs = options.split(target, "--target"), [a.key for a in options.archs(arch)]
     suites = options.split(suite, "--suite")

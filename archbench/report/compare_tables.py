@@ -17,7 +17,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.analysis import RowComparison, counts
-from archbench.report.templating import latex_escape
+from archbench.report.formats import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
 

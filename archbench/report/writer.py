@@ -11,13 +11,23 @@ from pathlib import Path
 
 from archbench.errors import ReportError, ReportUsageError
 from archbench.platforms import Arch
-from archbench.report import chapter as chapter_mod
-from archbench.report import latex, latex_chapter, markdown
+from archbench.report import chapter
+from archbench.report.formats import (
+    LATEX_FILE,
+    MARKDOWN_FILE,
+    STANDALONE_FILE,
+    STY_FILE,
+    markdown_escape,
+    markdown_table,
+    render_latex_chapter,
+    render_markdown_chapter,
+    render_standalone,
+    sty_text,
+)
 from archbench.report.frame import ReportData, build
 from archbench.report.model import ReportOptions
 from archbench.report.sections import section
 from archbench.report.suites import suite_tables
-from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
 from archbench.result import SUITE_TITLES, LoadFailure, Result, write_texts
 
@@ -35,7 +45,7 @@ def render_latex(
     ones in the given order), then the summary, CS-vs-RSA and comparison
     sections. ``options.style`` ``"thesis"`` uses the thesis's macros
     (``bfhBox``, ``setupBfhTabular``, ``BFH-MediumBlue``; define them with
-    :func:`archbench.report.latex.render_standalone` outside the thesis),
+    :func:`archbench.report.formats.render_standalone` outside the thesis),
     ``"booktabs"`` plain ``booktabs`` rules. ``failures`` become LaTeX
     comments at the end.
 
@@ -44,8 +54,8 @@ def render_latex(
             baseline, or the template is missing.
     """
     data = results if isinstance(results, ReportData) else build(results)
-    chapter = chapter_mod.build(data, options, failures)
-    return latex.render_chapter(chapter, options.style, options.label_prefix)
+    built = chapter.build(data, options, failures)
+    return render_latex_chapter(built, options.style, options.label_prefix)
 
 
 def render_markdown(
@@ -60,14 +70,14 @@ def render_markdown(
             baseline, or the template is missing.
     """
     data = results if isinstance(results, ReportData) else build(results)
-    return markdown.render_chapter(chapter_mod.build(data, options, failures))
+    return render_markdown_chapter(chapter.build(data, options, failures))
 
 
 def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
     """The Markdown tables of one result (with notes and flag legend), no trailing newline.
 
     The appendix suites' speeds are the median time of 10 operations (see
-    :func:`archbench.report.export.tidy_frame`); invalid rows read ``invalid [n]``
+    :func:`archbench.report.frame.tidy_frame`); invalid rows read ``invalid [n]``
     and note ``n`` below the table gives the reason. The other suites follow,
     one table each (:mod:`archbench.report.suites`).
 
@@ -78,10 +88,10 @@ def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
     out = []
     for machine in data.appendix_machines:
         if machine.records:
-            out.append(str(markdown.table(section(machine, unit).table, unit)))
+            out.append(str(markdown_table(section(machine, unit).table, unit)))
     for _title, tables in suite_tables(data.machines):
         for t in tables:
-            out.append(f"**{markdown_escape(t.caption)}**\n\n{markdown.table(t, unit)}")
+            out.append(f"**{markdown_escape(t.caption)}**\n\n{markdown_table(t, unit)}")
     return "\n\n".join(out)
 
 
@@ -172,7 +182,7 @@ def write_reports(
 ) -> list[Path]:
     """Write ``appendix.tex``, ``appendix-standalone.tex``, ``appendix.md`` and the package.
 
-    The package is ``archbench-appendix.sty`` (:mod:`archbench.report.latex_chapter`):
+    The package is ``archbench-appendix.sty`` (:data:`archbench.report.formats.STY_FILE`):
     ``\\usepackage{archbench-appendix}`` + ``\\input{appendix}`` compiles anywhere.
 
     All files are rendered before any is written (each atomically), so a
@@ -190,11 +200,11 @@ def write_reports(
             is not writable.
     """
     data = results if isinstance(results, ReportData) else prepare(results, failures)
-    chapter = chapter_mod.build(data, options, failures)
+    built = chapter.build(data, options, failures)
     rendered = {
-        out_dir / latex.FILE: latex.render_chapter(chapter, options.style, options.label_prefix),
-        out_dir / latex.STANDALONE_FILE: latex.render_standalone(options.style),
-        out_dir / markdown.FILE: markdown.render_chapter(chapter),
-        out_dir / latex_chapter.STY_FILE: latex_chapter.sty_text(),
+        out_dir / LATEX_FILE: render_latex_chapter(built, options.style, options.label_prefix),
+        out_dir / STANDALONE_FILE: render_standalone(options.style),
+        out_dir / MARKDOWN_FILE: render_markdown_chapter(built),
+        out_dir / STY_FILE: sty_text(),
     }
     return write_texts(rendered, ReportError, "report", "choose a writable output directory")
