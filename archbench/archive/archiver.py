@@ -45,7 +45,7 @@ from archbench.archive.format import (
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.hosts import engine
 from archbench.platforms import Arch
-from archbench.report import export, gnunet_perf, write_reports
+from archbench.report import prepare, write_folder
 from archbench.result import MANIFEST_NAME, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024
@@ -209,13 +209,12 @@ def create(
         loaded, bad = copied.load_all([run_id])
         report_dir = tmp / "report"
         # The files 'invoke report --run RUN_ID' writes, with its default options.
-        written = write_reports(loaded, bad, report_dir)
-        written += export.write_exports(loaded, report_dir)
-        written += gnunet_perf.write(loaded, report_dir)
+        rendered = prepare(loaded, bad)
+        written = write_folder(rendered, bad, report_dir)
         if plots:
             from archbench.report.plots import write_plots  # matplotlib: slow to import
 
-            written += write_plots(loaded, report_dir)
+            written += write_plots(rendered, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
         transfers = []
         hashed: dict[str, FileEntry] = {}

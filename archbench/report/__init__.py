@@ -6,7 +6,8 @@ chapter in LaTeX and Markdown (a section per machine as in the appendix of the
 Clause Blind Schnorr thesis, summaries across machines, CS compared with RSA, the
 speedup of CS over RSA and, with a baseline, each machine relative to it; a part per
 other suite), the tidy frame as CSV and JSON, the instruction-count tables and the
-figures.
+figures. :func:`render_report` is ``invoke report``; :func:`compare_runs` is
+``invoke compare`` (both in :mod:`~archbench.report.writer`).
 
 The render, one concern per module:
 
@@ -23,9 +24,8 @@ The render, one concern per module:
   (the other suites), assembled by :mod:`~archbench.report.chapter`;
 * :mod:`~archbench.report.formats`: the chapter as LaTeX and Markdown (escaping,
   templates, the ``archbench-appendix.sty`` package, ``--label-prefix``);
-* :mod:`~archbench.report.writer`: selection, rendering and the chapter's files;
-  :mod:`~archbench.report.outputs`: the list of a report folder's own outputs;
-  :mod:`~archbench.report.export`: ``results.csv``
+* :mod:`~archbench.report.writer`: selection, rendering, the report folder and
+  the list of its own outputs; :mod:`~archbench.report.export`: ``results.csv``
   and ``.json``; :mod:`~archbench.report.instructions`: instructions per operation;
   :mod:`~archbench.report.gnunet_perf`: GNUnet's perf programs beside ours;
   :mod:`~archbench.report.compare_tables`: a run comparison's tables;
@@ -80,11 +80,16 @@ from archbench.report.units import (
     unit_value,
 )
 from archbench.report.writer import (
+    CompareRequest,
+    ReportRequest,
+    compare_runs,
     prepare,
     render_latex,
     render_markdown,
     render_markdown_table,
+    render_report,
     select_results,
+    write_folder,
     write_reports,
 )
 
@@ -105,11 +110,14 @@ __all__ = [
     "TEMPLATES_DIR",
     "THREE_DECIMALS_BELOW",
     "UNITS",
+    "CompareRequest",
     "ReportData",
     "ReportOptions",
+    "ReportRequest",
     "Style",
     "Unit",
     "check_label_prefix",
+    "compare_runs",
     "format_ms",
     "format_number",
     "format_ratio",
@@ -123,9 +131,11 @@ __all__ = [
     "render_latex",
     "render_markdown",
     "render_markdown_table",
+    "render_report",
     "render_standalone",
     "select_results",
     "unit_label",
     "unit_value",
+    "write_folder",
     "write_reports",
 ]
