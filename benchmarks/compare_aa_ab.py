@@ -56,8 +56,8 @@ from pathlib import Path
 
 import yaml
 
-from archbench import report as reports
-from archbench.analysis import compare as compare_mod
+from archbench.analysis import compare
+from archbench.report import select_results
 from archbench.result import ResultStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,10 +135,10 @@ def verdicts(
         loaded, failures = store.load_all([run_id])
         if failures:
             raise CheckError(f"run {run_id}: {failures[0].message}")
-        sides.append(reports.select_results(loaded, suites=["blindsig"]))
-    rows = compare_mod.compare(sides[0], sides[1])
+        sides.append(select_results(loaded, suites=["blindsig"]))
+    rows = compare.compare(sides[0], sides[1])
     block_ns = {
-        compare_mod.row_key(result.target.name, row): statistics.median(row.samples_ns)
+        compare.row_key(result.target.name, row): statistics.median(row.samples_ns)
         for result in sides[0]
         for row in result.harness.rows
     }
@@ -146,7 +146,7 @@ def verdicts(
     rows = [r for r in rows if r not in short]
     widths = [(r.high - r.low) / 2 / r.ratio for r in rows if math.isfinite(r.low) and r.ratio > 0]
     half = statistics.median(widths) if widths else math.nan
-    counts = {str(v): n for v, n in compare_mod.counts(rows).items()}
+    counts = {str(v): n for v, n in compare.counts(rows).items()}
     if short:
         counts[SHORT_BLOCK] = len(short)
         for r in short:

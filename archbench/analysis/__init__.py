@@ -1,4 +1,31 @@
-"""analysis."""
+"""Statistics of measured rows: summaries, intervals, run comparisons, counts and noise.
+
+Pure arithmetic on the raw samples a results file holds (block times in ns, or
+instructions per block); the report and run stages call it, it never reads or
+writes a file and never imports ``docker``:
+
+* :mod:`~archbench.analysis.stats`: one row's summary (:func:`summarize`: median,
+  quartiles, spread, flags ``noisy`` and ``near_resolution``), the
+  distribution-free interval of a median (:func:`median_interval`), ratios of
+  two per-operation times (:func:`slowdown`), within- and between-run spread
+  (:func:`repeatability`) and order statistics;
+* :mod:`~archbench.analysis.compare`: two runs row by row, B/A with a bootstrap
+  interval and a verdict (:class:`RowComparison`, ``invoke compare``);
+* :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
+  model per architecture and instructions per operation (:func:`median_per_op`,
+  :func:`spread`);
+* :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
+  noise readings (:func:`noise_cause_text`);
+* :mod:`~archbench.analysis.overhead`: the harness against a bare loop, paired
+  ratios with intervals (``benchmarks/harness_overhead.py``). It imports numpy and
+  scipy at load time, so this face does not import it: callers import
+  ``archbench.analysis.overhead`` where they need it. scipy is otherwise
+  imported only inside the functions that need it (bootstrap, binomial tails).
+
+Errors: ``ValueError`` for samples that are not positive finite numbers;
+:class:`archbench.errors.MatrixError` for a ``--metric`` or CPU model that is
+not allowed.
+"""
 
 from __future__ import annotations
 

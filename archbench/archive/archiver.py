@@ -27,23 +27,26 @@ import docker
 import docker.errors
 
 from archbench import __version__
-from archbench import report as reports
-from archbench.archive import format as archive
-from archbench.archive import tar as archive_tar
 from archbench.archive.format import (
     MANIFEST_FILE,
     ArchivedImage,
     ArchiveManifest,
     FileEntry,
     ImageEntry,
+    ImageUse,
     VerifiedArchive,
+    check_relpath,
+    extract_tar,
+    images_used,
+    list_files,
+    verify,
+    write_tar,
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.hosts import connect_host
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
-from archbench.report import export
-from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import prepare, write_folder
 from archbench.result import MANIFEST_NAME, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024
@@ -91,7 +94,7 @@ def _connect_for(run: RunManifest) -> Callable[[str], docker.DockerClient]:
 
 
 def save_image(
-    client: docker.DockerClient, use: archive.ImageUse, root: Path, rel: str
+    client: docker.DockerClient, use: ImageUse, root: Path, rel: str
 ) -> tuple[ImageTransfer, FileEntry]:
     """``docker save`` the image ``use`` names into ``root/rel``, hashing while streaming.
 
@@ -182,9 +185,9 @@ def create(
     final = out.with_name(out.name + ".tar") if tar else out
     if final.exists():
         raise ArchiveError(f"{final} exists already; choose another --out or move it away")
-    archive.check_relpath(out.name, "--out (its last component)")
+    check_relpath(out.name, "--out (its last component)")
     results, failures = store.load_all([run_id], merge=False)
-    uses = archive.images_used(results)
+    uses = images_used(results)
     if not uses:
         raise ArchiveError(
             f"run {run_id} has no measured results (only failures or imported figures); "
@@ -199,7 +202,7 @@ def create(
         for path in sorted(src.rglob("*")):
             if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
                 rel = path.relative_to(src).as_posix()
-                archive.check_relpath(rel, str(path))
+                check_relpath(rel, str(path))
                 (dst / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, dst / rel)
         (tmp / "matrix.yml").write_text(run.matrix_text, encoding="utf-8")
@@ -207,13 +210,12 @@ def create(
         loaded, bad = copied.load_all([run_id])
         report_dir = tmp / "report"
         # The files 'invoke report --run RUN_ID' writes, with its default options.
-        written = reports.write_reports(loaded, bad, report_dir)
-        written += export.write_exports(loaded, report_dir)
-        written += gnunet_perf_tables.write(loaded, report_dir)
+        rendered = prepare(loaded, bad)
+        written = write_folder(rendered, bad, report_dir)
         if plots:
-            from archbench.report import plots as plots_mod  # matplotlib: slow to import
+            from archbench.report.plots import write_plots  # matplotlib: slow to import
 
-            written += plots_mod.write_plots(loaded, report_dir)
+            written += write_plots(rendered, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
         transfers = []
         hashed: dict[str, FileEntry] = {}
@@ -223,7 +225,7 @@ def create(
             t, hashed[rel] = save_image(connect(use.host), use, tmp, rel)
             on_line(f"  {t.size / 1e6:.0f} MB in {t.seconds:.1f} s")
             transfers.append(t)
-        files = archive.list_files(tmp, hashed)
+        files = list_files(tmp, hashed)
         manifest = ArchiveManifest(
             archive_id=f"{run_id}-{secrets.token_hex(4)}",
             created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -236,7 +238,7 @@ def create(
         data = (manifest.model_dump_json(indent=2) + "\n").encode()
         (tmp / MANIFEST_FILE).write_bytes(data)
         if tar:
-            archive_tar.write_tar(tmp, final)
+            write_tar(tmp, final)
             shutil.rmtree(tmp)
         else:
             tmp.rename(final)
@@ -267,8 +269,8 @@ def open_archive(path: Path, work_dir: Path) -> VerifiedArchive:
         ArchiveError: not an archive, unsafe tar members, or a file whose
             size or sha256 differs from the manifest.
     """
-    root = archive_tar.extract_tar(path, work_dir / "from-archive") if path.is_file() else path
-    return archive.verify(root)
+    root = extract_tar(path, work_dir / "from-archive") if path.is_file() else path
+    return verify(root)
 
 
 def run_manifest(arc: VerifiedArchive) -> RunManifest:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench import report as reports
-from archbench import upstream as importer_mod
+from archbench import upstream
 from archbench.cli import options
 from archbench.cli.config import Settings
-from archbench.errors import MatrixError, ResultsError
+from archbench.errors import MatrixError
 from archbench.inputs import integer
 from archbench.platforms import Arch
-from archbench.result import ResultStore, check_run_id, new_run_id
+from archbench.report import render_markdown_table
+from archbench.result import check_run_id, new_run_id
 
 
 def import_logs(
@@ -34,7 +34,8 @@ def import_logs(
 
     The machine is described by ``setup`` (a YAML file) and/or ``cpu``, ``cores``,
     ``os``, ``kernel`` (which win); the results go to ``<results>/<run>/<target>.json``
-    (a new run unless ``run``). Prints what each log held, the path and the table.
+    (a new run unless ``run``; :func:`archbench.upstream.import_logs`). Prints what
+    each log held, the path and the table.
 
     Raises:
         MatrixError: no ``target``, not exactly one ``arch``, no machine description,
@@ -42,7 +43,7 @@ def import_logs(
         ResultsError: no log matches, a log cannot be read or gives no sample, or
             the results file exists already (never overwritten).
     """
-    paths = importer_mod.log_paths(logs)
+    paths = upstream.log_paths(logs)
     if not target:
         raise MatrixError("--target is required: the name the imported machine is stored under")
     archs = options.archs(arch) if arch is not None else []
@@ -58,27 +59,28 @@ def import_logs(
     if kernel:
         overrides["kernel"] = kernel
     if setup:
-        machine = importer_mod.load_setup(Path(setup), archs[0], overrides)
+        machine = upstream.load_setup(Path(setup), archs[0], overrides)
     elif "cpu_model" in overrides and "cores" in overrides:
-        machine = importer_mod.parse_setup(overrides, "command line", archs[0])
+        machine = upstream.parse_setup(overrides, "command line", archs[0])
     else:
         raise MatrixError(
             "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
         )
     bits = None if rsa_bits is None else integer("--rsa-bits", rsa_bits, 512, 16384)
-    store = ResultStore(Path(results or s.results))
     run_id = check_run_id(run, "--run") if run else new_run_id()
-    helper_scheme = importer_mod.parse_scheme(scheme)
-    scans = importer_mod.scan_files(paths, scheme=helper_scheme, rsa_bits=bits)
-    result = importer_mod.build_result(scans, machine, target, archs[0], run_id)
-    if store.path_for(run_id, target).exists():
-        raise ResultsError(
-            f"{store.path_for(run_id, target)} exists already; choose another --target "
-            "or --run (or remove the file to import again)"
-        )
-    saved = store.save(result)
-    for scan in scans:
-        print(importer_mod.describe(scan))
-    print(f"wrote {saved}")
+    request = upstream.LogImport(
+        paths=tuple(paths),
+        setup=machine,
+        target=target,
+        arch=archs[0],
+        run_id=run_id,
+        results=Path(results or s.results),
+        scheme=upstream.parse_scheme(scheme),
+        rsa_bits=bits,
+    )
+    imported = upstream.import_logs(request)
+    for scan in imported.scans:
+        print(upstream.describe(scan))
+    print(f"wrote {imported.path}")
     print()
-    print(reports.render_markdown_table(result))
+    print(render_markdown_table(imported.result))

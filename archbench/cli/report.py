@@ -1,37 +1,26 @@
 """``invoke report``: render the chapter, exports and plots from stored results only.
 
-Flags are checked before any file is read, written or removed; afterwards only
-files an earlier report listed as its own (:mod:`archbench.report.outputs`) are removed.
-No Docker is needed.
+Flags are checked here, before any file is read, written or removed;
+:func:`archbench.report.render_report` does the rest, and removes afterwards only
+files an earlier report listed as its own. No Docker is needed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
-from archbench import report as reports
 from archbench.cli import options
 from archbench.cli.config import Settings
-from archbench.errors import ReportError, ResultsError
 from archbench.inputs import integer
-from archbench.report import export, latex_chapter, outputs
-from archbench.report import gnunet_perf as gnunet_perf_tables
-from archbench.report import instructions as instructions_tables
-from archbench.result import Result, ResultStore, check_run_id
-from archbench.upstream import reference as reference_mod
-
-
-def select_counted(
-    counted: list[Result], targets: list[str], archs: list[str], suites: list[str]
-) -> list[Result]:
-    """Instruction-count results of the selection; none (not an error) when none match."""
-    if not counted:
-        return []
-    try:
-        return reports.select_results(counted, targets=targets, archs=archs, suites=suites)
-    except ReportError:
-        return []
+from archbench.report import (
+    ReportOptions,
+    ReportRequest,
+    check_label_prefix,
+    parse_style,
+    parse_unit,
+    render_report,
+)
+from archbench.result import check_run_id
 
 
 def report(
@@ -66,87 +55,29 @@ def report(
             files that could not be loaded (named).
     """
     # Arguments are checked before any file is read or removed.
-    chosen_options = reports.ReportOptions(
-        unit=reports.parse_unit(unit),
-        style=reports.parse_style(style),
+    chosen = ReportOptions(
+        unit=parse_unit(unit),
+        style=parse_style(style),
         baseline=baseline or None,
         compare_bits=tuple(
             integer("--compare-bits", b, 512, 16384)
             for b in options.split(compare_bits, "--compare-bits")
         )
         or None,
-        label_prefix=latex_chapter.check_label_prefix(label_prefix),
+        label_prefix=check_label_prefix(label_prefix),
     )
     targets, archs = options.split(target, "--target"), [a.key for a in options.archs(arch)]
     suites = options.split(suite, "--suite")
-    runs_asked = [check_run_id(r, "--run") for r in options.split(run, "--run")]
-    store = ResultStore(Path(results or s.results))
-    if not store.root.is_dir() and not reference:
-        raise ReportError(
-            f"results directory {store.root} does not exist; run 'invoke bench' first, "
-            "or pass --results DIR (or --reference for the thesis's data alone)"
-        )
-    known = store.runs()
-    if all_runs:
-        runs = None
-    elif runs_asked:
-        runs = runs_asked
-        missing = [r for r in runs if r not in known]
-        if missing:
-            raise ReportError(
-                f"no run {', '.join(missing)} in {store.root}; runs there: "
-                f"{', '.join(known[-8:]) or 'none'}"
-            )
-    else:
-        latest = store.latest_run()
-        runs = [latest] if latest else []
-        if latest:
-            print(
-                f"rendering run {latest}, the latest with results (--all-runs or --run for others)"
-            )
-    # One pass over the files: a bad one is reported once, whichever metric it held.
-    both, failures = store.load_all(runs, metric=None)
-    loaded = [r for r in both if r.metric == "time"]
-    counted = [r for r in both if r.metric == "instructions"]
-    if reference:
-        shipped, bad = reference_mod.load_reference()
-        loaded += shipped
-        failures += bad
-    for f in failures:
-        print(f"warning: skipped {f.message}")
-    chosen = reports.select_results(loaded, targets=targets, archs=archs, suites=suites)
-    out_dir = Path(out or s.reports)
-    counted = select_counted(counted, targets, archs, suites)
-    paths: list[Path] = []
-    if chosen or not counted:
-        # The tidy frame is built once for the chapter, the exports and the plots.
-        data = reports.prepare(chosen, failures)
-        plot_paths: list[Path] = []
-        if plots:
-            from archbench.report import plots as plots_mod  # matplotlib: slow to import
-
-            # Drawn first so the chapter can reference every figure it has.
-            plot_paths, listed = plots_mod.write_listed(data, out_dir, chosen_options.unit)
-            chosen_options = dataclasses.replace(chosen_options, figures=listed)
-        paths += reports.write_reports(data, failures, out_dir, chosen_options)
-        paths += export.write_exports(chosen, out_dir, counted, frame=data.frame)
-        paths += gnunet_perf_tables.write(chosen, out_dir)
-        paths += plot_paths
-    else:
-        # A counting-only run (--metric instructions): its tables are the report.
-        print("no timing results selected: writing the instruction tables only")
-    paths += instructions_tables.write_all(counted, chosen, out_dir)
-    for p in paths:
-        print(f"wrote {p}")
-    # Only now, and only files an earlier report listed as its own: figures
-    # and the GnuPG CSV of machines or suites no longer selected.
-    # --no-plots leaves the figures of an earlier report as they are.
-    keep = None if plots else (lambda name: name.startswith("fig-"))
-    for p in outputs.replace_outputs(out_dir, paths, keep):
-        print(f"removed {p} (written by an earlier report, not by this one)")
-    if failures:
-        raise ResultsError(
-            f"rendered without {len(failures)} results file(s) that could not be loaded "
-            "(listed above and in appendix.md); fix or move them away, or measure the "
-            "target again with 'invoke bench --resume RUN_ID'"
-        )
+    runs = tuple(check_run_id(r, "--run") for r in options.split(run, "--run"))
+    request = ReportRequest(
+        results=Path(results or s.results),
+        out=Path(out or s.reports),
+        runs=None if all_runs else runs,
+        targets=tuple(targets),
+        archs=tuple(archs),
+        suites=tuple(suites),
+        reference=reference,
+        plots=plots,
+        options=chosen,
+    )
+    render_report(request, on_line=print)

@@ -1,24 +1,60 @@
-"""Reports: the public face of :mod:`archbench.report`, the thesis appendix rebuilt from results.
+"""Reports: the thesis appendix "Performance Measurements" rebuilt from stored results.
 
-The chapter "Performance Measurements" for any set of results (ours,
-measured natively or under QEMU, and the thesis's own figures from
-:mod:`archbench.upstream.reference`): a section per machine as in the appendix of the
-Clause Blind Schnorr thesis, summaries across machines, CS compared with
-RSA, the speedup of CS over RSA and, with a baseline, each machine relative
-to it. The work is done in the :mod:`archbench.report` package; this module
-keeps the names ``tasks.py``, plots and tests use.
+For any set of results (ours, measured natively or under QEMU, imported tool logs
+and the thesis's own figures, :mod:`archbench.upstream`) a report folder holds the
+chapter in LaTeX and Markdown (a section per machine as in the appendix of the
+Clause Blind Schnorr thesis, summaries across machines, CS compared with RSA, the
+speedup of CS over RSA and, with a baseline, each machine relative to it; a part per
+other suite), the tidy frame as CSV and JSON, the instruction-count tables and the
+figures. :func:`render_report` is ``invoke report``; :func:`compare_runs` is
+``invoke compare`` (both in :mod:`~archbench.report.writer`).
 
-This module is pure: it never imports ``docker``.
+The render, one concern per module:
+
+* :mod:`~archbench.report.frame`: the tidy frame (one row per machine × suite ×
+  scheme × operation, statistics from :mod:`archbench.analysis`) and the machines
+  of one render (:class:`ReportData`), built once and read by every table;
+* :mod:`~archbench.report.model`: the table model, :class:`ReportOptions`;
+  :mod:`~archbench.report.units`: number formatting (ms, µs, ops/s);
+  :mod:`~archbench.report.versions`: library versions compared side by side;
+* the chapter's parts: :mod:`~archbench.report.sections` (one per machine),
+  :mod:`~archbench.report.crossmachine` (the one cross-machine table builder),
+  :mod:`~archbench.report.comparisons` (summary, baseline, emulation, spread),
+  :mod:`~archbench.report.schemes` (CS vs RSA), :mod:`~archbench.report.suites`
+  (the other suites), assembled by :mod:`~archbench.report.chapter`;
+* :mod:`~archbench.report.formats`: the chapter as LaTeX and Markdown (escaping,
+  templates, the ``archbench-appendix.sty`` package, ``--label-prefix``);
+* :mod:`~archbench.report.writer`: selection, rendering, the report folder and
+  the list of its own outputs; :mod:`~archbench.report.export`: ``results.csv``
+  and ``.json``; :mod:`~archbench.report.instructions`: instructions per operation;
+  :mod:`~archbench.report.gnunet_perf`: GNUnet's perf programs beside ours;
+  :mod:`~archbench.report.compare_tables`: a run comparison's tables;
+* :mod:`~archbench.report.plots`: the figures. It imports matplotlib, which is
+  slow to import, so this face does not import it; callers import
+  ``archbench.report.plots`` where they draw.
+
+Errors: :class:`archbench.errors.ReportError` (nothing to render, a damaged row, an
+unknown baseline, an unwritable folder) and :class:`archbench.errors.ReportUsageError`
+(a flag value that is not allowed, exit 2). The package is pure: it never imports
+``docker``.
 """
 
 from __future__ import annotations
 
-from archbench.report.frame import machine_names
-from archbench.report.latex import FILE as LATEX_FILE
-from archbench.report.latex import STANDALONE_FILE, STANDALONE_TEMPLATE, render_standalone
-from archbench.report.latex import TEMPLATE as LATEX_TEMPLATE
-from archbench.report.markdown import FILE as MARKDOWN_FILE
-from archbench.report.markdown import TEMPLATE as MARKDOWN_TEMPLATE
+from archbench.report.formats import (
+    LATEX_FILE,
+    LATEX_TEMPLATE,
+    MARKDOWN_FILE,
+    MARKDOWN_TEMPLATE,
+    STANDALONE_FILE,
+    STANDALONE_TEMPLATE,
+    TEMPLATES_DIR,
+    check_label_prefix,
+    latex_escape,
+    markdown_escape,
+    render_standalone,
+)
+from archbench.report.frame import ReportData, machine_names
 from archbench.report.model import (
     FLAG_LEGEND,
     FLAG_MARKS,
@@ -29,7 +65,6 @@ from archbench.report.model import (
     parse_style,
 )
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
-from archbench.report.templating import TEMPLATES_DIR, latex_escape, markdown_escape
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,
     SCIENTIFIC_FROM,
@@ -45,23 +80,20 @@ from archbench.report.units import (
     unit_value,
 )
 from archbench.report.writer import (
+    CompareRequest,
+    ReportRequest,
+    compare_runs,
     prepare,
     render_latex,
     render_markdown,
     render_markdown_table,
+    render_report,
     select_results,
+    write_folder,
     write_reports,
-)
-from archbench.result import (
-    COMPARISON_ROWS,
-    OPERATION_GROUPS,
-    OPERATION_WORDING,
-    SHORT_WORDING,
-    SPEEDUP_RSA_BITS,
 )
 
 __all__ = [
-    "COMPARISON_ROWS",
     "COMPARISON_SIZES_PER_TABLE",
     "FLAG_LEGEND",
     "FLAG_MARKS",
@@ -70,11 +102,7 @@ __all__ = [
     "LATEX_TEMPLATE",
     "MARKDOWN_FILE",
     "MARKDOWN_TEMPLATE",
-    "OPERATION_GROUPS",
-    "OPERATION_WORDING",
     "SCIENTIFIC_FROM",
-    "SHORT_WORDING",
-    "SPEEDUP_RSA_BITS",
     "STANDALONE_FILE",
     "STANDALONE_TEMPLATE",
     "STYLES",
@@ -82,9 +110,14 @@ __all__ = [
     "TEMPLATES_DIR",
     "THREE_DECIMALS_BELOW",
     "UNITS",
+    "CompareRequest",
+    "ReportData",
     "ReportOptions",
+    "ReportRequest",
     "Style",
     "Unit",
+    "check_label_prefix",
+    "compare_runs",
     "format_ms",
     "format_number",
     "format_ratio",
@@ -98,9 +131,11 @@ __all__ = [
     "render_latex",
     "render_markdown",
     "render_markdown_table",
+    "render_report",
     "render_standalone",
     "select_results",
     "unit_label",
     "unit_value",
+    "write_folder",
     "write_reports",
 ]

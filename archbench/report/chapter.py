@@ -41,7 +41,7 @@ def build(
     skipped = tuple((str(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
     sections, shared = _shared_notes([section(m, options.unit) for m in machines if m.records])
     kept = tuple(p for p in parts if p.tables)
-    return Chapter(
+    chapter = Chapter(
         unit=options.unit,
         sections=sections,
         parts=kept,
@@ -55,6 +55,7 @@ def build(
         ),
         figures=options.figures,
     )
+    return dataclasses.replace(chapter, opening=tuple(intro(chapter)))
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
@@ -84,7 +85,10 @@ def _shared_notes(sections: list[Section]) -> tuple[tuple[Section, ...], str]:
 
 
 def intro(chapter: Chapter) -> list[str]:
-    """Plain sentences that open the chapter: what a figure is, and where figures come from."""
+    """Plain sentences that open the chapter: what a figure is, and where figures come from.
+
+    :func:`build` keeps them as ``Chapter.opening``; both formats print them first.
+    """
     unit = chapter.unit
     measured = any(not s.reference for s in chapter.sections) or not chapter.sections
     published = chapter.citation is not None

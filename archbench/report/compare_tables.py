@@ -2,8 +2,11 @@
 
 The Markdown table goes to the terminal, as ``pyperf compare_to`` and
 critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as
-``compare-<A>-vs-<B>.tex`` / ``.csv``. Ratios are B/A of per-operation
-times: above 1 means B is slower.
+``compare-<A>-vs-<B>.tex`` / ``.csv`` (:func:`archbench.report.compare_runs`,
+``invoke compare``). Ratios are B/A of per-operation times: above 1 means B
+is slower.
+
+This module is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.analysis import RowComparison, counts
-from archbench.report.templating import latex_escape
+from archbench.report.formats import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
 

@@ -1,11 +1,9 @@
 """The exports of the tidy frame: ``results.csv``, ``results.json`` and ``gnupg-decrypt.csv``.
 
 The frame itself (columns, statistics, provenance) is built by
-:mod:`archbench.report.tidy`, whose names this module re-exports for its callers
-(``COLUMNS``, :func:`tidy_frame`, :func:`frame_records`, :func:`row_id`,
-:func:`thesis_ops`, :func:`clock_resolution_ns`). Here: what the exported
-files make of it (every unknown value an empty cell or ``null``), and the
-gnupg-token seed's CSV.
+:func:`archbench.report.frame.tidy_frame`. Here: what the exported files make of
+it (every unknown value an empty cell or ``null``), and the gnupg-token seed's
+CSV.
 
 This module is pure: it never imports ``docker``.
 """
@@ -20,37 +18,9 @@ from typing import Final
 import pandas as pd
 
 from archbench.errors import ReportError
-from archbench.report import instructions as instructions_tables
-from archbench.report.tidy import (
-    COLUMNS,
-    REFERENCE_IGNORED_FLAGS,
-    clock_resolution_ns,
-    frame_records,
-    row_id,
-    thesis_ops,
-    tidy_frame,
-)
+from archbench.report import instructions
+from archbench.report.frame import frame_records, tidy_frame
 from archbench.result import Result, write_texts
-
-__all__ = [
-    "COLUMNS",
-    "CSV_FILE",
-    "GNUPG_COLUMNS",
-    "GNUPG_CSV_FILE",
-    "JSON_FILE",
-    "REFERENCE_IGNORED_FLAGS",
-    "SPREAD_COLUMNS",
-    "UNKNOWN_TEXT",
-    "UNPUBLISHED_COLUMNS",
-    "clock_resolution_ns",
-    "export_frame",
-    "frame_records",
-    "gnupg_frame",
-    "row_id",
-    "thesis_ops",
-    "tidy_frame",
-    "write_exports",
-]
 
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
@@ -123,7 +93,7 @@ def export_frame(
         ReportError: a damaged row.
     """
     base = tidy_frame(results) if tidy is None else tidy
-    frame = instructions_tables.add_export_column(base, counted)
+    frame = instructions.add_export_column(base, counted)
     single = frame["n_samples"] <= 1
     for column in SPREAD_COLUMNS:
         frame[column] = frame[column].mask(single)

@@ -28,7 +28,7 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.report.templating import latex_escape
+from archbench.report.formats import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import Result, Row, write_atomic
 from archbench.suites import GNUNET_PERF

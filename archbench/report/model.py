@@ -1,7 +1,8 @@
 """The table model every report table is built in, and the options a user chooses.
+
 A :class:`Table` is rows of cells (grouped by extra rules), a header, notes
-and flags; the LaTeX and Markdown renderers (:mod:`archbench.report.latex`,
-:mod:`archbench.report.markdown`) turn the same table into either format.
+and flags; the LaTeX and Markdown renderers (:mod:`archbench.report.formats`)
+turn the same table into either format.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class ReportOptions:
     summary_columns: int = SUMMARY_COLUMNS
     label_prefix: str = ""
     """Put before every LaTeX label and reference (``--label-prefix``; see
-    :mod:`archbench.report.latex_chapter`)."""
+    :func:`archbench.report.formats.check_label_prefix`)."""
     figures: tuple[tuple[str, str], ...] = ()
     """(file stem, caption) of the figures written next to the chapter, to reference them."""
 
@@ -165,7 +166,7 @@ class Machine:
     result: Result
     frame: pd.DataFrame = field(compare=False)
     records: tuple[dict[str, Any], ...] = field(compare=False, default=())
-    """The rows of ``frame`` as :func:`archbench.report.export.frame_records` gives them."""
+    """The rows of ``frame`` as :func:`archbench.report.frame.frame_records` gives them."""
 
     @property
     def emulated(self) -> bool:
@@ -234,6 +235,8 @@ class Chapter:
     """True when a table shows CS speedups (the opening then defines them)."""
     figures: tuple[tuple[str, str], ...] = ()
     """(file stem, caption) of the figures beside the chapter (``ReportOptions.figures``)."""
+    opening: tuple[str, ...] = ()
+    """Plain sentences that open the chapter (:func:`archbench.report.chapter.intro`)."""
 
 
 def one_line(text: str) -> str:

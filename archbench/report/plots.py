@@ -17,7 +17,7 @@ Type 3. Log axes start a decade below the smallest bar, so the smallest
 value still shows as a bar. The chapter references every figure
 (:func:`listing` feeds :class:`archbench.report.ReportOptions`).
 
-Numbers come from :func:`archbench.report.export.tidy_frame` (so from
+Numbers come from :func:`archbench.report.frame.tidy_frame` (so from
 :func:`archbench.analysis.stats.summarize`), machine names from
 :func:`archbench.report.machine_names`. Figures are built with
 :class:`matplotlib.figure.Figure` on the Agg backend, never with pyplot's

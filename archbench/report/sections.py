@@ -2,16 +2,19 @@
 
 As the appendix of the Clause Blind Schnorr thesis
 (``/work/shared/seeds/thesis-appendix-performance.tex``) prints them, in its row order.
+The blindsig suite's default measurement is one call after another on the same
+item, as GNUnet's own ``perf_crypto_*`` programs time it; the matrix key
+``fresh_items: true`` (driver ``--fresh-items``) is a deliberate difference that
+every table of such a result names (:func:`blindsig_notes`, ``harness/CONTRACT.md``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from archbench.platforms import Arch
-from archbench.report import measurement
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
 from archbench.report.units import (
     Unit,
@@ -31,6 +34,27 @@ from archbench.result import (
     scheme_label,
     sort_key,
 )
+
+FRESH_ITEMS_NOTE: Final = (
+    "fresh_items: every operation of a block ran on its own freshly prepared item, "
+    "not one call after another on the same item as GNUnet's perf_crypto_* programs "
+    "time it"
+)
+"""The note a table of a ``fresh_items: true`` result carries."""
+
+
+def blindsig_notes(result: Result) -> tuple[str, ...]:
+    """Notes naming a deliberate measurement difference of ``result``'s blindsig rows.
+
+    Returns:
+        ``(FRESH_ITEMS_NOTE,)`` when the harness recorded ``parameters.fresh_items``
+        true, else ``()`` (the default measurement, reference data, or a document of
+        a harness before the option, whose ``fresh_items`` is None).
+    """
+    parameters = result.harness.parameters
+    if result.reference is None and parameters is not None and parameters.fresh_items:
+        return (FRESH_ITEMS_NOTE,)
+    return ()
 
 
 def cpu(result: Result) -> str:
@@ -217,7 +241,7 @@ def section(machine: Machine, unit: Unit) -> Section:
         align="llr",
         groups=grouped(rows),
         notes=tuple(notes),
-        version_notes=measurement.blindsig_notes(result),
+        version_notes=blindsig_notes(result),
     )
     annotation = ""
     if reference is not None:

@@ -1,6 +1,6 @@
 """Units and number formatting: the one place a figure becomes text.
 
-Speeds are stored in ns per operation (:func:`archbench.report.export.tidy_frame`);
+Speeds are stored in ns per operation (:func:`archbench.report.frame.tidy_frame`);
 a table shows them in ms or µs (of the appendix's block of 10 operations) or
 as operations per second. Formatting follows the appendix: three decimals
 below 5, whole numbers from 5 on, digits grouped from 10 000 on.

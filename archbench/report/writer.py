@@ -1,26 +1,65 @@
-"""Selecting results, rendering the chapter and writing its files.
+"""Selecting results, rendering the chapter, and the report stage's two commands.
 
 Each render builds the tidy frame once (:func:`archbench.report.frame.build`)
-and the chapter once; ``appendix.tex`` and ``appendix.md`` render the same chapter.
+and the chapter once; ``appendix.tex`` and ``appendix.md`` render the same
+chapter. :func:`render_report` is the whole of ``invoke report``: the runs, the
+selection, the figures, the chapter, the exports, the suites' and instruction
+tables, and the removal of an earlier report's outputs. :func:`compare_runs` is
+``invoke compare``: two runs of the store, selected alike and compared row by
+row (:mod:`archbench.analysis.compare`, :mod:`archbench.report.compare_tables`).
+
+The out directory may hold the user's files (a hand-made ``fig-setup.png``,
+notes). A report lists the files it writes in :data:`OUTPUTS_FILE` there; on
+the next report, files listed in that manifest and not written again (figures
+of machines no longer selected, the GnuPG CSV) are removed, after the new
+outputs are written (:func:`replace_outputs`). A file archbench never listed is
+never touched, and a manifest naming anything but a plain file name in that
+directory is ignored entry by entry.
+
+This module is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
-from archbench.errors import ReportError, ReportUsageError
+from archbench.analysis import compare
+from archbench.errors import ReportError, ReportUsageError, ResultsError
+from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
-from archbench.report import chapter as chapter_mod
-from archbench.report import latex, latex_chapter, markdown
+from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions
+from archbench.report.formats import (
+    LATEX_FILE,
+    MARKDOWN_FILE,
+    STANDALONE_FILE,
+    STY_FILE,
+    markdown_escape,
+    markdown_table,
+    render_latex_chapter,
+    render_markdown_chapter,
+    render_standalone,
+    sty_text,
+)
 from archbench.report.frame import ReportData, build
 from archbench.report.model import ReportOptions
 from archbench.report.sections import section
 from archbench.report.suites import suite_tables
-from archbench.report.templating import markdown_escape
 from archbench.report.units import Unit
-from archbench.result import LoadFailure, Result, write_texts
+from archbench.result import (
+    LoadFailure,
+    Result,
+    ResultStore,
+    write_atomic,
+    write_texts,
+)
 from archbench.suites import SUITE_TITLES
+from archbench.upstream import reference
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 
@@ -36,7 +75,7 @@ def render_latex(
     ones in the given order), then the summary, CS-vs-RSA and comparison
     sections. ``options.style`` ``"thesis"`` uses the thesis's macros
     (``bfhBox``, ``setupBfhTabular``, ``BFH-MediumBlue``; define them with
-    :func:`archbench.report.latex.render_standalone` outside the thesis),
+    :func:`archbench.report.formats.render_standalone` outside the thesis),
     ``"booktabs"`` plain ``booktabs`` rules. ``failures`` become LaTeX
     comments at the end.
 
@@ -45,8 +84,8 @@ def render_latex(
             baseline, or the template is missing.
     """
     data = results if isinstance(results, ReportData) else build(results)
-    chapter = chapter_mod.build(data, options, failures)
-    return latex.render_chapter(chapter, options.style, options.label_prefix)
+    built = chapter.build(data, options, failures)
+    return render_latex_chapter(built, options.style, options.label_prefix)
 
 
 def render_markdown(
@@ -61,14 +100,14 @@ def render_markdown(
             baseline, or the template is missing.
     """
     data = results if isinstance(results, ReportData) else build(results)
-    return markdown.render_chapter(chapter_mod.build(data, options, failures))
+    return render_markdown_chapter(chapter.build(data, options, failures))
 
 
 def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
     """The Markdown tables of one result (with notes and flag legend), no trailing newline.
 
     The appendix suites' speeds are the median time of 10 operations (see
-    :func:`archbench.report.export.tidy_frame`); invalid rows read ``invalid [n]``
+    :func:`archbench.report.frame.tidy_frame`); invalid rows read ``invalid [n]``
     and note ``n`` below the table gives the reason. The other suites follow,
     one table each (:mod:`archbench.report.suites`).
 
@@ -79,10 +118,10 @@ def render_markdown_table(result: Result, unit: Unit = "ms") -> str:
     out = []
     for machine in data.appendix_machines:
         if machine.records:
-            out.append(str(markdown.table(section(machine, unit).table, unit)))
+            out.append(str(markdown_table(section(machine, unit).table, unit)))
     for _title, tables in suite_tables(data.machines):
         for t in tables:
-            out.append(f"**{markdown_escape(t.caption)}**\n\n{markdown.table(t, unit)}")
+            out.append(f"**{markdown_escape(t.caption)}**\n\n{markdown_table(t, unit)}")
     return "\n\n".join(out)
 
 
@@ -173,7 +212,7 @@ def write_reports(
 ) -> list[Path]:
     """Write ``appendix.tex``, ``appendix-standalone.tex``, ``appendix.md`` and the package.
 
-    The package is ``archbench-appendix.sty`` (:mod:`archbench.report.latex_chapter`):
+    The package is ``archbench-appendix.sty`` (:data:`archbench.report.formats.STY_FILE`):
     ``\\usepackage{archbench-appendix}`` + ``\\input{appendix}`` compiles anywhere.
 
     All files are rendered before any is written (each atomically), so a
@@ -191,11 +230,328 @@ def write_reports(
             is not writable.
     """
     data = results if isinstance(results, ReportData) else prepare(results, failures)
-    chapter = chapter_mod.build(data, options, failures)
+    built = chapter.build(data, options, failures)
     rendered = {
-        out_dir / latex.FILE: latex.render_chapter(chapter, options.style, options.label_prefix),
-        out_dir / latex.STANDALONE_FILE: latex.render_standalone(options.style),
-        out_dir / markdown.FILE: markdown.render_chapter(chapter),
-        out_dir / latex_chapter.STY_FILE: latex_chapter.sty_text(),
+        out_dir / LATEX_FILE: render_latex_chapter(built, options.style, options.label_prefix),
+        out_dir / STANDALONE_FILE: render_standalone(options.style),
+        out_dir / MARKDOWN_FILE: render_markdown_chapter(built),
+        out_dir / STY_FILE: sty_text(),
     }
     return write_texts(rendered, ReportError, "report", "choose a writable output directory")
+
+
+def write_folder(
+    data: ReportData,
+    failures: Sequence[LoadFailure],
+    out_dir: Path,
+    options: ReportOptions = _DEFAULT,
+    counted: Sequence[Result] = (),
+) -> list[Path]:
+    """Every text file of a report: the chapter (:func:`write_reports`), the exports and
+    the GNUnet witness table, from the one frame of ``data``.
+
+    ``counted`` (instruction-count results) adds ``instructions_per_op`` to the
+    exports (:func:`archbench.report.export.write_exports`); the GNUnet perf vs
+    archbench table is written only when a target ran both suites
+    (:func:`archbench.report.gnunet_perf.write`).
+
+    Returns:
+        The paths written, in that order.
+
+    Raises:
+        ReportError: as :func:`write_reports` and the exports.
+        OSError: the GNUnet witness table cannot be written.
+    """
+    paths = write_reports(data, failures, out_dir, options)
+    paths += export.write_exports(data.results, out_dir, counted, frame=data.frame)
+    paths += gnunet_perf.write(data.results, out_dir)
+    return paths
+
+
+OUTPUTS_FILE: Final = ".archbench-outputs.json"
+OUTPUTS_FORMAT: Final = "archbench-outputs"
+_PLAIN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
+def listed(out_dir: Path) -> set[str]:
+    """File names the previous report recorded in ``out_dir`` (empty when none or unreadable).
+
+    Entries that are not plain file names (``../x``, ``/etc/passwd``, the
+    manifest itself) are dropped: they can never be removed.
+    """
+    path = out_dir / OUTPUTS_FILE
+    if not path.is_file():
+        return set()
+    try:
+        text = read_text(path, ReportError, "the outputs manifest", 1 << 20)
+        data = load_json(text, str(path), ReportError)
+    except ReportError:
+        return set()
+    files = (
+        data.get("files")
+        if isinstance(data, dict) and data.get("format") == OUTPUTS_FORMAT
+        else None
+    )
+    if not isinstance(files, list):
+        return set()
+    return {
+        f for f in files if isinstance(f, str) and _PLAIN_NAME.fullmatch(f) and f != OUTPUTS_FILE
+    }
+
+
+def replace_outputs(
+    out_dir: Path, written: Sequence[Path], keep: Callable[[str], bool] | None = None
+) -> list[Path]:
+    """Record ``written`` as the report's outputs; remove earlier outputs not written again.
+
+    Call it after every new output is written. Only regular files directly
+    in ``out_dir`` that the previous manifest listed are removed, except
+    those whose name ``keep`` accepts (``--no-plots`` keeps the earlier
+    figures): they stay, and stay listed. Returns the paths removed.
+
+    Raises:
+        ReportError: the manifest cannot be written.
+    """
+    fresh = {p.name for p in written if p.parent.resolve() == out_dir.resolve()}
+    earlier = listed(out_dir) - fresh
+    kept = {n for n in earlier if keep is not None and keep(n) and (out_dir / n).is_file()}
+    names = sorted(fresh | kept)
+    removed: list[Path] = []
+    for name in sorted(earlier - kept):
+        path = out_dir / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+            removed.append(path)
+    try:
+        write_atomic(
+            out_dir / OUTPUTS_FILE,
+            json.dumps({"format": OUTPUTS_FORMAT, "version": 1, "files": names}, indent=2) + "\n",
+        )
+    except OSError as exc:
+        raise ReportError(
+            f"{out_dir / OUTPUTS_FILE}: cannot record the report's outputs: {exc.strerror}"
+        ) from exc
+    return removed
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """One ``invoke report``: which results, where to, and how (flags checked by the caller).
+
+    ``runs`` None renders every run of ``results``, ``()`` the run whose results
+    were written last (:meth:`~archbench.result.ResultStore.latest_run`), else the
+    runs named. ``targets``, ``archs`` and ``suites`` select as
+    :func:`select_results` does (empty: all). ``reference`` adds the thesis's
+    published figures (:func:`archbench.upstream.reference.load_reference`);
+    ``plots`` draws the figures (matplotlib) before the chapter, so that it
+    references every one.
+    """
+
+    results: Path
+    out: Path
+    runs: tuple[str, ...] | None = ()
+    targets: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    reference: bool = False
+    plots: bool = True
+    options: ReportOptions = _DEFAULT
+
+
+def _runs(
+    store: ResultStore, asked: tuple[str, ...] | None, on_line: Callable[[str], None]
+) -> list[str] | None:
+    """The run ids :meth:`~archbench.result.ResultStore.load_all` is to read (None: all).
+
+    Raises:
+        ReportError: a run asked for is not in the store; the message lists the latest.
+    """
+    known = store.runs()
+    if asked is None:
+        return None
+    if asked:
+        missing = [r for r in asked if r not in known]
+        if missing:
+            raise ReportError(
+                f"no run {', '.join(missing)} in {store.root}; runs there: "
+                f"{', '.join(known[-8:]) or 'none'}"
+            )
+        return list(asked)
+    latest = store.latest_run()
+    if latest:
+        on_line(f"rendering run {latest}, the latest with results (--all-runs or --run for others)")
+    return [latest] if latest else []
+
+
+def _select_counted(counted: list[Result], request: ReportRequest) -> list[Result]:
+    """Instruction-count results of the selection; none (not an error) when none match."""
+    if not counted:
+        return []
+    try:
+        return select_results(
+            counted, targets=request.targets, archs=request.archs, suites=request.suites
+        )
+    except ReportError:
+        return []
+
+
+def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> list[Path]:
+    """``invoke report``: render the selected results into ``request.out``.
+
+    Writes the figures (with ``plots``), the chapter, the exports, the suites'
+    tables (:func:`write_folder`) and the instruction tables
+    (:func:`archbench.report.instructions.write_all`); a selection of
+    instruction counts only writes just those. Then removes what an earlier
+    report there listed as its own and did not write again (:func:`replace_outputs`;
+    without ``plots`` the earlier figures stay). ``on_line`` receives every line
+    to show, in order: the run chosen, each file that could not be loaded, each
+    path written and each earlier output removed.
+
+    Returns:
+        The paths written.
+
+    Raises:
+        ReportError: no results directory (and no ``reference``), an unknown run,
+            nothing to render, a selection that matches nothing, an unknown or
+            emulated baseline, or ``out`` is not writable.
+        ReportUsageError: a suite that does not exist.
+        ResultsError: after everything was written, when results files could not
+            be loaded (they are named, and listed in ``appendix.md``).
+    """
+    store = ResultStore(request.results)
+    if not store.root.is_dir() and not request.reference:
+        raise ReportError(
+            f"results directory {store.root} does not exist; run 'invoke bench' first, "
+            "or pass --results DIR (or --reference for the thesis's data alone)"
+        )
+    runs = _runs(store, request.runs, on_line)
+    # One pass over the files: a bad one is reported once, whichever metric it held.
+    both, failures = store.load_all(runs, metric=None)
+    loaded = [r for r in both if r.metric == "time"]
+    counted = [r for r in both if r.metric == "instructions"]
+    if request.reference:
+        shipped, bad = reference.load_reference()
+        loaded += shipped
+        failures += bad
+    for f in failures:
+        on_line(f"warning: skipped {f.message}")
+    chosen = select_results(
+        loaded, targets=request.targets, archs=request.archs, suites=request.suites
+    )
+    out_dir = request.out
+    counted = _select_counted(counted, request)
+    options = request.options
+    paths: list[Path] = []
+    if chosen or not counted:
+        # The tidy frame is built once for the chapter, the exports and the plots.
+        data = prepare(chosen, failures)
+        plot_paths: list[Path] = []
+        if request.plots:
+            from archbench.report.plots import write_listed  # matplotlib: slow to import
+
+            # Drawn first so the chapter can reference every figure it has.
+            plot_paths, listed = write_listed(data, out_dir, options.unit)
+            options = dataclasses.replace(options, figures=listed)
+        paths += write_folder(data, failures, out_dir, options, counted)
+        paths += plot_paths
+    else:
+        # A counting-only run (--metric instructions): its tables are the report.
+        on_line("no timing results selected: writing the instruction tables only")
+    paths += instructions.write_all(counted, chosen, out_dir)
+    for p in paths:
+        on_line(f"wrote {p}")
+    # Only now, and only files an earlier report listed as its own: figures
+    # and the GnuPG CSV of machines or suites no longer selected.
+    # --no-plots leaves the figures of an earlier report as they are.
+    keep = None if request.plots else (lambda name: name.startswith("fig-"))
+    for p in replace_outputs(out_dir, paths, keep):
+        on_line(f"removed {p} (written by an earlier report, not by this one)")
+    if failures:
+        raise ResultsError(
+            f"rendered without {len(failures)} results file(s) that could not be loaded "
+            "(listed above and in appendix.md); fix or move them away, or measure the "
+            "target again with 'invoke bench --resume RUN_ID'"
+        )
+    return paths
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """One ``invoke compare``: run B against run A of ``results`` (flags checked by the caller).
+
+    ``targets``, ``archs`` and ``suites`` select on both sides as
+    :func:`select_results` does (empty: all); ``confidence`` is the level of the
+    bootstrap interval of B/A in [0.5, 1), ``threshold`` the smallest change (a
+    fraction in [0, 1]) called slower or faster
+    (:func:`archbench.analysis.compare.compare`).
+    """
+
+    results: Path
+    out: Path
+    run_a: str
+    run_b: str
+    targets: tuple[str, ...] = ()
+    archs: tuple[str, ...] = ()
+    suites: tuple[str, ...] = ()
+    confidence: float = compare.DEFAULT_CONFIDENCE
+    threshold: float = compare.DEFAULT_THRESHOLD
+
+
+def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> list[Path]:
+    """Compare the two runs, show the Markdown table, write ``.tex`` and ``.csv`` into ``out``.
+
+    ``on_line`` receives every text to show, in order: each file that could not
+    be loaded, a note when a run is compared with itself, the table, the rows
+    only one run has, and each path written.
+
+    Returns:
+        The paths written (:func:`archbench.report.compare_tables.write`).
+
+    Raises:
+        ReportError: a run is unknown, the runs share no row, or ``out`` cannot
+            be written.
+        ReportUsageError: a suite that does not exist.
+    """
+    store = ResultStore(request.results)
+    run_a, run_b = request.run_a, request.run_b
+    known = store.runs()
+    missing = [r for r in (run_a, run_b) if r not in known]
+    if missing:
+        raise ReportError(
+            f"no run {', '.join(missing)} in {store.root}; runs there: "
+            f"{', '.join(known[-8:]) or 'none'}"
+        )
+    sides = []
+    for run_id in (run_a, run_b):
+        loaded, failures = store.load_all([run_id])
+        for f in failures:
+            on_line(f"warning: skipped {f.message}")
+        sides.append(
+            select_results(
+                loaded, targets=request.targets, archs=request.archs, suites=request.suites
+            )
+        )
+    level = request.confidence
+    rows = compare.compare(sides[0], sides[1], confidence=level, threshold=request.threshold)
+    if not rows:
+        raise ReportError(
+            f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
+            "key size and operation); select one target on each side with --target"
+        )
+    if run_a == run_b:
+        on_line(f"note: {run_a} is compared with itself; every ratio is 1")
+    on_line(compare_tables.markdown(rows, run_a, run_b, level))
+    only_a, only_b = compare.unmatched(sides[0], sides[1])
+    for run_id, n in ((run_a, only_a), (run_b, only_b)):
+        if n:
+            on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
+    try:
+        written = compare_tables.write(rows, run_a, run_b, request.out, level)
+    except OSError as exc:
+        raise ReportError(
+            f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "
+            "give a directory"
+        ) from exc
+    for p in written:
+        on_line(f"wrote {p}")
+    return written

@@ -1,38 +1,44 @@
-"""Stored results: the versioned ``archbench-result`` JSON files and their store (public face).
+"""Stored results: the harness's document, the versioned ``archbench-result`` files and their store.
 
-A results file wraps one harness document (``harness/CONTRACT.md``, format
-``archbench-harness``) with what only the host knows: the target, whether it
-ran emulated, the QEMU version, the image. Files live at
-``<root>/<run-id>/<target>.json`` and are written atomically (temporary file
-in the same directory, then ``os.replace``), so a crash or Ctrl-C never
-leaves a half-written file and never touches another target's results.
+The harness prints one JSON document (format ``archbench-harness`` version 1,
+``harness/CONTRACT.md``); the host wraps it with what only the host knows (the
+target, whether it ran emulated, the QEMU version, the image) into a results
+file, format ``archbench-result`` version 2. Files live at
+``<root>/<run-id>/<target>.json`` and are written atomically (temporary file in
+the same directory, then ``os.replace``), so a crash or Ctrl-C never leaves a
+half-written file and never touches another target's results. Every later
+stage (analysis, report, archive, upstream imports) reads results through
+this package.
 
-The code lives in :mod:`archbench.result`, one concern per module; this
-module re-exports its public names, so ``from archbench.result import …``
-keeps working:
+Modules, one concern each (callers outside the package import from here):
 
 * :mod:`~archbench.result.row`: a measured :class:`Row` (``CalibrationBlock``,
-  ``MedianCi``, ``RowNoise``) and the appendix vocabulary (``Operation``,
-  ``Scheme``, ``StopReason``, ``MAX_NS``, ``MAX_KEY_BITS``);
+  ``MedianCi``, ``RowNoise``, ``StopReason``), the appendix suites' ``Operation``
+  and ``Scheme``, limits ``MAX_NS`` (ns), ``MAX_KEY_BITS``, ``NS_PER_MS``, and
+  ``Frozen``, the base of every model (frozen, unknown keys kept);
+* :mod:`~archbench.result.vocabulary`: operation wording, row order and groups
+  (``OPERATION_ORDER``, :func:`sort_key`, ...);
 * :mod:`~archbench.result.document`: the harness document
-  (:class:`HarnessDocument`, ``Parameters``, ``Setup``, ``CpuLimits``,
-  ``Calibration``, ``SuiteRun``, ``Counting``, ``CountCalibration``,
-  ``HARNESS_FORMAT``, ``HARNESS_VERSION``);
+  (:class:`HarnessDocument`, ``Parameters``, ``Setup``, ``Calibration``,
+  ``SuiteRun``, ``Counting``);
 * :mod:`~archbench.result.model`: the stored :class:`Result` (``TargetInfo``,
-  ``Execution``, ``Reference``, ``ArchiveRef``, ``Metric``, ``METRICS``) and a
-  run's :class:`RunManifest` (``MANIFEST_NAME``);
-* :mod:`~archbench.result.versions`: ``RESULT_FORMAT``, ``RESULT_VERSION`` and
-  :func:`migrate` of older files;
-* :mod:`~archbench.result.loading`: :func:`parse_harness_output` and
-  :func:`load` (validation, ``MAX_RESULT_BYTES``);
-* :mod:`~archbench.result.paths`: ``RUN_ID``, ``FILE_NAME``,
-  :func:`check_run_id`, :func:`inside`, :func:`new_run_id`, :func:`write_atomic`,
-  :func:`write_texts`;
-* :mod:`~archbench.result.store`: :class:`ResultStore`, ``LoadFailure``,
-  :func:`result_key`;
-* :mod:`~archbench.result.merge`: :func:`merge_repeats` (``--repeat K``).
+  ``Execution``, ``Reference``, ``ArchiveRef``, ``Metric``), a run's
+  :class:`RunManifest`, ``RESULT_FORMAT``/``RESULT_VERSION`` and :func:`migrate`
+  of version 1 files;
+* :mod:`~archbench.result.loading`: :func:`parse_harness_output` and :func:`load`,
+  bounded and validated (errors name the file and the key);
+* :mod:`~archbench.result.paths`: run ids and file names (``RUN_ID``,
+  :func:`check_run_id`, :func:`new_run_id`), :func:`write_atomic`, :func:`write_texts`;
+* :mod:`~archbench.result.store`: :class:`ResultStore` (save, list, load a run's
+  files, its manifest), ``LoadFailure``, and :func:`merge_repeats`, which pools the
+  K files of ``invoke bench --repeat K``;
+* :mod:`~archbench.result.contract`: generates ``harness/schema-v1.json`` from the
+  models (``python -m archbench.result.contract``; not imported here).
 
-This module is pure: it never imports ``docker``.
+Errors: :class:`archbench.errors.ResultsError` (a results file or run manifest is
+unreadable, of another version, or invalid) and
+:class:`archbench.errors.HarnessError` (the harness's stdout breaks the contract).
+The package is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
@@ -50,10 +56,11 @@ from archbench.result.document import (
     SuiteRun,
 )
 from archbench.result.loading import MAX_RESULT_BYTES, load, parse_harness_output
-from archbench.result.merge import merge_repeats
 from archbench.result.model import (
     MANIFEST_NAME,
     METRICS,
+    RESULT_FORMAT,
+    RESULT_VERSION,
     ArchiveRef,
     Execution,
     Metric,
@@ -61,6 +68,7 @@ from archbench.result.model import (
     Result,
     RunManifest,
     TargetInfo,
+    migrate,
 )
 from archbench.result.paths import (
     FILE_NAME,
@@ -83,8 +91,7 @@ from archbench.result.row import (
     Scheme,
     StopReason,
 )
-from archbench.result.store import LoadFailure, ResultStore, result_key
-from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+from archbench.result.store import LoadFailure, ResultStore, merge_repeats, result_key
 from archbench.result.vocabulary import (
     COMPARISON_ROWS,
     HELPER_OPERATIONS,

@@ -15,8 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from archbench.result.base import Frozen
-from archbench.result.row import Row
+from archbench.result.row import Frozen, Row
 
 HARNESS_FORMAT = "archbench-harness"
 HARNESS_VERSION = 1

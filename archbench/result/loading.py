@@ -1,9 +1,10 @@
 """Reading documents: the harness's stdout and stored results files, validated.
 
 Both go through the same checks: bounded reading and parsing
-(:mod:`archbench.inputs.bounded`), the ``format``/``version`` header (an unknown
-version is refused with what to do), then the models, whose first problem is
-named with its key (:mod:`archbench.inputs.messages`).
+(:func:`archbench.inputs.read_text`, :func:`archbench.inputs.load_json`), the
+``format``/``version`` header (an unknown version is refused with what to do),
+then the models, whose first problem is named with its key
+(:mod:`archbench.inputs.messages`).
 
 This module is pure: it never imports ``docker``.
 """
@@ -18,8 +19,7 @@ from pydantic import ValidationError
 from archbench.errors import HarnessError, ResultsError
 from archbench.inputs import load_json, location, problem, quote, read_text
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
-from archbench.result.model import Result
-from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+from archbench.result.model import RESULT_FORMAT, RESULT_VERSION, Result, migrate
 
 MAX_RESULT_BYTES: Final = 64 * 1024 * 1024
 

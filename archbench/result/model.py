@@ -3,7 +3,8 @@
 :class:`Result` (format ``archbench-result`` version 2) wraps one
 :class:`~archbench.result.document.HarnessDocument` with the target, how it
 was executed (emulated or native, QEMU, image) or where published figures
-come from; :class:`RunManifest` is a run's ``run.json``.
+come from; :class:`RunManifest` is a run's ``run.json``. Files of older
+versions are brought up to date on load (:func:`migrate`).
 
 This module is pure: it never imports ``docker``.
 """
@@ -14,10 +15,28 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import Field, model_validator
 
-from archbench.result.base import Frozen
 from archbench.result.document import HarnessDocument
 from archbench.result.paths import RUN_ID
-from archbench.result.versions import RESULT_FORMAT, RESULT_VERSION, migrate
+from archbench.result.row import Frozen
+
+RESULT_FORMAT: Literal["archbench-result"] = "archbench-result"
+RESULT_VERSION: Literal[2] = 2
+"""Version 2 (instruction counts): ``Result.metric``, ``HarnessDocument.counting`` and
+``Row.instructions``. Version 1 files are migrated on load (:func:`migrate`)."""
+
+
+def migrate(data: Any) -> Any:
+    """A stored result brought up to :data:`RESULT_VERSION` (a copy; as asv does on load).
+
+    Version 1 -> 2: ``metric`` becomes ``time`` (version 1 only stored times);
+    nothing else changed. Other versions and non-objects are returned as they
+    are, for the header check of
+    :func:`archbench.result.loading.load` to report.
+    """
+    if isinstance(data, dict) and data.get("format") == RESULT_FORMAT and data.get("version") == 1:
+        return {**data, "version": 2, "metric": data.get("metric", "time")}
+    return data
+
 
 Metric = Literal["time", "instructions"]
 METRICS: Final = get_args(Metric)

@@ -1,6 +1,7 @@
-"""One measured row of a harness document, and the appendix suites' vocabulary.
+"""One measured row of a harness document, the appendix suites' vocabulary, and the models' base.
 
-A row is ``ops_per_block`` operations timed once per repetition
+:class:`Frozen` is the base of every result model (rows, the harness document,
+the stored result). A row is ``ops_per_block`` operations timed once per repetition
 (``samples_ns``, ns), with its calibration, stop reason, median interval and
 noise (``harness/CONTRACT.md``). Rows of the appendix suites
 (:data:`APPENDIX_SUITES`) use the :data:`Scheme` and :data:`Operation` of the
@@ -13,10 +14,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal, get_args
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from archbench.result.base import Frozen
 from archbench.suites import APPENDIX_SUITES
+
+
+class Frozen(BaseModel):
+    """A frozen pydantic model that keeps unknown keys (``model_extra``) and writes them back."""
+
+    # Harness documents may gain fields without a version bump (CONTRACT.md):
+    # unknown keys are kept (model_extra, and written back on save), never
+    # rejected and never dropped.
+    model_config = ConfigDict(frozen=True, extra="allow")
+
 
 # The blind-signature suite's vocabulary, in the thesis appendix's row order;
 # reports sort by it. Other suites name schemes and operations freely.

@@ -102,7 +102,7 @@ RowKey = tuple[str, int, str, int]
 def row_key(record: dict[str, Any]) -> RowKey:
     """The appendix row a tidy-frame record belongs to.
 
-    Records are those of :func:`archbench.report.export.frame_records`.
+    Records are those of :func:`archbench.report.frame.frame_records`.
     """
     bits = record["key_bits"]
     return (

@@ -19,11 +19,25 @@ Four tools print timings that the thesis appendix quotes:
   no archbench operation matches: such lines are skipped with a reason.
 
 Their operation words are looked up in :mod:`archbench.upstream.wording`
-(the vocabulary's wording and named aliases), their times read by
-:mod:`archbench.upstream.gnunet_time`, and which test_helper printed a line
-found by :mod:`archbench.upstream.taler_helper`. ``0 ms`` (nothing
-measurable on GNUnet's µs clock) and ``forever`` are skipped with a reason:
-a stored sample must be positive.
+(the vocabulary's wording and named aliases). Their times are GNUnet's
+``GNUNET_STRINGS_relative_time_to_string`` with rounding on: an integer in
+µs, ms, s, m, h or days, truncated toward zero. A value moves to the next
+unit when it is above 5 of it (5000 µs -> ms, 5000 ms -> s, 300 s -> m,
+300 m -> h, 120 h -> days) or when it is an exact multiple of it. So
+``34 ms`` is a time in [34 ms, 35 ms), while ``4 ms`` can only come from
+exactly 4000 µs: the uncertainty of a value of 5 or more is one printed
+unit, of a smaller value one unit of the next smaller unit (1 µs for ms),
+:func:`parse_duration`. ``0 ms`` (nothing measurable on GNUnet's µs clock)
+and ``forever`` are skipped with a reason: a stored sample must be positive.
+
+GNU Taler's ``test_helper_cs`` and ``test_helper_rsa`` print the same lines,
+and neither prints the RSA key size (``RSA_KEYSIZE`` of its configuration).
+The scheme comes from an explicit argument, from the log itself
+(``secmod-rsa`` or ``test-helper-cs`` in GNUnet log lines,
+``RSA_KEYSIZE = 2048`` if the configuration was saved along) or from the file
+name (``test_helper_rsa-2048.log``); a conflict between them is an error
+(:func:`helper_scheme_and_bits`). ``test_helper_eddsa`` output (the same
+lines) is refused.
 
 Each importable line becomes one sample (``Row.samples_ns``) of the row of
 its scheme, key size, operation and printed count (``ops_per_block``: 10
@@ -44,16 +58,201 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from archbench.errors import ResultsError
+from archbench.errors import MatrixError, ResultsError
 from archbench.inputs import quote
-from archbench.result import Operation, Row, Scheme
-from archbench.upstream.gnunet_time import Duration, parse_duration, small_int
-from archbench.upstream.taler_helper import helper_scheme_and_bits
+from archbench.result import MAX_NS, Operation, Row, Scheme
 from archbench.upstream.wording import (
     PERF_CRYPTO_CS_WORDING,
     PERF_CRYPTO_RSA_WORDING,
     TEST_HELPER_KINDS,
 )
+
+_NS_PER_UNIT: Final[dict[str, int]] = {
+    "µs": 1_000,
+    "ms": 1_000_000,
+    "s": 1_000_000_000,
+    "m": 60 * 1_000_000_000,
+    "h": 3_600 * 1_000_000_000,
+    "days": 86_400 * 1_000_000_000,
+}
+_SMALLER: Final[dict[str, str]] = {"ms": "µs", "s": "ms", "m": "s", "h": "m", "days": "h"}
+_UNIT_SPELLINGS: Final[dict[str, str]] = {
+    "µs": "µs",  # U+00B5, what GNUnet's source writes
+    "μs": "µs",  # U+03BC, after Unicode normalisation
+    "us": "µs",
+    "Âµs": "µs",  # UTF-8 read as Latin-1 and saved again
+    "ms": "ms",
+    "s": "s",
+    "m": "m",
+    "h": "h",
+    "day": "days",
+    "days": "days",
+}
+_EXACT_BELOW: Final = 5
+"""GNUnet moves to a larger unit early only above 5 of it; smaller values there are exact."""
+
+_DURATION: Final = re.compile(r"^(\d+)\s*(\S+)$")
+
+
+def small_int(digits: str) -> int:
+    """``int(digits)``, or a value past every limit for absurdly long digit runs."""
+    return int(digits) if len(digits) <= 12 else 10**12
+
+
+@dataclass(frozen=True)
+class Duration:
+    """One GNUnet relative time as printed, in ns."""
+
+    printed: str
+    """The text as printed, e.g. ``"34 ms"``."""
+    ns: int
+    """The printed value in ns (a lower bound: GNUnet truncates toward zero)."""
+    uncertainty_ns: int
+    """The true time lies in ``[ns, ns + uncertainty_ns)``."""
+
+
+def parse_duration(text: str) -> Duration:
+    """Read a time printed by ``GNUNET_STRINGS_relative_time_to_string`` (rounding on).
+
+    ``"34 ms"`` is 34 000 000 ns with an uncertainty of 1 ms; ``"712 µs"``
+    712 000 ns ± 1 µs; ``"4 ms"``, printed in ms only because it was exactly
+    4000 µs, 4 000 000 ns with an uncertainty of 1 µs. ``"0 ms"`` is 0 ns
+    (less than GNUnet's 1 µs clock step).
+
+    Raises:
+        ValueError: ``text`` is not an integer followed by µs, ms, s, m, h,
+            day or days (``"forever"`` included).
+    """
+    match = _DURATION.match(text.strip())
+    unit = _UNIT_SPELLINGS.get(match.group(2)) if match else None
+    if match is None or unit is None:
+        raise ValueError(f"{text!r} is not a GNUnet time (an integer and µs, ms, s, m, h or days)")
+    if len(match.group(1)) > 19 or int(match.group(1)) * _NS_PER_UNIT[unit] > MAX_NS:
+        raise ValueError(
+            f"{quote(text.strip())} is longer than any run (at most {MAX_NS} ns, about 292 years)"
+        )
+    value = int(match.group(1))
+    if value == 0:
+        return Duration(text.strip(), 0, _NS_PER_UNIT["µs"])
+    width = _NS_PER_UNIT[unit]
+    if unit in _SMALLER and value < _EXACT_BELOW:
+        width = _NS_PER_UNIT[_SMALLER[unit]]
+    return Duration(text.strip(), value * _NS_PER_UNIT[unit], width)
+
+
+_HELPER_MARKER: Final = re.compile(
+    r"(?:test[-_]helper|secmod|helper[-_]crypto)[-_](cs|rsa|eddsa)\b", re.IGNORECASE
+)
+_NAME_SCHEME: Final = re.compile(r"(?<![a-z])(cs|rsa|eddsa)(?![a-z])")
+_KEYSIZE_SETTING: Final = re.compile(r"\bRSA_KEYSIZE\s*=\s*(\d+)", re.IGNORECASE)
+_NAME_BITS: Final = (
+    re.compile(r"rsa[-_.]?(\d{3,5})(?!\d)"),
+    re.compile(r"(?<!\d)(\d{3,5})[-_.]?bits?(?![a-z])"),
+)
+
+
+def _helper_scheme(text: str, source: str, explicit: Scheme | None) -> Scheme:
+    found: dict[str, str] = {}
+    for match in _HELPER_MARKER.finditer(text):
+        found.setdefault(match.group(1).lower(), f"{match.group(0)!r} in the log")
+    for match in _NAME_SCHEME.finditer(Path(source).name.lower()):
+        found.setdefault(match.group(1), f"the file name {Path(source).name!r}")
+    if "eddsa" in found:
+        raise ResultsError(
+            f"{source}: this looks like test_helper_eddsa output ({found['eddsa']}); "
+            "archbench stores CS and RSA blind signatures only, import test_helper_cs "
+            "or test_helper_rsa logs"
+        )
+    if explicit is not None:
+        other = [why for name, why in found.items() if name.upper() != explicit]
+        if other:
+            raise ResultsError(
+                f"{source}: --scheme {explicit.lower()} contradicts {other[0]}; "
+                "drop --scheme or import this file on its own"
+            )
+        return explicit
+    if len(found) > 1:
+        raise ResultsError(
+            f"{source}: cannot tell test_helper_cs from test_helper_rsa output "
+            f"({' and '.join(found.values())} disagree); pass --scheme cs or --scheme rsa"
+        )
+    if not found:
+        raise ResultsError(
+            f"{source}: test_helper_cs and test_helper_rsa print the same lines and this "
+            "file names neither; pass --scheme cs or --scheme rsa, or put cs or rsa in "
+            "the file name (test_helper_rsa-2048.log)"
+        )
+    return "CS" if "cs" in found else "RSA"
+
+
+def _helper_bits(text: str, source: str, explicit: int | None) -> tuple[int, str]:
+    """The RSA key size of a test_helper_rsa log, and where it came from."""
+    name = Path(source).name
+    found: dict[int, str] = {}
+    for match in _KEYSIZE_SETTING.finditer(text):
+        found.setdefault(small_int(match.group(1)), f"{quote(match.group(0))} in the log")
+    for pattern in _NAME_BITS:
+        for match in pattern.finditer(name.lower()):
+            found.setdefault(int(match.group(1)), f"the file name {name!r}")
+    if explicit is not None:
+        other = [why for bits, why in found.items() if bits != explicit]
+        if other:
+            raise ResultsError(
+                f"{source}: --rsa-bits {explicit} contradicts {other[0]}; "
+                "drop --rsa-bits or import this file on its own"
+            )
+        return explicit, "--rsa-bits"
+    if len(found) > 1:
+        raise ResultsError(
+            f"{source}: several RSA key sizes ({', '.join(map(str, found))}) in "
+            f"{' and '.join(found.values())}; pass --rsa-bits"
+        )
+    if not found:
+        raise ResultsError(
+            f"{source}: test_helper_rsa does not print its RSA key size (RSA_KEYSIZE in "
+            "test_helper_rsa.conf); pass --rsa-bits 2048, or name the file "
+            "test_helper_rsa-2048.log"
+        )
+    ((bits, why),) = found.items()
+    return bits, why
+
+
+def helper_scheme_and_bits(
+    text: str, source: str, scheme: Scheme | None, rsa_bits: int | None, notes: list[str]
+) -> tuple[Scheme, int | None]:
+    """Scheme and key size of a file's test_helper lines; a note says where the size came from.
+
+    ``text`` is the whole log, ``source`` its file name (read for hints),
+    ``scheme`` and ``rsa_bits`` what the user passed (None: not passed). The
+    key size is None for CS; for RSA a line is appended to ``notes``.
+
+    Raises:
+        ResultsError: the scheme or key size is unknown, contradicted, or the
+            log is test_helper_eddsa output; the message names ``source``.
+    """
+    found = _helper_scheme(text, source, scheme)
+    if found == "CS":
+        return found, None
+    size, why = _helper_bits(text, source, rsa_bits)
+    notes.append(f"{Path(source).name}: test_helper_rsa prints no key size; {size} bit from {why}.")
+    return found, size
+
+
+def parse_scheme(value: str) -> Scheme | None:
+    """``--scheme``: ``cs`` or ``rsa`` (any case) as a :data:`Scheme`, ``""`` as None.
+
+    Raises:
+        MatrixError: any other value.
+    """
+    if not value.strip():
+        return None
+    upper = value.strip().upper()
+    if upper == "CS":
+        return "CS"
+    if upper == "RSA":
+        return "RSA"
+    raise MatrixError(f"--scheme {value!r}: use cs or rsa (the test_helper the logs come from)")
+
 
 Tool = Literal["perf_crypto_cs", "perf_crypto_rsa", "test_helper_cs", "test_helper_rsa"]
 

@@ -19,7 +19,7 @@ from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
-from archbench.report.export import tidy_frame
+from archbench.report.frame import tidy_frame
 from archbench.result import ResultStore
 from archbench.result import load as load_result
 

@@ -25,8 +25,7 @@ from helpers import WORK, run_invoke
 
 from archbench import run as pipeline
 from archbench.archive import archiver
-from archbench.archive import format as archive
-from archbench.archive import tar as archive_tar
+from archbench.archive.format import MANIFEST_FILE, sha256_file, verify, write_tar
 from archbench.errors import ArchiveError
 from archbench.hosts import engine
 from archbench.matrix import load
@@ -120,7 +119,7 @@ def test_archive_round_trip(
         f"\narchive: {saved.size / 1e6:.0f} MB image saved in {saved.seconds:.1f} s; "
         f"archive total {summary.total_bytes / 1e6:.0f} MB in {summary.seconds:.1f} s"
     )
-    checked = archive.verify(out)
+    checked = verify(out)
     assert checked.manifest_sha256 == summary.manifest_sha256
     m = checked.manifest
     assert m.run_id == run_id and [i.id for i in m.images] == [image_id]
@@ -139,7 +138,7 @@ def test_archive_round_trip(
     # The image tar is what docker save wrote: its size and hash are in the manifest.
     entry = next(f for f in m.files if f.path == m.images[0].file)
     assert entry.size == saved.size > 100_000_000
-    assert archive.sha256_file(out / entry.path) == entry.sha256
+    assert sha256_file(out / entry.path) == entry.sha256
 
     client.images.remove(tag)
     with pytest.raises(docker.errors.ImageNotFound):
@@ -147,7 +146,7 @@ def test_archive_round_trip(
 
     # The reviewer gets it as one tar: --from-archive unpacks it (checking every member).
     packed = tmp_path / "arc.tar"
-    archive_tar.write_tar(out, packed)
+    write_tar(out, packed)
     shutil.rmtree(out)
 
     results = tmp_path / "rerun-results"
@@ -184,15 +183,15 @@ def test_archive_round_trip(
     logs = sorted(p.name for p in (results / new_run / "logs").iterdir())
     assert logs == ["arc-amd64.harness.log"]
     unpacked = tmp_path / "work" / "from-archive" / "arc"
-    assert archive.verify(unpacked, check_hashes=False).manifest == m
+    assert verify(unpacked, check_hashes=False).manifest == m
 
     # A manifest that names another id than its tar holds: loading says so, and the
     # rerun's image check refuses an id the engine does not have.
     forged_id = "sha256:" + "0" * 64
-    raw = json.loads((unpacked / archive.MANIFEST_FILE).read_text(encoding="utf-8"))
+    raw = json.loads((unpacked / MANIFEST_FILE).read_text(encoding="utf-8"))
     raw["images"][0]["id"] = forged_id
-    (unpacked / archive.MANIFEST_FILE).write_text(json.dumps(raw), encoding="utf-8")
-    forged = archive.verify(unpacked, check_hashes=False)
+    (unpacked / MANIFEST_FILE).write_text(json.dumps(raw), encoding="utf-8")
+    forged = verify(unpacked, check_hashes=False)
     with pytest.raises(ArchiveError, match=f"gave image id\\(s\\) {image_id}, not {forged_id}"):
         archiver.load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
     with pytest.raises(ArchiveError, match=f"image {forged_id} .* is not on the engine"):

@@ -19,7 +19,7 @@ from helpers import CI_MATRIX, REPO, WORK
 from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
-from archbench.report import instructions as instructions_tables
+from archbench.report import instructions
 from archbench.result import Result, ResultStore
 
 TARGETS = ["ci-amd64", "ci-riscv64"]
@@ -191,13 +191,13 @@ def test_rsa_large_and_sodium_rows_are_counted_and_repeat(counted: list[Result],
 
 def test_table_compares_architectures(counted: list[Result], tmp_path: Path) -> None:
     firsts = [_runs(counted, name)[0] for name in TARGETS]
-    table = instructions_tables.wide(firsts)
+    table = instructions.wide(firsts)
     assert "ci-riscv64 / ci-amd64" in table.columns
     signing = table[(table["Scheme"] == "CS") & (table["Operation"] == "signing")]
     ratio = float(signing["ci-riscv64 / ci-amd64"].iloc[0])
     assert 0.3 < ratio < 5.0  # same library, two ISAs: the same order of magnitude
-    md = instructions_tables.render_markdown(firsts)
+    md = instructions.render_markdown(firsts)
     assert "-cpu rv64" in md and "RSA-1024" in md
     assert "| rsa-large" in md and "SHA-256 64 B" in md and "Not counted: openssl-speed" in md
-    paths = instructions_tables.write_all(firsts, [], tmp_path)
+    paths = instructions.write_all(firsts, [], tmp_path)
     assert (tmp_path / "fig-instructions.png") in paths

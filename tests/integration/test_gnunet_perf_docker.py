@@ -16,7 +16,7 @@ from helpers import CI_MATRIX, WORK, run_invoke
 from archbench import run as pipeline
 from archbench.hosts import engine
 from archbench.matrix import load
-from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import gnunet_perf
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
 
@@ -64,7 +64,7 @@ def test_witness_table_sets_gnunet_beside_archbench(
     stored: tuple[ResultStore, Result], tmp_path: Path
 ) -> None:
     store, result = stored
-    witness = {w.label: w for w in gnunet_perf_tables.witness_rows([result])}
+    witness = {w.label: w for w in gnunet_perf.witness_rows([result])}
     assert "RSA-1024 signing" in witness and "CS verifying" in witness
     # Same library, same machine, same container run: the two programs time the same
     # call; a factor of 3 either way would mean they do not.

@@ -20,7 +20,8 @@ from archbench.hosts import engine
 from archbench.matrix import Matrix, load
 from archbench.platforms import Arch
 from archbench.report import render_markdown
-from archbench.report.export import gnupg_frame, tidy_frame
+from archbench.report.export import gnupg_frame
+from archbench.report.frame import tidy_frame
 from archbench.result import Result, ResultStore
 from archbench.result import load as load_result
 

@@ -14,18 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.archive import format as archive
-from archbench.archive import tar as archive_tar
 from archbench.archive.format import (
+    MANIFEST_FILE,
     ArchiveManifest,
     FileEntry,
     ImageEntry,
     check_relpath,
+    extract_tar,
     images_used,
     list_files,
     parse_manifest,
     resolve_inside,
     verify,
+    write_tar,
 )
 from archbench.errors import ArchiveError
 from archbench.result import Execution, HarnessDocument, Result, Setup, TargetInfo
@@ -138,7 +139,7 @@ def _make_archive(root: Path) -> ArchiveManifest:
         ),
         files=tuple(list_files(root)),
     )
-    (root / archive.MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2))
+    (root / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2))
     return manifest
 
 
@@ -198,7 +199,7 @@ def test_verify_refuses_a_file_replaced_by_a_symlink(tmp_path: Path) -> None:
 
 def _raw_manifest(tmp_path: Path) -> dict[str, object]:
     _make_archive(tmp_path)
-    data: dict[str, object] = json.loads((tmp_path / archive.MANIFEST_FILE).read_text())
+    data: dict[str, object] = json.loads((tmp_path / MANIFEST_FILE).read_text())
     return data
 
 
@@ -274,18 +275,18 @@ def test_tar_round_trip(tmp_path: Path) -> None:
     root.mkdir()
     written = _make_archive(root)
     out = tmp_path / "arc.tar"
-    archive_tar.write_tar(root, out)
+    write_tar(root, out)
     with tarfile.open(out) as tar:
         names = tar.getnames()
         assert names[0] == "arc/manifest.json"
         assert all(m.uid == 0 and m.uname == "" for m in tar.getmembers())
-    unpacked = archive_tar.extract_tar(out, tmp_path / "unpacked")
+    unpacked = extract_tar(out, tmp_path / "unpacked")
     assert unpacked == tmp_path / "unpacked" / "arc"
     assert verify(unpacked).manifest == written
     # Unpacked before: the same directory is returned, not overwritten.
-    assert archive_tar.extract_tar(out, tmp_path / "unpacked") == unpacked
+    assert extract_tar(out, tmp_path / "unpacked") == unpacked
     with pytest.raises(ArchiveError, match="exists already"):
-        archive_tar.write_tar(root, out)
+        write_tar(root, out)
 
 
 def _tar_with(tmp_path: Path, member: tarfile.TarInfo, data: bytes = b"") -> Path:
@@ -319,7 +320,7 @@ def test_extract_refuses_unsafe_members(
     evil = _tar_with(tmp_path, member, b"x" if kind == tarfile.REGTYPE else b"")
     dest = tmp_path / "dest"
     with pytest.raises(ArchiveError, match=message):
-        archive_tar.extract_tar(evil, dest)
+        extract_tar(evil, dest)
     assert not dest.exists()
     assert not (tmp_path / "escape").exists()
 
@@ -328,7 +329,7 @@ def test_extract_refuses_a_non_tar(tmp_path: Path) -> None:
     path = tmp_path / "x.tar"
     path.write_bytes(os.urandom(100))
     with pytest.raises(ArchiveError, match="not an uncompressed tar"):
-        archive_tar.extract_tar(path, tmp_path / "dest")
+        extract_tar(path, tmp_path / "dest")
 
 
 def _result(target: str, image_id: str, host: str = "local") -> Result:

@@ -20,7 +20,7 @@ from archbench.analysis import counting
 from archbench.build import counter as counting_image
 from archbench.errors import MatrixError
 from archbench.platforms import Arch
-from archbench.report import instructions as instructions_tables
+from archbench.report import instructions
 from archbench.result import Counting, Result, ResultStore, load
 
 HEADER = "archbench-count\t1\t1\triscv64\n"
@@ -254,7 +254,7 @@ def test_counting_results_are_their_own_files_and_load_apart(tmp_path: Path) -> 
 def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: Path) -> None:
     amd = counted("amd64-trixie", "amd64", "max", [700, 700, 700], [1000, 1000, 1000])
     rv = counted("riscv64-trixie", "riscv64", "rv64", [1400, 1400, 1400], [1500, 1500, 1500])
-    table = instructions_tables.wide([amd, rv])
+    table = instructions.wide([amd, rv])
     assert list(table.columns) == [
         "Suite",
         "Scheme",
@@ -266,11 +266,11 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     assert table["Operation"].tolist() == ["signing", "verifying"]
     assert table["amd64-trixie"].tolist() == [70, 100]  # ops_per_block is 10
     assert table["riscv64-trixie / amd64-trixie"].tolist() == [2.0, 1.5]
-    md = instructions_tables.render_markdown([amd, rv])
+    md = instructions.render_markdown([amd, rv])
     assert "-cpu rv64" in md and "-cpu max" in md and "| signing" in md
-    tex = instructions_tables.render_latex([amd, rv])
+    tex = instructions.render_latex([amd, rv])
     assert r"\caption" in tex and "tab:instructions-per-op" in tex
-    paths = instructions_tables.write_all([amd, rv], [], tmp_path)
+    paths = instructions.write_all([amd, rv], [], tmp_path)
     assert {p.name for p in paths} >= {"instructions.csv", "fig-instructions.png"}
     # The Markdown references its figure; the PDF embeds TrueType, not Type 3; 5 in wide.
     assert "![Instructions per operation](fig-instructions.png)" in (
@@ -278,7 +278,7 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     ).read_text(encoding="utf-8")
     pdf = (tmp_path / "fig-instructions.pdf").read_bytes()
     assert b"/FontFile2" in pdf and b"/Type3" not in pdf
-    assert instructions_tables.plot([amd, rv]).get_size_inches()[0] == 5.0
+    assert instructions.plot([amd, rv]).get_size_inches()[0] == 5.0
     frame = pd.read_csv(tmp_path / "instructions.csv")
     assert frame["instructions_per_op"].tolist() == [70.0, 100.0, 140.0, 150.0]
 
@@ -291,7 +291,7 @@ def test_markdown_groups_counts_by_thousands_as_latex_does() -> None:
     arm = counted("arm64-trixie", "arm64", "max", [5] * 3, [2000] * 3)
     only = arm.harness.model_copy(update={"rows": arm.harness.rows[1:]})
     arm = arm.model_copy(update={"harness": only})
-    md = instructions_tables.render_markdown([amd, rv, arm])
+    md = instructions.render_markdown([amd, rv, arm])
     signing = next(line for line in md.splitlines() if "| signing" in line)
     cells = [c.strip() for c in signing.strip("|").split("|")]
     assert cells == ["blindsig", "CS", "signing", "1 234 567", "2 469 134", "2", "–", "–"]
@@ -306,7 +306,7 @@ def test_markdown_groups_counts_by_thousands_as_latex_does() -> None:
     # Counts and ratios are right-aligned (pipe table "---:"), labels left.
     rule = md.splitlines()[md.splitlines().index(signing) - 1]
     assert [c.strip()[-1] for c in rule.strip("|").split("|")] == ["-"] * 3 + [":"] * 5
-    tex = instructions_tables.render_latex([amd, rv, arm])
+    tex = instructions.render_latex([amd, rv, arm])
     assert r"1\,234\,567 & 2\,469\,134 & 2.00 & -- & --" in tex
 
 
@@ -315,11 +315,11 @@ def test_native_times_give_ns_per_instruction() -> None:
     native = result(
         "amd64-trixie", "amd64", "x86_64", "cpu", [row("CS", "signing", [1400, 1500, 1600])]
     )
-    table = instructions_tables.ns_per_instruction([amd], [native])
+    table = instructions.ns_per_instruction([amd], [native])
     # 1500 ns / 10 ops = 150 ns per signature; 70 instructions per signature.
     assert table["amd64-trixie"].tolist() == [round(150 / 70, 3)]
-    assert "Native ns per instruction" in instructions_tables.render_markdown([amd], [native])
-    assert "Native ns per instruction" not in instructions_tables.render_markdown([amd])
+    assert "Native ns per instruction" in instructions.render_markdown([amd], [native])
+    assert "Native ns per instruction" not in instructions.render_markdown([amd])
 
 
 def test_export_column_joins_counts_and_leaves_others_empty() -> None:
@@ -333,7 +333,7 @@ def test_export_column_joins_counts_and_leaves_others_empty() -> None:
             "operation": ["signing", "signing"],
         }
     )
-    out = instructions_tables.add_export_column(export, [count])
+    out = instructions.add_export_column(export, [count])
     assert out["instructions_per_op"].iloc[0] == 70.0
     assert pd.isna(out["instructions_per_op"].iloc[1])
 

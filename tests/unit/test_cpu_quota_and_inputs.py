@@ -21,7 +21,8 @@ from archbench.analysis.overhead import (
 from archbench.errors import MatrixError
 from archbench.matrix import check_cpus, check_cpus_fit, nano_cpus, parse, parse_cpus
 from archbench.platforms import Arch
-from archbench.report import measurement, render_markdown, render_markdown_table
+from archbench.report import render_markdown, render_markdown_table
+from archbench.report.sections import FRESH_ITEMS_NOTE, blindsig_notes
 from archbench.result import Parameters, Result
 from archbench.run import plan
 from archbench.run.containers import harness_command
@@ -139,10 +140,10 @@ def _with_fresh_items(fresh: bool | None) -> Result:
 
 def test_reports_name_fresh_items_and_only_then() -> None:
     fresh = _with_fresh_items(True)
-    assert measurement.blindsig_notes(fresh) == (measurement.FRESH_ITEMS_NOTE,)
+    assert blindsig_notes(fresh) == (FRESH_ITEMS_NOTE,)
     assert "fresh_items: every operation of a block" in render_markdown_table(fresh)
     for default in (_with_fresh_items(False), _with_fresh_items(None)):
-        assert measurement.blindsig_notes(default) == ()
+        assert blindsig_notes(default) == ()
         assert "fresh_items" not in render_markdown_table(default)
 
 

@@ -13,6 +13,7 @@ from helpers import result, row
 from archbench.analysis import summarize
 from archbench.errors import ReportError
 from archbench.report import export
+from archbench.report.frame import COLUMNS, tidy_frame
 from archbench.result import ArchiveRef, Result
 from archbench.upstream import reference
 
@@ -45,8 +46,8 @@ def emulated() -> Result:
 
 
 def test_columns_and_order(measured: Result, emulated: Result) -> None:
-    frame = export.tidy_frame([measured, emulated])
-    assert tuple(frame.columns) == export.COLUMNS
+    frame = tidy_frame([measured, emulated])
+    assert tuple(frame.columns) == COLUMNS
     # results in the given order, rows in the appendix's: signing before unblinding, CS first
     assert list(zip(frame["target"], frame["label"], frame["operation"], strict=True)) == [
         ("amd64-native", "CS", "signing"),
@@ -55,13 +56,13 @@ def test_columns_and_order(measured: Result, emulated: Result) -> None:
         ("riscv64-emu", "CS", "signing"),
     ]
     assert frame["key_bits"].isna().tolist() == [True, False, True, True]
-    empty = export.tidy_frame([])
-    assert empty.empty and tuple(empty.columns) == export.COLUMNS
+    empty = tidy_frame([])
+    assert empty.empty and tuple(empty.columns) == COLUMNS
     assert empty["median_ns"].dtype == "float64"
 
 
 def test_statistics_are_summarize(measured: Result) -> None:
-    cs = export.tidy_frame([measured]).iloc[0]
+    cs = tidy_frame([measured]).iloc[0]
     stats = summarize([77_000, 78_000, 76_000, 80_000], 10)
     # sorted 76 000, 77 000, 78 000, 80 000 ns: median (77 000 + 78 000) / 2
     assert cs["median_ns"] == stats.median_ns == 77_500
@@ -74,12 +75,12 @@ def test_statistics_are_summarize(measured: Result) -> None:
     assert cs["thesis_ms"] == pytest.approx(0.0775)
     assert cs["n_samples"] == 4
     assert cs["flags"] == ""
-    unblinding = export.tidy_frame([measured]).iloc[2]
+    unblinding = tidy_frame([measured]).iloc[2]
     assert unblinding["flags"] == "noisy"  # CV of [1 000, 1 200, 900] is 0.148
 
 
 def test_provenance(measured: Result, emulated: Result) -> None:
-    frame = export.tidy_frame([measured, emulated]).set_index("target")
+    frame = tidy_frame([measured, emulated]).set_index("target")
     native = frame.loc["amd64-native"].iloc[0]
     assert native["origin"] == "measured"
     assert not native["emulated"]
@@ -94,7 +95,7 @@ def test_provenance(measured: Result, emulated: Result) -> None:
 
 def test_reference_rows() -> None:
     loaded, _ = reference.load_reference()
-    frame = export.tidy_frame(loaded)
+    frame = tidy_frame(loaded)
     assert len(frame) == 10 * 27 + 15
     assert set(frame["origin"]) == {"reference"}
     # one printed number per row is what a publication is, not a warning
@@ -120,7 +121,7 @@ def test_csv_and_json_round_trip(tmp_path: Path, measured: Result, emulated: Res
     assert paths == [tmp_path / "results.csv", tmp_path / "results.json"]
     csv = pd.read_csv(paths[0])
     # Without counting results the instructions column is there and empty.
-    assert list(csv.columns) == [*export.COLUMNS, "instructions_per_op"]
+    assert list(csv.columns) == [*COLUMNS, "instructions_per_op"]
     assert csv["instructions_per_op"].isna().all()
     assert csv["median_ns"].tolist() == [77_500.0, 7_000_000.0, 1_000.0, 1_697_500.0]
     assert math.isnan(csv["key_bits"][0]) and csv["key_bits"][1] == 1024
@@ -150,7 +151,7 @@ def test_rerun_from_an_archive_names_it(measured: Result) -> None:
     rerun = measured.model_copy(
         update={"execution": measured.execution.model_copy(update={"archive": ref})}
     )
-    frame = export.tidy_frame([measured, rerun])
+    frame = tidy_frame([measured, rerun])
     assert frame["archive_id"].isna().sum() == len(measured.harness.rows)
     assert list(frame["archive_id"].dropna()) == ["20261201T090000Z-abc123-0011aabb"] * len(
         rerun.harness.rows

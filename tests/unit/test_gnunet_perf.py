@@ -19,7 +19,7 @@ from archbench.build import plan_image
 from archbench.errors import MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch
-from archbench.report import gnunet_perf as gnunet_perf_tables
+from archbench.report import gnunet_perf
 from archbench.result import HarnessDocument, Row, SuiteRun
 from archbench.upstream import add_gnunet_perf_rows
 
@@ -82,16 +82,16 @@ def test_witness_rows_give_the_ratio_interval_of_a_truncated_print() -> None:
     )
     only_ours = row("RSA", "verifying", [1_000_000, 1_000_000], key_bits=2048)
     r = result("amd64-trixie", "amd64", "x86_64", "Xeon", [ours, only_ours, theirs])
-    (w,) = gnunet_perf_tables.witness_rows([r])
+    (w,) = gnunet_perf.witness_rows([r])
     assert w.label == "RSA-2048 signing"
     assert w.archbench_ns == pytest.approx(37_000_000)  # median per op × 10
     assert (w.gnunet_low_ns, w.gnunet_high_ns) == (36_000_000, 37_000_000)
     assert w.ratio_low == pytest.approx(1.0)
     assert w.ratio_high == pytest.approx(37 / 36)
-    md = gnunet_perf_tables.markdown([w])
+    md = gnunet_perf.markdown([w])
     assert "| amd64-trixie | RSA-2048 signing | 37.0 ms" in md
     assert "[36.0 ms, 37.0 ms)" in md and "1.00–1.03×" in md
-    tex = gnunet_perf_tables.latex([w])
+    tex = gnunet_perf.latex([w])
     assert "\\label{tab:gnunet-perf-vs-archbench}" in tex and "1.00--1.03\\texttimes{}" in tex
 
 
@@ -101,14 +101,14 @@ def test_a_zero_print_gives_an_open_ratio() -> None:
         update={"suite": "gnunet-perf", "samples_ns": (1,), "uncertainty_ns": 1000}
     )
     theirs = theirs.model_copy(update={"samples_ns": (1,)})
-    (w,) = gnunet_perf_tables.witness_rows([result("t", "amd64", "x86_64", "Xeon", [ours, theirs])])
+    (w,) = gnunet_perf.witness_rows([result("t", "amd64", "x86_64", "Xeon", [ours, theirs])])
     assert math.isfinite(w.ratio_high)
     assert w.ratio_low == pytest.approx(600 / 1001)
 
 
 def test_write_is_silent_without_both_suites(tmp_path: Path) -> None:
     r = result("t", "amd64", "x86_64", "Xeon", [row("CS", "signing", [1, 2, 3])])
-    assert gnunet_perf_tables.write([r], tmp_path) == []
+    assert gnunet_perf.write([r], tmp_path) == []
     assert list(tmp_path.iterdir()) == []
 
 

@@ -33,7 +33,8 @@ from archbench.inputs import (
 )
 from archbench.matrix import Base
 from archbench.platforms import Arch
-from archbench.report import format_number, format_speed, outputs
+from archbench.report import format_number, format_speed
+from archbench.report.writer import OUTPUTS_FILE, OUTPUTS_FORMAT, listed, replace_outputs
 from archbench.result import MANIFEST_NAME, Result, ResultStore
 
 RUN = "20261129T224000Z-1a2b3c"
@@ -150,12 +151,12 @@ def test_report_removes_only_what_an_earlier_report_wrote(tmp_path: Path) -> Non
     assert not (out / "appendix.md").exists()
     assert all(p.read_bytes() == b"the user's" for p in mine)
     TASKS.report(ctx)
-    written = outputs.listed(out)
+    written = listed(out)
     assert "fig-signing.png" in written and "appendix.md" in written
     assert not {p.name for p in mine} & written
     # --no-plots: the earlier report's figures are left as they are, and so are the user's.
     TASKS.report(ctx, plots=False)
-    assert (out / "fig-signing.png").exists() and "fig-signing.png" in outputs.listed(out)
+    assert (out / "fig-signing.png").exists() and "fig-signing.png" in listed(out)
     assert all(p.read_bytes() == b"the user's" for p in mine)
     assert (out / "appendix.md").is_file()
 
@@ -165,12 +166,12 @@ def test_an_outputs_manifest_cannot_name_files_elsewhere(tmp_path: Path) -> None
     out.mkdir()
     victim = tmp_path / "victim.txt"
     victim.write_text("keep")
-    (out / outputs.MANIFEST_FILE).write_text(
-        json.dumps({"format": outputs.FORMAT, "files": ["../victim.txt", str(victim), "ok.md"]})
+    (out / OUTPUTS_FILE).write_text(
+        json.dumps({"format": OUTPUTS_FORMAT, "files": ["../victim.txt", str(victim), "ok.md"]})
     )
     (out / "ok.md").write_text("old")
-    assert outputs.listed(out) == {"ok.md"}
-    assert outputs.replace_outputs(out, []) == [out / "ok.md"]
+    assert listed(out) == {"ok.md"}
+    assert replace_outputs(out, []) == [out / "ok.md"]
     assert victim.read_text() == "keep"
 
 

@@ -10,7 +10,7 @@ from helpers import result, row
 from archbench.errors import ReportError
 from archbench.report import (
     ReportOptions,
-    latex_chapter,
+    formats,
     latex_escape,
     render_latex,
     render_markdown,
@@ -56,10 +56,10 @@ def test_label_prefix_reaches_every_label_and_reference(native: Result) -> None:
 
 @pytest.mark.parametrize("bad", ["a}b", "\\x", "a b", "-a", "a" * 41, "ä"])
 def test_label_prefix_grammar(bad: str, native: Result) -> None:
-    assert latex_chapter.check_label_prefix("") == ""
-    assert latex_chapter.check_label_prefix("thesis-2:") == "thesis-2:"
+    assert formats.check_label_prefix("") == ""
+    assert formats.check_label_prefix("thesis-2:") == "thesis-2:"
     with pytest.raises(ReportError, match=r"--label-prefix .* is not allowed"):
-        latex_chapter.check_label_prefix(bad)
+        formats.check_label_prefix(bad)
     with pytest.raises(ReportError, match="--label-prefix"):
         render_latex([native], ReportOptions(label_prefix=bad))
 
@@ -69,10 +69,10 @@ def test_published_intro_keeps_its_reference_and_escapes_the_rest() -> None:
         return r"\ref{" + label + "}"
 
     text = r"In table \ref{tab:comp-sign-full} 100% & $5 \ref{bad label}."
-    assert latex_chapter.with_refs(text, latex_escape, ref, "p:") == (
+    assert formats.with_refs(text, latex_escape, ref, "p:") == (
         r"In table \ref{p:tab:comp-sign-full} 100\% \& \$5 \textbackslash{}ref\{bad label\}."
     )
-    assert latex_chapter.published("#23~20.04.1", latex_escape) == r"\#23~20.04.1"
+    assert formats.published("#23~20.04.1", latex_escape) == r"\#23~20.04.1"
 
 
 def test_figures_are_referenced_from_both_chapters(native: Result) -> None:
@@ -92,7 +92,7 @@ def test_figures_are_referenced_from_both_chapters(native: Result) -> None:
 
 
 def test_package_is_shipped_and_defines_only_what_is_missing() -> None:
-    sty = latex_chapter.sty_text()
+    sty = formats.sty_text()
     assert r"\ProvidesPackage{archbench-appendix}" in sty
     assert r"\@ifundefined{bfhBox}" in sty and r"\providecommand{\setupBfhTabular}" in sty
     assert r"\newcommand{\archbenchNote}" in sty and r"\newenvironment{archbenchFit}" in sty

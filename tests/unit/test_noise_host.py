@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from archbench.analysis import noise_cause_text, summarize
 from archbench.analysis.noise import KEYGEN_CAUSE, UNKNOWN, noise_causes
-from archbench.report import export
+from archbench.report.frame import tidy_frame
 from archbench.result import Row, RowNoise
 
 
@@ -116,7 +116,7 @@ def _adaptive_row(samples: list[int], **extra: Any) -> Row:
 def test_exports_carry_interval_stop_reason_and_noise() -> None:
     tight = _adaptive_row([1000, 1005, 995, 1002, 998, 1001, 999])
     loose = _adaptive_row([1000, 1500, 700, 1300, 900, 2000, 600], stop_reason="budget")
-    frame = export.tidy_frame([result("amd64-native", "amd64", "x86_64", "cpu", [tight, loose])])
+    frame = tidy_frame([result("amd64-native", "amd64", "x86_64", "cpu", [tight, loose])])
     first, second = frame.to_dict("records")
     assert first["stop_reason"] == "target"
     assert first["ci_reached"] is True
@@ -144,7 +144,7 @@ def test_key_generation_that_left_the_loop_is_noisy_by_nature_not_failing_the_ta
         }
     )
     assert (keygen.stop, keygen.note) == ("keygen_cap", note)
-    frame = export.tidy_frame([result("amd64-native", "amd64", "x86_64", "cpu", [keygen])])
+    frame = tidy_frame([result("amd64-native", "amd64", "x86_64", "cpu", [keygen])])
     (record,) = frame.to_dict("records")
     assert record["stop_reason"] == "keygen_cap"
     assert record["ci_half_width"] > 0.02  # the interval is still reported ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archbench.report import outputs
+from archbench.report.writer import listed, replace_outputs
 
 
 def _write(path: Path) -> Path:
@@ -15,16 +15,16 @@ def _write(path: Path) -> Path:
 def test_earlier_outputs_not_written_again_are_removed_but_kept_ones_stay(tmp_path: Path) -> None:
     first = [_write(tmp_path / n) for n in ("appendix.md", "fig-a.png", "fig-b.pdf", "old.csv")]
     mine = _write(tmp_path / "fig-mine.png")
-    assert outputs.replace_outputs(tmp_path, first) == []
+    assert replace_outputs(tmp_path, first) == []
     # A --no-plots report: it writes the tables only and keeps the earlier figures.
-    removed = outputs.replace_outputs(
+    removed = replace_outputs(
         tmp_path, [tmp_path / "appendix.md"], keep=lambda n: n.startswith("fig-")
     )
     assert removed == [tmp_path / "old.csv"]
     assert (tmp_path / "fig-a.png").is_file() and (tmp_path / "fig-b.pdf").is_file()
-    assert outputs.listed(tmp_path) == {"appendix.md", "fig-a.png", "fig-b.pdf"}
+    assert listed(tmp_path) == {"appendix.md", "fig-a.png", "fig-b.pdf"}
     # A report with plots that no longer draws fig-b: only archbench's fig-b goes.
-    assert outputs.replace_outputs(tmp_path, [tmp_path / "appendix.md", first[1]]) == [
+    assert replace_outputs(tmp_path, [tmp_path / "appendix.md", first[1]]) == [
         tmp_path / "fig-b.pdf"
     ]
     assert mine.is_file()

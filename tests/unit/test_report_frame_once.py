@@ -11,8 +11,7 @@ from helpers import load_tasks, result, row
 from invoke.config import Config
 from invoke.context import Context
 
-from archbench.report import export
-from archbench.report import frame as report_frame
+from archbench.report import export, frame
 from archbench.result import Result, ResultStore
 
 
@@ -28,14 +27,15 @@ def test_report_builds_the_tidy_frame_once(tmp_path: Path, monkeypatch: pytest.M
     store.save(_machine("a"))
     store.save(_machine("b"))
     calls: list[int] = []
-    original = export.tidy_frame
+    original = frame.tidy_frame
 
     def counting(results: Any) -> pd.DataFrame:
         calls.append(len(results))
         return original(results)
 
+    # export imported the name: it is patched where each module looks it up.
     monkeypatch.setattr(export, "tidy_frame", counting)
-    monkeypatch.setattr(report_frame, "tidy_frame", counting)
+    monkeypatch.setattr(frame, "tidy_frame", counting)
     settings = {"results": str(tmp_path / "results"), "reports": str(tmp_path / "out")}
     tasks.report(Context(config=Config(overrides={"archbench": settings})), all_runs=True)
     assert calls == [2]

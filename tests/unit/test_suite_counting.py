@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_counting import counted
 
-from archbench.report import instructions as T
+from archbench.report import instructions
 from archbench.result import Result
 from archbench.suites import COUNTED_SUITES
 
@@ -235,14 +235,14 @@ def counted_suites() -> Result:
 
 def test_table_has_a_suite_column_and_names_what_is_not_counted() -> None:
     r = counted_suites()
-    table = T.wide([r])
+    table = instructions.wide([r])
     assert table["Suite"].tolist() == ["blindsig", "blindsig", "rsa-large", "sodium", "sodium"]
     assert table["Scheme"].tolist()[2:] == ["RSA-2048", "SHA-256 1000 B", "SHA-256 64 B"]
     # ops_per_block is 10: 60 M per block = 6 M per signature.
     assert table["amd64-trixie"].tolist()[2:] == [6_000_000, 3_000, 774]
-    md = T.render_markdown([r])
+    md = instructions.render_markdown([r])
     assert "Not counted: openssl-speed, gnupg" in md
-    assert "Not counted: openssl-speed, gnupg" in T.render_latex([r])
+    assert "Not counted: openssl-speed, gnupg" in instructions.render_latex([r])
 
 
 def test_export_joins_on_suite_and_param_and_leaves_foreign_suites_empty() -> None:
@@ -258,7 +258,7 @@ def test_export_joins_on_suite_and_param_and_leaves_foreign_suites_empty() -> No
             "operation": ["hash", "hash", "sign", "sign"],
         }
     )
-    out = T.add_export_column(export, [r])
+    out = instructions.add_export_column(export, [r])
     assert len(out) == 4  # no row doubled by the join
     values = out["instructions_per_op"].tolist()
     assert values[0] == 774.0 and values[1] == 3000.0 and values[3] == 6_000_000.0

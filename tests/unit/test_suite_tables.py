@@ -9,8 +9,9 @@ from suite_rows import ROWS, suite_row
 
 from archbench.analysis import order_statistics
 from archbench.report import render_latex, render_markdown, render_markdown_table
-from archbench.report.export import gnupg_frame, tidy_frame
+from archbench.report.export import gnupg_frame
 from archbench.report.frame import machines as report_machines
+from archbench.report.frame import tidy_frame
 from archbench.report.model import Machine
 from archbench.report.plots import gnupg_figure
 from archbench.report.suites import row_unit, suite_tables

@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 from archbench.errors import MatrixError, ReportError, ResultsError
 from archbench.result import MAX_NS
 from archbench.upstream import MAX_OPS, parse_duration, parse_scheme, scan_log
-from archbench.upstream.reference import to_result
-from archbench.upstream.taler_helper import helper_scheme_and_bits
-from archbench.upstream.thesis_latex import parse_seed, printed_to_ns
+from archbench.upstream.gnunet_log import helper_scheme_and_bits
+from archbench.upstream.reference import parse_seed, printed_to_ns, to_result
 from archbench.upstream.wording import (
     PERF_CRYPTO_CS_WORDING,
     PERF_CRYPTO_RSA_WORDING,
@@ -36,7 +35,7 @@ NOISE = st.text(
 )
 
 
-# --- gnunet_time ----------------------------------------------------------------------
+# --- GNUnet's times -------------------------------------------------------------------
 
 
 @given(
@@ -169,7 +168,7 @@ def test_any_log_gives_positive_samples_or_a_results_error(text: str) -> None:
     assert sum(len(row.samples_ns) for row in scan.rows) == len(scan.measurements)
 
 
-# --- taler_helper ---------------------------------------------------------------------
+# --- test_helper's scheme -------------------------------------------------------------
 
 
 @given(bits=st.integers(512, 16_384), sep=st.sampled_from(["-", "_", "."]))
@@ -202,7 +201,7 @@ def test_scheme_option_is_cs_rsa_blank_or_refused(value: str) -> None:
             parse_scheme(value)
 
 
-# --- thesis_latex ---------------------------------------------------------------------
+# --- the thesis's LaTeX ---------------------------------------------------------------
 
 
 def _spaced(ms: Decimal) -> str:

@@ -17,7 +17,7 @@ from helpers import HARNESS_DIR
 
 from archbench.result import Operation, vocabulary
 from archbench.suites import SUITE_NAMES, SUITE_TITLES
-from archbench.upstream import thesis_latex
+from archbench.upstream import reference
 
 
 def _c_names(variable: str) -> tuple[str, ...]:
@@ -64,7 +64,7 @@ def test_contract_and_reference_parser_use_the_host_wording() -> None:
     for op, words in vocabulary.OPERATION_WORDING.items():
         helper = op in vocabulary.HELPER_OPERATIONS
         printed = f"100 {words}" if helper else f"10x {words}"
-        assert thesis_latex.read_operation(printed, "test") == (
+        assert reference.read_operation(printed, "test") == (
             op,
             100 if helper else 10,
             "security-module" if helper else "blindsig",

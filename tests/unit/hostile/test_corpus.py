@@ -30,9 +30,7 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench import errors, matrix
-from archbench import result as results
-from archbench import upstream as importer
+from archbench import errors, matrix, result, upstream
 from archbench.platforms import Arch
 
 RUN = "20261129T220000Z-abcdef"
@@ -78,22 +76,22 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
             path = tmp_path / RUN / "t1.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(case.input)
-            results.load(path)
+            result.load(path)
         elif case.kind == "manifest-bytes":
-            path = tmp_path / RUN / results.MANIFEST_NAME
+            path = tmp_path / RUN / result.MANIFEST_NAME
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(case.input)
-            results.ResultStore(tmp_path).load_manifest(RUN)
+            result.ResultStore(tmp_path).load_manifest(RUN)
         elif case.kind == "setup-bytes":
             path = tmp_path / "setup.yml"
             path.write_bytes(case.input)
-            importer.load_setup(path, Arch.AMD64)
+            upstream.load_setup(path, Arch.AMD64)
         elif case.kind == "log":
             path = tmp_path / "perf_crypto_rsa.log"
             path.write_text(case.input, encoding="utf-8")
-            setup = importer.parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64)
-            scans = importer.scan_files([path])
-            importer.build_result(scans, setup, "t", Arch.AMD64, RUN)
+            setup = upstream.parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64)
+            scans = upstream.scan_files([path])
+            upstream.build_result(scans, setup, "t", Arch.AMD64, RUN)
         elif case.kind in ("flag", "resume"):
             name, kwargs = case.input if case.kind == "flag" else ("bench", {"resume": case.input})
             try:
@@ -183,7 +181,7 @@ def test_worst_cases_are_bounded(
 ) -> None:
     path = tmp_path / "f"
     path.write_bytes(data)
-    action = (lambda: matrix.load(path)) if loader == "matrix" else (lambda: results.load(path))
+    action = (lambda: matrix.load(path)) if loader == "matrix" else (lambda: result.load(path))
     elapsed, peak, rss = _measure(action)
     with capsys.disabled():
         print(f"\n{name}: {elapsed:.3f} s, peak {peak / 1e6:.1f} MB traced, max RSS +{rss} KiB")
