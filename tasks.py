@@ -20,10 +20,6 @@ from invoke.exceptions import Exit
 from invoke.tasks import task
 
 from archbench import cli
-from archbench.cli import archive as archive_cli
-from archbench.cli import compare as compare_cli
-from archbench.cli import import_logs as import_cli
-from archbench.cli import report as report_cli
 from archbench.errors import ArchbenchError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,7 +98,10 @@ def archive(
     c: Context, run_id: str, out: str = "", tar: bool = False, plots: bool = True, results: str = ""
 ) -> None:
     """Write a run's images (docker save), matrix, results and report into one directory."""
-    archive_cli.archive(_settings(c), run_id=run_id, out=out, tar=tar, plots=plots, results=results)
+    cli.archive(
+        _settings(c),
+        cli.ArchiveFlags(run_id=run_id, out=out, tar=tar, plots=plots, results=results),
+    )
 
 
 @task(help=cli.IMAGES_HELP)
@@ -140,22 +139,24 @@ def report(
     label_prefix: str = "",
 ) -> None:
     """Render the Performance Measurements chapter, exports and plots (no Docker needed)."""
-    report_cli.report(
+    cli.report(
         _settings(c),
-        run=run,
-        all_runs=all_runs,
-        results=results,
-        out=out,
-        target=target,
-        arch=arch,
-        suite=suite,
-        reference=reference,
-        baseline=baseline,
-        style=style,
-        unit=unit,
-        compare_bits=compare_bits,
-        plots=plots,
-        label_prefix=label_prefix,
+        cli.ReportFlags(
+            run=run,
+            all_runs=all_runs,
+            results=results,
+            out=out,
+            target=target,
+            arch=arch,
+            suite=suite,
+            reference=reference,
+            baseline=baseline,
+            style=style,
+            unit=unit,
+            compare_bits=compare_bits,
+            plots=plots,
+            label_prefix=label_prefix,
+        ),
     )
 
 
@@ -205,20 +206,22 @@ def import_(
     rsa_bits: str | None = None,
 ) -> None:
     """Import saved perf_crypto_cs/_rsa and test_helper_cs/_rsa output as one machine's results."""
-    import_cli.import_logs(
+    cli.import_logs(
         _settings(c),
-        logs=logs,
-        setup=setup,
-        target=target,
-        arch=arch,
-        run=run,
-        results=results,
-        cpu=cpu,
-        cores=cores,
-        os=os,
-        kernel=kernel,
-        scheme=scheme,
-        rsa_bits=rsa_bits,
+        cli.ImportFlags(
+            logs=logs,
+            setup=setup,
+            target=target,
+            arch=arch,
+            run=run,
+            results=results,
+            cpu=cpu,
+            cores=cores,
+            os=os,
+            kernel=kernel,
+            scheme=scheme,
+            rsa_bits=rsa_bits,
+        ),
     )
 
 
@@ -237,15 +240,17 @@ def compare(
     threshold: str = "0.05",
 ) -> None:
     """Compare two runs row by row: B/A, its interval and a verdict (faster, slower, no change)."""
-    compare_cli.compare(
+    cli.compare(
         _settings(c),
-        run_a=run_a,
-        run_b=run_b,
-        results=results,
-        out=out,
-        target=target,
-        arch=arch,
-        suite=suite,
-        confidence=confidence,
-        threshold=threshold,
+        cli.CompareFlags(
+            run_a=run_a,
+            run_b=run_b,
+            results=results,
+            out=out,
+            target=target,
+            arch=arch,
+            suite=suite,
+            confidence=confidence,
+            threshold=threshold,
+        ),
     )

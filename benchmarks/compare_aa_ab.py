@@ -56,7 +56,7 @@ from pathlib import Path
 
 import yaml
 
-from archbench.analysis import compare
+from archbench.analysis import compare, counts, row_key
 from archbench.report import select_results
 from archbench.result import ResultStore
 
@@ -136,9 +136,9 @@ def verdicts(
         if failures:
             raise CheckError(f"run {run_id}: {failures[0].message}")
         sides.append(select_results(loaded, suites=["blindsig"]))
-    rows = compare.compare(sides[0], sides[1])
+    rows = compare(sides[0], sides[1])
     block_ns = {
-        compare.row_key(result.target.name, row): statistics.median(row.samples_ns)
+        row_key(result.target.name, row): statistics.median(row.samples_ns)
         for result in sides[0]
         for row in result.harness.rows
     }
@@ -146,13 +146,13 @@ def verdicts(
     rows = [r for r in rows if r not in short]
     widths = [(r.high - r.low) / 2 / r.ratio for r in rows if math.isfinite(r.low) and r.ratio > 0]
     half = statistics.median(widths) if widths else math.nan
-    counts = {str(v): n for v, n in compare.counts(rows).items()}
+    tally = {str(v): n for v, n in counts(rows).items()}
     if short:
-        counts[SHORT_BLOCK] = len(short)
+        tally[SHORT_BLOCK] = len(short)
         for r in short:
             ms = block_ns[r.key] / 1e6
             print(f"  {r.key.label}: A's median block {ms:.1f} ms ({r.verdict}): not counted")
-    return counts, half
+    return tally, half
 
 
 def _summary(name: str, counts: dict[str, int], wanted: str, half_width: float) -> str:

@@ -19,7 +19,7 @@ what harness overhead would add to (``--statistic median``: median block /
 median block, as reports print; on a VM a neighbour's burst moves it). The
 table gives, per row, the median of the per-round ratios with its
 distribution-free 95 % interval over rounds
-(``archbench.overhead.paired_ratio_interval``: order statistics, as every
+(``archbench.analysis.overhead.paired_ratio_interval``: order statistics, as every
 archbench median; a streak of rounds in which one program's whole run was
 slowed does not move it).
 The goal: every interval narrower than ±3 % and containing a value within
@@ -28,7 +28,7 @@ is spent. RSA key generation rows get the same rounds as the others, with
 one key per block (calibration gives one: a key takes more than 1 ms), but
 their figure pools every key: median of all harness keys / median of all
 bare keys, with a two-sample bootstrap interval
-(``archbench.overhead.pooled_ratio_interval``). A key's time varies from key
+(``archbench.analysis.overhead.pooled_ratio_interval``). A key's time varies from key
 to key by tens of percent (CV 0.5-0.7: the prime search), which dwarfs any
 drift between rounds, so only the number of keys narrows the interval; the
 table says how many keys each program would need for ±3 % (about 4,000-5,000
@@ -261,11 +261,7 @@ def _per_op(rounds: Sequence[dict[str, Any]], side: str, label: str) -> list[flo
 
 def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tuple[str, bool]:
     """The table of ``rounds`` (collect's JSON lines) and whether every row met the goal."""
-    from archbench.analysis.overhead import (  # host only: scipy
-        paired_ratio_interval,
-        pooled_ratio_interval,
-        samples_for_half_width,
-    )
+    from archbench.analysis import overhead  # host only: scipy
 
     ratios = per_round_ratios(rounds, statistic)
     of = STATISTICS[statistic]
@@ -281,10 +277,10 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tu
         pooled = label.startswith("RSA-") and label.endswith(" key_generation")
         if pooled:  # every key one sample: key-to-key spread dwarfs round-to-round drift
             h_all, b_all = (_per_op(rounds, side, label) for side in ("harness", "bare"))
-            est = pooled_ratio_interval(h_all, b_all)
+            est = overhead.pooled_ratio_interval(h_all, b_all)
             h, b = h_all, b_all
         else:
-            est = paired_ratio_interval(ratios[label])
+            est = overhead.paired_ratio_interval(ratios[label])
         ops = "/".join(sorted({str(r["harness"][label][0]) for r in rounds}, key=int))
         contains = est.low <= 1 + GOAL_HALF_WIDTH and est.high >= 1 - GOAL_HALF_WIDTH
         narrow = est.half_width <= GOAL_HALF_WIDTH
@@ -292,7 +288,7 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tu
         all_ok = all_ok and ok
         goal = "met" if ok else ("too wide" if contains else "MISSED")
         if pooled:
-            need = samples_for_half_width(est, est.rounds, GOAL_HALF_WIDTH)
+            need = overhead.samples_for_half_width(est, est.rounds, GOAL_HALF_WIDTH)
             goal += f" (pooled {est.rounds} keys each" + (
                 f"; ~{need:.0f} for ±3 %)" if not narrow and math.isfinite(need) else ")"
             )
@@ -306,7 +302,7 @@ def format_table(rounds: Sequence[dict[str, Any]], statistic: str = "min") -> tu
         f" {statistic}(bare blocks) per op; ratio: median over rounds with its"
         " distribution-free 95 % interval; goal: ± <= 3 % and the interval touching 0.97-1.03;"
         " RSA key generation: median(every harness key) / median(every bare key), two-sample"
-        " bootstrap (archbench.overhead.pooled_ratio_interval)"
+        " bootstrap (archbench.analysis.overhead.pooled_ratio_interval)"
     )
     return "\n".join(lines), all_ok
 

@@ -9,7 +9,7 @@ writes a file and never imports ``docker``:
   distribution-free interval of a median (:func:`median_interval`), ratios of
   two per-operation times (:func:`slowdown`), within- and between-run spread
   (:func:`repeatability`) and order statistics;
-* :mod:`~archbench.analysis.compare`: two runs row by row, B/A with a bootstrap
+* :mod:`~archbench.analysis.comparison`: two runs row by row, B/A with a bootstrap
   interval and a verdict (:class:`RowComparison`, ``invoke compare``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
@@ -29,8 +29,22 @@ not allowed.
 
 from __future__ import annotations
 
-from archbench.analysis.compare import RowComparison, counts
-from archbench.analysis.counting import median_per_op, spread
+from archbench.analysis.comparison import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_THRESHOLD,
+    RowComparison,
+    compare,
+    counts,
+    row_key,
+    unmatched,
+)
+from archbench.analysis.counting import (
+    cpu_model,
+    median_per_op,
+    metric_names,
+    parse_metrics,
+    spread,
+)
 from archbench.analysis.noise import noise_cause_text
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
@@ -45,16 +59,24 @@ from archbench.analysis.stats import (
 
 __all__ = [
     "DEFAULT_CI_TARGET",
+    "DEFAULT_CONFIDENCE",
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
+    "DEFAULT_THRESHOLD",
     "RowComparison",
+    "compare",
     "counts",
+    "cpu_model",
     "median_interval",
     "median_per_op",
+    "metric_names",
     "noise_cause_text",
     "order_statistics",
+    "parse_metrics",
     "repeatability",
+    "row_key",
     "slowdown",
     "spread",
     "summarize",
+    "unmatched",
 ]

@@ -5,14 +5,9 @@ it resolves ``invoke.yaml`` (:func:`resolve_settings`), puts the flags, as the
 strings invoke parsed, into one frozen object per task (:mod:`archbench.cli.options`)
 and hands both to the task's body. The bodies only parse, call a stage and print:
 
-| task | body |
-| --- | --- |
-| ``bench``, ``images`` | :mod:`archbench.cli.bench` (the run itself: :func:`archbench.run.bench`) |
-| ``doctor``, ``clean``, ``ci-matrix`` | :mod:`archbench.cli.hosts` |
-| ``report`` | :mod:`archbench.cli.report` |
-| ``compare`` | :mod:`archbench.cli.compare` |
-| ``import`` | :mod:`archbench.cli.import_logs` |
-| ``archive`` | :mod:`archbench.cli.archive` |
+The bodies are :mod:`archbench.cli.commands`, one function per task (``bench``,
+``images``, ``report``, ``compare``, ``import_logs``, ``archive``, ``doctor``,
+``clean``, ``ci_matrix``); the run itself is :func:`archbench.run.bench`.
 
 The help text of every flag is :mod:`archbench.cli.helptext` (``<TASK>_HELP``). The
 bodies raise :class:`archbench.errors.ArchbenchError` subclasses; ``tasks.py`` turns
@@ -22,7 +17,17 @@ them into exit codes. Flag parsing (:mod:`~archbench.cli.options`,
 
 from __future__ import annotations
 
-from archbench.cli.bench import bench, images
+from archbench.cli.commands import (
+    archive,
+    bench,
+    ci_matrix,
+    clean,
+    compare,
+    doctor,
+    images,
+    import_logs,
+    report,
+)
 from archbench.cli.config import Settings, resolve_settings
 from archbench.cli.helptext import (
     ARCHIVE_HELP,
@@ -35,8 +40,17 @@ from archbench.cli.helptext import (
     IMPORT_HELP,
     REPORT_HELP,
 )
-from archbench.cli.hosts import ci_matrix, clean, doctor
-from archbench.cli.options import BenchFlags, CiMatrixFlags, CleanFlags, DoctorFlags, ImagesFlags
+from archbench.cli.options import (
+    ArchiveFlags,
+    BenchFlags,
+    CiMatrixFlags,
+    CleanFlags,
+    CompareFlags,
+    DoctorFlags,
+    ImagesFlags,
+    ImportFlags,
+    ReportFlags,
+)
 
 __all__ = [
     "ARCHIVE_HELP",
@@ -48,16 +62,24 @@ __all__ = [
     "IMAGES_HELP",
     "IMPORT_HELP",
     "REPORT_HELP",
+    "ArchiveFlags",
     "BenchFlags",
     "CiMatrixFlags",
     "CleanFlags",
+    "CompareFlags",
     "DoctorFlags",
     "ImagesFlags",
+    "ImportFlags",
+    "ReportFlags",
     "Settings",
+    "archive",
     "bench",
     "ci_matrix",
     "clean",
+    "compare",
     "doctor",
     "images",
+    "import_logs",
+    "report",
     "resolve_settings",
 ]

@@ -79,6 +79,70 @@ class CiMatrixFlags:
     matrix: str = ""
 
 
+@dataclass(frozen=True)
+class ReportFlags:
+    """``invoke report``'s flags as invoke parsed them."""
+
+    run: str | None = None
+    all_runs: bool = False
+    results: str = ""
+    out: str = ""
+    target: str | None = None
+    arch: str | None = None
+    suite: str | None = None
+    reference: bool = False
+    baseline: str = ""
+    style: str = "thesis"
+    unit: str = "ms"
+    compare_bits: str | None = None
+    plots: bool = True
+    label_prefix: str = ""
+
+
+@dataclass(frozen=True)
+class CompareFlags:
+    """``invoke compare``'s arguments and flags as invoke parsed them."""
+
+    run_a: str
+    run_b: str
+    results: str = ""
+    out: str = ""
+    target: str | None = None
+    arch: str | None = None
+    suite: str | None = None
+    confidence: str = "0.95"
+    threshold: str = "0.05"
+
+
+@dataclass(frozen=True)
+class ImportFlags:
+    """``invoke import``'s arguments and flags as invoke parsed them."""
+
+    logs: str
+    setup: str = ""
+    target: str = ""
+    arch: str | None = None
+    run: str = ""
+    results: str = ""
+    cpu: str = ""
+    cores: str | None = None
+    os: str = ""
+    kernel: str = ""
+    scheme: str = ""
+    rsa_bits: str | None = None
+
+
+@dataclass(frozen=True)
+class ArchiveFlags:
+    """``invoke archive``'s argument and flags as invoke parsed them."""
+
+    run_id: str
+    out: str = ""
+    tar: bool = False
+    plots: bool = True
+    results: str = ""
+
+
 def split(value: str | None, flag: str = "") -> list[str]:
     """The comma-separated items of ``--flag``; ``[]`` (all) when the flag was not given.
 

@@ -15,7 +15,7 @@ before anything is built.
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
   emulated targets (:func:`apply_emulated_defaults`);
-* :mod:`archbench.matrix.load`: reading (bounded, strict YAML through
+* :mod:`archbench.matrix.loading`: reading (bounded, strict YAML through
   :mod:`archbench.inputs`), validating, and explaining validation errors.
 
 A suite's settings are not defined here: they are :mod:`archbench.suites`'
@@ -28,7 +28,7 @@ This package is pure: it never imports ``docker``.
 from __future__ import annotations
 
 from archbench.matrix.defaults import apply_emulated_defaults, describe_emulated_changes
-from archbench.matrix.load import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
+from archbench.matrix.loading import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
 from archbench.matrix.model import (
     LOCAL_HOST,
     MAX_CPUS,

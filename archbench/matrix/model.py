@@ -3,7 +3,7 @@
 A :class:`Matrix` checks what refers to what (a target's base, profile and
 host) and that target names are unique. The suites' settings it holds are the
 models of :mod:`archbench.suites`, filled from ``defaults:`` by
-:mod:`archbench.matrix.defaults`; :mod:`archbench.matrix.load` reads a file into
+:mod:`archbench.matrix.defaults`; :mod:`archbench.matrix.loading` reads a file into
 these models. Every model is frozen and refuses unknown keys
 (:class:`~archbench.inputs.Strict`).
 

@@ -1,4 +1,4 @@
-"""Render a run comparison (:mod:`archbench.analysis.compare`) as Markdown, LaTeX and CSV.
+"""Render a run comparison (:mod:`archbench.analysis.comparison`) as Markdown, LaTeX and CSV.
 
 The Markdown table goes to the terminal, as ``pyperf compare_to`` and
 critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as

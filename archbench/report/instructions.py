@@ -241,7 +241,7 @@ def _markdown_wide(table: pd.DataFrame) -> str:
     )
 
 
-def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> str:
+def render_instructions_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> str:
     """The table as Markdown (:func:`_markdown_wide`) with its caption above.
 
     With native time results of the same targets in ``times``, a second table
@@ -267,7 +267,7 @@ def render_markdown(counted: Sequence[Result], times: Sequence[Result] = ()) -> 
     return text
 
 
-def render_latex(counted: Sequence[Result]) -> str:
+def render_instructions_latex(counted: Sequence[Result]) -> str:
     """The table as a LaTeX ``table`` (pandas Styler, Jinja2 inside) with caption and label."""
     table = wide(counted)
     styler = (
@@ -358,9 +358,9 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
     f = frame(counted, times)
     texts = {
         # The Markdown file references the figure written beside it.
-        out_dir / "instructions.md": render_markdown(counted, times)
+        out_dir / "instructions.md": render_instructions_markdown(counted, times)
         + "\n![Instructions per operation](fig-instructions.png)\n",
-        out_dir / "instructions.tex": render_latex(counted),
+        out_dir / "instructions.tex": render_instructions_latex(counted),
         out_dir / "instructions.csv": f.to_csv(index=False, lineterminator="\n"),
         out_dir / "instructions.json": f.to_json(orient="records", indent=2) + "\n",
     }

@@ -307,7 +307,7 @@ def cs_vs_rsa_figure(
 
     Above 1 (the dashed line) CS is faster. CS's "derive R0, R1 & blinding"
     is the sum of r derivation, blinding-secret derivation and blinding
-    (:data:`archbench.report.COMPARISON_ROWS`). A bar is drawn only when
+    (:data:`archbench.result.COMPARISON_ROWS`). A bar is drawn only when
     every operation it needs is present and valid; None when no machine has
     CS and RSA ``rsa_bits``.
 

@@ -6,7 +6,7 @@ chapter. :func:`render_report` is the whole of ``invoke report``: the runs, the
 selection, the figures, the chapter, the exports, the suites' and instruction
 tables, and the removal of an earlier report's outputs. :func:`compare_runs` is
 ``invoke compare``: two runs of the store, selected alike and compared row by
-row (:mod:`archbench.analysis.compare`, :mod:`archbench.report.compare_tables`).
+row (:mod:`archbench.analysis.comparison`, :mod:`archbench.report.compare_tables`).
 
 The out directory may hold the user's files (a hand-made ``fig-setup.png``,
 notes). A report lists the files it writes in :data:`OUTPUTS_FILE` there; on
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from archbench.analysis import compare
+from archbench.analysis import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, compare, unmatched
 from archbench.errors import ReportError, ReportUsageError, ResultsError
 from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
@@ -59,7 +59,7 @@ from archbench.result import (
     write_texts,
 )
 from archbench.suites import SUITE_TITLES
-from archbench.upstream import reference
+from archbench.upstream import load_reference
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 
@@ -430,7 +430,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     loaded = [r for r in both if r.metric == "time"]
     counted = [r for r in both if r.metric == "instructions"]
     if request.reference:
-        shipped, bad = reference.load_reference()
+        shipped, bad = load_reference()
         loaded += shipped
         failures += bad
     for f in failures:
@@ -483,7 +483,7 @@ class CompareRequest:
     :func:`select_results` does (empty: all); ``confidence`` is the level of the
     bootstrap interval of B/A in [0.5, 1), ``threshold`` the smallest change (a
     fraction in [0, 1]) called slower or faster
-    (:func:`archbench.analysis.compare.compare`).
+    (:func:`archbench.analysis.comparison.compare`).
     """
 
     results: Path
@@ -493,8 +493,8 @@ class CompareRequest:
     targets: tuple[str, ...] = ()
     archs: tuple[str, ...] = ()
     suites: tuple[str, ...] = ()
-    confidence: float = compare.DEFAULT_CONFIDENCE
-    threshold: float = compare.DEFAULT_THRESHOLD
+    confidence: float = DEFAULT_CONFIDENCE
+    threshold: float = DEFAULT_THRESHOLD
 
 
 def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> list[Path]:
@@ -532,7 +532,7 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             )
         )
     level = request.confidence
-    rows = compare.compare(sides[0], sides[1], confidence=level, threshold=request.threshold)
+    rows = compare(sides[0], sides[1], confidence=level, threshold=request.threshold)
     if not rows:
         raise ReportError(
             f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
@@ -541,7 +541,7 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     if run_a == run_b:
         on_line(f"note: {run_a} is compared with itself; every ratio is 1")
     on_line(compare_tables.markdown(rows, run_a, run_b, level))
-    only_a, only_b = compare.unmatched(sides[0], sides[1])
+    only_a, only_b = unmatched(sides[0], sides[1])
     for run_id, n in ((run_a, only_a), (run_b, only_b)):
         if n:
             on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")

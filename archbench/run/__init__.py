@@ -5,7 +5,7 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.session`: one ``invoke bench`` / ``invoke images``
   (:func:`bench` of a frozen :class:`BenchOptions`): a new run, a resumed one or an
   archive's rerun, its engines, plans, cpuset and quota checks and manifest;
-* :mod:`archbench.run.plan`: :func:`plan`, pure: which target runs where, native or
+* :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
   emulated, with which suites (:class:`TargetPlan`); :func:`check_overrides`;
 * :mod:`archbench.run.schedule`: :func:`execute` carries plans out, hosts in
   parallel, each host's targets in its run slots, optionally building every target
@@ -15,20 +15,26 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.containers`: containers that are always removed and carry the
   label :data:`LABEL_RUN`, the emulation smoke test (:func:`smoke_test`) and the
   harness run (:func:`run_harness`);
+* :mod:`archbench.run.archives`: archives through the engine: ``invoke archive``
+  (:func:`create_archive`: ``docker save`` of the run's images beside its matrix,
+  results and report) and ``--from-archive`` (verify, ``docker load``, check the
+  image ids, the targets a rerun may run); the format itself is
+  :mod:`archbench.archive`;
 * :mod:`archbench.run.progress`: the live display, the harness's progress lines and
   the stored durations that give ETAs (:class:`TimingStore`, :func:`suite_key`);
   :class:`Reporter` is what :func:`execute` reports to (:class:`SilentReporter`
   records it).
 
-Only :mod:`~archbench.run.plan` and :mod:`~archbench.run.progress` are pure (no
+Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure (no
 ``docker``); the rest take their Docker clients as parameters
 (:mod:`archbench.hosts` creates them).
 """
 
 from __future__ import annotations
 
+from archbench.run.archives import ArchiveSummary, create_archive
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
-from archbench.run.plan import TargetPlan, check_overrides, plan
+from archbench.run.planning import TargetPlan, check_overrides, plan
 from archbench.run.progress import Reporter, SilentReporter, TimingStore, suite_key
 from archbench.run.schedule import RunOptions, execute, is_complete
 from archbench.run.session import BenchOptions, BenchRun, bench
@@ -36,6 +42,7 @@ from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
+    "ArchiveSummary",
     "BenchOptions",
     "BenchRun",
     "Reporter",
@@ -47,6 +54,7 @@ __all__ = [
     "Workspace",
     "bench",
     "check_overrides",
+    "create_archive",
     "execute",
     "is_complete",
     "leftover_containers",

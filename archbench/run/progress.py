@@ -6,7 +6,7 @@ latest output, elapsed time and ETA; elsewhere (CI, pipes) each stage change is
 printed as one plain line, and build output stays in the logs.
 :class:`SilentReporter` records stages for tests.
 
-The harness writes on stderr, as each step starts (``harness/suite_common.py``)::
+The harness writes on stderr, as each step starts (``harness/abh/suites/common.py``)::
 
     archbench-progress: <suite> <done>/<total> <elapsed>s <what>
 

@@ -34,7 +34,7 @@ from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import ResultStore, load
 from archbench.run.containers import ContainerGate, remove_run_containers
-from archbench.run.plan import TargetPlan
+from archbench.run.planning import TargetPlan
 from archbench.run.progress import Reporter, SilentReporter
 from archbench.run.target import HostState, TargetOutcome, Workspace, execute_target
 

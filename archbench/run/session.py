@@ -19,8 +19,7 @@ from typing import Any
 
 import docker.errors
 
-from archbench.analysis import counting
-from archbench.archive import archiver
+from archbench.analysis import metric_names
 from archbench.build import resolve_apt_proxy
 from archbench.errors import Interrupted, MatrixError
 from archbench.hosts import connect_host, engine_arch
@@ -35,7 +34,14 @@ from archbench.matrix import (
 )
 from archbench.platforms import Arch
 from archbench.result import ResultStore, RunManifest, check_run_id, new_run_id
-from archbench.run.plan import TargetPlan, check_overrides, plan
+from archbench.run.archives import (
+    load_for_targets,
+    local_targets,
+    open_archive,
+    resume_targets,
+    run_manifest,
+)
+from archbench.run.planning import TargetPlan, check_overrides, plan
 from archbench.run.progress import RichReporter, TimingStore
 from archbench.run.schedule import RunOptions, execute
 from archbench.run.target import TargetOutcome, Workspace
@@ -48,7 +54,7 @@ class BenchOptions:
     ``matrix``, ``results`` and ``work`` are paths (the matrix of a new run, the
     results store, scratch space). ``targets`` and ``archs`` select targets (empty:
     all); ``overrides`` are blindsig settings for this run (``--iterations`` ...,
-    checked by :func:`archbench.run.plan.check_overrides`); ``repeat`` container runs
+    checked by :func:`archbench.run.planning.check_overrides`); ``repeat`` container runs
     per target; ``cpuset``, ``cpus``: every container's CPUs and CPU quota (None:
     the targets' own); ``suites`` (empty: the matrix's enabled ones); ``metrics``
     (empty: the matrix's). ``resume``: the run id to finish (its ``run.json`` gives
@@ -147,14 +153,14 @@ def bench(options: BenchOptions) -> BenchRun:
     if options.from_archive is not None and rebuild:
         raise MatrixError("--rebuild and --from-archive: a rerun runs the archived images as is")
     arc = (
-        archiver.open_archive(options.from_archive, options.work)
+        open_archive(options.from_archive, options.work)
         if options.from_archive is not None
         else None
     )
     if arc is not None and not resume:
-        archived = archiver.run_manifest(arc)
+        archived = run_manifest(arc)
         m = parse(archived.matrix_text, f"matrix.yml of archive {arc.root}")
-        chosen = archiver.local_targets(m, arc.manifest, list(options.targets), list(options.archs))
+        chosen = local_targets(m, arc.manifest, list(options.targets), list(options.archs))
         manifest = archived.model_copy(
             update={
                 "run_id": new_run_id(),
@@ -179,7 +185,7 @@ def bench(options: BenchOptions) -> BenchRun:
         m = parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
         chosen = m.select(manifest.targets)
         if manifest.archive is not None or arc is not None:
-            chosen = archiver.resume_targets(manifest, arc, m)
+            chosen = resume_targets(manifest, arc, m)
         # run.json is a file like any other: its values are checked as the flags were.
         where = f"{store.root / resume / 'run.json'}:"
         overrides = dict(manifest.overrides)
@@ -205,7 +211,7 @@ def bench(options: BenchOptions) -> BenchRun:
             cpuset=cpuset_value,
             cpus=cpus,
             suites=tuple(suites),
-            metrics=counting.metric_names(metrics),
+            metrics=metric_names(metrics),
         )
     run_id = manifest.run_id
     clients = {}
@@ -227,7 +233,7 @@ def bench(options: BenchOptions) -> BenchRun:
     check_cpusets(clients, plans, cpuset_value)
     check_quotas(clients, plans, cpus)
     if arc is not None:
-        loaded = archiver.load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
+        loaded = load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
     if not build_only:
         store.save_manifest(manifest)

@@ -1,6 +1,6 @@
 """One target's stages on its host, from preflight to stored results.
 
-:func:`execute_target` runs the stages of one :class:`archbench.run.plan.TargetPlan`
+:func:`execute_target` runs the stages of one :class:`archbench.run.planning.TargetPlan`
 (emulation preflight, base, image, smoke test, harness runs, instruction counts)
 on a host whose state (:class:`HostState`) its worker threads share, timing each
 stage and filling in the target's :class:`TargetOutcome`. :class:`Workspace` names
@@ -30,7 +30,6 @@ from pathlib import Path
 import docker
 
 from archbench import upstream as importer
-from archbench.archive import archiver
 from archbench.build import (
     COUNTER_IN_IMAGE,
     Builder,
@@ -47,8 +46,9 @@ from archbench.hosts import check_emulation, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import Execution, Result, ResultStore, TargetInfo
+from archbench.run.archives import check_image
 from archbench.run.containers import ContainerGate, emulated_cpu, run_harness, smoke_test
-from archbench.run.plan import TargetPlan
+from archbench.run.planning import TargetPlan
 from archbench.run.progress import (
     Reporter,
     SuiteTracker,
@@ -178,7 +178,7 @@ def execute_target(
     if p.archived is not None:
         # The archived image, loaded and checked by id, is run by id: no base, no build.
         with timed("image"):
-            image_id = run_image = archiver.check_image(client, p.archived.entry)
+            image_id = run_image = check_image(client, p.archived.entry)
         image_tag, base_tag = p.archived.entry.tag, p.archived.entry.base_image
         base_built = p.archived.entry.base_built
         if p.emulated:

@@ -29,7 +29,7 @@ it in :class:`Suites` (one field and its import); on the harness side,
 ``harness/abh/suites/<name>.py`` plus its entry in the harness's ``SUITES``
 (and ``COUNTED_SUITES`` if counted; ``tests/unit/test_suite_counting.py``
 checks both sides agree). Tables of its own in reports are optional
-(:data:`archbench.report.suite_extras.EXTRA_TABLES`).
+(:data:`archbench.report.suites.EXTRA_TABLES`).
 
 This package is pure: it never imports ``docker``.
 """

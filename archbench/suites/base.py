@@ -42,7 +42,7 @@ class SuiteSpec:
     (``"libsodium"``). ``enabled_by_default``: a matrix without ``defaults:``
     runs it on every target (only blindsig does). ``counted``: ``--metric
     instructions`` counts it (its driver marks each block; the harness keeps
-    the same list, ``harness/suite_counting.py``). ``foreign``: it runs
+    the same list, ``harness/abh/suites/__init__.py``). ``foreign``: it runs
     programs archbench does not own (``openssl speed``, ``gpg``, GNUnet's and
     Taler's programs), so it is never counted. ``appendix``: its rows use the
     thesis appendix's schemes and operations and join the appendix's tables

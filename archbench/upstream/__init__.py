@@ -64,6 +64,7 @@ from archbench.upstream.log_import import (
     read_log,
     scan_files,
 )
+from archbench.upstream.reference import load_reference
 from archbench.upstream.suite_logs import (
     add_gnunet_perf_rows,
     add_taler_helper_rows,
@@ -92,6 +93,7 @@ __all__ = [
     "build_rows",
     "describe",
     "import_logs",
+    "load_reference",
     "load_setup",
     "log_paths",
     "parse_duration",

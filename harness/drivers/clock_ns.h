@@ -1,7 +1,7 @@
 /*
  * clock_ns.h -- the clock of blindsig's timed blocks: CLOCK_MONOTONIC in ns.
  *
- * Shared by harness/blindsig.c and benchmarks/harness_overhead.c (the bare
+ * Shared by harness/drivers/blindsig.c and benchmarks/harness_overhead.c (the bare
  * loop blindsig is compared with), so that both read the clock around a
  * block with the same code.  Like count_marker.h it holds a static
  * definition: include it once per translation unit.

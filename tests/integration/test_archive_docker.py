@@ -24,14 +24,15 @@ import pytest
 from helpers import WORK, run_invoke
 
 from archbench import run as pipeline
-from archbench.archive import archiver
-from archbench.archive.format import MANIFEST_FILE, sha256_file, verify, write_tar
+from archbench.archive import MANIFEST_FILE, verify, write_tar
+from archbench.archive.format import sha256_file
 from archbench.errors import ArchiveError
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore, RunManifest, new_run_id
 from archbench.result import load as load_result
+from archbench.run import archives
 
 pytestmark = [
     pytest.mark.docker,
@@ -113,7 +114,7 @@ def test_archive_round_trip(
     assert client.images.get(image_id).tags == [tag]
 
     out = tmp_path / "arc"
-    summary = archiver.create(store, run_id, out, plots=False, on_line=lambda s: None)
+    summary = archives.create_archive(store, run_id, out, plots=False, on_line=lambda s: None)
     (saved,) = summary.images
     print(
         f"\narchive: {saved.size / 1e6:.0f} MB image saved in {saved.seconds:.1f} s; "
@@ -193,6 +194,6 @@ def test_archive_round_trip(
     (unpacked / MANIFEST_FILE).write_text(json.dumps(raw), encoding="utf-8")
     forged = verify(unpacked, check_hashes=False)
     with pytest.raises(ArchiveError, match=f"gave image id\\(s\\) {image_id}, not {forged_id}"):
-        archiver.load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
+        archives.load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
     with pytest.raises(ArchiveError, match=f"image {forged_id} .* is not on the engine"):
-        archiver.check_image(client, forged.manifest.images[0])
+        archives.check_image(client, forged.manifest.images[0])

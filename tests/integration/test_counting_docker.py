@@ -196,7 +196,7 @@ def test_table_compares_architectures(counted: list[Result], tmp_path: Path) -> 
     signing = table[(table["Scheme"] == "CS") & (table["Operation"] == "signing")]
     ratio = float(signing["ci-riscv64 / ci-amd64"].iloc[0])
     assert 0.3 < ratio < 5.0  # same library, two ISAs: the same order of magnitude
-    md = instructions.render_markdown(firsts)
+    md = instructions.render_instructions_markdown(firsts)
     assert "-cpu rv64" in md and "RSA-1024" in md
     assert "| rsa-large" in md and "SHA-256 64 B" in md and "Not counted: openssl-speed" in md
     paths = instructions.write_all(firsts, [], tmp_path)

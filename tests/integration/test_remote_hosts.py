@@ -1,7 +1,7 @@
 """Targets on a second, real Docker engine (loopback TCP) beside the local one.
 
 The second engine is the session fixture ``second_engine`` of
-``tests/integration/conftest.py`` (see ``tests/engines.py``).
+``tests/conftest.py`` (see ``tests/engines.py``).
 """
 
 from __future__ import annotations

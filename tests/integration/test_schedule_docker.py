@@ -1,4 +1,4 @@
-"""Build first, then measure (archbench.run.execute) against the real engine (``--run-docker``).
+"""Build first, then measure (archbench.run.schedule) against the real engine (``--run-docker``).
 
 Two native amd64 targets on one image, so the image is built at most once and
 the test costs two short harness runs: every build of the build pass ends

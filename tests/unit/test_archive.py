@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.archive.format import (
+from archbench.archive import (
     MANIFEST_FILE,
     ArchiveManifest,
     FileEntry,
@@ -23,11 +23,10 @@ from archbench.archive.format import (
     extract_tar,
     images_used,
     list_files,
-    parse_manifest,
-    resolve_inside,
     verify,
     write_tar,
 )
+from archbench.archive.format import parse_manifest, resolve_inside
 from archbench.errors import ArchiveError
 from archbench.result import Execution, HarnessDocument, Result, Setup, TargetInfo
 

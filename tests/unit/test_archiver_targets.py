@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from archbench.archive.archiver import local_targets, resume_targets
-from archbench.archive.format import ArchiveManifest, FileEntry, ImageEntry, VerifiedArchive
+from archbench.archive import ArchiveManifest, FileEntry, ImageEntry, VerifiedArchive
 from archbench.errors import ArchiveError, MatrixError
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.result import RunManifest
 from archbench.run import plan
+from archbench.run.archives import local_targets, resume_targets
 
 MATRIX = """\
 version: 1

@@ -12,7 +12,7 @@ from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.analysis import compare
+from archbench.analysis import comparison
 from archbench.report import compare_tables
 from archbench.report.units import format_time_ns
 from archbench.result import Result, ResultStore
@@ -28,38 +28,38 @@ def _run(
 def test_ratio_interval_of_separated_samples_excludes_one() -> None:
     a = [100.0, 101.0, 99.0, 100.5, 100.2, 99.8]
     b = [120.0, 121.0, 119.5, 120.4, 119.9, 120.2]
-    ratio, low, high = compare.ratio_interval(a, b)
+    ratio, low, high = comparison.ratio_interval(a, b)
     assert ratio == pytest.approx(statistics.median(b) / statistics.median(a))
     assert 1.18 < low <= ratio <= high < 1.23
-    assert compare.verdict(ratio, low, high) == "slower"
-    assert compare.verdict(1 / ratio, 1 / high, 1 / low) == "faster"
+    assert comparison.verdict(ratio, low, high) == "slower"
+    assert comparison.verdict(1 / ratio, 1 / high, 1 / low) == "faster"
 
 
 def test_ratio_interval_is_reproducible_for_the_same_inputs() -> None:
     a = [100.0, 130.0, 90.0, 110.0, 105.0]
     b = [102.0, 95.0, 125.0, 99.0, 111.0]
-    assert compare.ratio_interval(a, b) == compare.ratio_interval(a, b)
+    assert comparison.ratio_interval(a, b) == comparison.ratio_interval(a, b)
 
 
 def test_overlapping_samples_give_no_significant_change() -> None:
     a = [100.0, 130.0, 90.0, 110.0, 105.0]
     b = [102.0, 95.0, 125.0, 99.0, 111.0]
-    ratio, low, high = compare.ratio_interval(a, b)
+    ratio, low, high = comparison.ratio_interval(a, b)
     assert low < 1 < high
-    assert compare.verdict(ratio, low, high) == "no significant change"
+    assert comparison.verdict(ratio, low, high) == "no significant change"
 
 
 def test_constant_samples_give_an_exact_interval() -> None:
-    ratio, low, high = compare.ratio_interval([50.0] * 3, [75.0] * 4)
+    ratio, low, high = comparison.ratio_interval([50.0] * 3, [75.0] * 4)
     assert (ratio, low, high) == (1.5, 1.5, 1.5)
 
 
 def test_a_change_below_the_threshold_is_no_significant_change() -> None:
     # The interval excludes 1, but 2 % is within the default 5 % noise floor.
-    assert compare.verdict(1.02, 1.01, 1.03) == "no significant change"
-    assert compare.verdict(1.02, 1.01, 1.03, threshold=0.0) == "slower"
+    assert comparison.verdict(1.02, 1.01, 1.03) == "no significant change"
+    assert comparison.verdict(1.02, 1.01, 1.03, threshold=0.0) == "slower"
     with pytest.raises(ValueError, match="threshold"):
-        compare.verdict(1.0, 0.9, 1.1, threshold=-0.1)
+        comparison.verdict(1.0, 0.9, 1.1, threshold=-0.1)
 
 
 @pytest.mark.parametrize(("a", "b"), [([1.0, 2.0], [1.0, 2.0, 3.0]), ([1.0, 2.0, 0.0], [1.0] * 3)])
@@ -67,7 +67,7 @@ def test_ratio_interval_refuses_too_few_or_impossible_samples(
     a: list[float], b: list[float]
 ) -> None:
     with pytest.raises(ValueError, match="samples"):
-        compare.ratio_interval(a, b)
+        comparison.ratio_interval(a, b)
 
 
 def test_compare_matches_rows_and_gives_verdicts() -> None:
@@ -86,9 +86,9 @@ def test_compare_matches_rows_and_gives_verdicts() -> None:
             ("RSA", "blinding", 2048): [10, 11, 12],  # only in B: left out
         }
     )
-    rows = {(r.key.scheme, r.key.operation): r for r in compare.compare(a, b)}
+    rows = {(r.key.scheme, r.key.operation): r for r in comparison.compare(a, b)}
     assert set(rows) == {("RSA", "signing"), ("CS", "signing"), ("RSA", "verifying")}
-    assert compare.unmatched(a, b) == (0, 1)  # RSA blinding only in B
+    assert comparison.unmatched(a, b) == (0, 1)  # RSA blinding only in B
     rsa = rows[("RSA", "signing")]
     assert rsa.ratio == pytest.approx(2.0)
     assert rsa.a_ns == pytest.approx(100.0)  # 1000 ns per block of 10 operations
@@ -97,7 +97,7 @@ def test_compare_matches_rows_and_gives_verdicts() -> None:
     verifying = rows[("RSA", "verifying")]
     assert verifying.verdict == "too few samples"
     assert math.isnan(verifying.low)
-    assert compare.counts(rows.values()) == {
+    assert comparison.counts(rows.values()) == {
         "slower": 1,
         "no significant change": 1,
         "too few samples": 1,
@@ -108,26 +108,26 @@ def test_invalid_rows_get_no_verdict() -> None:
     a = [result("t", "amd64", "x86_64", "Xeon", [row("CS", "signing", [5, 5, 5])])]
     bad = row("CS", "signing", [5, 5, 5], valid=False, reason="signature did not verify")
     b = [result("t", "amd64", "x86_64", "Xeon", [bad])]
-    (only,) = compare.compare(a, b)
+    (only,) = comparison.compare(a, b)
     assert only.verdict == "invalid"
 
 
 def test_single_targets_with_different_names_are_paired() -> None:
     a = _run({("CS", "signing", None): [500, 501, 499]}, name="amd64-bookworm")
     b = _run({("CS", "signing", None): [1000, 1001, 999]}, name="amd64-trixie")
-    (only,) = compare.compare(a, b)
+    (only,) = comparison.compare(a, b)
     assert only.key.target == "amd64-bookworm"
     assert only.ratio == pytest.approx(2.0)
     both = a + _run({("CS", "signing", None): [1, 1, 1]}, name="other")
-    assert compare.compare(both, b) == []
-    assert compare.unmatched(both, b) == (2, 1)
-    assert compare.unmatched(a, b) == (0, 0)
+    assert comparison.compare(both, b) == []
+    assert comparison.unmatched(both, b) == (2, 1)
+    assert comparison.unmatched(a, b) == (0, 0)
 
 
 def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
     a = _run({("RSA", "signing", 2048): [60_800_000, 61_000_000, 60_500_000]})
     b = _run({("RSA", "signing", 2048): [121_600_000, 122_000_000, 121_000_000]})
-    rows = compare.compare(a, b)
+    rows = comparison.compare(a, b)
     md = compare_tables.markdown(rows, "A1", "B2", 0.95)
     line = next(ln for ln in md.splitlines() if ln.startswith("| amd64-trixie"))
     cells = [c.strip() for c in line.strip("|").split("|")]
@@ -178,9 +178,9 @@ positive = st.floats(min_value=1.0, max_value=1e9, allow_nan=False, allow_infini
 def test_interval_always_contains_the_ratio_and_verdict_agrees(
     a: list[float], b: list[float]
 ) -> None:
-    ratio, low, high = compare.ratio_interval(a, b, n_resamples=200)
+    ratio, low, high = comparison.ratio_interval(a, b, n_resamples=200)
     assert low <= ratio <= high
-    v = compare.verdict(ratio, low, high)
+    v = comparison.verdict(ratio, low, high)
     if v == "slower":
         assert low > 1
     elif v == "faster":
@@ -192,7 +192,7 @@ def test_interval_always_contains_the_ratio_and_verdict_agrees(
 @settings(max_examples=25, deadline=None)
 @given(a=st.lists(positive, min_size=3, max_size=8), scale=st.floats(min_value=0.1, max_value=10))
 def test_ratio_scales_with_b(a: list[float], scale: float) -> None:
-    ratio, _, _ = compare.ratio_interval(a, [x * scale for x in a], n_resamples=100)
+    ratio, _, _ = comparison.ratio_interval(a, [x * scale for x in a], n_resamples=100)
     assert ratio == pytest.approx(scale, rel=1e-9)
 
 

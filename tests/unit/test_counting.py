@@ -266,9 +266,9 @@ def test_instructions_table_has_ratios_to_amd64_and_names_cpu_models(tmp_path: P
     assert table["Operation"].tolist() == ["signing", "verifying"]
     assert table["amd64-trixie"].tolist() == [70, 100]  # ops_per_block is 10
     assert table["riscv64-trixie / amd64-trixie"].tolist() == [2.0, 1.5]
-    md = instructions.render_markdown([amd, rv])
+    md = instructions.render_instructions_markdown([amd, rv])
     assert "-cpu rv64" in md and "-cpu max" in md and "| signing" in md
-    tex = instructions.render_latex([amd, rv])
+    tex = instructions.render_instructions_latex([amd, rv])
     assert r"\caption" in tex and "tab:instructions-per-op" in tex
     paths = instructions.write_all([amd, rv], [], tmp_path)
     assert {p.name for p in paths} >= {"instructions.csv", "fig-instructions.png"}
@@ -291,7 +291,7 @@ def test_markdown_groups_counts_by_thousands_as_latex_does() -> None:
     arm = counted("arm64-trixie", "arm64", "max", [5] * 3, [2000] * 3)
     only = arm.harness.model_copy(update={"rows": arm.harness.rows[1:]})
     arm = arm.model_copy(update={"harness": only})
-    md = instructions.render_markdown([amd, rv, arm])
+    md = instructions.render_instructions_markdown([amd, rv, arm])
     signing = next(line for line in md.splitlines() if "| signing" in line)
     cells = [c.strip() for c in signing.strip("|").split("|")]
     assert cells == ["blindsig", "CS", "signing", "1 234 567", "2 469 134", "2", "–", "–"]
@@ -306,7 +306,7 @@ def test_markdown_groups_counts_by_thousands_as_latex_does() -> None:
     # Counts and ratios are right-aligned (pipe table "---:"), labels left.
     rule = md.splitlines()[md.splitlines().index(signing) - 1]
     assert [c.strip()[-1] for c in rule.strip("|").split("|")] == ["-"] * 3 + [":"] * 5
-    tex = instructions.render_latex([amd, rv, arm])
+    tex = instructions.render_instructions_latex([amd, rv, arm])
     assert r"1\,234\,567 & 2\,469\,134 & 2.00 & -- & --" in tex
 
 
@@ -318,8 +318,8 @@ def test_native_times_give_ns_per_instruction() -> None:
     table = instructions.ns_per_instruction([amd], [native])
     # 1500 ns / 10 ops = 150 ns per signature; 70 instructions per signature.
     assert table["amd64-trixie"].tolist() == [round(150 / 70, 3)]
-    assert "Native ns per instruction" in instructions.render_markdown([amd], [native])
-    assert "Native ns per instruction" not in instructions.render_markdown([amd])
+    assert "Native ns per instruction" in instructions.render_instructions_markdown([amd], [native])
+    assert "Native ns per instruction" not in instructions.render_instructions_markdown([amd])
 
 
 def test_export_column_joins_counts_and_leaves_others_empty() -> None:

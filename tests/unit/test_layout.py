@@ -36,7 +36,7 @@ MAX_ENTRIES = 15
 PURE_PACKAGES = ("inputs", "suites", "matrix", "result", "analysis", "report", "upstream")
 """Packages that never load docker: they parse, plan, compute and render."""
 PURE_MODULES = (
-    "archbench.run.plan",
+    "archbench.run.planning",
     "archbench.cli.config",
     "archbench.cli.options",
     "archbench.cli.helptext",
@@ -281,6 +281,18 @@ def test_faces_export_only_names_of_their_own_package() -> None:
             elif isinstance(node, ast.Import):
                 found.append(f"{where} is a module, not a name of the package")
     _none(found)
+
+
+def test_no_face_exports_a_name_its_submodules_have() -> None:
+    """``from archbench.analysis import compare`` must mean one thing: a face name that is
+    also a submodule's hides the module from ``from P import sub`` (and from monkeypatch)."""
+    found = [
+        f"{package}: {name}"
+        for package in sorted(PACKAGES)
+        for name in sorted(PUBLIC[package])
+        if f"{package}.{name}" in MODULES
+    ]
+    _none(found, "rename the module to what it holds (analysis/comparison.py) or the name")
 
 
 # --- the import graph -----------------------------------------------------------------

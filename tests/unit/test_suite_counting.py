@@ -240,9 +240,9 @@ def test_table_has_a_suite_column_and_names_what_is_not_counted() -> None:
     assert table["Scheme"].tolist()[2:] == ["RSA-2048", "SHA-256 1000 B", "SHA-256 64 B"]
     # ops_per_block is 10: 60 M per block = 6 M per signature.
     assert table["amd64-trixie"].tolist()[2:] == [6_000_000, 3_000, 774]
-    md = instructions.render_markdown([r])
+    md = instructions.render_instructions_markdown([r])
     assert "Not counted: openssl-speed, gnupg" in md
-    assert "Not counted: openssl-speed, gnupg" in instructions.render_latex([r])
+    assert "Not counted: openssl-speed, gnupg" in instructions.render_instructions_latex([r])
 
 
 def test_export_joins_on_suite_and_param_and_leaves_foreign_suites_empty() -> None:

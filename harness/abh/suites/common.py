@@ -227,7 +227,7 @@ def check_keys(suite: str, config: Mapping[str, Any], allowed: Sequence[str]) ->
 PROGRESS_PREFIX = "archbench-progress:"
 """Start of every progress line on stderr.
 
-The host parses it in ``archbench/run/suite_progress.py``.
+The host parses it in ``archbench/run/progress.py``.
 """
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from archbench.analysis import counting
+from archbench.analysis import cpu_model
 from archbench.archive import ArchivedImage
 from archbench.errors import MatrixError
 from archbench.inputs import describe_problems, problem
@@ -195,7 +195,7 @@ def plan(
                 host=host,
                 emulated_settings=adjusted,
                 metrics=tuple(metrics or matrix.metrics),
-                count_cpu=counting.cpu_model(t.arch, t.cpu),
+                count_cpu=cpu_model(t.arch, t.cpu),
                 count_suites=count_suites,
             )
         )

@@ -27,7 +27,7 @@ import docker
 import docker.errors
 
 from archbench import __version__
-from archbench.archive.format import (
+from archbench.archive import (
     MANIFEST_FILE,
     ArchivedImage,
     ArchiveManifest,
@@ -147,7 +147,7 @@ def save_image(
     return transfer, FileEntry(path=rel, size=size, sha256=h.hexdigest())
 
 
-def create(
+def create_archive(
     store: ResultStore,
     run_id: str,
     out: Path,
@@ -213,9 +213,9 @@ def create(
         rendered = prepare(loaded, bad)
         written = write_folder(rendered, bad, report_dir)
         if plots:
-            from archbench.report.plots import write_plots  # matplotlib: slow to import
+            from archbench.report import plots  # matplotlib: slow to import
 
-            written += write_plots(rendered, report_dir)
+            written += plots.write_plots(rendered, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
         transfers = []
         hashed: dict[str, FileEntry] = {}

@@ -124,7 +124,7 @@ def ratio_interval(
     if len(set(a_ns)) == 1 and len(set(b_ns)) == 1:
         return ratio, ratio, ratio  # no spread to resample (exact counts, say)
     # Imported here: scipy takes about a second to import, which `invoke bench`
-    # would otherwise pay (archiver -> gnunet_perf_tables -> compare_tables -> here).
+    # would otherwise pay (run.archives -> gnunet_perf_tables -> compare_tables -> here).
     import numpy as np
     from scipy import stats as sps
 

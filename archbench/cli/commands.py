@@ -1,0 +1,467 @@
+"""The bodies of the invoke tasks: each checks its flags, calls a stage and prints.
+
+``tasks.py`` (the only module that knows invoke) puts each task's flags, as the
+strings invoke parsed, into one frozen object (:mod:`archbench.cli.options`) and
+calls the body here with the resolved ``invoke.yaml`` settings:
+
+* ``bench``, ``images``: the flags become one frozen :class:`archbench.run.BenchOptions`
+  before the matrix is read or an engine is called; the run itself (manifests,
+  engines, plans, schedule) is :func:`archbench.run.bench`. Printed: each target's
+  end (stage seconds) and, for ``bench``, each stored result's Markdown table.
+* ``report``: flags are checked before any file is read, written or removed;
+  :func:`archbench.report.render_report` does the rest and removes afterwards only
+  files an earlier report listed as its own. No Docker is needed.
+* ``compare``: two runs row by row, B/A with its bootstrap interval and a verdict
+  (:func:`archbench.report.compare_runs`).
+* ``import``: saved GNUnet ``perf_crypto_*`` / Taler ``test_helper_*`` output as a
+  machine's results (:func:`archbench.upstream.import_logs`).
+* ``archive``: one directory (or tar) with a run's images, matrix, results and
+  report (:func:`archbench.run.create_archive`).
+* ``doctor``, ``clean``, ``ci-matrix``: the hosts targets run on: QEMU user
+  emulation on this machine, the containers archbench left on the matrix's hosts,
+  the targets as a GitHub Actions matrix for native runners.
+
+The bodies raise :class:`archbench.errors.ArchbenchError` subclasses; ``tasks.py``
+turns them into exit codes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from archbench import matrix, run, upstream
+from archbench.analysis import parse_metrics
+from archbench.build import base_tag, image_labels
+from archbench.cli.config import Settings
+from archbench.cli.options import (
+    ArchiveFlags,
+    BenchFlags,
+    CiMatrixFlags,
+    CleanFlags,
+    CompareFlags,
+    DoctorFlags,
+    ImagesFlags,
+    ImportFlags,
+    ReportFlags,
+    archs,
+    number,
+    overrides,
+    split,
+)
+from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError, TargetsFailed
+from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
+from archbench.inputs import cpuset, integer
+from archbench.matrix import LOCAL_HOST, parse_cpus
+from archbench.platforms import Arch
+from archbench.report import (
+    CompareRequest,
+    ReportOptions,
+    ReportRequest,
+    check_label_prefix,
+    compare_runs,
+    parse_style,
+    parse_unit,
+    render_instructions_markdown,
+    render_markdown_table,
+    render_report,
+)
+from archbench.result import ResultStore, check_run_id, load, merge_repeats, new_run_id
+from archbench.run import (
+    BenchOptions,
+    BenchRun,
+    TargetOutcome,
+    check_overrides,
+    create_archive,
+    leftover_containers,
+    smoke_test,
+)
+from archbench.upstream import (
+    LogImport,
+    describe,
+    load_setup,
+    log_paths,
+    parse_scheme,
+    parse_setup,
+)
+
+
+def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
+    """``invoke bench``'s flags and settings, every flag checked, as one options object.
+
+    Raises:
+        MatrixError: a flag value is not allowed (nothing read or called yet).
+    """
+    chosen = overrides(f.iterations, f.repetitions, f.rsa_bits, f.warmup, f.max_time, f.ci_target)
+    check_overrides(chosen)
+    targets, selected = split(f.target, "--target"), archs(f.arch)
+    quota = parse_cpus("--cpus", f.cpus)
+    return BenchOptions(
+        matrix=Path(f.matrix or s.matrix),
+        results=Path(s.results),
+        work=Path(s.work),
+        targets=tuple(targets),
+        archs=tuple(selected),
+        rebuild=f.rebuild,
+        overrides=chosen,
+        repeat=1 if f.repeat is None else integer("--repeat", f.repeat, 1, 100),
+        cpuset=cpuset("--cpuset", f.cpuset),
+        cpus=quota,
+        resume=f.resume,
+        suites=tuple(split(f.suite, "--suite")),
+        from_archive=Path(f.from_archive) if f.from_archive else None,
+        metrics=parse_metrics(f.metric) if f.metric is not None else (),
+        apt_proxy=s.apt_proxy,
+        build_jobs=s.build_jobs,
+    )
+
+
+def images_options(s: Settings, f: ImagesFlags) -> BenchOptions:
+    """``invoke images``'s flags and settings as one options object (``build_only``).
+
+    Raises:
+        MatrixError: an empty selection or an unknown architecture.
+    """
+    return BenchOptions(
+        matrix=Path(f.matrix or s.matrix),
+        results=Path(s.results),
+        work=Path(s.work),
+        targets=tuple(split(f.target, "--target")),
+        archs=tuple(archs(f.arch)),
+        build_only=True,
+        rebuild=f.rebuild,
+        apt_proxy=s.apt_proxy,
+        build_jobs=s.build_jobs,
+    )
+
+
+def print_outcomes(done: BenchRun) -> None:
+    """One line per target: ``kept``, ``ok`` or ``FAILED`` and its stage seconds."""
+    for o in done.outcomes:
+        stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
+        state = "kept" if o.skipped else "ok" if o.ok else "FAILED"
+        print(f"{o.name}: {state}" + (f" ({stages})" if stages else ""))
+
+
+def raise_failures(outcomes: Sequence[TargetOutcome]) -> None:
+    """Raise :class:`TargetsFailed` naming each failed target and why, if any failed."""
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        lines = "\n".join(f"  {o.name}: {o.message}" for o in failed)
+        kept = len(outcomes) - len(failed)
+        raise TargetsFailed(f"{len(failed)} target(s) failed ({kept} kept their results):\n{lines}")
+
+
+def bench(s: Settings, f: BenchFlags) -> None:
+    """``invoke bench``: build (if needed) and run the selected targets; print their tables.
+
+    Prints each target's end, each stored result's Markdown table (timings, or
+    instruction counts) and where the run is.
+
+    Raises:
+        MatrixError: a flag value is not allowed (checked before anything is read).
+        TargetsFailed: some targets failed; the others' results are kept.
+        ArchbenchError: whatever :func:`archbench.run.bench` raises.
+    """
+    done = run.bench(bench_options(s, f))
+    print_outcomes(done)
+    for o in done.outcomes:
+        if o.ok and o.result_paths:
+            for merged in merge_repeats([load(p) for p in o.result_paths]):
+                print()
+                if merged.metric == "instructions":
+                    print(render_instructions_markdown([merged]))
+                else:
+                    print(render_markdown_table(merged))
+    if any(o.ok for o in done.outcomes):
+        print(
+            f"\nresults: {done.store.root / done.run_id}   (render all: invoke report --run "
+            f"{done.run_id})"
+        )
+    raise_failures(done.outcomes)
+
+
+def images(s: Settings, f: ImagesFlags) -> None:
+    """``invoke images``: bootstrap bases and build benchmark images only (no measurement).
+
+    Raises:
+        MatrixError: an empty selection or an unknown architecture.
+        TargetsFailed: some targets' bases or images did not build; their logs are kept.
+        ArchbenchError: whatever :func:`archbench.run.bench` raises.
+    """
+    done = run.bench(images_options(s, f))
+    print_outcomes(done)
+    raise_failures(done.outcomes)
+
+
+def report(s: Settings, f: ReportFlags) -> None:
+    """``invoke report``: render the latest run (or ``run``, or ``all_runs``) into ``out``.
+
+    Writes the chapter (``appendix.tex``, ``appendix-standalone.tex``,
+    ``appendix.md``), the exports (``results.csv``/``.json``), the suites'
+    tables, the instruction tables and, with ``plots``, ``fig-*.png``/``.pdf``;
+    prints each path written and each earlier output removed.
+
+    Raises:
+        MatrixError, ReportUsageError: a flag value is not allowed (nothing read or written).
+        ReportError: no results directory, an unknown run, or nothing to render.
+        ResultsError: a ``run`` that is not a run id, or rendered without results
+            files that could not be loaded (named).
+    """
+    # Arguments are checked before any file is read or removed.
+    chosen = ReportOptions(
+        unit=parse_unit(f.unit),
+        style=parse_style(f.style),
+        baseline=f.baseline or None,
+        compare_bits=tuple(
+            integer("--compare-bits", b, 512, 16384)
+            for b in split(f.compare_bits, "--compare-bits")
+        )
+        or None,
+        label_prefix=check_label_prefix(f.label_prefix),
+    )
+    targets = split(f.target, "--target")
+    arch_keys = [a.key for a in archs(f.arch)]
+    suites = split(f.suite, "--suite")
+    runs = tuple(check_run_id(r, "--run") for r in split(f.run, "--run"))
+    request = ReportRequest(
+        results=Path(f.results or s.results),
+        out=Path(f.out or s.reports),
+        runs=None if f.all_runs else runs,
+        targets=tuple(targets),
+        archs=tuple(arch_keys),
+        suites=tuple(suites),
+        reference=f.reference,
+        plots=f.plots,
+        options=chosen,
+    )
+    render_report(request, on_line=print)
+
+
+def compare(s: Settings, f: CompareFlags) -> None:
+    """``invoke compare``: print B/A per row shared by both runs; write ``.tex`` and ``.csv``.
+
+    ``confidence`` is the level of the bootstrap interval of B/A in [0.5, 1);
+    ``threshold`` the smallest change (a fraction in [0, 1]) called slower or
+    faster (:func:`archbench.analysis.comparison.compare`). Writes
+    ``compare-<A>-vs-<B>.tex``/``.csv`` into ``out`` (default: the settings' reports;
+    :func:`archbench.report.compare_runs`).
+
+    Raises:
+        ReportError: a flag value is not allowed, a run is unknown, the runs share
+            no row, or ``out`` cannot be written.
+        MatrixError: an empty selection or an unknown architecture.
+        ResultsError: a run id that is not one.
+    """
+    level = number("confidence", f.confidence, lambda v: 0.5 <= v < 1, "a level in [0.5, 1)")
+    change = number("threshold", f.threshold, lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
+    targets = split(f.target, "--target")
+    arch_keys = [a.key for a in archs(f.arch)]
+    suites = split(f.suite, "--suite")
+    check_run_id(f.run_a, "RUN_A"), check_run_id(f.run_b, "RUN_B")
+    request = CompareRequest(
+        results=Path(f.results or s.results),
+        out=Path(f.out or s.reports),
+        run_a=f.run_a,
+        run_b=f.run_b,
+        targets=tuple(targets),
+        archs=tuple(arch_keys),
+        suites=tuple(suites),
+        confidence=level,
+        threshold=change,
+    )
+    compare_runs(request, on_line=print)
+
+
+def import_logs(s: Settings, f: ImportFlags) -> None:
+    """``invoke import``: store the logs ``logs`` names as the results of machine ``target``.
+
+    The machine is described by ``setup`` (a YAML file) and/or ``cpu``, ``cores``,
+    ``os``, ``kernel`` (which win); the results go to ``<results>/<run>/<target>.json``
+    (a new run unless ``run``; :func:`archbench.upstream.import_logs`). Prints what
+    each log held, the path and the table.
+
+    Raises:
+        MatrixError: no ``target``, not exactly one ``arch``, no machine description,
+            a flag value that is not allowed, or a bad setup file.
+        ResultsError: no log matches, a log cannot be read or gives no sample, or
+            the results file exists already (never overwritten).
+    """
+    paths = log_paths(f.logs)
+    if not f.target:
+        raise MatrixError("--target is required: the name the imported machine is stored under")
+    chosen = archs(f.arch) if f.arch is not None else []
+    if len(chosen) != 1:
+        raise MatrixError(f"--arch: name exactly one architecture ({', '.join(Arch.keys())})")
+    overrides: dict[str, object] = {}
+    if f.cpu:
+        overrides["cpu_model"] = f.cpu
+    if f.cores is not None:
+        overrides["cores"] = integer("--cores", f.cores, 1, 65_536)
+    if f.os:
+        overrides["os"] = f.os
+    if f.kernel:
+        overrides["kernel"] = f.kernel
+    if f.setup:
+        machine = load_setup(Path(f.setup), chosen[0], overrides)
+    elif "cpu_model" in overrides and "cores" in overrides:
+        machine = parse_setup(overrides, "command line", chosen[0])
+    else:
+        raise MatrixError(
+            "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
+        )
+    bits = None if f.rsa_bits is None else integer("--rsa-bits", f.rsa_bits, 512, 16384)
+    run_id = check_run_id(f.run, "--run") if f.run else new_run_id()
+    request = LogImport(
+        paths=tuple(paths),
+        setup=machine,
+        target=f.target,
+        arch=chosen[0],
+        run_id=run_id,
+        results=Path(f.results or s.results),
+        scheme=parse_scheme(f.scheme),
+        rsa_bits=bits,
+    )
+    imported = upstream.import_logs(request)
+    for scan in imported.scans:
+        print(describe(scan))
+    print(f"wrote {imported.path}")
+    print()
+    print(render_markdown_table(imported.result))
+
+
+def archive(s: Settings, f: ArchiveFlags) -> None:
+    """``invoke archive``: write run ``run_id`` to ``out`` (default ``archives/<run-id>``).
+
+    Prints the path, size in MB, seconds taken, archive id and the sha256 of its
+    ``manifest.json``, and the command that reruns it elsewhere.
+
+    Raises:
+        ArchiveError: ``out`` exists, or an image or file of the run cannot be saved.
+        ResultsError: the run is unknown or its manifest cannot be read.
+        EngineError: the engine cannot be reached to save the images.
+    """
+    store = ResultStore(Path(f.results or s.results))
+    summary = create_archive(
+        store, f.run_id, Path(f.out or f"archives/{f.run_id}"), tar=f.tar, plots=f.plots
+    )
+    print(
+        f"wrote {summary.path}: {summary.total_bytes / 1e6:.0f} MB in {summary.seconds:.1f} s, "
+        f"archive {summary.archive_id}, manifest sha256 {summary.manifest_sha256}"
+    )
+    print(f"rerun elsewhere: invoke bench --from-archive {summary.path}")
+
+
+def doctor(s: Settings, f: DoctorFlags) -> None:
+    """``invoke doctor``: binfmt_misc, the QEMU handlers, static QEMU, a ``uname -m`` smoke run.
+
+    Checks ``f.arch`` (default: every emulated architecture of the matrix); with
+    ``f.fix`` first installs and registers what is missing (root, Debian). Prints
+    one line per architecture.
+
+    Raises:
+        EmulationError: any architecture failed a check (all of them listed).
+        MatrixError: an unknown architecture or a bad matrix.
+    """
+    native = Arch.native()
+    checked = archs(f.arch)
+    m = matrix.load(Path(f.matrix or s.matrix))
+    if not checked:
+        checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if f.fix:
+        for action in fix_emulation(checked):
+            print(f"fixed: {action}")
+    problems = []
+    client = None
+    try:
+        client = connect()
+    except ArchbenchError as exc:
+        problems.append(str(exc))
+    for a in checked:
+        try:
+            st = check_emulation(a)
+        except EmulationError as exc:
+            problems.append(f"{a.key}: {exc}")
+            print(f"FAIL {a.key:8} {exc}")
+            continue
+        smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
+        status = "ok  "
+        if client is not None:
+            for t in m.targets:
+                tag = base_tag(t.base, a)
+                if t.arch is a and image_labels(client, tag) is not None:
+                    try:
+                        smoke = "uname -m: " + smoke_test(client, tag, a)
+                    except EmulationError as exc:
+                        problems.append(f"{a.key}: {exc}")
+                        smoke = f"smoke test FAILED: {exc}"
+                        status = "FAIL"
+                    break
+        print(
+            f"{status} {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
+            f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
+        )
+    if problems:
+        raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
+
+
+def clean(s: Settings, f: CleanFlags) -> None:
+    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
+
+    ``f.host`` names some hosts (``local`` and keys of ``hosts``); default: all.
+    Prints how many containers each host had.
+
+    Raises:
+        MatrixError: an unknown host name or a bad matrix.
+        EngineError: some hosts could not be reached (the others were cleaned).
+    """
+    m = matrix.load(Path(f.matrix or s.matrix))
+    unreachable = []
+    names = [LOCAL_HOST, *m.hosts]
+    chosen = split(f.host, "--host") or names
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
+    for name in chosen:
+        try:
+            client = connect_host(m.host(name), name)
+        except ArchbenchError as exc:
+            unreachable.append(f"{name}: {exc}")
+            continue
+        n = 0
+        for container in leftover_containers(client):
+            container.remove(force=True)
+            n += 1
+        print(f"{name}: removed {n} container(s)")
+    if unreachable:
+        raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
+
+
+# GitHub-hosted runners by architecture; the rest run emulated on x86_64 runners.
+RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
+
+
+def ci_matrix(s: Settings, f: CiMatrixFlags) -> None:
+    """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
+
+    Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
+    runner where one exists, else an x86_64 one) and ``emulated``.
+
+    Raises:
+        MatrixError: a bad selection or matrix.
+    """
+    m = matrix.load(Path(f.matrix or s.matrix))
+    include = []
+    for t in m.select(split(f.target, "--target"), archs(f.arch)):
+        runner = RUNNERS.get(t.arch)
+        include.append(
+            {
+                "target": t.name,
+                "arch": t.arch.key,
+                "platform": t.arch.platform,
+                "runs-on": runner or RUNNERS[Arch.AMD64],
+                "emulated": runner is None,
+            }
+        )
+    print(json.dumps({"include": include}, indent=2))
