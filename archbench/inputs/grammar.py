@@ -335,14 +335,18 @@ def check_git_ref(value: str) -> str:
     return value
 
 
+_PATH_FORBIDDEN: Final = re.compile(r"[`$;|&<>'\"\\]")
+
+
 def check_local_path(value: str, what: str = "path") -> str:
     """A local file or directory as written in matrix.yml or on the command line.
 
-    Any printable characters (``str.isprintable``: no controls, newlines, NUL,
-    zero-width or direction marks), at most 4096; not starting with ``-`` or
-    whitespace, not ending in whitespace. Paths never reach a shell (archbench
-    passes them as one argv item, and copies what they name into the build
-    context), so spaces and non-ASCII names are allowed.
+    Printable characters (``str.isprintable``: no controls, newlines, NUL,
+    zero-width or direction marks), at most 4096, none of `` ` $ ; | & < > ' " \\ ``;
+    not starting with ``-`` or whitespace, not ending in whitespace. Paths are
+    passed as one argv item and what they name is copied into the build context,
+    so they never reach a shell or a Dockerfile; spaces and non-ASCII names are
+    allowed.
 
     Raises:
         ValueError: anything else.
@@ -353,13 +357,14 @@ def check_local_path(value: str, what: str = "path") -> str:
         or not value.isprintable()
         or value != value.strip()
         or value.startswith("-")
+        or _PATH_FORBIDDEN.search(value)
     ):
         raise _bad(
             what,
             value,
-            "give a file or directory path of printable characters, not starting with '-' "
-            f"or a space, at most {MAX_PATH} characters (write ./-x for a name starting "
-            "with '-')",
+            "give a path of printable characters without ` $ ; | & < > quotes or "
+            f"backslashes, not starting with '-' or a space, at most {MAX_PATH} characters "
+            "(write ./-x for a name starting with '-')",
         )
     return value
 
