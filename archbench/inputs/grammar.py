@@ -380,13 +380,17 @@ def check_tarball_location(value: str) -> str:
         return check_local_path(value, "tarball")
     if value.startswith("file:"):
         raise _bad("tarball", value, "give a local tarball as a path, not a file:// URL")
-    if len(value) > 2048 or _URL_FORBIDDEN.search(value):
-        raise _bad(
-            "tarball",
-            value,
-            "give an http(s):// URL or a path, without spaces, quotes or shell characters",
-        )
-    return check_tarball_url(value)
+    allowed = (
+        "give an http(s)://HOST/PATH URL without user:password@, spaces, quotes or shell "
+        "characters, or a local path"
+    )
+    if not value.startswith(("http://", "https://")):
+        raise _bad("tarball", value, allowed)
+    try:
+        check_mirror(value)
+    except ValueError:
+        raise _bad("tarball", value, allowed) from None
+    return value
 
 
 def check_gnunet_version(value: str) -> str:
