@@ -94,6 +94,8 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
             setup = importer.parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64)
             scans = importer.scan_files([path])
             importer.build_result(scans, setup, "t", Arch.AMD64, RUN)
+        elif case.kind == "gnunet-string":
+            matrix.parse_gnunet(case.input)
         elif case.kind in ("flag", "resume"):
             name, kwargs = case.input if case.kind == "flag" else ("bench", {"resume": case.input})
             try:
