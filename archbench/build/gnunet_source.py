@@ -1,6 +1,6 @@
 """A GNUnet source, resolved to what it is and copied into a tree ready to build.
 
-:func:`resolve` turns a ``gnunet:`` source (:data:`archbench.matrix.GnunetSource`)
+:func:`resolve` turns a ``gnunet:`` source (:class:`archbench.matrix.GnunetSource`)
 into a :class:`ResolvedSource`: what exactly will be built, and the
 :attr:`~ResolvedSource.content_key` the image's hash covers, so that the same
 source is never built twice and a changed one always is:
@@ -173,7 +173,9 @@ def resolve(source: GnunetSource, work_dir: Path) -> ResolvedSource:
         return _resolve_tarball(source, work_dir / SOURCE_DIR / "tarballs")
     if isinstance(source, GnunetGit):
         return _resolve_git(source, work_dir / SOURCE_DIR / "git")
-    return _resolve_path(source)
+    if isinstance(source, GnunetPath):
+        return _resolve_path(source)
+    raise TypeError(f"not a GNUnet source: {source!r}")
 
 
 def _resolve_tarball(source: GnunetTarball, cache: Path) -> ResolvedSource:

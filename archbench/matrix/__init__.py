@@ -13,7 +13,7 @@ before anything is built.
   CPU quota (:func:`check_cpus`, ``--cpus`` by :func:`parse_cpus`, Docker's
   ``NanoCpus`` by :func:`nano_cpus`);
 * :mod:`archbench.matrix.gnunet`: where a target's libgnunetutil comes from
-  (``gnunet:`` of a profile or target, :meth:`Matrix.gnunet`; :data:`GnunetSource`),
+  (``gnunet:`` of a profile or target, :meth:`Matrix.gnunet`; :class:`GnunetSource`),
   and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`);
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to

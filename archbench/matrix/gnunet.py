@@ -86,7 +86,16 @@ def _absolute(value: str, info: ValidationInfo, what: str) -> str:
     return os.path.abspath(os.path.join(base or os.getcwd(), expanded))
 
 
-class GnunetDebian(Strict):
+class GnunetSource(Strict):
+    """Where libgnunetutil comes from: the base of :class:`GnunetDebian`,
+    :class:`GnunetTarball`, :class:`GnunetGit` and :class:`GnunetPath`."""
+
+    @property
+    def kind(self) -> Literal["debian", "tarball", "git", "path"]:
+        raise NotImplementedError
+
+
+class GnunetDebian(GnunetSource):
     """The base's own ``libgnunet-dev`` (Debian's 0.19.3 or 0.20.0): what archbench did before."""
 
     @property
@@ -94,7 +103,7 @@ class GnunetDebian(Strict):
         return "debian"
 
 
-class GnunetTarball(Strict):
+class GnunetTarball(GnunetSource):
     """A release tarball (a path or an ``http(s)://`` URL), pinned by the sha256 of its bytes.
 
     ``tarball`` is an absolute path after validation, or the URL as given.
@@ -129,7 +138,7 @@ class GnunetTarball(Strict):
         return value if "://" in value else _absolute(value, info, "tarball")
 
 
-class GnunetGit(Strict):
+class GnunetGit(GnunetSource):
     """A git repository (``https://`` or ``file:///``) at a tag, branch or commit."""
 
     git: GitUrl
@@ -149,7 +158,7 @@ class GnunetGit(Strict):
         return value
 
 
-class GnunetPath(Strict):
+class GnunetPath(GnunetSource):
     """A local working tree, built as it is on disk (uncommitted changes included).
 
     ``path`` is absolute after validation.
@@ -218,7 +227,7 @@ def _tag(value: Any) -> str:
     return TAG_INVALID
 
 
-GnunetSource = Annotated[
+GnunetSpec = Annotated[
     Annotated[GnunetDebian, BeforeValidator(_debian), Tag(TAG_DEBIAN)]
     | Annotated[GnunetTarball, Tag(TAG_TARBALL)]
     | Annotated[GnunetGit, Tag(TAG_GIT)]
@@ -226,7 +235,8 @@ GnunetSource = Annotated[
     | Annotated[GnunetDebian, BeforeValidator(_refuse), Tag(TAG_INVALID)],
     Discriminator(_tag),
 ]
-"""One of :class:`GnunetDebian`, :class:`GnunetTarball`, :class:`GnunetGit`, :class:`GnunetPath`."""
+"""The pydantic type of a ``gnunet:`` value: one of the four :class:`GnunetSource` kinds,
+told apart by their key (a string is debian) before any is validated."""
 
 DEBIAN_GNUNET: Final = GnunetDebian()
 """The default source: the base's libgnunet-dev."""
@@ -238,7 +248,7 @@ FIELDS: Final[dict[str, list[str]]] = {
 }
 """The keys allowed in each kind of ``gnunet:`` mapping, by the union's tag (for messages)."""
 
-_ADAPTER: TypeAdapter[GnunetSource] = TypeAdapter(GnunetSource)
+_ADAPTER: TypeAdapter[GnunetSpec] = TypeAdapter(GnunetSpec)
 
 
 def _mapping(text: str, where: str) -> Any:

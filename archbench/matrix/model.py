@@ -55,7 +55,7 @@ from archbench.inputs import (
     quote,
 )
 from archbench.matrix.defaults import check_emulated_defaults
-from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource
+from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource, GnunetSpec
 from archbench.platforms import Arch
 from archbench.suites import DEFAULT_SUITES, Suites
 
@@ -276,7 +276,7 @@ class Profile(Strict):
     description: StrictStr = ""
     packages: tuple[PackageSpec, ...] = Field(min_length=1)
     recipe: Recipe | None = None
-    gnunet: GnunetSource | None = None
+    gnunet: GnunetSpec | None = None
 
 
 class Target(Strict):
@@ -303,7 +303,7 @@ class Target(Strict):
     cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
     """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
     :data:`archbench.analysis.counting.DEFAULT_CPU` for the architecture."""
-    gnunet: GnunetSource | None = None
+    gnunet: GnunetSpec | None = None
     """Where libgnunetutil comes from, over the profile's ``gnunet:``; None: the profile's
     (:meth:`Matrix.gnunet`)."""
 
