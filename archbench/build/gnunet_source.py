@@ -1,6 +1,6 @@
 """A GNUnet source, resolved to what it is and copied into a tree ready to build.
 
-:func:`resolve` turns a ``gnunet:`` source (:class:`archbench.matrix.GnunetSource`)
+:func:`resolve_gnunet` turns a ``gnunet:`` source (:class:`archbench.matrix.GnunetSource`)
 into a :class:`ResolvedSource`: what exactly will be built, and the
 :attr:`~ResolvedSource.content_key` the image's hash covers, so that the same
 source is never built twice and a changed one always is:
@@ -157,7 +157,7 @@ class BuildTree:
 # ---------------------------------------------------------------- resolving
 
 
-def resolve(source: GnunetSource, work_dir: Path) -> ResolvedSource:
+def resolve_gnunet(source: GnunetSource, work_dir: Path) -> ResolvedSource:
     """What ``source`` is, checked: see the module's docstring for each kind.
 
     ``work_dir`` holds downloads and git mirrors (``<work_dir>/gnunet-src``).
@@ -555,7 +555,7 @@ def prepare_build_tree(resolved: ResolvedSource, dest: Path) -> BuildTree:
 
     Raises:
         SourceError: the tarball's sha256 or the working tree's hash changed since
-            :func:`resolve`, the tree is not GNUnet's, or it cannot be built as it is
+            :func:`resolve_gnunet`, the tree is not GNUnet's, or it cannot be built as it is
             (an autotools tree without ``configure``).
         ValueError: ``resolved`` is the debian source (there is nothing to copy), or
             ``dest`` is not empty.

@@ -28,7 +28,7 @@ from archbench.build.gnunet_source import (
     ResolvedSource,
     fetch_tarball,
     prepare_build_tree,
-    resolve,
+    resolve_gnunet,
 )
 from archbench.errors import SourceError
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetTarball, parse_gnunet
@@ -117,7 +117,7 @@ def test_a_changed_file_changes_the_hash_and_an_ignored_file_does_not(tmp_path: 
     tree = repo(tmp_path / "src")
     work = tmp_path / "work"
     source = GnunetPath(path=str(tree))
-    first = resolve(source, work)
+    first = resolve_gnunet(source, work)
     assert first.kind == "path" and first.dirty is False and first.ref == "master"
     assert first.commit == git(tree, "rev-parse", "HEAD") and first.version == "0.27.0"
     before = snapshot(tree)
@@ -125,28 +125,30 @@ def test_a_changed_file_changes_the_hash_and_an_ignored_file_does_not(tmp_path: 
     (tree / "build").mkdir()
     (tree / "build" / "libgnunetutil.so").write_bytes(b"\x7fELF")
     (tree / ".version").write_text("0.27.0\n", encoding="utf-8")  # ignored, as upstream's
-    assert resolve(source, work) == first
+    assert resolve_gnunet(source, work) == first
 
     (tree / "src/lib/util/crypto_cs.c").write_text("int cs = 1;\n", encoding="utf-8")
-    changed = resolve(source, work)
+    changed = resolve_gnunet(source, work)
     assert changed.tree_sha256 != first.tree_sha256 and changed.dirty is True
     assert changed.version == "0.27.0-dirty"
     assert changed.content_key != first.content_key
 
     (tree / "src/lib/util/crypto_cs.c").write_text("int cs;\n", encoding="utf-8")
-    assert resolve(source, work).tree_sha256 == first.tree_sha256  # the content, not the time
+    assert (
+        resolve_gnunet(source, work).tree_sha256 == first.tree_sha256
+    )  # the content, not the time
 
     (tree / "src/lib/util/new.c").write_text("int n;\n", encoding="utf-8")  # untracked
-    untracked = resolve(source, work)
+    untracked = resolve_gnunet(source, work)
     assert untracked.tree_sha256 != first.tree_sha256 and untracked.dirty is True
     (tree / "src/lib/util/new.c").unlink()
 
     (tree / "src/lib/util/crypto_cs.c").chmod(0o755)
-    assert resolve(source, work).tree_sha256 != first.tree_sha256
+    assert resolve_gnunet(source, work).tree_sha256 != first.tree_sha256
     (tree / "src/lib/util/crypto_cs.c").chmod(0o644)
 
     (tree / "src/lib/util/crypto_cs.c").unlink()  # deleted but still in the index
-    assert resolve(source, work).tree_sha256 != first.tree_sha256
+    assert resolve_gnunet(source, work).tree_sha256 != first.tree_sha256
     (tree / "src/lib/util/crypto_cs.c").write_text("int cs;\n", encoding="utf-8")
 
     after = {k: v for k, v in snapshot(tree).items() if not k.startswith("build/")}
@@ -160,23 +162,23 @@ def test_a_changed_file_changes_the_hash_and_an_ignored_file_does_not(tmp_path: 
 def test_without_git_every_regular_file_counts(tmp_path: Path) -> None:
     tree = fake_tree(tmp_path / "src", build="x")
     (tmp_path / "src" / "build.d").mkdir()
-    first = resolve(GnunetPath(path=str(tree)), tmp_path / "work")
+    first = resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
     assert (first.dirty, first.commit, first.ref, first.version) == (None, None, None, "0.27.0")
     (tree / "build.d" / "x.o").write_bytes(b"\0")  # no git: nothing is ignored
-    assert resolve(GnunetPath(path=str(tree)), tmp_path / "work") != first
+    assert resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work") != first
     os.symlink("README", tree / "README.md")
-    assert resolve(GnunetPath(path=str(tree)), tmp_path / "work") != first
+    assert resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work") != first
 
 
 def test_a_path_needs_a_directory_and_a_version(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"path .*/nope: no such directory"):
-        resolve(GnunetPath(path=str(tmp_path / "nope")), tmp_path)
+        resolve_gnunet(GnunetPath(path=str(tmp_path / "nope")), tmp_path)
     tree = fake_tree(tmp_path / "src", version=None)
     with pytest.raises(SourceError, match=r"no tag v\* is reachable and there is no .version"):
-        resolve(GnunetPath(path=str(tree)), tmp_path)
+        resolve_gnunet(GnunetPath(path=str(tree)), tmp_path)
     (tree / ".version").write_text("unknown\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"GNUnet version 'unknown' is not allowed"):
-        resolve(GnunetPath(path=str(tree)), tmp_path)
+        resolve_gnunet(GnunetPath(path=str(tree)), tmp_path)
 
 
 def test_a_path_is_copied_without_git_and_with_what_the_build_needs(tmp_path: Path) -> None:
@@ -185,7 +187,7 @@ def test_a_path_is_copied_without_git_and_with_what_the_build_needs(tmp_path: Pa
     (tree / "build" / "junk").write_text("x", encoding="utf-8")
     (tree / "src/lib/util/wip.c").write_text("int wip;\n", encoding="utf-8")
     before = snapshot(tree)
-    resolved = resolve(GnunetPath(path=str(tree)), tmp_path / "work")
+    resolved = resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
     built = prepare_build_tree(resolved, tmp_path / "b")
     assert built.build_system == "meson" and built.version == "0.24.3-dirty"
     assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.24.3-dirty\n"
@@ -202,7 +204,7 @@ def test_a_path_is_copied_without_git_and_with_what_the_build_needs(tmp_path: Pa
 
 def test_a_tree_that_changes_before_it_is_copied_is_refused(tmp_path: Path) -> None:
     tree = fake_tree(tmp_path / "src")
-    resolved = resolve(GnunetPath(path=str(tree)), tmp_path / "work")
+    resolved = resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
     (tree / "src/lib/util/crypto_cs.c").write_text("int changed;\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"the tree changed while archbench copied it"):
         prepare_build_tree(resolved, tmp_path / "b")
@@ -215,18 +217,18 @@ def test_a_wrong_sha256_is_refused_naming_expected_and_actual(tmp_path: Path) ->
     path = tmp_path / "g.tar.gz"
     actual = tarball(path, fake_tree(tmp_path / "t"))
     with pytest.raises(SourceError) as info:
-        resolve(GnunetTarball(tarball=str(path), sha256="0" * 64), tmp_path / "work")
+        resolve_gnunet(GnunetTarball(tarball=str(path), sha256="0" * 64), tmp_path / "work")
     msg = str(info.value)
     assert msg.startswith(f"tarball {path}: sha256 differs: expected {'0' * 64} (as pinned), ")
     assert f"got {actual}; nothing was built" in msg
     with pytest.raises(SourceError, match=r"g.tgz: no such file"):
-        resolve(GnunetTarball(tarball=str(tmp_path / "g.tgz"), sha256=actual), tmp_path)
+        resolve_gnunet(GnunetTarball(tarball=str(tmp_path / "g.tgz"), sha256=actual), tmp_path)
 
 
 def test_a_tarball_unpacks_into_a_build_tree_and_is_checked_again(tmp_path: Path) -> None:
     path = tmp_path / "g.tar.gz"
     sha = tarball(path, fake_tree(tmp_path / "t", version="0.22.2"))
-    resolved = resolve(GnunetTarball(tarball=str(path), sha256=sha), tmp_path / "work")
+    resolved = resolve_gnunet(GnunetTarball(tarball=str(path), sha256=sha), tmp_path / "work")
     assert (resolved.version, resolved.sha256, resolved.origin) == ("0.22.2", sha, path)
     built = prepare_build_tree(resolved, tmp_path / "b")
     assert (tmp_path / "b/meson.build").is_file() and built.version == "0.22.2"
@@ -242,11 +244,11 @@ def test_a_tarball_without_version_or_with_an_escaping_member_is_refused(tmp_pat
     path = tmp_path / "g.tar.gz"
     sha = tarball(path, fake_tree(tmp_path / "t", version=None))
     with pytest.raises(SourceError, match=r"no .version at its top"):
-        resolve(GnunetTarball(tarball=str(path), sha256=sha), tmp_path)
+        resolve_gnunet(GnunetTarball(tarball=str(path), sha256=sha), tmp_path)
     (tmp_path / "x.tar.gz").write_bytes(b"not a tarball")
     sha = hashlib.sha256(b"not a tarball").hexdigest()
     with pytest.raises(SourceError, match=r"not a tar archive that can be read"):
-        resolve(GnunetTarball(tarball=str(tmp_path / "x.tar.gz"), sha256=sha), tmp_path)
+        resolve_gnunet(GnunetTarball(tarball=str(tmp_path / "x.tar.gz"), sha256=sha), tmp_path)
 
     evil = tmp_path / "evil.tar"
     with tarfile.open(evil, "w") as tar:
@@ -255,7 +257,7 @@ def test_a_tarball_without_version_or_with_an_escaping_member_is_refused(tmp_pat
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     sha = hashlib.sha256(evil.read_bytes()).hexdigest()
-    resolved = resolve(GnunetTarball(tarball=str(evil), sha256=sha), tmp_path / "work")
+    resolved = resolve_gnunet(GnunetTarball(tarball=str(evil), sha256=sha), tmp_path / "work")
     with pytest.raises(SourceError, match=r"refused member '../../escaped'"):
         prepare_build_tree(resolved, tmp_path / "b" / "c")
     assert not (tmp_path / "escaped").exists()
@@ -271,7 +273,7 @@ def test_what_is_not_gnunet_or_not_buildable_is_refused(tmp_path: Path) -> None:
     ):
         tree = fake_tree(tmp_path / f"t{i}", **extra)
         (tree / remove).unlink()
-        resolved = resolve(GnunetPath(path=str(tree)), tmp_path / "work")
+        resolved = resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
         with pytest.raises(SourceError, match=expect):
             prepare_build_tree(resolved, tmp_path / f"b{i}")
         assert not (tmp_path / f"b{i}").exists()  # a failed preparation leaves nothing
@@ -280,11 +282,15 @@ def test_what_is_not_gnunet_or_not_buildable_is_refused(tmp_path: Path) -> None:
 def test_autotools_and_the_meson_wrapper_are_told_apart_by_meson_build(tmp_path: Path) -> None:
     # 0.24 and later ship a configure that wraps meson: meson.build decides.
     wrapper = fake_tree(tmp_path / "w", configure="#!/bin/sh\npkg_name=gnunet\n")
-    built = prepare_build_tree(resolve(GnunetPath(path=str(wrapper)), tmp_path), tmp_path / "b1")
+    built = prepare_build_tree(
+        resolve_gnunet(GnunetPath(path=str(wrapper)), tmp_path), tmp_path / "b1"
+    )
     assert built.build_system == "meson"
     auto = fake_tree(tmp_path / "a", version="0.20.0", configure="#!/bin/sh\n")
     (auto / "meson.build").unlink()
-    built = prepare_build_tree(resolve(GnunetPath(path=str(auto)), tmp_path), tmp_path / "b2")
+    built = prepare_build_tree(
+        resolve_gnunet(GnunetPath(path=str(auto)), tmp_path), tmp_path / "b2"
+    )
     assert built.build_system == "autotools" and built.changes == ()
     assert not (tmp_path / "b2/doc/handbook").exists()
 
@@ -296,7 +302,7 @@ def test_a_git_folder_inside_a_tarball_is_removed(tmp_path: Path) -> None:
     path = tmp_path / "g.tar.gz"
     sha = tarball(path, tree)
     built = prepare_build_tree(
-        resolve(GnunetTarball(tarball=str(path), sha256=sha), tmp_path), tmp_path / "b"
+        resolve_gnunet(GnunetTarball(tarball=str(path), sha256=sha), tmp_path), tmp_path / "b"
     )
     assert not (tmp_path / "b/.git").exists()
     assert built.changes[0] == "removed .git (get_version.sh would run git describe)"
@@ -331,16 +337,16 @@ def test_an_http_tarball_is_downloaded_checked_and_cached(
     sha = tarball(root / "g.tar.gz", fake_tree(tmp_path / "t"))
     work = tmp_path / "work"
     with pytest.raises(SourceError, match=r"sha256 differs: expected 0{64}"):
-        resolve(parse_gnunet(f"{url}/g.tar.gz@sha256:{'0' * 64}"), work)
+        resolve_gnunet(parse_gnunet(f"{url}/g.tar.gz@sha256:{'0' * 64}"), work)
     assert not any((work / "gnunet-src" / "tarballs").glob("*.tarball"))
-    resolved = resolve(parse_gnunet(f"{url}/g.tar.gz@sha256:{sha}"), work)
+    resolved = resolve_gnunet(parse_gnunet(f"{url}/g.tar.gz@sha256:{sha}"), work)
     cached = work / "gnunet-src" / "tarballs" / f"{sha}.tarball"
     assert resolved.origin == cached and resolved.location == f"{url}/g.tar.gz"
     assert resolved.version == "0.27.0" and resolved.provenance()["location"] == f"{url}/g.tar.gz"
     (root / "g.tar.gz").unlink()  # the cache serves it now
-    assert resolve(parse_gnunet(f"{url}/g.tar.gz@sha256:{sha}"), work) == resolved
+    assert resolve_gnunet(parse_gnunet(f"{url}/g.tar.gz@sha256:{sha}"), work) == resolved
     with pytest.raises(SourceError, match=r"the download failed: HTTP 404"):
-        resolve(parse_gnunet(f"{url}/none.tar.gz@sha256:{'1' * 64}"), work)
+        resolve_gnunet(parse_gnunet(f"{url}/none.tar.gz@sha256:{'1' * 64}"), work)
     (root / "big").write_bytes(b"x" * 4096)
     with pytest.raises(SourceError, match=r"more than the 1000 a GNUnet tarball may have"):
         fetch_tarball(f"{url}/big", "2" * 64, tmp_path / "cache", max_bytes=1000)
@@ -362,20 +368,20 @@ def test_a_ref_resolves_in_a_mirror_and_the_tag_v_wins(tmp_path: Path) -> None:
     url = f"file://{bare}"
     work = tmp_path / "work"
 
-    released = resolve(GnunetGit(git=url, ref="v0.27.0"), work)
+    released = resolve_gnunet(GnunetGit(git=url, ref="v0.27.0"), work)
     assert released.commit == git(bare, "rev-parse", "v0.27.0^{commit}")
     assert (released.version, released.dirty, released.ref) == ("0.27.0", False, "v0.27.0")
-    head = resolve(GnunetGit(git=url, ref="master"), work)
+    head = resolve_gnunet(GnunetGit(git=url, ref="master"), work)
     short = git(bare, "rev-parse", "--short", "master")
     assert head.commit == git(bare, "rev-parse", "master") and head.version == f"0.27.0-1-g{short}"
-    by_commit = resolve(GnunetGit(git=url, ref=released.commit or ""), work)
+    by_commit = resolve_gnunet(GnunetGit(git=url, ref=released.commit or ""), work)
     assert by_commit.commit == released.commit and by_commit.version == "0.27.0"
     assert released.origin == head.origin and released.origin is not None
     assert released.origin.is_relative_to(work / "gnunet-src" / "git")
     with pytest.raises(
         SourceError, match=r"ref 'v0.27.1' names no commit there .*did you mean 'v0.27.0'"
     ):
-        resolve(GnunetGit(git=url, ref="v0.27.1"), work)
+        resolve_gnunet(GnunetGit(git=url, ref="v0.27.1"), work)
 
     built = prepare_build_tree(released, tmp_path / "b")
     assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.27.0\n"
@@ -388,7 +394,7 @@ def test_a_ref_resolves_in_a_mirror_and_the_tag_v_wins(tmp_path: Path) -> None:
     (src / "src/lib/util/crypto_cs.c").write_text("int cs3;\n", encoding="utf-8")
     git(src, "commit", "-q", "-a", "-m", "more")
     git(src, "push", "-q", str(bare), "master")
-    assert resolve(GnunetGit(git=url, ref="master"), work).commit == git(
+    assert resolve_gnunet(GnunetGit(git=url, ref="master"), work).commit == git(
         bare, "rev-parse", "master"
     )
 
@@ -397,13 +403,13 @@ def test_a_commit_without_a_release_tag_is_refused_as_unknown(tmp_path: Path) ->
     src = repo(tmp_path / "src", tag=None)
     git(src, "tag", "debian-0.24.3")  # not a release tag: describe --match v[0-9]* skips it
     with pytest.raises(SourceError, match=r"GNUnet would call itself 'unknown'"):
-        resolve(GnunetGit(git=f"file://{src}", ref="master"), tmp_path / "work")
+        resolve_gnunet(GnunetGit(git=f"file://{src}", ref="master"), tmp_path / "work")
     with pytest.raises(SourceError, match=r"git file:///nonexistent.git: git clone failed: "):
-        resolve(GnunetGit(git="file:///nonexistent.git", ref="master"), tmp_path / "work")
+        resolve_gnunet(GnunetGit(git="file:///nonexistent.git", ref="master"), tmp_path / "work")
 
 
 def test_content_keys_and_provenance(tmp_path: Path) -> None:
-    debian = resolve(GnunetDebian(), tmp_path)
+    debian = resolve_gnunet(GnunetDebian(), tmp_path)
     assert debian.content_key == "gnunet debian" and debian.provenance()["kind"] == "debian"
     with pytest.raises(ValueError, match="no tree"):
         prepare_build_tree(debian, tmp_path / "b")
@@ -464,7 +470,7 @@ def gnunet_027_bare(gnunet_027: Path, tmp_path_factory: pytest.TempPathFactory) 
 @pytest.mark.slow
 def test_the_real_tarball_with_its_readme_sha256(gnunet_027: Path, tmp_path: Path) -> None:
     source = parse_gnunet(f"{TARBALL_027}@sha256:{GNUNET_027_SHA256}")
-    resolved = resolve(source, tmp_path / "work")
+    resolved = resolve_gnunet(source, tmp_path / "work")
     assert resolved.version == "0.27.0" and resolved.sha256 == GNUNET_027_SHA256
     built = prepare_build_tree(resolved, tmp_path / "b")
     assert built.build_system == "meson"
@@ -477,12 +483,14 @@ def test_the_real_tarball_with_its_readme_sha256(gnunet_027: Path, tmp_path: Pat
     with pytest.raises(
         SourceError, match=r"sha256 differs: expected 0{64} \(as pinned\), got 77102a"
     ):
-        resolve(parse_gnunet(f"{TARBALL_027}@sha256:{'0' * 64}"), tmp_path / "work")
+        resolve_gnunet(parse_gnunet(f"{TARBALL_027}@sha256:{'0' * 64}"), tmp_path / "work")
 
 
 @pytest.mark.slow
 def test_the_real_tree_as_a_bare_git_repository(gnunet_027_bare: Path, tmp_path: Path) -> None:
-    resolved = resolve(GnunetGit(git=f"file://{gnunet_027_bare}", ref="v0.27.0"), tmp_path / "w")
+    resolved = resolve_gnunet(
+        GnunetGit(git=f"file://{gnunet_027_bare}", ref="v0.27.0"), tmp_path / "w"
+    )
     assert resolved.commit == git(gnunet_027_bare, "rev-parse", "v0.27.0^{commit}")
     assert resolved.version == "0.27.0"  # not last-gnunet-0.20-compatible
     built = prepare_build_tree(resolved, tmp_path / "b")
@@ -498,20 +506,20 @@ def test_the_real_tree_as_a_bare_git_repository(gnunet_027_bare: Path, tmp_path:
 def test_the_real_tree_as_a_path_in_and_out_of_git(
     gnunet_027: Path, gnunet_027_bare: Path, tmp_path: Path
 ) -> None:
-    plain = resolve(GnunetPath(path=str(gnunet_027)), tmp_path / "w")
+    plain = resolve_gnunet(GnunetPath(path=str(gnunet_027)), tmp_path / "w")
     assert plain.version == "0.27.0" and plain.dirty is None
     git(tmp_path, "clone", "-q", str(gnunet_027_bare), "clone")
     clone = tmp_path / "clone"
-    tracked = resolve(GnunetPath(path=str(clone)), tmp_path / "w")
+    tracked = resolve_gnunet(GnunetPath(path=str(clone)), tmp_path / "w")
     assert tracked.version == "0.27.0" and tracked.dirty is False
     assert tracked.commit == git(gnunet_027_bare, "rev-parse", "v0.27.0^{commit}")
     # Without git every file counts, .version too; in the clone .version is ignored.
     assert tracked.tree_sha256 != plain.tree_sha256
     (clone / ".version").write_text("0.1.0\n", encoding="ascii")
-    assert resolve(GnunetPath(path=str(clone)), tmp_path / "w") == tracked
+    assert resolve_gnunet(GnunetPath(path=str(clone)), tmp_path / "w") == tracked
     with (clone / "src/lib/util/crypto_cs.c").open("a", encoding="utf-8") as f:
         f.write("/* a change under study */\n")
-    dirty = resolve(GnunetPath(path=str(clone)), tmp_path / "w")
+    dirty = resolve_gnunet(GnunetPath(path=str(clone)), tmp_path / "w")
     assert dirty.dirty is True and dirty.tree_sha256 != tracked.tree_sha256
     assert dirty.version == "0.27.0-dirty"
     built = prepare_build_tree(dirty, tmp_path / "b")
@@ -539,7 +547,9 @@ def _readme_tarballs() -> list[tuple[str, str, str]]:
 def test_every_shared_tarball_prepares_with_the_stub_only_where_needed(
     name: str, tag: str, sha256: str, tmp_path: Path
 ) -> None:
-    resolved = resolve(parse_gnunet(f"{GNUNET_TARBALLS / name}@sha256:{sha256}"), tmp_path / "w")
+    resolved = resolve_gnunet(
+        parse_gnunet(f"{GNUNET_TARBALLS / name}@sha256:{sha256}"), tmp_path / "w"
+    )
     assert resolved.version == tag.removeprefix("v")
     built = prepare_build_tree(resolved, tmp_path / "b")
     assert built.build_system == "meson"
