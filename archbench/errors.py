@@ -81,6 +81,14 @@ class ArchiveError(ArchbenchError):
     exit_code = 11
 
 
+class SourceError(ArchbenchError):
+    """A GNUnet source (``gnunet:``, ``--gnunet``) cannot be used: a missing file or
+    directory, a sha256 that differs, a ref that names no commit, a failed download or
+    fetch, a tree that is not GNUnet's; nothing was built from it."""
+
+    exit_code = 12
+
+
 class Interrupted(ArchbenchError):
     """Ctrl-C stopped a run; finished results were kept and can be resumed."""
 

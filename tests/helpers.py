@@ -34,6 +34,11 @@ CI_MATRIX = REPO / "tests" / "integration" / "matrix-ci.yml"
 WORK = REPO / ".archbench" / "work"
 """The work directory of ``invoke bench`` (invoke.yaml's ``work``), shared by the
 integration tests: bases are content-hashed, so one session's are reused by the next."""
+GNUNET_TARBALLS = REPO.parent / "shared" / "gnunet"
+"""Upstream GNUnet sources (``gnunet-{0.21.2,0.22.2,0.24.3,0.27.0}.tar.gz``, their sha256 in
+its README): issue 20's test data, beside the repository; tests that need it skip without it."""
+GNUNET_027_SHA256 = "77102aa83fdb40abf2bf7434869abd7feb53f692a2d9bd4cf86a48e33f29a196"
+"""The sha256 of ``GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"`` (its README)."""
 GOLDEN = REPO / "tests" / "golden"
 """Golden files of rendered reports; ``ARCHBENCH_UPDATE_GOLDEN=1`` rewrites them."""
 SCHEMA: dict[str, Any] = json.loads((HARNESS_DIR / "schema-v1.json").read_text(encoding="utf-8"))

@@ -18,6 +18,8 @@ Sources:
   ``bookworm-backports``), the file names of debootstrap's scripts.
 * Docker image references: distribution/reference's ``regexp.go``
   (``[host[:port]/]path[:tag][@digest]``), and tags ``[\\w][\\w.-]{0,127}``.
+* git refs: ``git check-ref-format`` (git 2.39's documentation), narrowed to
+  ``[A-Za-z0-9._+/-]``; GNUnet versions: ``scripts/get_version.sh`` of 0.20 to 0.27.
 
 The same grammars as pydantic string types (:data:`PackageSpec`, :data:`Name`, …)
 check each value as matrix.yml is parsed, and :class:`Strict` is the frozen base
@@ -257,6 +259,158 @@ def check_sha256(value: str) -> str:
     return value
 
 
+# ---------------------------------------------------------------- GNUnet sources
+
+GIT_REF: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+/-]{0,254}")
+"""The characters of a git ref archbench takes: a subset of ``git check-ref-format``'s,
+without ``@`` (the separator of ``git+URL@REF``) and never starting with ``-``, ``.`` or ``/``."""
+GNUNET_VERSION: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:[-+~.][0-9A-Za-z.+~-]*)?")
+"""GNUnet's version string (``.version``, ``git describe`` without its ``v``): ``0.27.0``,
+``0.27.0-5-g2d1625296-dirty``. ``scripts/get_version.sh`` cuts ``--major/--minor/--micro``
+from the leading ``x.y.z`` and pastes them into ``#define``s, so nothing else may lead."""
+MAX_PATH: Final = 4096
+
+
+def check_git_url(value: str) -> str:
+    """A git remote: ``https://HOST[:PORT]/PATH`` or ``file:///PATH`` (a local repository).
+
+    Not ssh (``ssh://``, ``user@host:path``): an ssh URL runs ssh with the host as an
+    argument, and credentials would land in logs; nor ``git://``, ``http://`` (no
+    integrity), ``ext::`` or any other transport. No ``@`` anywhere (user names, and the
+    separator of ``git+URL@REF``), no query, fragment, spaces, quotes or shell characters.
+
+    Raises:
+        ValueError: anything else.
+    """
+    allowed = (
+        "give an https://HOST/PATH URL, or file:///PATH for a local repository, without "
+        "spaces, quotes, shell characters, '@', '?' or '#' (ssh, git:// and http:// are "
+        "not used: mirror the repository locally or serve it over https)"
+    )
+    if len(value) > 2048 or _URL_FORBIDDEN.search(value) or "@" in value:
+        raise _bad("git URL", value, allowed)
+    parts = urllib.parse.urlsplit(value)
+    if parts.query or parts.fragment or "?" in value or "#" in value:
+        raise _bad("git URL", value, allowed)
+    if parts.scheme == "https":
+        if not parts.hostname or not re.fullmatch(_DOMAIN, parts.netloc):
+            raise _bad("git URL", value, allowed)
+        try:
+            parts.port  # noqa: B018  # raises on a bad port
+        except ValueError:
+            raise _bad("git URL", value, allowed) from None
+    elif parts.scheme == "file":
+        if parts.netloc or not parts.path.startswith("/") or parts.path.startswith("//"):
+            raise _bad("git URL", value, allowed)
+    else:
+        raise _bad("git URL", value, allowed)
+    return value
+
+
+def check_git_ref(value: str) -> str:
+    """A tag, branch or commit to build: what ``git check-ref-format --allow-onelevel``
+    accepts (no ``..``, ``//``, component starting with ``.`` or ending in ``.lock``, no
+    trailing ``/`` or ``.``), restricted to letters, digits and ``. _ + / -``, at most 255
+    characters, never starting with ``-``, ``.`` or ``/``. A full or abbreviated commit
+    (hex digits) is one such name.
+
+    Raises:
+        ValueError: anything else.
+    """
+    allowed = (
+        "give a tag, branch or commit (e.g. v0.27.0, master, 2d16252969cf): letters, "
+        "digits and . _ + / -, starting with a letter, digit or '_', at most 255 "
+        "characters, without '..', '//', a part starting with '.' or ending in '.lock', "
+        "and not ending in '/' or '.' (git check-ref-format)"
+    )
+    if not _ascii(value) or not GIT_REF.fullmatch(value):
+        raise _bad("ref", value, allowed)
+    parts = value.split("/")
+    if (
+        ".." in value
+        or value.endswith((".", "/"))
+        or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)
+    ):
+        raise _bad("ref", value, allowed)
+    return value
+
+
+_PATH_FORBIDDEN: Final = re.compile(r"[`$;|&<>'\"\\]")
+
+
+def check_local_path(value: str, what: str = "path") -> str:
+    """A local file or directory as written in matrix.yml or on the command line.
+
+    Printable characters (``str.isprintable``: no controls, newlines, NUL,
+    zero-width or direction marks), at most 4096, none of `` ` $ ; | & < > ' " \\ ``;
+    not starting with ``-`` or whitespace, not ending in whitespace. Paths are
+    passed as one argv item and what they name is copied into the build context,
+    so they never reach a shell or a Dockerfile; spaces and non-ASCII names are
+    allowed.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if (
+        not value
+        or len(value) > MAX_PATH
+        or not value.isprintable()
+        or value != value.strip()
+        or value.startswith("-")
+        or _PATH_FORBIDDEN.search(value)
+    ):
+        raise _bad(
+            what,
+            value,
+            "give a path of printable characters without ` $ ; | & < > quotes or "
+            f"backslashes, not starting with '-' or a space, at most {MAX_PATH} characters "
+            "(write ./-x for a name starting with '-')",
+        )
+    return value
+
+
+def check_tarball_location(value: str) -> str:
+    """A tarball: an ``http(s)://`` URL (:func:`check_tarball_url`) or a local path
+    (:func:`check_local_path`); a ``file://`` URL is refused in favour of the path.
+
+    Raises:
+        ValueError: anything else.
+    """
+    if "://" not in value:
+        return check_local_path(value, "tarball")
+    if value.startswith("file:"):
+        raise _bad("tarball", value, "give a local tarball as a path, not a file:// URL")
+    allowed = (
+        "give an http(s)://HOST/PATH URL without user:password@, spaces, quotes or shell "
+        "characters, or a local path"
+    )
+    if not value.startswith(("http://", "https://")):
+        raise _bad("tarball", value, allowed)
+    try:
+        check_mirror(value)
+    except ValueError:
+        raise _bad("tarball", value, allowed) from None
+    return value
+
+
+def check_gnunet_version(value: str) -> str:
+    """A GNUnet version string as ``.version`` holds it (:data:`GNUNET_VERSION`).
+
+    Raises:
+        ValueError: anything else, notably ``unknown`` (what ``get_version.sh`` prints
+            without ``.version`` or a tag) and ``git describe`` landing on a tag that is
+            not a release (``last-gnunet-0.20-compatible-2-g9a9c588a6``).
+    """
+    if len(value) > 64 or not _ascii(value) or not GNUNET_VERSION.fullmatch(value):
+        raise _bad(
+            "GNUnet version",
+            value,
+            "GNUnet's version starts with MAJOR.MINOR.MICRO (e.g. 0.27.0 or "
+            "0.27.0-5-g2d1625296), at most 64 characters of letters, digits and . + ~ -",
+        )
+    return value
+
+
 PackageSpec = Annotated[StrictStr, AfterValidator(check_package)]
 Name = Annotated[StrictStr, AfterValidator(check_name)]
 BaseName = Annotated[StrictStr, AfterValidator(check_base_name)]
@@ -265,6 +419,9 @@ SuiteName = Annotated[StrictStr, AfterValidator(check_suite)]
 MirrorUrl = Annotated[StrictStr, AfterValidator(check_mirror)]
 ImageRef = Annotated[StrictStr, AfterValidator(check_image)]
 UpstreamVersion = Annotated[StrictStr, AfterValidator(check_upstream_version)]
+Sha256 = Annotated[StrictStr, AfterValidator(check_sha256)]
+GitUrl = Annotated[StrictStr, AfterValidator(check_git_url)]
+GitRef = Annotated[StrictStr, AfterValidator(check_git_ref)]
 
 
 class Strict(BaseModel):

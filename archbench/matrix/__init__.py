@@ -12,6 +12,9 @@ before anything is built.
   :class:`Profile`, :class:`Recipe`, :class:`Target`, :class:`Matrix`) and the
   CPU quota (:func:`check_cpus`, ``--cpus`` by :func:`parse_cpus`, Docker's
   ``NanoCpus`` by :func:`nano_cpus`);
+* :mod:`archbench.matrix.gnunet`: where a target's libgnunetutil comes from
+  (``gnunet:`` of a profile or target, :meth:`Matrix.gnunet`; :class:`GnunetSource`),
+  and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`);
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
   emulated targets (:func:`apply_emulated_defaults`);
@@ -28,6 +31,15 @@ This package is pure: it never imports ``docker``.
 from __future__ import annotations
 
 from archbench.matrix.defaults import apply_emulated_defaults, describe_emulated_changes
+from archbench.matrix.gnunet import (
+    DEBIAN_GNUNET,
+    GnunetDebian,
+    GnunetGit,
+    GnunetPath,
+    GnunetSource,
+    GnunetTarball,
+    parse_gnunet,
+)
 from archbench.matrix.loading import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
 from archbench.matrix.model import (
     LOCAL_HOST,
@@ -48,12 +60,18 @@ from archbench.matrix.model import (
 )
 
 __all__ = [
+    "DEBIAN_GNUNET",
     "LOCAL_HOST",
     "MATRIX_VERSION",
     "MAX_CPUS",
     "MAX_MATRIX_BYTES",
     "MIN_CPUS",
     "Base",
+    "GnunetDebian",
+    "GnunetGit",
+    "GnunetPath",
+    "GnunetSource",
+    "GnunetTarball",
     "Host",
     "Matrix",
     "Profile",
@@ -69,5 +87,6 @@ __all__ = [
     "nano_cpus",
     "parse",
     "parse_cpus",
+    "parse_gnunet",
     "read_matrix_text",
 ]

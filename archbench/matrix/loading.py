@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from archbench.errors import MatrixError
 from archbench.inputs import did_you_mean, load_yaml, problem, quote, read_text
 from archbench.matrix.defaults import explicit_keys, merge_defaults
+from archbench.matrix.gnunet import FIELDS as GNUNET_FIELDS
 from archbench.matrix.model import Base, Host, Matrix, Profile, Recipe, Source, Target, Tls
 from archbench.suites import DEFAULT_SUITES, REGISTRY, SUITE_NAMES, Suites
 
@@ -30,11 +31,14 @@ MATRIX_VERSION = 1
 MAX_MATRIX_BYTES: Final = 256 * 1024
 
 
-def parse(text: str, source: str = "matrix.yml") -> Matrix:
+def parse(text: str, source: str = "matrix.yml", base_dir: Path | None = None) -> Matrix:
     """Parse matrix YAML text into a validated :class:`Matrix`.
 
     Target suites not given fall back to ``defaults``; a target's own suite
-    settings override the default per key.
+    settings override the default per key. Relative paths in ``gnunet:`` are
+    relative to ``base_dir``; by default the folder of ``source`` when it names a
+    file, else the current directory (``source`` may be a label, such as a
+    resumed run's ``… (as of run …)``: pass the folder of its matrix file).
 
     Raises:
         MatrixError: YAML syntax error, duplicate key, or any schema problem;
@@ -50,11 +54,22 @@ def parse(text: str, source: str = "matrix.yml") -> Matrix:
     except ValidationError as exc:
         raise MatrixError(explain(exc, data, source, prefix=("defaults",))) from exc
     try:
-        matrix = Matrix.model_validate(merge_defaults(data, defaults))
+        matrix = Matrix.model_validate(
+            merge_defaults(data, defaults),
+            context={"base_dir": str(base_dir or _folder(source))},
+        )
     except ValidationError as exc:
         raise MatrixError(explain(exc, data, source)) from exc
     matrix._explicit = explicit_keys(data)
     return matrix
+
+
+def _folder(source: str) -> Path:
+    """The folder of the matrix file ``source``, or the current directory for a label."""
+    try:
+        return Path(source).parent if Path(source).is_file() else Path.cwd()
+    except (OSError, ValueError):  # a label too long for a path, or holding NUL
+        return Path.cwd()
 
 
 def load(path: Path) -> Matrix:
@@ -63,7 +78,7 @@ def load(path: Path) -> Matrix:
     Raises:
         MatrixError: the file is missing or invalid (see :func:`parse`).
     """
-    return parse(read_matrix_text(path), str(path))
+    return parse(read_matrix_text(path), str(path), path.parent)
 
 
 def read_matrix_text(path: Path) -> str:
@@ -113,7 +128,8 @@ _FIELDS: dict[str, Sequence[str]] = {
     "suites": list(SUITE_NAMES),
     **{s.name: list(s.settings.model_fields) for s in REGISTRY},
     "recipe": list(Recipe.model_fields),
-    "gnunet": list(Source.model_fields),
+    "gnunet": list(Source.model_fields),  # recipe.gnunet; the gnunet: key is by its tags
+    **GNUNET_FIELDS,
     "exchange": list(Source.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),

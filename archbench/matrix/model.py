@@ -55,6 +55,7 @@ from archbench.inputs import (
     quote,
 )
 from archbench.matrix.defaults import check_emulated_defaults
+from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource, GnunetSpec
 from archbench.platforms import Arch
 from archbench.suites import DEFAULT_SUITES, Suites
 
@@ -266,11 +267,16 @@ class Recipe(Strict):
 
 
 class Profile(Strict):
-    """A dependency profile: Debian packages installed into the image, then an optional recipe."""
+    """A dependency profile: Debian packages installed into the image, then an optional recipe.
+
+    ``gnunet``: where libgnunetutil comes from (:mod:`archbench.matrix.gnunet`); None:
+    not said here (a target's own ``gnunet:`` wins, else the base's libgnunet-dev).
+    """
 
     description: StrictStr = ""
     packages: tuple[PackageSpec, ...] = Field(min_length=1)
     recipe: Recipe | None = None
+    gnunet: GnunetSpec | None = None
 
 
 class Target(Strict):
@@ -297,6 +303,9 @@ class Target(Strict):
     cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
     """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
     :data:`archbench.analysis.counting.DEFAULT_CPU` for the architecture."""
+    gnunet: GnunetSpec | None = None
+    """Where libgnunetutil comes from, over the profile's ``gnunet:``; None: the profile's
+    (:meth:`Matrix.gnunet`)."""
 
     @field_validator("cpus", mode="before")
     @classmethod
@@ -379,9 +388,27 @@ class Matrix(Strict):
                     f"{where}.profile: unknown profile {t.profile!r}; defined in 'profiles': "
                     f"{', '.join(self.profiles)}" + did_you_mean(t.profile, self.profiles)
                 )
+            recipe = self.profiles[t.profile].recipe
+            if recipe is not None and self.gnunet(t).kind != "debian":
+                raise ValueError(
+                    f"{where}.gnunet: profile {t.profile!r} has the recipe {recipe.name!r}, "
+                    "which builds its own GNUnet; give gnunet: debian (or none) for this "
+                    "target, or a profile without the recipe"
+                )
         if LOCAL_HOST in self.hosts:
             raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
         return self
+
+    def gnunet(self, target: Target) -> GnunetSource:
+        """Where ``target``'s libgnunetutil comes from: its own ``gnunet:``, else its
+        profile's, else :data:`~archbench.matrix.gnunet.DEBIAN_GNUNET` (the base's
+        libgnunet-dev)."""
+        if target.gnunet is not None:
+            return target.gnunet
+        profile = self.profiles.get(target.profile)
+        if profile is not None and profile.gnunet is not None:
+            return profile.gnunet
+        return DEBIAN_GNUNET
 
     def host(self, name: str) -> Host | None:
         """The host a target names; None for ``local`` (the environment's engine)."""

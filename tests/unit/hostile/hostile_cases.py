@@ -19,6 +19,8 @@ Kinds:
 * ``log``: an upstream log for ``invoke import`` (scan + build), before writing.
 * ``flag``: keyword arguments of an invoke task, called in process.
 * ``resume``: a run id given to ``--resume``.
+* ``gnunet-string``: the one-string GNUnet source of ``--gnunet``,
+  :func:`archbench.matrix.parse_gnunet`.
 """
 
 from __future__ import annotations
@@ -65,6 +67,22 @@ FIELD_TEMPLATES: dict[str, tuple[str, str]] = {
     "recipe-version": ('version: "0.25.0"', "version: {v}"),
     "recipe-url": ('url: "https://tarballs.invalid/g.tar.gz"', "url: {v}"),
     "recipe-sha256": ('sha256: "' + "0" * 64 + '"', "sha256: {v}"),
+    # gnunet: of a target (issue 20); its paths take spaces and look-alikes, so they have
+    # cases of their own below.
+    "gnunet-string": ("base: deb, profile: slim}", "base: deb, profile: slim, gnunet: {v}}"),
+    "gnunet-git": (
+        "base: deb, profile: slim}",
+        "base: deb, profile: slim, gnunet: {git: {v}, ref: v0.27.0}}",
+    ),
+    "gnunet-ref": (
+        "base: deb, profile: slim}",
+        'base: deb, profile: slim, gnunet: {git: "https://git.invalid/g.git", ref: {v}}}',
+    ),
+    "gnunet-path": ("base: deb, profile: slim}", "base: deb, profile: slim, gnunet: {path: {v}}}"),
+    "gnunet-sha256": (
+        "base: deb, profile: slim}",
+        "base: deb, profile: slim, gnunet: {tarball: g.tar.gz, sha256: {v}}}",
+    ),
 }
 
 NASTY: tuple[str, ...] = (
@@ -111,9 +129,14 @@ class Case:
     """The archbench error class (name in archbench.errors)."""
 
 
+PERMISSIVE_FIELDS = {"gnunet-path"}
+"""Fields that take some of :data:`NASTY` on purpose: a path may hold spaces and non-ASCII
+letters (it never reaches a shell). Their refusals are cases of their own."""
+
+
 def _field_cases() -> list[Case]:
     cases = []
-    for field in FIELD_TEMPLATES:
+    for field in [f for f in FIELD_TEMPLATES if f not in PERMISSIVE_FIELDS]:
         for i, value in enumerate(NASTY):
             cases.append(Case(f"{field}-{i}", "matrix-field", (field, value), "m.yml: "))
     return cases
@@ -556,6 +579,30 @@ CASES: list[Case] = [
         "ResultsError",
     ),
     Case("resume-abs", "resume", "/etc", "is not a run id", "ResultsError"),
+    # --- GNUnet sources (issue 20) ---------------------------------------------------
+    *[
+        Case(f"gnunet-path-{i}", "matrix-field", ("gnunet-path", v), "is not allowed")
+        for i, v in enumerate(
+            ["-rf", "$(id)", "`id`", "a;b", "a\nb", "a\x00", "\u202egnunet", "a" * 5000, "", " x"]
+        )
+    ],
+    *[
+        Case(f"gnunet-flag-{i}", "gnunet-string", v, "--gnunet: ")
+        for i, v in enumerate(
+            [
+                *(v for v in NASTY if not v.isprintable() or set(v) & set("$`;|&<>'\"\\")),
+                "--foo",
+                "-x",
+                "git+ssh://git@evil/x@v1",
+                "git+https://h/g.git@--upload-pack=id",
+                "git+ext::sh -c id@v1",
+                "g.tgz@sha256:" + "0" * 63,
+                "https://u:pw@h/g.tgz@sha256:" + "0" * 64,
+                "file:///etc/passwd@sha256:" + "0" * 64,
+                "x.tar.gz",
+            ]
+        )
+    ],
     Case("resume-dot", "resume", "..", "is not a run id", "ResultsError"),
     Case(
         "resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "ResultsError"

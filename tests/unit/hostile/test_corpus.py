@@ -92,6 +92,8 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
             setup = upstream.parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64)
             scans = upstream.scan_files([path])
             upstream.build_result(scans, setup, "t", Arch.AMD64, RUN)
+        elif case.kind == "gnunet-string":
+            matrix.parse_gnunet(case.input)
         elif case.kind in ("flag", "resume"):
             name, kwargs = case.input if case.kind == "flag" else ("bench", {"resume": case.input})
             try:
