@@ -213,9 +213,10 @@ def create_archive(
         rendered = prepare(loaded, bad)
         written = write_folder(rendered, bad, report_dir)
         if plots:
-            from archbench.report import plots  # matplotlib: slow to import
+            # matplotlib is slow to import; ``plots`` is this function's flag.
+            from archbench.report import plots as figures
 
-            written += plots.write_plots(rendered, report_dir)
+            written += figures.write_plots(rendered, report_dir)
         on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
         transfers = []
         hashed: dict[str, FileEntry] = {}
