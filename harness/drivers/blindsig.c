@@ -60,12 +60,14 @@
  *   same rule and checks every calibration step against it.
  *
  * Before anything is timed, the driver checks that the libgnunetutil it
- * loaded reports the major.minor version its headers declared
- * (blindsig_api.c).
+ * loaded reports the major.minor version its headers declared, and runs
+ * known-answer checks of every call the blocks make, for the schemes asked
+ * for (blindsig_api.c); meta known_answers names the schemes that passed.
  *
  * Exit status: 0 when the run completed (even if some scheme is invalid),
- * 64 on usage errors, 70 on internal errors (no usable clock, a library
- * other than the headers').
+ * 64 on usage errors, 65 when a known-answer check failed (nothing timed),
+ * 70 on internal errors (no usable clock, a library other than the
+ * headers').
  *
  * One source for both GNUnet blind-signature APIs: 0.19/0.20 and 0.21 to
  * 0.27, chosen at compile time from the headers (blindsig.h, ABH_BSIG_API).
@@ -99,16 +101,24 @@
 #include <unistd.h>
 
 
+/* The schemes whose known-answer checks passed before timing ("CS,RSA");
+ * NULL with --build-info, which runs none. */
+static const char *kat_passed;
+
+
 /**
  * Before anything is timed: the loaded libgnunetutil must be the one the
- * headers declared (blindsig_api.c).
+ * headers declared, and the calls the blocks make must give known answers
+ * (blindsig_api.c) for every scheme that runs.
  *
  * @return 0, or the exit status after a message on stderr
  */
 static int
-check_library (void)
+check_library (bool run_cs, bool run_rsa)
 {
+  static char passed[16];
   const char *version = blindsig_library_version ();
+  char why[REASON_LEN];
 
   if (! blindsig_library_matches (version))
   {
@@ -118,6 +128,21 @@ check_library (void)
              GNUNET_VERSION, version);
     return EXIT_INTERNAL;
   }
+  if (run_cs && (! blindsig_kat_cs (why, sizeof (why))))
+  {
+    fprintf (stderr, "blindsig: CS known-answer check failed on GNUnet %s:"
+             " %s; nothing was timed\n", version, why);
+    return EXIT_KAT;
+  }
+  if (run_rsa && (! blindsig_kat_rsa (why, sizeof (why))))
+  {
+    fprintf (stderr, "blindsig: RSA known-answer check failed on GNUnet %s:"
+             " %s; nothing was timed\n", version, why);
+    return EXIT_KAT;
+  }
+  snprintf (passed, sizeof (passed), "%s%s%s", run_cs ? "CS" : "",
+            (run_cs && run_rsa) ? "," : "", run_rsa ? "RSA" : "");
+  kat_passed = passed;
   return 0;
 }
 
@@ -134,6 +159,8 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   printf ("meta\tgnunet_bsig_api\t%s\n", ABH_BSIG_API_NAME);
   printf ("meta\tgnunet_library_version\t%s\n", blindsig_library_version ());
   blindsig_print_row_notes ();
+  if (NULL != kat_passed)
+    printf ("meta\tknown_answers\t%s\n", kat_passed);
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
   printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");
@@ -382,7 +409,7 @@ main (int argc, char **argv)
    * rejected signature; those are expected, so only errors get through. */
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
   {
-    int status = check_library ();
+    int status = check_library (run_cs, run_rsa);
 
     if (0 != status)
       return status;

@@ -8,7 +8,8 @@
  *   blindsig_pairs.c    the (scheme, bits) pairs: repetitions in turn,
  *                       the --interactive protocol, sample/discard/done lines
  *   blindsig_api.c      what differs between the GNUnet APIs outside the
- *                       timed code: library version, row notes
+ *                       timed code: library version, row notes, the
+ *                       known-answer checks run before timing
  *   blindsig_measure.c  one repetition of the chain and the clock probe:
  *                       everything inside and around the timed blocks, in
  *                       ONE translation unit with blindsig_fresh_cs.h,
@@ -97,6 +98,7 @@
 #define BLINDSIG_FORMAT_VERSION 2
 
 #define EXIT_USAGE 64
+#define EXIT_KAT 65
 #define EXIT_INTERNAL 70
 
 /* Size of each random message in bytes; a coin public key is 32 bytes, a
@@ -218,10 +220,14 @@ bool blindsig_count_load_key (const char *dir, unsigned int bits);
 unsigned int blindsig_fixed_rsa_keys (unsigned int *bits, unsigned int max);
 
 /* blindsig_api.c: the version the loaded libgnunetutil reports; whether its
- * major.minor are the headers'; the meta row_note lines. */
+ * major.minor are the headers'; the meta row_note lines; the known-answer
+ * checks (false, with the failed step in @a why, when a call does not give
+ * the vector's bytes). */
 const char *blindsig_library_version (void);
 bool blindsig_library_matches (const char *version);
 void blindsig_print_row_notes (void);
+bool blindsig_kat_cs (char *why, size_t len);
+bool blindsig_kat_rsa (char *why, size_t len);
 
 /* blindsig_rules.c */
 unsigned int next_block_size (unsigned int ops, uint64_t block_ns,
