@@ -59,13 +59,24 @@
  *   (discarded), then the timed ones.  blindsig_rules.py implements the
  *   same rule and checks every calibration step against it.
  *
- * Exit status: 0 when the run completed (even if some scheme is invalid),
- * 64 on usage errors, 70 on internal errors (no usable clock).
+ * Before anything is timed, the driver checks that the libgnunetutil it
+ * loaded reports the major.minor version its headers declared, and runs
+ * known-answer checks of every call the blocks make, for the schemes asked
+ * for (blindsig_api.c); meta known_answers names the schemes that passed.
  *
- * Written against the GNUnet 0.19/0.20 blind-signature API, which is
- * identical for everything used here.  GNUNET_UTIL_VERSION cannot tell the
- * two apart (both define 0x000A0104), so the Makefile passes the
- * pkg-config version in ABH_GNUNET_VERSION_NUM for the guard in blindsig.h.
+ * Exit status: 0 when the run completed (even if some scheme is invalid),
+ * 64 on usage errors, 65 when a known-answer check failed (nothing timed),
+ * 70 on internal errors (no usable clock, a library other than the
+ * headers').
+ *
+ * One source for both GNUnet blind-signature APIs: 0.19/0.20 and 0.21 to
+ * 0.27, chosen at compile time from the headers (blindsig.h, ABH_BSIG_API).
+ * The rows and what each block times are the same on both; where a row's
+ * call differs, meta row_note:<scheme>:<operation> says how (blindsig_api.c),
+ * and the harness puts it into the row's note.  The meta lines
+ * gnunet_header_version (gnunet_config.h), gnunet_build_version
+ * (pkg-config, from the Makefile), gnunet_library_version (what the loaded
+ * library reports) and gnunet_bsig_api record which GNUnet it measured.
  *
  * Sources: this file (main, the meta lines), blindsig_options.c (the
  * command line), blindsig_rules.c (calibration and budget rules),
@@ -90,6 +101,52 @@
 #include <unistd.h>
 
 
+/* The schemes whose known-answer checks passed before timing ("CS,RSA");
+ * NULL with --build-info, which runs none. */
+static const char *kat_passed;
+
+
+/**
+ * Before anything is timed: the loaded libgnunetutil must be the one the
+ * headers declared, and the calls the blocks make must give known answers
+ * (blindsig_api.c) for every scheme that runs.
+ *
+ * @return 0, or the exit status after a message on stderr
+ */
+static int
+check_library (bool run_cs, bool run_rsa)
+{
+  static char passed[16];
+  const char *version = blindsig_library_version ();
+  char why[REASON_LEN];
+
+  if (! blindsig_library_matches (version))
+  {
+    fprintf (stderr, "blindsig: compiled against GNUnet %s headers, but the"
+             " libgnunetutil it loaded reports '%s': link it with a RUNPATH"
+             " to the matching library (or fix LD_LIBRARY_PATH)\n",
+             GNUNET_VERSION, version);
+    return EXIT_INTERNAL;
+  }
+  if (run_cs && (! blindsig_kat_cs (why, sizeof (why))))
+  {
+    fprintf (stderr, "blindsig: CS known-answer check failed on GNUnet %s:"
+             " %s; nothing was timed\n", version, why);
+    return EXIT_KAT;
+  }
+  if (run_rsa && (! blindsig_kat_rsa (why, sizeof (why))))
+  {
+    fprintf (stderr, "blindsig: RSA known-answer check failed on GNUnet %s:"
+             " %s; nothing was timed\n", version, why);
+    return EXIT_KAT;
+  }
+  snprintf (passed, sizeof (passed), "%s%s%s", run_cs ? "CS" : "",
+            (run_cs && run_rsa) ? "," : "", run_rsa ? "RSA" : "");
+  kat_passed = passed;
+  return 0;
+}
+
+
 static void
 print_meta (const struct Config *cfg, const struct ClockInfo *ci)
 {
@@ -98,6 +155,12 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   unsigned int n_keys = blindsig_fixed_rsa_keys (key_bits, MAX_RSA_SIZES);
 
   printf ("meta\tgnunet_build_version\t%s\n", ABH_GNUNET_VERSION);
+  printf ("meta\tgnunet_header_version\t%s\n", GNUNET_VERSION);
+  printf ("meta\tgnunet_bsig_api\t%s\n", ABH_BSIG_API_NAME);
+  printf ("meta\tgnunet_library_version\t%s\n", blindsig_library_version ());
+  blindsig_print_row_notes ();
+  if (NULL != kat_passed)
+    printf ("meta\tknown_answers\t%s\n", kat_passed);
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
   printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");
@@ -345,6 +408,12 @@ main (int argc, char **argv)
   /* The negative verification checks make libgnunetutil log a warning per
    * rejected signature; those are expected, so only errors get through. */
   GNUNET_log_setup ("blindsig", "ERROR", NULL);
+  {
+    int status = check_library (run_cs, run_rsa);
+
+    if (0 != status)
+      return status;
+  }
 
   if (! seed_given)
     cfg.seed = (now_ns () ^ ((uint64_t) getpid () << 32))

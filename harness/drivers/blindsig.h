@@ -7,6 +7,9 @@
  *   blindsig_rules.c    calibration and budget rules
  *   blindsig_pairs.c    the (scheme, bits) pairs: repetitions in turn,
  *                       the --interactive protocol, sample/discard/done lines
+ *   blindsig_api.c      what differs between the GNUnet APIs outside the
+ *                       timed code: library version, row notes, the
+ *                       known-answer checks run before timing
  *   blindsig_measure.c  one repetition of the chain and the clock probe:
  *                       everything inside and around the timed blocks, in
  *                       ONE translation unit with blindsig_fresh_cs.h,
@@ -27,21 +30,75 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* GNUnet 0.21 reworked the blind-signature API (session nonces, blinded
- * message structs); fail at compile time with a clear message rather than
- * with a screen of type errors. */
-#if defined(ABH_GNUNET_VERSION_NUM) && ABH_GNUNET_VERSION_NUM >= 2100
-#error "blindsig supports the GNUnet 0.19/0.20 blind-signature API only"
+/* Which blind-signature API the headers declare, decided here, at compile
+ * time, from the version gnunet_config.h (included by gnunet_util_lib.h)
+ * states, and cross-checked three ways; any disagreement is an #error, never
+ * a guess.
+ *
+ *   ABH_BSIG_API 19: GNUnet 0.19 and 0.20.  RSA blinds and verifies a
+ *     GNUNET_HashCode and returns the blinded message as (void *, size_t);
+ *     CS has one nonce type (CsNonce) and cs_sign_derive returns b.
+ *   ABH_BSIG_API 21: GNUnet 0.21.0 to 0.27.0 (NEWS: "major revision of blind
+ *     signature API", 2023-10; no change to any call used here since).  RSA
+ *     blinds and verifies (message, size) into/from a RsaBlindedMessage; CS
+ *     splits the nonce into CsSessionNonce (r derivation, signing; inside a
+ *     CsBlindedMessage with c[2]) and CsBlindingNonce, and cs_sign_derive
+ *     writes b into a CsBlindSignature.
+ *
+ * Cross-checks: (1) gnunet_common.h defines GNUNET_VA_ARG_ENUM up to 0.20
+ * only, so it dates the headers independently of gnunet_config.h; (2) the
+ * Makefile passes pkg-config's version (ABH_GNUNET_VERSION_NUM), whose
+ * major.minor must be the headers'; (3) the Makefile compiles a probe
+ * (blindsig_api_probe.c) against the headers and passes which API's types
+ * exist (ABH_PROBE_BSIG_API), which also catches a development snapshot
+ * between 0.20 and 0.21 that states 0.20 but has the new API.
+ * GNUNET_UTIL_VERSION cannot help: it is 0x000A0104 in every release.
+ * Every call is written once per API below an #if on ABH_BSIG_API; the code
+ * for API 19 is the code that measured 0.19/0.20 before the port. */
+#define ABH_GNUNET_API_NUM ((GNUNET_MAJOR_VERSION) * 10000 \
+                            + (GNUNET_MINOR_VERSION) * 100)
+#if (! defined (GNUNET_MAJOR_VERSION)) || (! defined (GNUNET_MINOR_VERSION))
+#error "blindsig: gnunet_config.h defines no GNUNET_MAJOR_VERSION/GNUNET_MINOR_VERSION: not GNUnet headers?"
+/* get_version.sh writes "unknown" without a .version file or a release tag;
+ * in #if an identifier is 0, so 0.0 is how "unknown" looks here. */
+#elif ((GNUNET_MAJOR_VERSION + 0) == 0) && ((GNUNET_MINOR_VERSION + 0) == 0)
+#error "blindsig: the GNUnet headers declare no version (GNUNET_VERSION \"unknown\"?): build GNUnet from a tree with .version or a v<x.y.z> tag"
+#elif ABH_GNUNET_API_NUM < 1900
+#error "blindsig: GNUnet older than 0.19 is not supported (its blind-signature API differs)"
+#elif ABH_GNUNET_API_NUM < 2100
+#define ABH_BSIG_API 19
+#elif ABH_GNUNET_API_NUM <= 2700
+#define ABH_BSIG_API 21
+#else
+#error "blindsig: GNUnet newer than 0.27: check its blind-signature API against drivers/blindsig.h (ABH_BSIG_API 21 is the API of 0.21.0-0.27.0) and extend the range"
+#endif
+#if ! defined (ABH_BSIG_API)
+/* (the #error above says why) */
+#elif (ABH_BSIG_API == 19) != defined (GNUNET_VA_ARG_ENUM)
+#error "blindsig: gnunet_config.h's version and gnunet_common.h disagree (GNUNET_VA_ARG_ENUM exists up to 0.20 only): mixed header sets?"
+#elif defined (ABH_GNUNET_VERSION_NUM) \
+  && (ABH_GNUNET_VERSION_NUM / 100 * 100 != ABH_GNUNET_API_NUM)
+#error "blindsig: pkg-config's gnunetutil version and the headers' gnunet_config.h differ in major.minor: PKG_CONFIG_PATH and the include path point at different GNUnet installations"
+#elif defined (ABH_PROBE_BSIG_API) && (ABH_PROBE_BSIG_API != ABH_BSIG_API)
+#error "blindsig: the headers' version and their blind-signature types disagree (a development snapshot between 0.20 and 0.21?): build a release or a commit whose version matches its API"
 #endif
 
 #ifndef ABH_GNUNET_VERSION
 #define ABH_GNUNET_VERSION "unknown"
 #endif
 
+/* meta gnunet_bsig_api: the oldest release of the API generation. */
+#if ABH_BSIG_API == 19
+#define ABH_BSIG_API_NAME "0.19"
+#else
+#define ABH_BSIG_API_NAME "0.21"
+#endif
+
 #define BLINDSIG_FORMAT "archbench-blindsig"
 #define BLINDSIG_FORMAT_VERSION 2
 
 #define EXIT_USAGE 64
+#define EXIT_KAT 65
 #define EXIT_INTERNAL 70
 
 /* Size of each random message in bytes; a coin public key is 32 bytes, a
@@ -161,6 +218,16 @@ bool blindsig_count_markers (void);
  * @a bits (room for @a max), returning how many. */
 bool blindsig_count_load_key (const char *dir, unsigned int bits);
 unsigned int blindsig_fixed_rsa_keys (unsigned int *bits, unsigned int max);
+
+/* blindsig_api.c: the version the loaded libgnunetutil reports; whether its
+ * major.minor are the headers'; the meta row_note lines; the known-answer
+ * checks (false, with the failed step in @a why, when a call does not give
+ * the vector's bytes). */
+const char *blindsig_library_version (void);
+bool blindsig_library_matches (const char *version);
+void blindsig_print_row_notes (void);
+bool blindsig_kat_cs (char *why, size_t len);
+bool blindsig_kat_rsa (char *why, size_t len);
 
 /* blindsig_rules.c */
 unsigned int next_block_size (unsigned int ops, uint64_t block_ns,

@@ -17,6 +17,7 @@
  * Everything one CS blind-signature exchange needs, kept together so a
  * block can walk the array.
  */
+#if ABH_BSIG_API == 19
 struct CsItem
 {
   struct GNUNET_CRYPTO_CsPrivateKey priv;
@@ -36,6 +37,30 @@ struct CsItem
   bool dead;                                   /* an earlier step failed */
   unsigned char msg[MSG_LEN];
 };
+#else
+/* The same item for the 0.21 API: the session nonce lives in the blinded
+ * message (c[2] and the nonce, which cs_sign_derive takes as one struct), so
+ * r derivation draws into bm.nonce and blinding writes bm.c, and nothing is
+ * copied inside a timed block; b is part of the blind signature. */
+struct CsItem
+{
+  struct GNUNET_CRYPTO_CsPrivateKey priv;
+  struct GNUNET_CRYPTO_CsPublicKey pub;
+  struct GNUNET_CRYPTO_CsBlindedMessage bm;    /* c[2]; nonce: r derivation + signing */
+  struct GNUNET_CRYPTO_CsBlindingNonce blind_seed;
+  struct GNUNET_CRYPTO_CsRSecret r[2];
+  struct GNUNET_CRYPTO_CsRPublic r_pub[2];
+  struct GNUNET_CRYPTO_CsBlindingSecret bs[2];
+  struct GNUNET_CRYPTO_CSPublicRPairP blinded_r_pub;
+  struct GNUNET_CRYPTO_CsBlindSignature blinded_s;  /* b and the blinded s */
+  struct GNUNET_CRYPTO_CsSignature sig;
+  unsigned int b;                              /* blinded_s.b, copied after the block */
+  enum GNUNET_GenericReturnValue verified;
+  unsigned int src;                            /* item whose chain this copies */
+  bool dead;                                   /* an earlier step failed */
+  unsigned char msg[MSG_LEN];
+};
+#endif
 
 struct CsRep
 {
@@ -89,6 +114,7 @@ cs_copy_tail (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 cs_r_derive (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -101,6 +127,21 @@ cs_r_derive (void *ctx, unsigned int lo, unsigned int hi)
     GNUNET_CRYPTO_cs_r_get_public (&it[i].r[1], &it[i].r_pub[1]);
   }
 }
+#else
+static void
+cs_r_derive (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    GNUNET_CRYPTO_cs_r_derive (&it[i].bm.nonce, cs_r_seed, &it[i].priv,
+                               it[i].r);
+    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[0], &it[i].r_pub[0]);
+    GNUNET_CRYPTO_cs_r_get_public (&it[i].r[1], &it[i].r_pub[1]);
+  }
+}
+#endif
 
 
 static void
@@ -113,6 +154,7 @@ cs_bs_derive (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 cs_blind (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -149,6 +191,46 @@ cs_unblind (void *ctx, unsigned int lo, unsigned int hi)
                               &it[i].sig.s_scalar);
   }
 }
+#else
+static void
+cs_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_calc_blinded_c (it[i].bs, it[i].r_pub, &it[i].pub,
+                                     it[i].msg, sizeof (it[i].msg),
+                                     it[i].bm.c, &it[i].blinded_r_pub);
+}
+
+
+/* b is written into blinded_s (a store, as the old API's return value was);
+ * cs_repetition() copies it to it[i].b after the block. */
+static void
+cs_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_sign_derive (&it[i].priv, it[i].r, &it[i].bm,
+                                  &it[i].blinded_s);
+}
+
+
+static void
+cs_unblind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = ((struct CsRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    GNUNET_CRYPTO_cs_unblind (&it[i].blinded_s.s_scalar, &it[i].bs[it[i].b],
+                              &it[i].sig.s_scalar);
+  }
+}
+#endif
 
 
 static void
@@ -226,8 +308,13 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
   {
     count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
                        sizeof (it[i].msg));
+#if ABH_BSIG_API == 19
     count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].nonce,
                        sizeof (it[i].nonce));
+#else
+    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].bm.nonce,
+                       sizeof (it[i].bm.nonce));
+#endif
     count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].blind_seed,
                        sizeof (it[i].blind_seed));
     it[i].src = i;
@@ -242,6 +329,10 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
   ns[3] = run_stage (&cs_blind, &cs_copy_tail, &ctx, ops[3], m);
   ctx.n = ops[4];
   ns[4] = run_stage (&cs_sign, &cs_copy_tail, &ctx, ops[4], m);
+#if ABH_BSIG_API != 19
+  for (unsigned int i = 0; i < m; i++)
+    it[i].b = it[i].blinded_s.b;
+#endif
   for (unsigned int i = 0; i < m; i++)
     if (it[i].b > 1)
     {
@@ -256,7 +347,11 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
    * is bookkeeping, not part of the unblinding cost. */
   for (unsigned int i = 0; i < m; i++)
     if (! it[i].dead)
+#if ABH_BSIG_API == 19
       it[i].sig.r_point = it[i].blinded_r_pub[it[i].b];
+#else
+      it[i].sig.r_point = it[i].blinded_r_pub.r_pub[it[i].b];
+#endif
   if ((NULL != inject_fault) && (0 == strcmp (inject_fault, "CS"))
       && (0 == rep))
     flip_one_bit (it[0].msg, sizeof (it[0].msg));

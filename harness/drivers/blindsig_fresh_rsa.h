@@ -12,6 +12,7 @@
 
 /* ----------------------------------------------------------------- RSA */
 
+#if ABH_BSIG_API == 19
 struct RsaItem
 {
   struct GNUNET_CRYPTO_RsaPrivateKey *priv;
@@ -20,6 +21,16 @@ struct RsaItem
   struct GNUNET_HashCode hash;                 /* of msg: the FDH input */
   void *blinded;
   size_t blinded_len;
+#else
+/* 0.21 API: the blinded message is one struct (pointer and size). */
+struct RsaItem
+{
+  struct GNUNET_CRYPTO_RsaPrivateKey *priv;
+  struct GNUNET_CRYPTO_RsaPublicKey *pub;
+  struct GNUNET_CRYPTO_RsaBlindingKeySecret bks;
+  struct GNUNET_HashCode hash;                 /* of msg: the FDH input */
+  struct GNUNET_CRYPTO_RsaBlindedMessage blinded;
+#endif
   struct GNUNET_CRYPTO_RsaSignature *blinded_sig;
   struct GNUNET_CRYPTO_RsaSignature *sig;
   int blind_rc;
@@ -46,8 +57,12 @@ rsa_free_items (struct RsaItem *it, unsigned int n)
       GNUNET_CRYPTO_rsa_signature_free (it[i].sig);
     if (NULL != it[i].blinded_sig)
       GNUNET_CRYPTO_rsa_signature_free (it[i].blinded_sig);
+#if ABH_BSIG_API == 19
     if (NULL != it[i].blinded)
       GNUNET_free (it[i].blinded);
+#else
+    GNUNET_CRYPTO_rsa_blinded_message_free (&it[i].blinded);
+#endif
     if (! it[i].owns_key)
       continue;
     if (NULL != it[i].pub)
@@ -91,6 +106,7 @@ rsa_keys_share (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 rsa_blind (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -121,6 +137,39 @@ rsa_sign (void *ctx, unsigned int lo, unsigned int hi)
                                                         it[i].blinded_len);
   }
 }
+#else
+/* The message is the 64-byte hash, as for 0.19/0.20 (rsa_same_blind()). */
+static void
+rsa_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].blind_rc = GNUNET_CRYPTO_rsa_blind (&it[i].hash,
+                                              sizeof (it[i].hash),
+                                              &it[i].bks, it[i].pub,
+                                              &it[i].blinded);
+  }
+}
+
+
+static void
+rsa_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].blinded_sig = GNUNET_CRYPTO_rsa_sign_blinded (it[i].priv,
+                                                        &it[i].blinded);
+  }
+}
+#endif
 
 
 static void
@@ -138,6 +187,7 @@ rsa_unblind (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 rsa_verify (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -151,6 +201,22 @@ rsa_verify (void *ctx, unsigned int lo, unsigned int hi)
                                                it[i].pub);
   }
 }
+#else
+static void
+rsa_verify (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaItem *it = ((struct RsaRep *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    if (it[i].dead)
+      continue;
+    it[i].verified = GNUNET_CRYPTO_rsa_verify (&it[i].hash,
+                                               sizeof (it[i].hash),
+                                               it[i].sig, it[i].pub);
+  }
+}
+#endif
 
 
 /**
@@ -220,8 +286,14 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
 
   ns[1] = run_stage (&rsa_blind, NULL, &ctx, ops[1], m);
   for (unsigned int i = 0; i < m; i++)
+#if ABH_BSIG_API == 19
     if ((! it[i].dead)
         && ((GNUNET_YES != it[i].blind_rc) || (NULL == it[i].blinded)))
+#else
+    if ((! it[i].dead)
+        && ((GNUNET_YES != it[i].blind_rc)
+            || (NULL == it[i].blinded.blinded_msg)))
+#endif
     {
       verdict_fail (v, "rsa_blind of message %u failed (rc=%d)", i,
                     it[i].blind_rc);
@@ -263,7 +335,12 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
     }
     flip_one_bit (it[i].msg, sizeof (it[i].msg));
     GNUNET_CRYPTO_hash (it[i].msg, sizeof (it[i].msg), &flipped);
+#if ABH_BSIG_API == 19
     if (GNUNET_OK == GNUNET_CRYPTO_rsa_verify (&flipped, it[i].sig, it[i].pub))
+#else
+    if (GNUNET_OK == GNUNET_CRYPTO_rsa_verify (&flipped, sizeof (flipped),
+                                               it[i].sig, it[i].pub))
+#endif
       verdict_fail (v,
                     "RSA-%u signature %u of repetition %u verified a message"
                     " with one bit flipped", bits, i, rep);

@@ -55,6 +55,7 @@ cs_same_keygen (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 cs_same_r_derive (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -67,6 +68,20 @@ cs_same_r_derive (void *ctx, unsigned int lo, unsigned int hi)
     GNUNET_CRYPTO_cs_r_get_public (&it->r[1], &it->r_pub[1]);
   }
 }
+#else
+static void
+cs_same_r_derive (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = &((struct CsSame *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+  {
+    GNUNET_CRYPTO_cs_r_derive (&it->bm.nonce, cs_r_seed, &it->priv, it->r);
+    GNUNET_CRYPTO_cs_r_get_public (&it->r[0], &it->r_pub[0]);
+    GNUNET_CRYPTO_cs_r_get_public (&it->r[1], &it->r_pub[1]);
+  }
+}
+#endif
 
 
 static void
@@ -79,6 +94,7 @@ cs_same_bs_derive (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 cs_same_blind (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -111,6 +127,40 @@ cs_same_unblind (void *ctx, unsigned int lo, unsigned int hi)
     GNUNET_CRYPTO_cs_unblind (&it->blinded_s, &it->bs[it->b],
                               &it->sig.s_scalar);
 }
+#else
+static void
+cs_same_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = &((struct CsSame *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_calc_blinded_c (it->bs, it->r_pub, &it->pub, it->msg,
+                                     sizeof (it->msg), it->bm.c,
+                                     &it->blinded_r_pub);
+}
+
+
+/* b goes into blinded_s; cs_repetition_repeated() copies it to it->b. */
+static void
+cs_same_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = &((struct CsSame *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_sign_derive (&it->priv, it->r, &it->bm, &it->blinded_s);
+}
+
+
+static void
+cs_same_unblind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct CsItem *it = &((struct CsSame *) ctx)->it;
+
+  for (unsigned int i = lo; i < hi; i++)
+    GNUNET_CRYPTO_cs_unblind (&it->blinded_s.s_scalar, &it->bs[it->b],
+                              &it->sig.s_scalar);
+}
+#endif
 
 
 static void
@@ -144,8 +194,13 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
   it = &ctx->it;
   count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it->msg,
                               sizeof (it->msg));
+#if ABH_BSIG_API == 19
   count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it->nonce,
                               sizeof (it->nonce));
+#else
+  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it->bm.nonce,
+                     sizeof (it->bm.nonce));
+#endif
   count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it->blind_seed,
                               sizeof (it->blind_seed));
   ns[0] = run_stage (&cs_same_keygen, NULL, ctx, ops[0], ops[0]);
@@ -153,6 +208,9 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
   ns[2] = run_stage (&cs_same_bs_derive, NULL, ctx, ops[2], ops[2]);
   ns[3] = run_stage (&cs_same_blind, NULL, ctx, ops[3], ops[3]);
   ns[4] = run_stage (&cs_same_sign, NULL, ctx, ops[4], ops[4]);
+#if ABH_BSIG_API != 19
+  it->b = it->blinded_s.b;
+#endif
   if (it->b > 1)
   {
     /* b indexes two-element arrays below. */
@@ -160,7 +218,11 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
     goto cleanup;
   }
   ns[5] = run_stage (&cs_same_unblind, NULL, ctx, ops[5], ops[5]);
+#if ABH_BSIG_API == 19
   it->sig.r_point = it->blinded_r_pub[it->b];
+#else
+  it->sig.r_point = it->blinded_r_pub.r_pub[it->b];
+#endif
   if ((NULL != inject_fault) && (0 == strcmp (inject_fault, "CS"))
       && (0 == rep))
     flip_one_bit (it->msg, sizeof (it->msg));
@@ -183,6 +245,7 @@ cleanup:
 
 /* ----------------------------------------------------------------- RSA */
 
+#if ABH_BSIG_API == 19
 struct RsaSame
 {
   unsigned int bits;
@@ -200,6 +263,27 @@ struct RsaSame
   size_t *out_len;
   unsigned char msg[MSG_LEN];
 };
+#else
+/* The 0.21 API returns a blinded message as one struct (pointer and size)
+ * where 0.19/0.20 returned the pair through two pointers; out_bm holds one
+ * per rsa_blind call as out/out_len did. */
+struct RsaSame
+{
+  unsigned int bits;
+  struct GNUNET_CRYPTO_RsaPrivateKey *priv;    /* the last key generated */
+  struct GNUNET_CRYPTO_RsaPublicKey *pub;
+  struct GNUNET_CRYPTO_RsaBlindingKeySecret bks;
+  struct GNUNET_HashCode hash;                 /* of msg: the FDH input */
+  struct GNUNET_CRYPTO_RsaBlindedMessage blinded;  /* the last blinding's */
+  struct GNUNET_CRYPTO_RsaSignature *blinded_sig;
+  struct GNUNET_CRYPTO_RsaSignature *sig;
+  enum GNUNET_GenericReturnValue verified;
+  unsigned int blind_failures;                 /* rsa_blind != GNUNET_YES */
+  void **out;                                  /* one result per call */
+  struct GNUNET_CRYPTO_RsaBlindedMessage *out_bm;  /* one per rsa_blind call */
+  unsigned char msg[MSG_LEN];
+};
+#endif
 
 
 static void
@@ -212,6 +296,7 @@ rsa_same_keygen (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 rsa_same_blind (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -234,6 +319,33 @@ rsa_same_sign (void *ctx, unsigned int lo, unsigned int hi)
     s->out[i] = GNUNET_CRYPTO_rsa_sign_blinded (s->priv, s->blinded,
                                                 s->blinded_len);
 }
+#else
+/* The message given to rsa_blind is the 64-byte hash, as the 0.19/0.20 API
+ * took it: the full-domain hash inside gets the same bytes (upstream's
+ * gnunet-crypto-tvg does the same; its vectors did not change). */
+static void
+rsa_same_blind (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaSame *s = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+    s->blind_failures += (GNUNET_YES
+                          != GNUNET_CRYPTO_rsa_blind (&s->hash,
+                                                      sizeof (s->hash),
+                                                      &s->bks, s->pub,
+                                                      &s->out_bm[i]));
+}
+
+
+static void
+rsa_same_sign (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaSame *s = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+    s->out[i] = GNUNET_CRYPTO_rsa_sign_blinded (s->priv, &s->blinded);
+}
+#endif
 
 
 static void
@@ -246,6 +358,7 @@ rsa_same_unblind (void *ctx, unsigned int lo, unsigned int hi)
 }
 
 
+#if ABH_BSIG_API == 19
 static void
 rsa_same_verify (void *ctx, unsigned int lo, unsigned int hi)
 {
@@ -254,6 +367,17 @@ rsa_same_verify (void *ctx, unsigned int lo, unsigned int hi)
   for (unsigned int i = lo; i < hi; i++)
     s->verified = GNUNET_CRYPTO_rsa_verify (&s->hash, s->sig, s->pub);
 }
+#else
+static void
+rsa_same_verify (void *ctx, unsigned int lo, unsigned int hi)
+{
+  struct RsaSame *s = ctx;
+
+  for (unsigned int i = lo; i < hi; i++)
+    s->verified = GNUNET_CRYPTO_rsa_verify (&s->hash, sizeof (s->hash),
+                                            s->sig, s->pub);
+}
+#endif
 
 
 /**
@@ -324,8 +448,13 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
 
   memset (ns, 0, RSA_OPS * sizeof (*ns));
   s.out = calloc (m, sizeof (*s.out));
+#if ABH_BSIG_API == 19
   s.out_len = calloc (m, sizeof (*s.out_len));
   if ((NULL == s.out) || (NULL == s.out_len))
+#else
+  s.out_bm = calloc (m, sizeof (*s.out_bm));
+  if ((NULL == s.out) || (NULL == s.out_bm))
+#endif
   {
     verdict_fail (v, "out of memory allocating %u RSA results", m);
     goto cleanup;
@@ -359,6 +488,7 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     goto cleanup;
   }
 
+#if ABH_BSIG_API == 19
   memset (s.out, 0, m * sizeof (*s.out));
   ns[1] = run_stage (&rsa_same_blind, NULL, &s, ops[1], ops[1]);
   for (unsigned int i = 0; i < ops[1]; i++)
@@ -371,6 +501,19 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
   for (unsigned int i = 0; i + 1 < ops[1]; i++)
     if (NULL != s.out[i])
       GNUNET_free (s.out[i]);
+#else
+  memset (s.out_bm, 0, m * sizeof (*s.out_bm));
+  ns[1] = run_stage (&rsa_same_blind, NULL, &s, ops[1], ops[1]);
+  for (unsigned int i = 0; i < ops[1]; i++)
+    if ((NULL == s.out_bm[i].blinded_msg) || (NULL == s.out_bm[0].blinded_msg)
+        || (s.out_bm[i].blinded_msg_size != s.out_bm[0].blinded_msg_size)
+        || (0 != memcmp (s.out_bm[i].blinded_msg, s.out_bm[0].blinded_msg,
+                         s.out_bm[0].blinded_msg_size)))
+      bad = true;
+  s.blinded = s.out_bm[ops[1] - 1];
+  for (unsigned int i = 0; i + 1 < ops[1]; i++)
+    GNUNET_CRYPTO_rsa_blinded_message_free (&s.out_bm[i]);
+#endif
   if (bad || (0 != s.blind_failures))
   {
     verdict_fail (v, "rsa_blind failed or gave differing results (%u of %u"
@@ -402,7 +545,12 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
 
     flip_one_bit (s.msg, sizeof (s.msg));
     GNUNET_CRYPTO_hash (s.msg, sizeof (s.msg), &flipped);
+#if ABH_BSIG_API == 19
     if (GNUNET_OK == GNUNET_CRYPTO_rsa_verify (&flipped, s.sig, s.pub))
+#else
+    if (GNUNET_OK == GNUNET_CRYPTO_rsa_verify (&flipped, sizeof (flipped),
+                                               s.sig, s.pub))
+#endif
       verdict_fail (v, "RSA-%u signature 0 of repetition %u verified a message"
                     " with one bit flipped", bits, rep);
   }
@@ -411,15 +559,23 @@ cleanup:
     GNUNET_CRYPTO_rsa_signature_free (s.sig);
   if (NULL != s.blinded_sig)
     GNUNET_CRYPTO_rsa_signature_free (s.blinded_sig);
+#if ABH_BSIG_API == 19
   if (NULL != s.blinded)
     GNUNET_free (s.blinded);
+#else
+  GNUNET_CRYPTO_rsa_blinded_message_free (&s.blinded);
+#endif
   if (NULL != s.pub)
     GNUNET_CRYPTO_rsa_public_key_free (s.pub);
   if (NULL != s.priv)
     GNUNET_CRYPTO_rsa_private_key_free (s.priv);
   GNUNET_CRYPTO_zero_keys (&s.bks, sizeof (s.bks));
   free (s.out);
+#if ABH_BSIG_API == 19
   free (s.out_len);
+#else
+  free (s.out_bm);
+#endif
 }
 
 #endif

@@ -42,6 +42,7 @@ from abh.suites.blindsig_output import (
     Sample,
     meta_int,
     parse_driver_output,
+    row_notes,
 )
 from abh.suites.blindsig_rules import (
     CALIBRATION_MAX_OPS,
@@ -165,9 +166,10 @@ def build_rows(
     Raises:
         DriverOutputError: blocks or verdicts for pairs that were not
             requested, a pair without its ``done`` line, block sizes that
-            break the calibration rule, or a valid row with missing, extra
-            or zero samples.
+            break the calibration rule, a valid row with missing, extra
+            or zero samples, or a malformed ``row_note``.
     """
+    notes = row_notes(output.meta)
     by_row: dict[tuple[str, int | None, str], list[Sample]] = {}
     for sample in output.samples:
         by_row.setdefault((sample.scheme, sample.key_bits, sample.operation), []).append(sample)
@@ -232,26 +234,29 @@ def build_rows(
                         warn(f"{where}: no samples before the failure; row omitted")
                         continue
                     samples_ns, ops = [fallback[-1].ns], fallback[-1].ops_per_block
-            rows.append(
-                {
-                    "suite": SUITE,
-                    "scheme": scheme,
-                    "key_bits": bits,
-                    "operation": operation,
-                    "ops_per_block": ops,
-                    "samples_ns": samples_ns,
-                    "valid": reason is None,
-                    "invalid_reason": reason,
-                    "iterations_requested": request.iterations,
-                    "calibrated": ops > request.iterations,
-                    "repetitions_requested": request.repetitions,
-                    "budget_exhausted": done.budget_exhausted,
-                    "warmup_samples_ns": [d.ns for d in warmups],
-                    "calibration_blocks": [
-                        {"ops_per_block": d.ops_per_block, "ns": d.ns} for d in calibration
-                    ],
-                }
-            )
+            row: RowDict = {
+                "suite": SUITE,
+                "scheme": scheme,
+                "key_bits": bits,
+                "operation": operation,
+                "ops_per_block": ops,
+                "samples_ns": samples_ns,
+                "valid": reason is None,
+                "invalid_reason": reason,
+                "iterations_requested": request.iterations,
+                "calibrated": ops > request.iterations,
+                "repetitions_requested": request.repetitions,
+                "budget_exhausted": done.budget_exhausted,
+                "warmup_samples_ns": [d.ns for d in warmups],
+                "calibration_blocks": [
+                    {"ops_per_block": d.ops_per_block, "ns": d.ns} for d in calibration
+                ],
+            }
+            # Where the GNUnet API changed the row's call (drivers/blindsig_api.c).
+            note = notes.get((scheme, operation))
+            if note is not None:
+                row["note"] = note
+            rows.append(row)
     return rows
 
 

@@ -40,7 +40,7 @@ from typing import Any, TypedDict
 
 from abh.suites import blindsig_median_ci, blindsig_noise
 from abh.suites.blindsig_noise import NoiseTally
-from abh.suites.blindsig_output import DriverOutput, DriverOutputError, HarnessError
+from abh.suites.blindsig_output import DriverOutput, DriverOutputError, HarnessError, join_notes
 from abh.suites.blindsig_rules import OPERATIONS, SchemeKey
 
 PROTOCOL_START = "start"
@@ -364,7 +364,9 @@ def annotate_rows(
             if keygen_out:
                 taken = done.taken if done is not None else len(samples)
                 if not reached or taken > len(samples):
-                    row["note"] = keygen_note(len(samples), taken, reached, rule)
+                    row["note"] = join_notes(
+                        row.get("note"), keygen_note(len(samples), taken, reached, rule)
+                    )
                 stop = "target" if reached else KEYGEN_CAP
                 reached = reached or None
             elif stop == "target" and not reached:

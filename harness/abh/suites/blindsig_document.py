@@ -7,7 +7,7 @@ The shapes of ``rows[]``, ``parameters`` and ``calibration`` that
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class CalibrationBlockDict(TypedDict):
@@ -21,7 +21,9 @@ class RowDict(TypedDict):
     """One ``rows[]`` entry of the document (see CONTRACT.md).
 
     The fields after ``invalid_reason`` are additions to the version 1
-    contract (allowed without a version bump).
+    contract (allowed without a version bump); ``note`` is present only when
+    there is one (the driver's ``row_note``, or blindsig_adaptive's remark on
+    key generation).
     """
 
     suite: str
@@ -38,6 +40,7 @@ class RowDict(TypedDict):
     budget_exhausted: bool
     warmup_samples_ns: list[int]
     calibration_blocks: list[CalibrationBlockDict]
+    note: NotRequired[str]
 
 
 class ParametersDict(TypedDict):

@@ -6,6 +6,7 @@ the harness makes of it. Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -18,6 +19,10 @@ DRIVER_FORMAT_VERSION = 2
 STOP_REASONS: tuple[str, ...] = ("repetitions", "budget", "target", "invalid")
 """Why a pair stopped: all --repetitions taken, --max-time spent, the confidence
 interval reached its target (--interactive), or a check failed."""
+
+ROW_NOTE_PREFIX = "row_note:"
+"""``meta row_note:<scheme>:<operation>``: the driver's note on a row whose GNUnet call
+differs between blind-signature APIs (``drivers/blindsig_api.c``)."""
 
 DiscardKind = Literal["calibration", "warmup"]
 DISCARD_KINDS: tuple[DiscardKind, ...] = ("calibration", "warmup")
@@ -266,3 +271,38 @@ def meta_int(meta: dict[str, str], key: str) -> int | None:
     """A non-negative integer ``meta`` value of the driver, or None when absent or malformed."""
     value = meta.get(key, "")
     return int(value) if value.isdigit() else None
+
+
+def row_notes(meta: Mapping[str, str]) -> dict[tuple[str, str], str]:
+    """The driver's notes on rows, from its ``meta row_note:<scheme>:<operation>`` lines.
+
+    The driver writes one where the GNUnet API it was built against calls a row's
+    operation differently from 0.19/0.20, or changed the work inside it (the text says
+    which and whether the row's work stayed the same); a note holds for every key size.
+
+    Returns:
+        (scheme, operation) -> note text.
+
+    Raises:
+        DriverOutputError: a note for a scheme or operation the driver does not measure,
+            or an empty note.
+    """
+    notes: dict[tuple[str, str], str] = {}
+    for key, text in meta.items():
+        if not key.startswith(ROW_NOTE_PREFIX):
+            continue
+        scheme, sep, operation = key.removeprefix(ROW_NOTE_PREFIX).partition(":")
+        if not sep or scheme not in OPERATIONS or operation not in OPERATIONS[scheme]:
+            raise DriverOutputError(
+                f"driver meta {key!r}: no such row (expected {ROW_NOTE_PREFIX}<scheme>:<operation>)"
+            )
+        if not text.strip():
+            raise DriverOutputError(f"driver meta {key!r} is empty")
+        notes[(scheme, operation)] = text
+    return notes
+
+
+def join_notes(*notes: str | None) -> str | None:
+    """One row ``note`` from several remarks (driver's, harness's), in order; None if none."""
+    kept = [note for note in notes if note]
+    return "; ".join(kept) if kept else None

@@ -1,0 +1,296 @@
+#!/bin/sh
+# Build ONLY libgnunetutil (and optionally GNUnet's perf_crypto_rsa) from a GNUnet source tree
+# and install its headers, the library and gnunetutil.pc under a prefix, for archbench's
+# blindsig driver (harness/Makefile: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig,
+# LDFLAGS=-Wl,-rpath,PREFIX/lib).
+#
+# usage: build-libgnunetutil.sh [--cross-file FILE | --host TRIPLET] [--deb-arch ARCH]
+#                               [--perf] [--jobs N] SOURCE BUILD PREFIX
+#
+#   SOURCE  a GNUnet tree, only read: a meson tree (0.21 and later: meson.build at the top;
+#           a git checkout, with or without .git, submodules not needed) or an autotools
+#           release tarball's tree (0.19/0.20: configure and the generated GANA headers,
+#           e.g. Debian's gnunet_0.20.0.orig.tar.xz)
+#   BUILD   an empty or absent directory outside SOURCE: gets the copy of SOURCE (src/),
+#           the build tree (meson/ or the copy itself for autotools) and the logs (*.log)
+#   PREFIX  absolute install prefix: PREFIX/include/gnunet/*.h, PREFIX/lib/libgnunetutil.so*,
+#           PREFIX/lib/pkgconfig/gnunetutil.pc; with --perf also
+#           PREFIX/libexec/gnunet-perf/perf_crypto_rsa
+#   --cross-file FILE  meson cross file (meson trees): cross-compile for its host machine
+#   --host TRIPLET     autotools --host (autotools trees): cross-compile for TRIPLET
+#   --deb-arch ARCH    Debian architecture whose dpkg-buildflags to use; default: the build
+#                      machine's, or TRIPLET's with --host; required with --cross-file
+#   --perf             also build GNUnet's own perf_crypto_rsa (the gnunet-perf suite);
+#                      perf_crypto_cs is not a target upstream since 0.21 (FIXME FTBFS)
+#   --jobs N           parallel jobs (default: the number of CPUs)
+#
+# Why each step:
+#   - The tree is copied (without .git) and built from the copy: the user's tree, dirty or
+#     not, is never written to.  GNUnet's scripts/get_version.sh, which meson runs in the
+#     source root, would otherwise run `git describe --tags` (any tag, e.g.
+#     last-gnunet-0.20-compatible) and write .version into it.
+#   - .version: kept if the tree has one; else written from `git describe --tags
+#     --match 'v[0-9]*' --dirty` of SOURCE.  Anything that is not x.y.z[suffix] is refused:
+#     get_version.sh turns it into GNUNET_MINOR_VERSION "unknown" (0 in #if) or a string no
+#     #if can read, and blindsig picks its API from those macros.
+#   - doc/handbook/meson.build: the handbook is a git submodule from 0.24 on and the root
+#     meson.build always enters doc/handbook; an empty file where it is missing lets a
+#     library-only build configure, and nothing later uses what the handbook defines.
+#   - --buildtype=plain with Debian's dpkg-buildflags CFLAGS/CPPFLAGS/LDFLAGS: GNUnet's
+#     project() sets no default, so meson's default buildtype=debug (-O0 -g) would apply,
+#     and a source build would then be compared with Debian's -O2 packages: that compares
+#     compilers' optimisation levels, not GNUnet versions.
+#   - `meson compile gnunetutil` builds that library and what it needs, nothing else; the
+#     install is by hand because `meson install` builds and installs the whole tree.  The
+#     headers are what meson would install into include/gnunet (meson introspect
+#     --installed), gnunet_config.h (generated) among them.
+#   - autotools: configure (--host when cross), then make in src/include and for
+#     libgnunetutil.la only; the tarball's generated files are used as shipped.
+#
+# Exit status: 0 on success, 2 on a bad argument, 1 when a step fails (its log named).
+set -eu
+
+prog=build-libgnunetutil.sh
+die_usage() {
+  echo "$prog: $*" >&2
+  echo "usage: $prog [--cross-file FILE | --host TRIPLET] [--deb-arch ARCH] [--perf] [--jobs N] SOURCE BUILD PREFIX" >&2
+  exit 2
+}
+die() {
+  echo "$prog: $*" >&2
+  exit 1
+}
+# step NAME LOG COMMAND...: run COMMAND with its output in LOG; on failure name both.
+step() {
+  name=$1 log=$2
+  shift 2
+  echo "$prog: $name" >&2
+  if ! "$@" > "$log" 2>&1; then
+    tail -n 25 "$log" >&2 || :
+    die "$name failed (log: $log)"
+  fi
+}
+absolute() {
+  case $1 in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s/%s\n' "$(pwd)" "$1" ;;
+  esac
+}
+
+cross_file='' host='' deb_arch='' perf=0 jobs=''
+while [ $# -gt 0 ]; do
+  case $1 in
+    --cross-file)
+      [ $# -ge 2 ] || die_usage "--cross-file needs a file"
+      cross_file=$2; shift 2 ;;
+    --host)
+      [ $# -ge 2 ] || die_usage "--host needs a triplet"
+      host=$2; shift 2 ;;
+    --deb-arch)
+      [ $# -ge 2 ] || die_usage "--deb-arch needs an architecture"
+      deb_arch=$2; shift 2 ;;
+    --perf) perf=1; shift ;;
+    --jobs)
+      [ $# -ge 2 ] || die_usage "--jobs needs a number"
+      jobs=$2; shift 2 ;;
+    --) shift; break ;;
+    -*) die_usage "unknown option '$1'" ;;
+    *) break ;;
+  esac
+done
+[ $# -eq 3 ] || die_usage "expected SOURCE BUILD PREFIX, got $# argument(s)"
+source_dir=$1 build_dir=$2 prefix=$3
+
+# ---- arguments
+[ -d "$source_dir" ] || die_usage "SOURCE '$source_dir' is not a directory"
+source_dir=$(cd "$source_dir" && pwd -P)
+if [ -f "$source_dir/meson.build" ]; then
+  kind=meson
+elif [ -x "$source_dir/configure" ] && [ -f "$source_dir/src/util/Makefile.in" ]; then
+  kind=autotools
+elif [ -f "$source_dir/configure.ac" ]; then
+  die_usage "SOURCE '$source_dir' is an autotools tree without configure (a git checkout of 0.20 or older): use its release tarball, which ships configure and the generated GANA headers"
+else
+  die_usage "SOURCE '$source_dir' is not a GNUnet tree (no meson.build, no configure)"
+fi
+case $prefix in
+  /*) ;;
+  *) die_usage "PREFIX '$prefix' must be an absolute path" ;;
+esac
+case $prefix in
+  *[!A-Za-z0-9._/+-]*) die_usage "PREFIX '$prefix' has characters other than A-Z a-z 0-9 . _ / + -" ;;
+esac
+[ "$prefix" != / ] || die_usage "PREFIX must not be /"
+build_dir=$(absolute "$build_dir")
+case $build_dir in
+  *[!A-Za-z0-9._/+-]*) die_usage "BUILD '$build_dir' has characters other than A-Z a-z 0-9 . _ / + -" ;;
+esac
+if [ -e "$build_dir" ]; then
+  [ -d "$build_dir" ] || die_usage "BUILD '$build_dir' exists and is not a directory"
+  [ -z "$(ls -A "$build_dir")" ] || die_usage "BUILD '$build_dir' is not empty"
+fi
+mkdir -p "$build_dir"
+build_dir=$(cd "$build_dir" && pwd -P)
+case $build_dir/ in
+  "$source_dir"/*) die_usage "BUILD '$build_dir' is inside SOURCE: SOURCE is only read" ;;
+esac
+case $prefix/ in
+  "$source_dir"/*) die_usage "PREFIX '$prefix' is inside SOURCE: SOURCE is only read" ;;
+esac
+if [ -n "$cross_file" ] && [ -n "$host" ]; then
+  die_usage "--cross-file (meson) and --host (autotools) exclude each other"
+fi
+if [ -n "$cross_file" ]; then
+  [ "$kind" = meson ] || die_usage "--cross-file is for meson trees; this autotools tree takes --host TRIPLET"
+  [ -f "$cross_file" ] && [ -r "$cross_file" ] || die_usage "--cross-file '$cross_file' is not a readable file"
+  cross_file=$(absolute "$cross_file")
+  [ -n "$deb_arch" ] || die_usage "--cross-file needs --deb-arch ARCH (whose dpkg-buildflags to use)"
+fi
+if [ -n "$host" ]; then
+  [ "$kind" = autotools ] || die_usage "--host is for autotools trees; this meson tree takes --cross-file FILE"
+  printf '%s\n' "$host" | grep -Eqx '[a-z0-9_]+(-[a-z0-9_.]+){1,3}' \
+    || die_usage "--host '$host' is not a GNU triplet (like riscv64-linux-gnu)"
+fi
+if [ -n "$deb_arch" ]; then
+  printf '%s\n' "$deb_arch" | grep -Eqx '[a-z0-9]+(-[a-z0-9]+)*' \
+    || die_usage "--deb-arch '$deb_arch' is not a Debian architecture name (like riscv64)"
+fi
+if [ -n "$jobs" ]; then
+  printf '%s\n' "$jobs" | grep -Eqx '[1-9][0-9]{0,3}' || die_usage "--jobs '$jobs' is not a number from 1 to 9999"
+else
+  jobs=$(nproc 2>/dev/null || echo 1)
+fi
+
+command -v dpkg-buildflags >/dev/null 2>&1 || die "dpkg-buildflags not found: install dpkg-dev"
+if [ -z "$deb_arch" ] && [ -n "$host" ]; then
+  deb_arch=$(dpkg-architecture -t "$host" -q DEB_HOST_ARCH 2>/dev/null) \
+    || die_usage "--host '$host': dpkg-architecture knows no Debian architecture for it; give --deb-arch"
+fi
+if [ -n "$deb_arch" ]; then
+  DEB_HOST_ARCH=$deb_arch
+  export DEB_HOST_ARCH
+fi
+# ---- the copy
+copy=$build_dir/src
+mkdir "$copy"
+# From the copy, as in a Debian package build: -ffile-prefix-map maps it to ".".
+CFLAGS=$(cd "$copy" && dpkg-buildflags --get CFLAGS)
+CPPFLAGS=$(cd "$copy" && dpkg-buildflags --get CPPFLAGS)
+LDFLAGS=$(cd "$copy" && dpkg-buildflags --get LDFLAGS)
+export CFLAGS CPPFLAGS LDFLAGS
+echo "$prog: copying $source_dir (without .git) to $copy" >&2
+(cd "$source_dir" && tar --exclude=.git -cf - .) | (cd "$copy" && tar -xf -)
+
+version_ok() {
+  printf '%s\n' "$1" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+([-+~.][A-Za-z0-9.+~-]*)?'
+}
+if [ -f "$copy/.version" ]; then
+  version=$(head -n 1 "$copy/.version")
+  version_ok "$version" || die "SOURCE's .version says '$version', not x.y.z[suffix]: GNUnet would declare no usable version"
+elif [ "$kind" = meson ]; then
+  command -v git >/dev/null 2>&1 || die "SOURCE has no .version and git is not installed to describe it"
+  version=$(git -C "$source_dir" describe --tags --match 'v[0-9]*' --dirty 2>/dev/null) \
+    || die "SOURCE has no .version and 'git describe --tags --match v[0-9]*' finds no release tag (a shallow clone?): write .version into a copy or fetch the tags"
+  version=${version#v}
+  version_ok "$version" || die "git describe gives '$version', not x.y.z[suffix]"
+  printf '%s\n' "$version" > "$copy/.version"
+else
+  version=''
+fi
+
+# ---- build
+if [ "$kind" = meson ]; then
+  command -v meson >/dev/null 2>&1 || die "meson not found: install meson and ninja-build"
+  [ -f "$copy/doc/handbook/meson.build" ] || { mkdir -p "$copy/doc/handbook" && : > "$copy/doc/handbook/meson.build"; }
+  mb=$build_dir/meson
+  set -- --prefix="$prefix" --libdir=lib --buildtype=plain --wrap-mode=nodownload
+  if [ -n "$cross_file" ]; then
+    set -- "$@" --cross-file "$cross_file"
+  fi
+  step "meson setup ($version, CFLAGS $CFLAGS)" "$build_dir/setup.log" meson setup "$@" "$mb" "$copy"
+  step "meson compile gnunetutil" "$build_dir/compile.log" meson compile -C "$mb" -j "$jobs" gnunetutil
+  if [ "$perf" = 1 ]; then
+    step "meson compile perf_crypto_rsa" "$build_dir/perf.log" meson compile -C "$mb" -j "$jobs" perf_crypto_rsa
+  fi
+  step "meson introspect --installed" "$build_dir/installed.log" sh -c \
+    'meson introspect "$1" --installed > "$2"' sh "$mb" "$build_dir/installed.json"
+  mkdir -p "$prefix/include/gnunet" "$prefix/lib/pkgconfig"
+  # The header files meson would install into PREFIX/include/gnunet.
+  step "install headers" "$build_dir/install.log" python3 - "$build_dir/installed.json" "$prefix/include/gnunet" <<'PY'
+import json, shutil, sys
+from pathlib import Path
+
+installed = json.loads(Path(sys.argv[1]).read_text())
+dest = Path(sys.argv[2])
+headers = [src for src, dst in installed.items()
+           if Path(dst).parent == dest and src.endswith(".h")]
+if not any(Path(h).name == "gnunet_config.h" for h in headers):
+    sys.exit("meson would install no gnunet_config.h into " + str(dest))
+for src in sorted(headers):
+    shutil.copy2(src, dest / Path(src).name)
+print(len(headers), "headers")
+PY
+  # libgnunetutil.so, .so.N (links) and .so.N.x.y; not the .so.N.x.y.p object directory.
+  found=0
+  for lib in "$mb"/src/lib/util/libgnunetutil.so*; do
+    if [ -L "$lib" ] || [ -f "$lib" ]; then
+      cp -P "$lib" "$prefix/lib/"
+      found=1
+    fi
+  done
+  [ "$found" = 1 ] || die "meson built no $mb/src/lib/util/libgnunetutil.so* (log: $build_dir/compile.log)"
+  pc=$mb/meson-private/gnunetutil.pc
+  perf_bin=$mb/src/lib/util/perf_crypto_rsa
+else
+  command -v make >/dev/null 2>&1 || die "make not found"
+  set -- --prefix="$prefix" --libdir="$prefix/lib" --disable-documentation
+  if [ -n "$host" ]; then
+    set -- "$@" --host="$host"
+  fi
+  # Trixie's libgcrypt20-dev has no libgcrypt-config; the tarball's libgcrypt.m4 then needs
+  # gpgrt-config named explicitly (Debian's 0.20.0-5 replaced that m4 file instead).
+  if ! command -v libgcrypt-config >/dev/null 2>&1 && command -v gpgrt-config >/dev/null 2>&1; then
+    GPGRT_CONFIG=$(command -v gpgrt-config)
+    export GPGRT_CONFIG
+  fi
+  step "configure ($(cd "$copy" && ./configure --version | head -n 1), CFLAGS $CFLAGS)" \
+    "$build_dir/configure.log" sh -c 'cd "$1" && shift && ./configure "$@"' sh "$copy" "$@"
+  step "make -C src/include" "$build_dir/include.log" make -C "$copy/src/include" -j "$jobs"
+  step "make libgnunetutil.la" "$build_dir/compile.log" make -C "$copy/src/util" -j "$jobs" libgnunetutil.la
+  step "install headers" "$build_dir/install.log" make -C "$copy/src/include" install
+  step "install libgnunetutil" "$build_dir/install-lib.log" make -C "$copy/src/util" install-libLTLIBRARIES
+  if [ "$perf" = 1 ]; then
+    # HAVE_BENCHMARKS (configure --enable-benchmarks) would also instrument libgnunetutil.
+    step "make perf_crypto_rsa" "$build_dir/perf.log" make -C "$copy/src/util" -j "$jobs" perf_crypto_rsa
+  fi
+  mkdir -p "$prefix/lib/pkgconfig"
+  pc=$copy/pkgconfig/gnunetutil.pc
+  perf_bin=$copy/src/util/.libs/perf_crypto_rsa
+  [ -n "$version" ] || version=$(sed -n 's/^Version: *//p' "$pc")
+fi
+
+[ -f "$pc" ] || die "no gnunetutil.pc at $pc"
+# The prefix= line first: ${prefix} is what the other paths derive from.
+sed "s|^prefix=.*|prefix=$prefix|" "$pc" > "$prefix/lib/pkgconfig/gnunetutil.pc"
+
+if [ "$perf" = 1 ]; then
+  [ -x "$perf_bin" ] || die "perf_crypto_rsa was not built (log: $build_dir/perf.log)"
+  mkdir -p "$prefix/libexec/gnunet-perf"
+  cp "$perf_bin" "$prefix/libexec/gnunet-perf/perf_crypto_rsa"
+  # meson links it with RUNPATH $ORIGIN/ (the library sits beside it in the build tree):
+  # the same links beside the installed copy keep it on this libgnunetutil (libtool's
+  # binary has RUNPATH PREFIX/lib already; the links do no harm there).
+  for lib in "$prefix"/lib/libgnunetutil.so.*; do
+    [ -f "$lib" ] || continue
+    name=${lib##*/}
+    ln -sf "../../lib/$name" "$prefix/libexec/gnunet-perf/$name"
+  done
+fi
+
+# What the headers declare: blindsig decides its API from these macros.
+header_version=$(sed -n 's/^#define GNUNET_VERSION "\(.*\)"$/\1/p' "$prefix/include/gnunet/gnunet_config.h")
+[ -n "$header_version" ] && [ "$header_version" != unknown ] \
+  || die "the installed gnunet_config.h declares no version ('$header_version')"
+echo "$prog: installed libgnunetutil $header_version ($kind) under $prefix" >&2
+printf 'kind\t%s\nversion\t%s\nheader_version\t%s\ncflags\t%s\nprefix\t%s\n' \
+  "$kind" "$version" "$header_version" "$CFLAGS" "$prefix" > "$build_dir/build-info.txt"

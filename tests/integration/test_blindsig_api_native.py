@@ -1,0 +1,71 @@
+"""The blindsig driver on this host's libgnunetutil (0.19/0.20 API): the checks before timing.
+
+Compiles the driver with the harness's Makefile in a temporary copy (as
+test_harness_native.py does) and reads what it declares: the headers' version in
+build-info.txt and the meta lines, the API it chose, the loaded library's version,
+and that the known-answer checks ran for exactly the schemes asked for.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from abh.setup_system import parse_build_info
+from abh.suites.blindsig_output import parse_driver_output
+from helpers import HARNESS_DIR
+
+pytestmark = pytest.mark.native
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    for tool in ("make", "cc", "pkg-config"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} not found on PATH")
+    if subprocess.run(["pkg-config", "--exists", "gnunetutil"], check=False).returncode != 0:
+        pytest.skip("pkg-config cannot find gnunetutil: install libgnunet-dev and libsodium-dev")
+    dest = tmp_path_factory.mktemp("harness") / "harness"
+    shutil.copytree(HARNESS_DIR, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    make = subprocess.run(
+        ["make", "-C", str(dest), "clean", "blindsig"], capture_output=True, text=True, check=False
+    )
+    assert make.returncode == 0, make.stderr
+    return dest / "blindsig"
+
+
+def _run(driver: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(driver), *args], capture_output=True, text=True, check=False)
+
+
+def test_build_info_and_meta_name_the_headers_version_and_api(driver: Path) -> None:
+    modversion = subprocess.run(
+        ["pkg-config", "--modversion", "gnunetutil"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    info = parse_build_info((driver.parent / "build-info.txt").read_text())
+    assert info["gnunet_header_version"] == modversion
+    assert info["gnunet_bsig_api"] == ("0.19" if modversion < "0.21" else "0.21")
+    meta = parse_driver_output(_run(driver, "--build-info").stdout).meta
+    assert meta["gnunet_header_version"] == modversion
+    assert meta["gnunet_bsig_api"] == info["gnunet_bsig_api"]
+    assert meta["gnunet_library_version"].startswith(modversion.rsplit(".", 1)[0])
+    assert "known_answers" not in meta  # --build-info times nothing and checks nothing
+
+
+@pytest.mark.parametrize(("scheme", "passed"), [("cs", "CS"), ("rsa", "RSA"), ("all", "CS,RSA")])
+def test_known_answers_are_checked_for_the_schemes_that_run(
+    driver: Path, scheme: str, passed: str
+) -> None:
+    done = _run(
+        driver, "--iterations", "1", "--repetitions", "1", "--rsa-bits", "1024",
+        "--min-block-ns", "0", "--warmup", "0", "--scheme", scheme,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = parse_driver_output(done.stdout)
+    assert out.meta["known_answers"] == passed
+    assert out.invalid == {}
+    # The 0.19/0.20 API is the rows' reference: no row carries a note there.
+    if out.meta["gnunet_bsig_api"] == "0.19":
+        assert not [key for key in out.meta if key.startswith("row_note:")]

@@ -1,0 +1,125 @@
+"""libgnunetutil built from source and driven on the new API, in a real container.
+
+A scratch image from the local ``archbench-base/debian-trixie:amd64`` with the build
+packages (apt through the host's package cache, as image builds do), then per version:
+``images/gnunet-source/build-libgnunetutil.sh`` on the shared upstream tarball
+(``../shared/gnunet/``), the blindsig driver compiled against the prefix with the
+harness's Makefile, and one tiny run of every row. Every row must be valid, both
+known-answer checks must pass, the headers' version must reach build-info.txt and the
+meta lines, and the unpacked source must be left as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+from abh.suites.blindsig import RunRequest, build_rows, expected_scheme_keys
+from abh.suites.blindsig_output import parse_driver_output
+from helpers import REPO
+
+from archbench.build import stage
+
+pytestmark = pytest.mark.docker
+
+SHARED = REPO.parent / "shared" / "gnunet"
+BASE = "archbench-base/debian-trixie:amd64"
+PACKAGES = (
+    "gcc make pkgconf dpkg-dev python3 meson ninja-build libltdl-dev libunistring-dev"
+    " libsqlite3-dev libcurl4-gnutls-dev zlib1g-dev libmicrohttpd-dev libjansson-dev"
+    " libgcrypt20-dev libgmp-dev libsodium-dev libidn2-dev"
+)
+DOCKERFILE = f"""FROM {BASE}
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update && apt-get install -y --no-install-recommends {PACKAGES} \\
+ && rm -rf /var/lib/apt/lists/*
+"""
+SCRIPT = r"""
+set -eu
+v=$1
+mkdir /tmp/s && tar -xzf /tarballs/gnunet-$v.tar.gz -C /tmp/s
+tree=$(find /tmp/s -mindepth 1 -maxdepth 1)
+sum() { (cd "$tree" && find . -type f -exec sha256sum {} + | sort | sha256sum); }
+before=$(sum)
+sh /repo/images/gnunet-source/build-libgnunetutil.sh --perf "$tree" /tmp/b /opt/gnunet >&2
+[ "$before" = "$(sum)" ] || { echo "the source tree changed" >&2; exit 1; }
+cp -r /repo/harness /tmp/h && make -s -C /tmp/h clean
+make -s -C /tmp/h blindsig PKG_CONFIG_PATH=/opt/gnunet/lib/pkgconfig \
+  LDFLAGS=-Wl,-rpath,/opt/gnunet/lib >&2
+/opt/gnunet/libexec/gnunet-perf/perf_crypto_rsa >&2
+echo '--- build-info'
+cat /tmp/h/build-info.txt
+echo '--- driver'
+/tmp/h/blindsig --iterations 1 --repetitions 1 --warmup 0 --min-block-ns 0 --rsa-bits 1024
+"""
+
+
+@pytest.fixture(scope="module")
+def build_image(engine_client: docker.DockerClient) -> Iterator[str]:
+    if not (SHARED / "gnunet-0.27.0.tar.gz").is_file():
+        pytest.skip(f"no shared GNUnet tarballs in {SHARED}")
+    try:
+        engine_client.images.get(BASE)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"no local base image {BASE} (bootstrap it with the pipeline first)")
+    tag = "archbench-test/gnunet-build:" + hashlib.sha256(DOCKERFILE.encode()).hexdigest()[:16]
+    proxy = stage.resolve_apt_proxy(engine_client, "auto")
+    engine_client.images.build(
+        fileobj=io.BytesIO(DOCKERFILE.encode()),
+        tag=tag,
+        buildargs={"http_proxy": proxy} if proxy else {},
+        rm=True,
+    )
+    yield tag
+
+
+@pytest.mark.parametrize("version", ["0.21.2", "0.22.2", "0.24.3", "0.27.0"])
+def test_a_source_build_drives_every_row_on_the_new_api(
+    engine_client: docker.DockerClient, build_image: str, version: str
+) -> None:
+    out = engine_client.containers.run(
+        build_image,
+        ["sh", "-c", SCRIPT, "sh", version],
+        volumes={
+            str(SHARED): {"bind": "/tarballs", "mode": "ro"},
+            str(REPO): {"bind": "/repo", "mode": "ro"},
+        },
+        remove=True,
+        stdout=True,
+        stderr=False,
+    ).decode()
+    build_info_text, driver = out.split("--- build-info\n", 1)[1].split("--- driver\n", 1)
+    build_info = dict(line.split("\t", 1) for line in build_info_text.splitlines() if "\t" in line)
+    assert build_info["gnunet_header_version"] == version
+    assert build_info["gnunet_version"] == version
+    assert build_info["gnunet_bsig_api"] == "0.21"
+
+    output = parse_driver_output(driver)
+    assert output.meta["known_answers"] == "CS,RSA"
+    assert output.meta["gnunet_header_version"] == version
+    assert output.meta["gnunet_bsig_api"] == "0.21"
+    assert output.invalid == {}
+    rows = build_rows(output, expected_scheme_keys(["CS", "RSA"], [1024]), RunRequest(1, 1), _fail)
+    assert all(row["valid"] for row in rows) and len(rows) == 12
+    notes = {(r["scheme"], r["operation"]): r.get("note", "") for r in rows}
+    assert notes[("RSA", "blinding")].startswith("GNUnet 0.21 API: rsa_blind takes (message, size)")
+    # 0.22 moved the HKDF to libsodium's HMAC: the note says so from then on.
+    hkdf = "libsodium's HMAC" in notes[("CS", "signing")]
+    assert hkdf == (version != "0.21.2")
+
+
+def _fail(message: str) -> None:
+    raise AssertionError(message)
+
+
+def test_the_shared_tarballs_are_those_of_the_readme() -> None:
+    readme = (SHARED / "README.md").read_text(encoding="utf-8") if SHARED.is_dir() else ""
+    if not readme:
+        pytest.skip(f"no {SHARED}/README.md")
+    for path in sorted(Path(SHARED).glob("gnunet-*.tar.gz")):
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert f"| {path.name} |" in readme and digest in readme, path.name
