@@ -21,6 +21,11 @@ unchanged and rebuilt when any of them changes:
 
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
+
+:mod:`~archbench.build.gnunet_source` resolves a ``gnunet:`` source (a tarball with its
+sha256, a git ref, a working tree) to a :class:`ResolvedSource` (its content key for
+image hashes and its provenance) and prepares a build copy (:func:`prepare_build_tree`)
+without touching the user's tree.
 """
 
 from __future__ import annotations
@@ -36,6 +41,12 @@ from archbench.build.builder import (
 )
 from archbench.build.counter import COUNTER_IN_IMAGE, CountingImage, ensure_counting_image
 from archbench.build.cross import CrossBuild
+from archbench.build.gnunet_source import (
+    BuildTree,
+    ResolvedSource,
+    prepare_build_tree,
+    resolve_gnunet,
+)
 from archbench.build.images import (
     ensure_target_image,
     harness_files,
@@ -46,10 +57,12 @@ from archbench.build.images import (
 __all__ = [
     "COUNTER_IN_IMAGE",
     "BaseImage",
+    "BuildTree",
     "Builder",
     "CountingImage",
     "CrossBuild",
     "ImageSpec",
+    "ResolvedSource",
     "base_tag",
     "build_context",
     "ensure_base",
@@ -59,6 +72,8 @@ __all__ = [
     "harness_files",
     "image_labels",
     "plan_image",
+    "prepare_build_tree",
     "prepare_cross",
     "resolve_apt_proxy",
+    "resolve_gnunet",
 ]

@@ -23,13 +23,8 @@ from pathlib import Path
 import pytest
 from helpers import GNUNET_027_SHA256, GNUNET_TARBALLS
 
-from archbench.build.gnunet_source import (
-    HANDBOOK_STUB,
-    ResolvedSource,
-    fetch_tarball,
-    prepare_build_tree,
-    resolve_gnunet,
-)
+from archbench.build import ResolvedSource, prepare_build_tree, resolve_gnunet
+from archbench.build.gnunet_source import HANDBOOK_STUB, fetch_tarball
 from archbench.errors import SourceError
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetTarball, parse_gnunet
 
