@@ -68,6 +68,7 @@ def bench(
     metric: str | None = None,
     ci_target: str | None = None,
     cpus: str | None = None,
+    gnunet: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     flags = cli.BenchFlags(
@@ -88,6 +89,7 @@ def bench(
         metric=metric,
         ci_target=ci_target,
         cpus=cpus,
+        gnunet=gnunet,
     )
     cli.bench(_settings(c), flags)
 

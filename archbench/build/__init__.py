@@ -25,7 +25,9 @@ Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :mod:`~archbench.build.gnunet_source` resolves a ``gnunet:`` source (a tarball with its
 sha256, a git ref, a working tree) to a :class:`ResolvedSource` (its content key for
 image hashes and its provenance) and prepares a build copy (:func:`prepare_build_tree`)
-without touching the user's tree.
+without touching the user's tree, packed for an image's context by
+:func:`pack_build_tree`; :func:`plan_image` with a :class:`GnunetBuild` builds
+libgnunetutil from it inside a native target's image.
 """
 
 from __future__ import annotations
@@ -44,10 +46,12 @@ from archbench.build.cross import CrossBuild
 from archbench.build.gnunet_source import (
     BuildTree,
     ResolvedSource,
+    pack_build_tree,
     prepare_build_tree,
     resolve_gnunet,
 )
 from archbench.build.images import (
+    GnunetBuild,
     ensure_target_image,
     harness_files,
     plan_image,
@@ -61,6 +65,7 @@ __all__ = [
     "Builder",
     "CountingImage",
     "CrossBuild",
+    "GnunetBuild",
     "ImageSpec",
     "ResolvedSource",
     "base_tag",
@@ -71,6 +76,7 @@ __all__ = [
     "ensure_target_image",
     "harness_files",
     "image_labels",
+    "pack_build_tree",
     "plan_image",
     "prepare_build_tree",
     "prepare_cross",

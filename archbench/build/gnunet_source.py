@@ -43,6 +43,7 @@ import contextlib
 import fcntl
 import hashlib
 import http.client
+import io
 import os
 import re
 import shutil
@@ -601,6 +602,53 @@ def _prepare(resolved: ResolvedSource, origin: Path, version: str, dest: Path) -
                 f"{resolved.tree_sha256} when resolved, {digest} as copied); run again"
             )
     return _finish(dest, version, where)
+
+
+def pack_build_tree(tree: BuildTree) -> bytes:
+    """``tree`` as an uncompressed tar with one top folder ``src/``, the same bytes for the
+    same files: names sorted, owner 0:0 without names, mtime 0, modes 0644/0755 (0755
+    where the owner may execute), symlinks kept as links.
+
+    Raises:
+        SourceError: the tree holds something else than files, folders and symlinks, or
+            more than :data:`MAX_TREE_FILES` entries or :data:`MAX_TREE_BYTES` bytes.
+    """
+    buffer = io.BytesIO()
+    root = tree.root
+    paths = sorted(root.rglob("*"), key=lambda p: p.relative_to(root).as_posix())
+    if len(paths) > MAX_TREE_FILES:
+        raise SourceError(f"build tree {root}: more than {MAX_TREE_FILES} entries")
+    size = 0
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        tar.addfile(_tar_info("src", tarfile.DIRTYPE, 0o755))
+        for path in paths:
+            name = "src/" + path.relative_to(root).as_posix()
+            st = path.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                info = _tar_info(name, tarfile.SYMTYPE, 0o777)
+                info.linkname = os.readlink(path)
+                tar.addfile(info)
+            elif stat.S_ISDIR(st.st_mode):
+                tar.addfile(_tar_info(name, tarfile.DIRTYPE, 0o755))
+            elif stat.S_ISREG(st.st_mode):
+                size += st.st_size
+                if size > MAX_TREE_BYTES:
+                    raise SourceError(f"build tree {root}: more than {MAX_TREE_BYTES} bytes")
+                info = _tar_info(name, tarfile.REGTYPE, 0o755 if st.st_mode & 0o100 else 0o644)
+                info.size = st.st_size
+                with path.open("rb") as f:
+                    tar.addfile(info, f)
+            else:
+                raise SourceError(f"build tree {root}: {name} is not a file, folder or link")
+    return buffer.getvalue()
+
+
+def _tar_info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode, info.mtime = kind, mode, 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
 
 
 def _unpack(f: IO[bytes], dest: Path, where: str, strip_top: bool) -> None:

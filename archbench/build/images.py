@@ -38,6 +38,7 @@ from archbench import REPO_ROOT
 from archbench.build import bases
 from archbench.build import cross as cross_mod
 from archbench.build.builder import Builder, ImageSpec, digest, ensure_image, image_files
+from archbench.build.gnunet_source import ResolvedSource
 from archbench.errors import ImageBuildError
 from archbench.inputs import IMAGE_REFERENCE
 from archbench.matrix import Base, Recipe
@@ -51,6 +52,66 @@ OUT_DIR = "/opt/archbench/harness"
 # Only sources go into the image: a stale local build of the driver must not
 # change the hash or shadow the in-image build.
 _HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md", "count-key-rsa-*.key")
+
+
+GNUNET_PREFIX = "/opt/gnunet"
+"""Where a benchmark image built from a GNUnet source installs libgnunetutil."""
+GNUNET_BUILD_PACKAGES = (
+    "gcc",
+    "make",
+    "pkgconf",
+    "dpkg-dev",
+    "python3",
+    "meson",
+    "ninja-build",
+    "libltdl-dev",
+    "libunistring-dev",
+    "libsqlite3-dev",
+    "libcurl4-gnutls-dev",
+    "zlib1g-dev",
+    "libmicrohttpd-dev",
+    "libjansson-dev",
+    "libgcrypt20-dev",
+    "libgmp-dev",
+    "libsodium-dev",
+    "libidn2-dev",
+)
+"""What ``images/gnunet-source/build-libgnunetutil.sh`` needs to build libgnunetutil
+(meson releases and autotools tarballs alike)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GnunetBuild:
+    """A GNUnet source to build libgnunetutil from inside a benchmark image."""
+
+    resolved: ResolvedSource
+    tar: bytes
+    """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+
+
+def source_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
+    """A profile's packages for an image that builds GNUnet from source.
+
+    ``libgnunet*`` are left out: 0.21's ``libgnunetutil.so.15`` is the soname of
+    Debian's 0.19/0.20 (images/gnunet-source/README.md), so the driver could load
+    either. :data:`GNUNET_BUILD_PACKAGES` not in the profile follow its own, in order.
+    """
+    kept = tuple(p for p in packages if not p.startswith("libgnunet"))
+    return kept + tuple(p for p in GNUNET_BUILD_PACKAGES if p not in kept)
+
+
+def gnunet_source_files(
+    build: GnunetBuild | None, template_dir: Path = TEMPLATE_DIR
+) -> tuple[tuple[str, bytes], ...]:
+    """Context files of a source build: the tree's tar and the build script (none for
+    ``None``, the base's packaged libgnunetutil)."""
+    if build is None:
+        return ()
+    script = template_dir / "gnunet-source" / "build-libgnunetutil.sh"
+    return (
+        ("gnunet-source/build-libgnunetutil.sh", script.read_bytes()),
+        ("gnunet-source/gnunet-src.tar", build.tar),
+    )
 
 
 def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
@@ -107,6 +168,7 @@ def render_dockerfile(
     recipe: Recipe | None = None,
     gnunet_perf: bool = False,
     cross_packages: tuple[str, ...] = (),
+    gnunet_source: str = "",
 ) -> str:
     """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
     and the build of GNUnet's perf programs when ``gnunet_perf``).
@@ -114,6 +176,10 @@ def render_dockerfile(
     ``cross_packages``: the drivers were cross-compiled (:mod:`archbench.build.cross`) and
     are in the context under ``cross/harness/``; the image installs these runtime
     packages instead of ``packages`` and compiles nothing.
+    ``gnunet_source``: the content key of a GNUnet source
+    (:attr:`~archbench.build.gnunet_source.ResolvedSource.content_key`) whose
+    libgnunetutil the image builds into :data:`GNUNET_PREFIX` from the context's
+    ``gnunet-source/``; ``""``: the base's packages provide it.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -130,6 +196,8 @@ def render_dockerfile(
             gnunet_perf=gnunet_perf,
             cross_packages=cross_packages,
             build_env=cross_mod.build_env(arch),
+            gnunet_source=gnunet_source,
+            gnunet_prefix=GNUNET_PREFIX,
         )
     )
 
@@ -257,6 +325,7 @@ def plan_image(
     recipe: Recipe | None = None,
     gnunet_perf: bool = False,
     cross: cross_mod.CrossBuild | None = None,
+    gnunet: GnunetBuild | None = None,
 ) -> ImageSpec:
     """Assemble the :class:`ImageSpec` (and its tag) without touching an engine.
 
@@ -264,7 +333,17 @@ def plan_image(
     runs); the image of a target without that suite is unchanged by it.
     ``cross``: the drivers cross-compiled by a cross stage (their bytes join the
     context and the hash); the image installs only runtime packages.
+    ``gnunet``: build libgnunetutil from this source (its content key is in the
+    Dockerfile, its tree's bytes in the context, both in the hash) instead of taking
+    the profile's ``libgnunet*`` packages (:func:`source_packages`). Not with ``cross``.
+
+    Raises:
+        ValueError: ``gnunet`` with ``cross`` (cross builds from source are not wired).
     """
+    if gnunet is not None:
+        if cross is not None:
+            raise ValueError("a GNUnet source build cannot use the cross stage's drivers")
+        packages = source_packages(packages)
     dockerfile = render_dockerfile(
         base_tag,
         arch,
@@ -274,12 +353,14 @@ def plan_image(
         recipe,
         gnunet_perf,
         cross.install if cross is not None else (),
+        gnunet.resolved.content_key if gnunet is not None else "",
     )
     files = (
         harness_files(harness_dir)
         + recipe_files(recipe, template_dir)
         + gnunet_perf_files(gnunet_perf, template_dir)
         + (cross.files if cross is not None else ())
+        + gnunet_source_files(gnunet, template_dir)
     )
     # The cross-compiled drivers must stay executable in the image.
     modes = tuple((path, 0o755) for path, _ in files if cross_mod.is_driver_path(path))

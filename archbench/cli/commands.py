@@ -53,7 +53,7 @@ from archbench.cli.options import (
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError, TargetsFailed
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.inputs import cpuset, integer
-from archbench.matrix import LOCAL_HOST, parse_cpus
+from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet
 from archbench.platforms import Arch
 from archbench.report import (
     CompareRequest,
@@ -114,6 +114,7 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
         metrics=parse_metrics(f.metric) if f.metric is not None else (),
         apt_proxy=s.apt_proxy,
         build_jobs=s.build_jobs,
+        gnunet=parse_gnunet(f.gnunet) if f.gnunet is not None else None,
     )
 
 

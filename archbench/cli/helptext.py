@@ -44,6 +44,9 @@ BENCH_HELP: Final = {
     "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",
     "metric": "time (default), instructions, or time,instructions: instructions per "
     "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
+    "gnunet": "libgnunetutil of the selected targets (matrix key 'gnunet'): debian (the "
+    "base's libgnunet-dev), TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; "
+    "built from source in native targets' images",
 }
 
 ARCHIVE_HELP: Final = {

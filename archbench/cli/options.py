@@ -41,6 +41,7 @@ class BenchFlags:
     metric: str | None = None
     ci_target: str | None = None
     cpus: str | None = None
+    gnunet: str | None = None
 
 
 @dataclass(frozen=True)

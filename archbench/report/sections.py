@@ -11,7 +11,7 @@ every table of such a result names (:func:`blindsig_notes`, ``harness/CONTRACT.m
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from archbench.platforms import Arch
@@ -100,6 +100,11 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     if gnunet == "not installed" and setup.gnunet_version:
         # Built from source: dpkg does not know it, pkg-config does.
         gnunet = f"{setup.gnunet_version} (pkg-config)"
+    source = execution.gnunet_source if execution is not None else None
+    if source:
+        # Built from a GNUnet source (invoke bench --gnunet, matrix key gnunet).
+        built = setup.gnunet_version or source.get("version") or "unknown version"
+        gnunet = f"{built} ({gnunet_source_summary(source)})"
     if execution is not None and execution.emulated:
         how = (
             f"emulated (QEMU {execution.qemu_version or 'unknown version'}) "
@@ -123,6 +128,22 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
         (f"libgnunetutil:{pkg_arch} version", gnunet),
         ("Execution", how),
     )
+
+
+def gnunet_source_summary(source: Mapping[str, object]) -> str:
+    """One phrase naming a source build's provenance (``Execution.gnunet_source``):
+    the tarball's name and sha256, the git ref and commit, or the tree and its hash."""
+    kind, location = source.get("kind"), str(source.get("location") or "")
+
+    def short(key: str) -> str:
+        return str(source.get(key) or "")[:12]
+
+    if kind == "tarball":
+        return f"built from tarball {location.rsplit('/', 1)[-1]}, sha256 {short('sha256')}"
+    if kind == "git":
+        return f"built from git {source.get('ref')} at {short('commit')}"
+    dirty = ", uncommitted changes" if source.get("dirty") else ""
+    return f"built from tree {location}, hash {short('tree_sha256')}{dirty}"
 
 
 def speed(

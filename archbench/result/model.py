@@ -93,6 +93,10 @@ class Execution(Frozen):
     """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
     archive: ArchiveRef | None = None
     """Set when ``invoke bench --from-archive`` ran the archived image (nothing built)."""
+    gnunet_source: dict[str, str | bool | None] | None = None
+    """Where the image's libgnunetutil was built from, when not the base's packages
+    (:meth:`archbench.build.ResolvedSource.provenance`: kind, location, ref, commit,
+    sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
 
 
 class Reference(Frozen):
@@ -203,3 +207,6 @@ class RunManifest(Frozen):
     metrics: tuple[Metric, ...] = ()
     """``--metric``: what this run measured (empty: the matrix's ``metrics``); ``--resume``
     keeps it, and a target is complete only when every metric's results are stored."""
+    gnunet: str | None = None
+    """``--gnunet``: every target's GNUnet source in its one-string form, paths absolute
+    (None: the matrix's); ``--resume`` builds the same."""

@@ -20,8 +20,10 @@ from archbench.archive import ArchivedImage
 from archbench.errors import MatrixError
 from archbench.inputs import describe_problems, problem
 from archbench.matrix import (
+    DEBIAN_GNUNET,
     LOCAL_HOST,
     Base,
+    GnunetSource,
     Host,
     Matrix,
     Recipe,
@@ -66,6 +68,9 @@ class TargetPlan:
     """Suites the counting stage runs (None: ``suites``). Counting always runs under
     QEMU, so for a native target these are ``suites`` with ``emulated_defaults``
     applied (keys the target or the command line set keep their values)."""
+    gnunet: GnunetSource = DEBIAN_GNUNET
+    """Where libgnunetutil comes from: ``--gnunet``, else the matrix's
+    (:meth:`archbench.matrix.Matrix.gnunet`); not debian only for native targets."""
 
     @property
     def name(self) -> str:
@@ -111,6 +116,7 @@ def plan(
     suites: Sequence[str] = (),
     metrics: Sequence[str] = (),
     cpus: float | None = None,
+    gnunet: GnunetSource | None = None,
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -125,11 +131,14 @@ def plan(
     (else the target's own), ``cpus`` gives every container that CPU quota (else the
     target's own); ``suites`` runs only these suites (``--suite``),
     with the target's settings for them or the suite's defaults; ``metrics``
-    (``--metric``) replaces the matrix's ``metrics``.
+    (``--metric``) replaces the matrix's ``metrics``; ``gnunet`` (``--gnunet``)
+    replaces every target's GNUnet source.
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
-            has no suite, an override is invalid, or ``repeat`` < 1.
+            has no suite, an override is invalid, ``repeat`` < 1, or a target that
+            builds GNUnet from source is emulated (cross builds of it are not wired)
+            or has a profile recipe that builds its own GNUnet.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
@@ -147,6 +156,8 @@ def plan(
             emulated = needs_emulation(t.arch, engine_arch, t.emulate)
         except ValueError as exc:
             raise MatrixError(f"target {t.name}: {exc}") from exc
+        source = gnunet if gnunet is not None else matrix.gnunet(t)
+        check_source(t, source, emulated, matrix.profiles[t.profile].recipe, gnunet is not None)
         chosen = t.suites.only(suites) if suites else t.suites
         adjusted: dict[str, dict[str, object]] = {}
         if emulated:
@@ -197,6 +208,36 @@ def plan(
                 metrics=tuple(metrics or matrix.metrics),
                 count_cpu=cpu_model(t.arch, t.cpu),
                 count_suites=count_suites,
+                gnunet=source,
             )
         )
     return plans
+
+
+def check_source(
+    t: Target, source: GnunetSource, emulated: bool, recipe: Recipe | None, from_flag: bool
+) -> None:
+    """Refuse a GNUnet source build that this target cannot have, before anything is built.
+
+    Raises:
+        MatrixError: the target is emulated (its libgnunetutil would have to be
+            cross-compiled, which is not wired into the image stage yet), or its
+            profile's recipe builds its own GNUnet.
+    """
+    if source.kind == "debian":
+        return
+    where = "--gnunet" if from_flag else "its gnunet: key (matrix.yml)"
+    if emulated:
+        raise MatrixError(
+            f"target {t.name}: runs emulated ({t.arch.key} under QEMU), and building GNUnet "
+            f"from source ({where}: {source.kind}) is wired for native targets only: cross "
+            "builds of GNUnet from source are not wired into the image stage yet (the cross "
+            "recipe is in images/gnunet-source/README.md). Run it on a "
+            f"{t.arch.key} host, or leave it on gnunet: debian (deselect it with --target)"
+        )
+    if recipe is not None:
+        raise MatrixError(
+            f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "
+            f"builds its own GNUnet, so {where} ({source.kind}) cannot apply; deselect the "
+            "target with --target, or give it a profile without the recipe"
+        )

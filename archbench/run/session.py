@@ -26,10 +26,15 @@ from archbench.hosts import connect_host, engine_arch
 from archbench.inputs import check_cpuset_fits, cpuset, integer
 from archbench.matrix import (
     LOCAL_HOST,
+    GnunetGit,
+    GnunetPath,
+    GnunetSource,
+    GnunetTarball,
     check_cpus_fit,
     describe_emulated_changes,
     parse,
     parse_cpus,
+    parse_gnunet,
     read_matrix_text,
 )
 from archbench.platforms import Arch
@@ -60,7 +65,8 @@ class BenchOptions:
     (empty: the matrix's). ``resume``: the run id to finish (its ``run.json`` gives
     matrix, targets and parameters); ``from_archive``: an archive directory or tar
     to rerun. ``apt_proxy`` and ``build_jobs`` are ``invoke.yaml``'s values as
-    written; :func:`bench` checks them when the run needs them.
+    written; :func:`bench` checks them when the run needs them. ``gnunet``
+    (``--gnunet``): every selected target's GNUnet source (None: the matrix's).
     """
 
     matrix: Path
@@ -80,6 +86,7 @@ class BenchOptions:
     metrics: tuple[str, ...] = ()
     apt_proxy: str = ""
     build_jobs: str = "2"
+    gnunet: GnunetSource | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +96,20 @@ class BenchRun:
     store: ResultStore
     run_id: str
     outcomes: tuple[TargetOutcome, ...]
+
+
+def gnunet_flag(source: GnunetSource | None) -> str | None:
+    """``source`` in ``--gnunet``'s one-string form with absolute paths (for ``run.json``:
+    a resumed run builds the same source wherever it is started from)."""
+    if source is None:
+        return None
+    if isinstance(source, GnunetTarball):
+        return f"{source.tarball}@sha256:{source.sha256}"
+    if isinstance(source, GnunetGit):
+        return f"git+{source.git}@{source.ref}"
+    if isinstance(source, GnunetPath):
+        return source.path
+    return "debian"
 
 
 def check_cpusets(clients: dict[str, Any], plans: Sequence[TargetPlan], cpuset: str | None) -> None:
@@ -149,7 +170,9 @@ def bench(options: BenchOptions) -> BenchRun:
     resume, rebuild, build_only = options.resume, options.rebuild, options.build_only
     overrides: Mapping[str, object] = options.overrides
     repeat, cpuset_value, suites = options.repeat, options.cpuset, options.suites
-    metrics, cpus = options.metrics, options.cpus
+    metrics, cpus, gnunet = options.metrics, options.cpus, options.gnunet
+    if options.from_archive is not None and gnunet is not None:
+        raise MatrixError("--gnunet and --from-archive: a rerun runs the archived images as is")
     if options.from_archive is not None and rebuild:
         raise MatrixError("--rebuild and --from-archive: a rerun runs the archived images as is")
     arc = (
@@ -195,6 +218,8 @@ def bench(options: BenchOptions) -> BenchRun:
         cpus = parse_cpus(f"{where} cpus", manifest.cpus)
         suites = manifest.suites
         metrics = manifest.metrics
+        if manifest.gnunet is not None:
+            gnunet = parse_gnunet(manifest.gnunet, f"{where} gnunet")
     else:
         path = options.matrix
         matrix_text = read_matrix_text(path)
@@ -212,6 +237,7 @@ def bench(options: BenchOptions) -> BenchRun:
             cpus=cpus,
             suites=tuple(suites),
             metrics=metric_names(metrics),
+            gnunet=gnunet_flag(gnunet),
         )
     run_id = manifest.run_id
     clients = {}
@@ -229,6 +255,7 @@ def bench(options: BenchOptions) -> BenchRun:
         suites=suites,
         metrics=metrics,
         cpus=cpus,
+        gnunet=gnunet,
     )
     check_cpusets(clients, plans, cpuset_value)
     check_quotas(clients, plans, cpus)

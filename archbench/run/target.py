@@ -19,6 +19,8 @@ gpg, GNUnet's perf programs, Taler's helpers) are not.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 import time
 from collections import deque
@@ -34,12 +36,16 @@ from archbench.build import (
     COUNTER_IN_IMAGE,
     Builder,
     CrossBuild,
+    GnunetBuild,
     ImageSpec,
     ensure_base,
     ensure_counting_image,
     ensure_target_image,
+    pack_build_tree,
     plan_image,
+    prepare_build_tree,
     prepare_cross,
+    resolve_gnunet,
 )
 from archbench.errors import HarnessError, Interrupted
 from archbench.hosts import check_emulation, engine_version
@@ -175,6 +181,7 @@ def execute_target(
         # remote host the smoke test below is the check.
         with timed("preflight"):
             qemu = check_emulation(arch).qemu_version
+    gnunet_build: GnunetBuild | None = None
     if p.archived is not None:
         # The archived image, loaded and checked by id, is run by id: no base, no build.
         with timed("image"):
@@ -214,6 +221,14 @@ def execute_target(
                         h.smoked.add(arch)
                 qemu_cpu = emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
 
+        if p.gnunet.kind != "debian":
+            with timed("source"):
+                gnunet_build = prepare_gnunet(p, ws.work_dir)
+            # A source build takes minutes more than the packaged library: its own estimate.
+            image_key = stage_key(
+                "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
+            )
+
         def plan_spec(built: CrossBuild | None) -> ImageSpec:
             return plan_image(
                 arch,
@@ -224,6 +239,7 @@ def execute_target(
                 recipe=p.recipe,
                 gnunet_perf=gnunet_perf,
                 cross=built,
+                gnunet=gnunet_build,
             )
 
         with timed("image", image_key):
@@ -257,6 +273,7 @@ def execute_target(
         cpus=p.cpus,
         repeat_count=p.repeat,
         archive=p.archived.ref if p.archived else None,
+        gnunet_source=gnunet_build.resolved.provenance() if gnunet_build is not None else None,
     )
     target = TargetInfo(
         name=name,
@@ -333,6 +350,27 @@ def execute_target(
         # so that the exit status says something is missing.
         problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
         raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
+
+
+def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
+    """Resolve ``p``'s GNUnet source and pack its build tree for the image's context.
+
+    Downloads and git mirrors stay in ``<work>/gnunet-src``; the prepared tree is made
+    in a scratch folder there and removed once packed.
+
+    Raises:
+        SourceError: the source cannot be resolved or prepared (a sha256 that differs,
+            a ref that names no commit, a tree that is not GNUnet's).
+    """
+    resolved = resolve_gnunet(p.gnunet, work_dir)
+    scratch_root = work_dir / "gnunet-src" / "trees"
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-", dir=scratch_root))
+    try:
+        tree = prepare_build_tree(resolved, scratch / "src")
+        return GnunetBuild(resolved, pack_build_tree(tree))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def count_target(

@@ -1,0 +1,55 @@
+"""``invoke bench --gnunet TARBALL@sha256:HEX`` on the CI matrix's native amd64 target:
+libgnunetutil 0.27.0 built from the shared tarball inside the benchmark image, every row
+valid, the source's provenance stored and its version in the Setup box."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import docker
+import pytest
+from helpers import CI_MATRIX, GNUNET_027_SHA256, GNUNET_TARBALLS, WORK, run_invoke
+
+from archbench.report.sections import setup_items
+from archbench.result import load as load_result
+
+pytestmark = pytest.mark.docker
+
+
+def test_bench_builds_gnunet_0_27_from_the_tarball(
+    engine_client: docker.DockerClient, slim_amd64_image: str, tmp_path: Path
+) -> None:
+    # slim_amd64_image bootstraps the trixie amd64 base if the engine lacks it.
+    tarball = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"
+    assert tarball.is_file(), f"no shared GNUnet tarballs in {GNUNET_TARBALLS}"
+    results = tmp_path / "results"
+    done = run_invoke(
+        "bench", "--matrix", str(CI_MATRIX), "--target", "ci-amd64",
+        "--gnunet", f"{tarball}@sha256:{GNUNET_027_SHA256}",
+        "--rsa-bits", "1024", "--repetitions", "1", "--ci-target", "off",
+        settings={"results": results, "work": WORK},
+        timeout=1800,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (run_dir,) = [p for p in results.iterdir() if p.is_dir()]
+    (path,) = [p for p in run_dir.glob("ci-amd64*.json")]
+    result = load_result(path)
+    assert result.harness.rows and all(r.valid for r in result.harness.rows), [
+        (r.scheme, r.operation, r.invalid_reason) for r in result.harness.rows if not r.valid
+    ]
+    assert result.harness.setup.gnunet_version == "0.27.0"
+    assert result.execution is not None
+    source = result.execution.gnunet_source
+    assert source is not None
+    assert source["kind"] == "tarball" and source["sha256"] == GNUNET_027_SHA256
+    assert source["version"] == "0.27.0" and source["location"] == str(tarball)
+    box = dict(setup_items(result))
+    assert box["libgnunetutil:amd64 version"].startswith("0.27.0 (built from tarball ")
+    # The image's build log is where the other build logs go (none when an earlier run's
+    # image, same content hash, was reused); run.json keeps the flag for --resume.
+    log = run_dir / "logs" / "ci-amd64.build.log"
+    if log.exists():
+        assert "installed libgnunetutil 0.27.0" in log.read_text(errors="replace")
+    manifest = json.loads((run_dir / "run.json").read_text())
+    assert manifest["gnunet"] == f"{tarball}@sha256:{GNUNET_027_SHA256}"
