@@ -336,6 +336,8 @@ def plan_image(
     ``gnunet``: build libgnunetutil from this source (its content key is in the
     Dockerfile, its tree's bytes in the context, both in the hash) instead of taking
     the profile's ``libgnunet*`` packages (:func:`source_packages`). Not with ``cross``.
+    With both ``gnunet`` and ``gnunet_perf`` the image records why the gnunet-perf
+    suite is not built (its build takes Debian's source of ``libgnunet-dev``).
 
     Raises:
         ValueError: ``gnunet`` with ``cross`` (cross builds from source are not wired).
@@ -358,7 +360,7 @@ def plan_image(
     files = (
         harness_files(harness_dir)
         + recipe_files(recipe, template_dir)
-        + gnunet_perf_files(gnunet_perf, template_dir)
+        + gnunet_perf_files(gnunet_perf and gnunet is None, template_dir)
         + (cross.files if cross is not None else ())
         + gnunet_source_files(gnunet, template_dir)
     )

@@ -49,7 +49,10 @@ def _harness(tmp_path: Path) -> Path:
 
 
 def _plan(
-    tmp_path: Path, gnunet: GnunetBuild | None = None, cross: CrossBuild | None = None
+    tmp_path: Path,
+    gnunet: GnunetBuild | None = None,
+    cross: CrossBuild | None = None,
+    gnunet_perf: bool = False,
 ) -> ImageSpec:
     return plan_image(
         Arch.AMD64,
@@ -60,6 +63,7 @@ def _plan(
         harness_dir=_harness(tmp_path),
         gnunet=gnunet,
         cross=cross,
+        gnunet_perf=gnunet_perf,
     )
 
 
@@ -97,6 +101,13 @@ def test_a_source_target_builds_libgnunetutil_in_its_image(tmp_path: Path) -> No
     script = REPO / "images" / "gnunet-source" / "build-libgnunetutil.sh"
     assert files["gnunet-source/build-libgnunetutil.sh"] == script.read_bytes()
     assert spec.content_hash != DEBIAN_HASH
+
+
+def test_gnunet_perf_says_why_it_is_not_built_from_a_source(tmp_path: Path) -> None:
+    spec = _plan(tmp_path, GnunetBuild(RESOLVED, b"x"), gnunet_perf=True)
+    assert "/opt/archbench/gnunet-perf/BUILD-FAILED" in spec.dockerfile
+    assert "gnunet-perf-src/build.sh" not in spec.dockerfile
+    assert not any(p.startswith("gnunet-perf/") for p, _ in spec.files)
 
 
 def test_the_hash_follows_the_source_key_and_the_trees_bytes(tmp_path: Path) -> None:
