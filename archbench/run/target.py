@@ -98,6 +98,9 @@ class Workspace:
 
     Checked by :func:`archbench.build.cross.check_apt_proxy`.
     """
+    gnunet_builds: dict[str, GnunetBuild] = field(default_factory=dict, compare=False)
+    """Target name -> its prepared GNUnet source (:func:`gnunet_build`): the build pass
+    and the measuring pass of one run use the same bytes, resolved once."""
 
     @property
     def log_dir(self) -> Path:
@@ -223,7 +226,7 @@ def execute_target(
 
         if p.gnunet.kind != "debian":
             with timed("source"):
-                gnunet_build = prepare_gnunet(p, ws.work_dir)
+                gnunet_build = source_build(p, ws)
             # A source build takes minutes more than the packaged library: its own estimate.
             image_key = stage_key(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
@@ -350,6 +353,20 @@ def execute_target(
         # so that the exit status says something is missing.
         problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
         raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
+
+
+def source_build(p: TargetPlan, ws: Workspace) -> GnunetBuild:
+    """``p``'s prepared GNUnet source, made once per run (:func:`prepare_gnunet`): a
+    working tree edited between the build pass and the measuring pass must not make the
+    measuring pass build another image.
+
+    Raises:
+        SourceError: as :func:`prepare_gnunet`.
+    """
+    found = ws.gnunet_builds.get(p.name)
+    if found is None:
+        found = ws.gnunet_builds[p.name] = prepare_gnunet(p, ws.work_dir)
+    return found
 
 
 def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:

@@ -4,6 +4,7 @@ target's image stays byte for byte what it was; an emulated one is refused befor
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import os
 import tarfile
@@ -27,8 +28,10 @@ from archbench.errors import MatrixError
 from archbench.matrix import Matrix, load, parse_gnunet
 from archbench.platforms import Arch
 from archbench.report.sections import setup_items
-from archbench.run import plan
+from archbench.result import ResultStore
+from archbench.run import Workspace, plan
 from archbench.run.session import gnunet_flag
+from archbench.run.target import source_build
 
 SLIM = ("gcc", "libc6-dev", "make", "pkgconf", "python3", "libgnunet-dev", "libsodium-dev")
 SHA = "ab" * 32
@@ -200,3 +203,27 @@ def test_the_setup_box_names_the_source_builds_version() -> None:
     assert dict(setup_items(built))["libgnunetutil:amd64 version"] == (
         f"0.21.1 (built from tarball gnunet-0.27.0.tar.gz, sha256 {SHA[:12]})"
     )
+
+
+def test_a_run_prepares_a_targets_source_once(tmp_path: Path) -> None:
+    top = tmp_path / "gnunet-0.27.0"
+    (top / "src" / "include").mkdir(parents=True)
+    (top / "meson.build").write_text("project('gnunet')\n")
+    (top / "src" / "include" / "gnunet_crypto_lib.h").write_text("/* h */\n")
+    (top / ".version").write_text("0.27.0\n")
+    tarball = tmp_path / "gnunet-0.27.0.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(top, arcname=top.name)
+    sha256 = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    m = _ci_matrix()
+    source = parse_gnunet(f"{tarball}@sha256:{sha256}")
+    (p,) = plan(m, m.select(["ci-amd64"]), {"local": Arch.AMD64}, gnunet=source)
+    ws = Workspace(store=ResultStore(tmp_path / "results"), run_id="r", work_dir=tmp_path / "w")
+    first = source_build(p, ws)
+    assert source_build(p, ws) is first
+    assert first.resolved.provenance()["sha256"] == sha256
+    with tarfile.open(fileobj=io.BytesIO(first.tar)) as tar:
+        names = set(tar.getnames())
+    assert {"src/meson.build", "src/.version", "src/src/include/gnunet_crypto_lib.h"} <= names
+    # The scratch copy is gone once packed.
+    assert not any((tmp_path / "w" / "gnunet-src" / "trees").iterdir())
