@@ -197,6 +197,15 @@ def execute_target(
                 qemu_cpu = emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
     else:
         gnunet_perf = GNUNET_PERF.name in p.suites.enabled()
+        if p.gnunet.kind != "debian":
+            # First: a sha256 that differs or a ref that names nothing ends the target
+            # before a base is bootstrapped.
+            with timed("source"):
+                gnunet_build = source_build(p, ws)
+            # A source build takes minutes more than the packaged library: its own estimate.
+            image_key = stage_key(
+                "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
+            )
         with timed("base", base_key):
             base = ensure_base(builder, p.target.base, p.base, arch)
             # Emulated targets: the drivers are cross-compiled from the same release's
@@ -223,14 +232,6 @@ def execute_target(
                     with h.lock:
                         h.smoked.add(arch)
                 qemu_cpu = emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
-
-        if p.gnunet.kind != "debian":
-            with timed("source"):
-                gnunet_build = source_build(p, ws)
-            # A source build takes minutes more than the packaged library: its own estimate.
-            image_key = stage_key(
-                "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
-            )
 
         def plan_spec(built: CrossBuild | None) -> ImageSpec:
             return plan_image(
