@@ -51,6 +51,7 @@ from archbench.build.gnunet_source import (
     resolve_gnunet,
 )
 from archbench.build.images import (
+    GNUNET_BUILD_PACKAGES,
     GnunetBuild,
     ensure_target_image,
     harness_files,
@@ -60,6 +61,7 @@ from archbench.build.images import (
 
 __all__ = [
     "COUNTER_IN_IMAGE",
+    "GNUNET_BUILD_PACKAGES",
     "BaseImage",
     "BuildTree",
     "Builder",

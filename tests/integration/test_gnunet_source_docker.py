@@ -22,17 +22,14 @@ from abh.suites.blindsig import RunRequest, build_rows, expected_scheme_keys
 from abh.suites.blindsig_output import parse_driver_output
 from helpers import GNUNET_TARBALLS, REPO
 
-from archbench.build import resolve_apt_proxy
+from archbench.build import GNUNET_BUILD_PACKAGES, resolve_apt_proxy
 
 pytestmark = pytest.mark.docker
 
 SHARED = GNUNET_TARBALLS
 BASE = "archbench-base/debian-trixie:amd64"
-PACKAGES = (
-    "gcc make pkgconf dpkg-dev python3 meson ninja-build libltdl-dev libunistring-dev"
-    " libsqlite3-dev libcurl4-gnutls-dev zlib1g-dev libmicrohttpd-dev libjansson-dev"
-    " libgcrypt20-dev libgmp-dev libsodium-dev libidn2-dev"
-)
+# The packages a source image installs for the build (one list, archbench.build).
+PACKAGES = " ".join(GNUNET_BUILD_PACKAGES)
 DOCKERFILE = f"""FROM {BASE}
 ARG DEBIAN_FRONTEND=noninteractive
 RUN apt-get update && apt-get install -y --no-install-recommends {PACKAGES} \\
