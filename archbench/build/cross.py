@@ -18,6 +18,15 @@ in. The Makefile's ``build-info.txt`` records the cross compiler and the list of
 runtime packages is appended to it, so every result says how its driver was built
 (``setup.build``).
 
+A target built from a GNUnet source (:class:`GnunetCross`) builds libgnunetutil in the
+same cross stage, before the drivers: ``images/gnunet-source/build-libgnunetutil.sh``
+with a meson cross file (:func:`meson_cross_file`) or autotools' ``--host=<triplet>``,
+into ``/opt/gnunet``, which the stage packs as one tar for the emulated stage to
+unpack (``ADD``); the libraries it needs at run time join ``runtime-packages.txt``.
+meson runs a test program of the target while it configures: it runs through the
+engine's binfmt_misc QEMU entry (``needs_exe_wrapper = false``), with the target's
+multiarch C library that the ``-dev`` packages bring.
+
 Where a release has no cross toolchain or ``-dev`` package for an architecture,
 the cross stage fails and :func:`archbench.build.images.ensure_target_image` builds
 the target the old way (drivers compiled inside the emulated image), saying so.
@@ -47,7 +56,9 @@ TRIPLETS: dict[Arch, str] = {
 }
 """GNU triplet of Debian's cross toolchain per architecture (``<triplet>-gcc``)."""
 
-BUILD_TOOLS = frozenset({"gcc", "g++", "make", "pkgconf", "pkg-config", "libc6-dev", "cpp"})
+BUILD_TOOLS = frozenset(
+    {"gcc", "g++", "make", "pkgconf", "pkg-config", "libc6-dev", "cpp", "meson", "ninja-build"}
+)
 """Packages only the compile needs; with ``-dev`` packages they stay out of a cross image."""
 
 NEEDS_NATIVE_BUILD = frozenset({"build-essential"})
@@ -73,6 +84,34 @@ def build_env(arch: Arch) -> dict[str, str]:
     return {"QEMU_CPU": cpu} if cpu else {}
 
 
+GNUNET_NATIVE_TOOLS = ("dpkg-dev", "python3", "meson", "ninja-build")
+"""What a cross build of libgnunetutil runs on the build machine (never ``:<arch>``):
+``dpkg-buildflags`` (Debian's flags for the target), meson and ninja."""
+
+MESON_CPU: dict[Arch, tuple[str, str, str]] = {
+    Arch.AMD64: ("x86_64", "x86_64", "little"),
+    Arch.ARM64: ("aarch64", "aarch64", "little"),
+    Arch.ARMV7: ("arm", "armv7", "little"),
+    Arch.RISCV64: ("riscv64", "riscv64", "little"),
+    Arch.PPC64LE: ("ppc64", "ppc64le", "little"),
+}
+"""meson's ``[host_machine]`` (``cpu_family``, ``cpu``, ``endian``) per architecture, from
+meson's reference tables (``Reference tables`` → CPU families)."""
+
+
+@dataclass(frozen=True)
+class GnunetCross:
+    """libgnunetutil built from a GNUnet source in the cross stage, before the drivers.
+
+    ``build_system``: ``meson`` (0.21 and later) or ``autotools`` (release tarballs
+    of 0.19/0.20); ``perf``: also build GNUnet's own ``perf_crypto_rsa`` (suite
+    gnunet-perf), from the same source.
+    """
+
+    build_system: str
+    perf: bool = False
+
+
 @dataclass(frozen=True)
 class CrossPlan:
     """The cross-build stage of one emulated target's image.
@@ -89,6 +128,33 @@ class CrossPlan:
     build_base: str
     dev_packages: tuple[str, ...]
     runtime_packages: tuple[str, ...]
+    gnunet: GnunetCross | None = None
+    """Build libgnunetutil from source first (None: the profile's ``libgnunet-dev``)."""
+
+    @property
+    def native_tools(self) -> tuple[str, ...]:
+        """Build-machine packages the stage needs besides the toolchain (``meson``)."""
+        return GNUNET_NATIVE_TOOLS if self.gnunet is not None else ()
+
+    @property
+    def gnunet_build_args(self) -> tuple[str, ...]:
+        """``build-libgnunetutil.sh``'s cross options for this target, before its operands.
+
+        Raises:
+            ValueError: the plan builds no GNUnet source.
+        """
+        if self.gnunet is None:
+            raise ValueError("this cross stage builds no GNUnet source")
+        if self.gnunet.build_system == "meson":
+            args: tuple[str, ...] = (
+                "--cross-file",
+                MESON_CROSS_PATH,
+                "--deb-arch",
+                self.debian_arch,
+            )
+        else:
+            args = ("--host", self.triplet, "--deb-arch", self.debian_arch)
+        return (*args, "--perf") if self.gnunet.perf else args
 
     @property
     def triplet(self) -> str:
@@ -125,6 +191,37 @@ class CrossBuild:
     image_id: str
     files: tuple[tuple[str, bytes], ...]
     install: tuple[str, ...]
+
+
+MESON_CROSS_PATH = "/opt/archbench/cross/meson-cross.ini"
+"""Where the cross stage finds :func:`meson_cross_file`'s text (``cross/meson-cross.ini``)."""
+
+
+def meson_cross_file(target: Arch) -> str:
+    """A meson cross file for Debian's cross toolchain of ``target`` (INI text).
+
+    ``needs_exe_wrapper = false``: GNUnet's root ``meson.build`` runs a test program
+    (``cc.run``) unconditionally, and the engine's binfmt_misc entry runs it under
+    QEMU; the cross compiler's ``<triplet>-pkg-config`` finds the target's multiarch
+    ``.pc`` files. Format: meson's "Cross compilation" page (``[binaries]``,
+    ``[properties]``, ``[host_machine]``).
+    """
+    triplet = TRIPLETS[target]
+    family, cpu, endian = MESON_CPU[target]
+    return (
+        "[binaries]\n"
+        f"c = '{triplet}-gcc'\n"
+        f"ar = '{triplet}-ar'\n"
+        f"strip = '{triplet}-strip'\n"
+        f"pkg-config = '{triplet}-pkg-config'\n"
+        "\n[properties]\n"
+        "needs_exe_wrapper = false\n"
+        "\n[host_machine]\n"
+        "system = 'linux'\n"
+        f"cpu_family = '{family}'\n"
+        f"cpu = '{cpu}'\n"
+        f"endian = '{endian}'\n"
+    )
 
 
 RUNTIME_LINE = re.compile(r"[a-z0-9][a-z0-9+.-]*:[a-z0-9]+=[A-Za-z0-9.+~:-]+")
@@ -196,18 +293,23 @@ def plan_cross(
     emulated: bool,
     has_recipe: bool,
     gnunet_perf: bool,
+    gnunet: GnunetCross | None = None,
 ) -> CrossPlan | None:
     """The cross stage for a target, or None when the drivers are compiled in place.
 
     None when the target is native, the engine is not amd64 (Debian's cross
     toolchains are built for amd64 hosts), the profile has a recipe or asks for a
     build environment (:data:`NEEDS_NATIVE_BUILD`), or the gnunet-perf suite runs
-    (both compile inside the image), or the profile has no ``-dev`` package to
-    cross-install. Packages already qualified with an architecture are left as is.
+    on Debian's libgnunetutil (both compile inside the image), or the profile has no
+    ``-dev`` package to cross-install. Packages already qualified with an
+    architecture are left as is; :data:`GNUNET_NATIVE_TOOLS` are never qualified.
+    ``gnunet``: libgnunetutil is built from source in the stage (``packages`` are then
+    the source build's, :func:`archbench.build.images.source_packages`); its
+    gnunet-perf programs come from the same source, so the suite does not prevent it.
     """
     if not emulated or build_arch is not Arch.AMD64 or target_arch is build_arch:
         return None
-    if has_recipe or gnunet_perf:
+    if has_recipe or (gnunet_perf and gnunet is None):
         return None
     names = [re.split(r"[:=]", p, maxsplit=1)[0] for p in packages]
     if NEEDS_NATIVE_BUILD & set(names):
@@ -215,12 +317,12 @@ def plan_cross(
     dev = tuple(
         p if ":" in p else _qualify(p, target_arch.debian_arch)
         for p, n in zip(packages, names, strict=True)
-        if n.endswith("-dev") and n != "libc6-dev"
+        if n.endswith("-dev") and n != "libc6-dev" and n not in GNUNET_NATIVE_TOOLS
     )
     if not dev:
         return None
     runtime = tuple(p for p in packages if not is_build_only(p))
-    return CrossPlan(build_arch, target_arch, build_base, dev, runtime)
+    return CrossPlan(build_arch, target_arch, build_base, dev, runtime, gnunet)
 
 
 def _qualify(package: str, debian_arch: str) -> str:

@@ -56,6 +56,8 @@ _HARNESS_PATTERNS = ("*.c", "*.h", "*.py", "Makefile", "*.json", "*.md", "count-
 
 GNUNET_PREFIX = "/opt/gnunet"
 """Where a benchmark image built from a GNUnet source installs libgnunetutil."""
+GNUNET_TAR = "/opt/archbench/gnunet-prefix.tar"
+"""Where a cross stage leaves :data:`GNUNET_PREFIX` packed (context ``cross/gnunet-prefix.tar``)."""
 GNUNET_BUILD_PACKAGES = (
     "gcc",
     "make",
@@ -87,6 +89,9 @@ class GnunetBuild:
     resolved: ResolvedSource
     tar: bytes
     """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+    build_system: str = "meson"
+    """``meson`` or ``autotools``, as :func:`~archbench.build.gnunet_source.prepare_build_tree`
+    found the tree."""
 
 
 def source_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
@@ -202,14 +207,29 @@ def render_dockerfile(
     )
 
 
-def render_cross_dockerfile(cross: cross_mod.CrossPlan, template_dir: Path = TEMPLATE_DIR) -> str:
+def render_cross_dockerfile(
+    cross: cross_mod.CrossPlan, template_dir: Path = TEMPLATE_DIR, gnunet_source: str = ""
+) -> str:
     """Render ``cross/Dockerfile.j2``: the cross stage of ``cross.target_arch``'s image.
+
+    ``gnunet_source``: the content key of the GNUnet source the stage builds when
+    ``cross.gnunet`` is set (named in the Dockerfile, and so in the stage's hash).
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
         ValueError: a value would break out of its Dockerfile word or line.
     """
-    return _environment(template_dir).get_template("cross/Dockerfile.j2").render(cross=cross)
+    return (
+        _environment(template_dir)
+        .get_template("cross/Dockerfile.j2")
+        .render(
+            cross=cross,
+            gnunet_source=gnunet_source,
+            gnunet_prefix=GNUNET_PREFIX,
+            gnunet_tar=GNUNET_TAR,
+            meson_cross_path=cross_mod.MESON_CROSS_PATH,
+        )
+    )
 
 
 def _environment(template_dir: Path) -> jinja2.Environment:
@@ -229,6 +249,7 @@ def plan_cross_image(
     target_status: bytes,
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
+    gnunet: GnunetBuild | None = None,
 ) -> ImageSpec:
     """The :class:`ImageSpec` of a cross stage (``archbench/cross:<target>-<hash>``).
 
@@ -236,20 +257,35 @@ def plan_cross_image(
     ``cross.build_base`` (image id ``build_base_id``, part of the hash).
     ``target_status``: ``/var/lib/dpkg/status`` of the target's base image, against
     which the stage resolves the emulated stage's packages (also hashed).
+    ``gnunet``: the GNUnet source the stage builds libgnunetutil from (its tree, the
+    build script and the meson cross file join the context and the hash); given
+    exactly when ``cross.gnunet`` is set.
+
+    Raises:
+        ValueError: ``gnunet`` and ``cross.gnunet`` disagree.
     """
-    dockerfile = render_cross_dockerfile(cross, template_dir)
+    if (gnunet is None) != (cross.gnunet is None):
+        raise ValueError("a cross stage builds a GNUnet source exactly when its plan says so")
+    dockerfile = render_cross_dockerfile(
+        cross, template_dir, gnunet.resolved.content_key if gnunet is not None else ""
+    )
     apt_conf = _environment(template_dir).get_template("cross/target-apt.conf.j2")
     scripts = tuple(
         (f"cross/{name}", (template_dir / "cross" / name).read_bytes())
         for name in ("runtime-packages.sh", "resolve-debs.sh")
     )
+    source: tuple[tuple[str, bytes], ...] = ()
+    if gnunet is not None:
+        meson = cross_mod.meson_cross_file(cross.target_arch).encode()
+        source = (*gnunet_source_files(gnunet, template_dir), ("cross/meson-cross.ini", meson))
     files = (
         *harness_files(harness_dir),
         *scripts,
         ("cross/target-apt.conf", apt_conf.render(cross=cross).encode()),
         ("cross/target-status", target_status),
+        *source,
     )
-    packages = (cross.toolchain, *cross.dev_packages)
+    packages = (cross.toolchain, *cross.native_tools, *cross.dev_packages)
     return ImageSpec(
         "archbench/cross",
         cross.build_arch,
@@ -335,16 +371,19 @@ def plan_image(
     context and the hash); the image installs only runtime packages.
     ``gnunet``: build libgnunetutil from this source (its content key is in the
     Dockerfile, its tree's bytes in the context, both in the hash) instead of taking
-    the profile's ``libgnunet*`` packages (:func:`source_packages`). Not with ``cross``.
-    With both ``gnunet`` and ``gnunet_perf`` the image records why the gnunet-perf
-    suite is not built (its build takes Debian's source of ``libgnunet-dev``).
+    the profile's ``libgnunet*`` packages (:func:`source_packages`). With ``cross`` the
+    cross stage built it (``cross.plan.gnunet``): the image unpacks the stage's
+    prefix (``cross/gnunet-prefix.tar``, in ``cross.files``) and builds nothing.
+    With both ``gnunet`` and ``gnunet_perf`` the suite runs GNUnet's own
+    ``perf_crypto_rsa`` of the same source (built by ``build-libgnunetutil.sh --perf``).
 
     Raises:
-        ValueError: ``gnunet`` with ``cross`` (cross builds from source are not wired).
+        ValueError: ``gnunet`` with a ``cross`` stage that did not build it, or the
+            other way round.
     """
+    if cross is not None and (gnunet is None) != (cross.plan.gnunet is None):
+        raise ValueError("the cross stage's GNUnet source is not the image's")
     if gnunet is not None:
-        if cross is not None:
-            raise ValueError("a GNUnet source build cannot use the cross stage's drivers")
         packages = source_packages(packages)
     dockerfile = render_dockerfile(
         base_tag,
@@ -362,7 +401,7 @@ def plan_image(
         + recipe_files(recipe, template_dir)
         + gnunet_perf_files(gnunet_perf and gnunet is None, template_dir)
         + (cross.files if cross is not None else ())
-        + gnunet_source_files(gnunet, template_dir)
+        + gnunet_source_files(gnunet if cross is None else None, template_dir)
     )
     # The cross-compiled drivers must stay executable in the image.
     modes = tuple((path, 0o755) for path, _ in files if cross_mod.is_driver_path(path))
@@ -388,12 +427,14 @@ def prepare_cross(
     emulated: bool,
     has_recipe: bool,
     gnunet_perf: bool,
+    gnunet: GnunetBuild | None = None,
 ) -> tuple[cross_mod.CrossPlan | None, str]:
     """The cross plan of a target and the image id of its build base (``""`` if none).
 
     The build base is ``base`` bootstrapped for ``engine_arch``
     (``archbench-base/<name>:amd64``), made once for all targets that need it and
-    never rebuilt by ``builder.rebuild``.
+    never rebuilt by ``builder.rebuild``. ``gnunet``: the target builds libgnunetutil
+    from this source, in the cross stage (with the source build's packages).
 
     Raises:
         BaseImageError: the build base cannot be bootstrapped.
@@ -401,11 +442,16 @@ def prepare_cross(
     plan = cross_mod.plan_cross(
         target_arch,
         engine_arch,
-        packages,
+        source_packages(packages) if gnunet is not None else packages,
         bases.base_tag(base_name, engine_arch),
         emulated=emulated,
         has_recipe=has_recipe,
         gnunet_perf=gnunet_perf,
+        gnunet=(
+            cross_mod.GnunetCross(gnunet.build_system, perf=gnunet_perf)
+            if gnunet is not None
+            else None
+        ),
     )
     if plan is None:
         return None, ""
@@ -423,9 +469,12 @@ def failure_marker(work_dir: Path, spec: ImageSpec) -> Path:
 def read_out(builder: Builder, image: str, plan: cross_mod.CrossPlan) -> cross_mod.CrossBuild:
     """Read the cross stage's results out of ``image`` (``OUT_DIR``, regular files).
 
+    A stage that built a GNUnet source also hands over its prefix, packed
+    (:data:`GNUNET_TAR`, context ``cross/gnunet-prefix.tar``).
+
     Raises:
-        ImageBuildError: the image lacks the drivers, a valid runtime-packages.txt
-            or a valid debs.txt.
+        ImageBuildError: the image lacks the drivers, a valid runtime-packages.txt,
+            a valid debs.txt or (source builds) the packed prefix.
     """
     found = _top_files(builder, image, OUT_DIR)
     if "blindsig" not in found:
@@ -439,6 +488,11 @@ def read_out(builder: Builder, image: str, plan: cross_mod.CrossPlan) -> cross_m
         raise ImageBuildError(f"cross stage {image}: {exc}") from exc
     files = {f"cross/harness/{name}": data for name, data in found.items()}
     files["cross/debs.txt"] = ("\n".join(debs) + "\n").encode()
+    if plan.gnunet is not None:
+        prefix = _top_files(builder, image, GNUNET_TAR).get(GNUNET_TAR.rpartition("/")[2])
+        if not prefix:
+            raise ImageBuildError(f"cross stage {image} has no {GNUNET_TAR}")
+        files["cross/gnunet-prefix.tar"] = prefix
     return cross_mod.CrossBuild(
         plan,
         str(builder.client.images.get(image).id),
@@ -463,6 +517,7 @@ def ensure_target_image(
     *,
     target_base: str,
     name: str,
+    gnunet: GnunetBuild | None = None,
 ) -> tuple[ImageSpec, str, bool]:
     """Build or reuse target ``name``'s image; returns ``(spec, image id, reused)``.
 
@@ -470,18 +525,31 @@ def ensure_target_image(
     (:func:`plan_image`); ``target_base`` is the tag of the target's base image.
     With a cross plan the cross stage is built (log ``<name>.cross.log``) unless it
     failed before (:func:`failure_marker`); on failure the image is built without
-    it. The benchmark image's log is ``<name>.build.log``.
+    it. A cross stage that builds a GNUnet source (``gnunet``) has no such fallback:
+    building the same tree again under QEMU would fail the same way, only slower.
+    The benchmark image's log is ``<name>.build.log``.
 
     Raises:
-        ImageBuildError: the benchmark image's build failed.
+        ImageBuildError: the benchmark image's build failed, or the cross stage of a
+            GNUnet source build (the message names the step and the log).
     """
     built: cross_mod.CrossBuild | None = None
     if cross_plan is not None:
         status = _top_files(builder, target_base, "/var/lib/dpkg/status").get("status", b"")
-        cross_spec = plan_cross_image(cross_plan, build_base_id, status)
+        cross_spec = plan_cross_image(cross_plan, build_base_id, status, gnunet=gnunet)
         marker = failure_marker(builder.work_dir, cross_spec)
-        if not marker.exists() or builder.rebuild:
-            cross_log = f"{name}.cross.log"
+        cross_log = f"{name}.cross.log"
+        if gnunet is not None:
+            try:
+                ensure_image(builder, cross_spec, cross_log)
+            except ImageBuildError as exc:
+                version = gnunet.resolved.version or "(version unknown)"
+                raise ImageBuildError(
+                    f"cross-compiling libgnunetutil {version} from source for "
+                    f"{cross_plan.debian_arch} failed: {exc}"
+                ) from exc
+            built = read_out(builder, cross_spec.tag, cross_plan)
+        elif not marker.exists() or builder.rebuild:
             try:
                 ensure_image(builder, cross_spec, cross_log)
                 built = read_out(builder, cross_spec.tag, cross_plan)

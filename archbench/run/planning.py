@@ -137,8 +137,7 @@ def plan(
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
             has no suite, an override is invalid, ``repeat`` < 1, or a target that
-            builds GNUnet from source is emulated (cross builds of it are not wired)
-            or has a profile recipe that builds its own GNUnet.
+            builds GNUnet from source has a profile recipe that builds its own GNUnet.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
@@ -157,7 +156,7 @@ def plan(
         except ValueError as exc:
             raise MatrixError(f"target {t.name}: {exc}") from exc
         source = gnunet if gnunet is not None else matrix.gnunet(t)
-        check_source(t, source, emulated, matrix.profiles[t.profile].recipe, gnunet is not None)
+        check_source(t, source, matrix.profiles[t.profile].recipe, gnunet is not None)
         chosen = t.suites.only(suites) if suites else t.suites
         adjusted: dict[str, dict[str, object]] = {}
         if emulated:
@@ -214,27 +213,18 @@ def plan(
     return plans
 
 
-def check_source(
-    t: Target, source: GnunetSource, emulated: bool, recipe: Recipe | None, from_flag: bool
-) -> None:
+def check_source(t: Target, source: GnunetSource, recipe: Recipe | None, from_flag: bool) -> None:
     """Refuse a GNUnet source build that this target cannot have, before anything is built.
 
+    An emulated target may build from source: its libgnunetutil is cross-compiled in
+    the cross stage (:mod:`archbench.build.cross`).
+
     Raises:
-        MatrixError: the target is emulated (its libgnunetutil would have to be
-            cross-compiled, which is not wired into the image stage yet), or its
-            profile's recipe builds its own GNUnet.
+        MatrixError: the profile's recipe builds its own GNUnet.
     """
     if source.kind == "debian":
         return
     where = "--gnunet" if from_flag else "its gnunet: key (matrix.yml)"
-    if emulated:
-        raise MatrixError(
-            f"target {t.name}: runs emulated ({t.arch.key} under QEMU), and building GNUnet "
-            f"from source ({where}: {source.kind}) is wired for native targets only: cross "
-            "builds of GNUnet from source are not wired into the image stage yet (the cross "
-            "recipe is in images/gnunet-source/README.md). Run it on a "
-            f"{t.arch.key} host, or leave it on gnunet: debian (deselect it with --target)"
-        )
     if recipe is not None:
         raise MatrixError(
             f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "

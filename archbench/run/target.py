@@ -220,6 +220,7 @@ def execute_target(
                 emulated=p.emulated and not p.remote,
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
+                gnunet=gnunet_build,
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -248,7 +249,13 @@ def execute_target(
 
         with timed("image", image_key):
             spec, image_id, reused = ensure_target_image(
-                builder, plan_spec, cross_plan, build_base_id, target_base=base.tag, name=name
+                builder,
+                plan_spec,
+                cross_plan,
+                build_base_id,
+                target_base=base.tag,
+                name=name,
+                gnunet=gnunet_build,
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
@@ -386,7 +393,7 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
     scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-", dir=scratch_root))
     try:
         tree = prepare_build_tree(resolved, scratch / "src")
-        return GnunetBuild(resolved, pack_build_tree(tree))
+        return GnunetBuild(resolved, pack_build_tree(tree), tree.build_system)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.build import build_context, cross, images
+from archbench.build import GnunetBuild, ResolvedSource, build_context, cross, images
 from archbench.platforms import Arch
 
 SLIM = (
@@ -361,3 +361,101 @@ def test_arm64_builds_use_the_fast_pointer_authentication_of_qemu(tmp_path: Path
         assert "QEMU_CPU" not in other.dockerfile
     assert cross.build_env(Arch.ARM64) == {"QEMU_CPU": "max,pauth-impdef=on"}
     assert cross.build_env(Arch.RISCV64) == {}
+
+
+def _source_plan(
+    arch: Arch = Arch.RISCV64, perf: bool = False, system: str = "meson"
+) -> cross.CrossPlan:
+    plan = cross.plan_cross(
+        arch,
+        Arch.AMD64,
+        images.source_packages(SLIM),
+        "archbench-base/debian-trixie:amd64",
+        emulated=True,
+        has_recipe=False,
+        gnunet_perf=perf,
+        gnunet=cross.GnunetCross(system, perf=perf),
+    )
+    assert plan is not None
+    return plan
+
+
+def test_a_source_build_cross_installs_its_dependencies_and_runs_its_tools_natively() -> None:
+    plan = _source_plan()
+    assert "libgnunet-dev:riscv64" not in plan.dev_packages
+    for dev in ("libgcrypt20-dev:riscv64", "libsodium-dev:riscv64", "libidn2-dev:riscv64"):
+        assert dev in plan.dev_packages
+    # Tools the build machine runs are never qualified with the target's architecture.
+    assert plan.native_tools == ("dpkg-dev", "python3", "meson", "ninja-build")
+    assert not any(p.startswith(("dpkg-dev", "meson", "ninja")) for p in plan.dev_packages)
+    assert "meson" not in plan.runtime_packages and "python3" in plan.runtime_packages
+    assert plan.gnunet_build_args == (
+        "--cross-file", "/opt/archbench/cross/meson-cross.ini", "--deb-arch", "riscv64",
+    )  # fmt: skip
+    autotools = _source_plan(Arch.ARMV7, perf=True, system="autotools")
+    assert autotools.gnunet_build_args == (
+        "--host", "arm-linux-gnueabihf", "--deb-arch", "armhf", "--perf",
+    )  # fmt: skip
+    # gnunet-perf builds from the same source in the stage: it does not prevent it.
+    assert _source_plan(perf=True).gnunet is not None
+    with pytest.raises(ValueError, match="no GNUnet source"):
+        _ = _plan().gnunet_build_args
+
+
+@pytest.mark.parametrize(
+    ("arch", "family", "cpu"),
+    [
+        (Arch.ARM64, "aarch64", "aarch64"),
+        (Arch.ARMV7, "arm", "armv7"),
+        (Arch.RISCV64, "riscv64", "riscv64"),
+        (Arch.PPC64LE, "ppc64", "ppc64le"),
+    ],
+)
+def test_meson_cross_file_names_the_toolchain_and_the_host_machine(
+    arch: Arch, family: str, cpu: str
+) -> None:
+    import configparser
+
+    ini = configparser.ConfigParser()
+    ini.read_string(cross.meson_cross_file(arch))
+    triplet = cross.TRIPLETS[arch]
+    assert ini["binaries"]["c"] == f"'{triplet}-gcc'"
+    assert ini["binaries"]["pkg-config"] == f"'{triplet}-pkg-config'"
+    assert ini["properties"]["needs_exe_wrapper"] == "false"
+    assert ini["host_machine"]["cpu_family"] == f"'{family}'"
+    assert ini["host_machine"]["cpu"] == f"'{cpu}'"
+    assert ini["host_machine"]["endian"] == "'little'"
+
+
+def test_the_cross_stage_builds_the_library_before_the_drivers(tmp_path: Path) -> None:
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
+    resolved = ResolvedSource(
+        kind="tarball", location="/x.tar.gz", sha256="ab" * 32, version="0.27.0"
+    )
+    build = GnunetBuild(resolved, b"tree")
+    plan = _source_plan()
+    spec = images.plan_cross_image(plan, "sha256:9", b"", harness, gnunet=build)
+    text = spec.dockerfile
+    assert f"# libgnunetutil from source ({resolved.content_key})" in text
+    assert "      meson \\" in text and "      libgcrypt20-dev:riscv64 \\" in text
+    assert "--cross-file /opt/archbench/cross/meson-cross.ini --deb-arch riscv64" in " ".join(
+        line.strip(" \\") for line in text.splitlines()
+    )
+    assert text.index("build-libgnunetutil.sh") < text.index("make CC=riscv64-linux-gnu-gcc")
+    assert "LDFLAGS=-Wl,-rpath,/opt/gnunet/lib" in text
+    assert "runtime-packages.sh --own /opt/gnunet/lib" in text
+    assert "tar -C /opt/gnunet -cf /opt/archbench/gnunet-prefix.tar ." in text
+    files = dict(spec.files)
+    assert files["gnunet-source/gnunet-src.tar"] == b"tree"
+    assert b"needs_exe_wrapper = false" in files["cross/meson-cross.ini"]
+    # The tree is in the stage's hash; a stage without the source refuses one.
+    other = images.plan_cross_image(
+        plan, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b"t2")
+    )
+    assert other.content_hash != spec.content_hash
+    with pytest.raises(ValueError, match="GNUnet source"):
+        images.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness, gnunet=build)
+    with pytest.raises(ValueError, match="GNUnet source"):
+        images.plan_cross_image(plan, "sha256:9", b"", harness)
