@@ -20,8 +20,11 @@
 #   --host TRIPLET     autotools --host (autotools trees): cross-compile for TRIPLET
 #   --deb-arch ARCH    Debian architecture whose dpkg-buildflags to use; default: the build
 #                      machine's, or TRIPLET's with --host; required with --cross-file
-#   --perf             also build GNUnet's own perf_crypto_rsa (the gnunet-perf suite);
-#                      perf_crypto_cs is not a target upstream since 0.21 (FIXME FTBFS)
+#   --perf             also build GNUnet's own perf_crypto_rsa (the gnunet-perf suite),
+#                      unpatched, into PREFIX/libexec/gnunet-perf with a PROVENANCE file;
+#                      a failure is written to BUILD-FAILED there and the library's build
+#                      goes on. perf_crypto_cs is not built: no target upstream since 0.21
+#                      (FIXME FTBFS), and 0.19/0.20's does not compile as shipped
 #   --jobs N           parallel jobs (default: the number of CPUs)
 #
 # Why each step:
@@ -68,6 +71,19 @@ step() {
   if ! "$@" > "$log" 2>&1; then
     tail -n 25 "$log" >&2 || :
     die "$name failed (log: $log)"
+  fi
+}
+# perf_step NAME LOG COMMAND...: like step, but a failure is recorded in $perf_failed for
+# the gnunet-perf suite to report, and the library's build goes on.
+perf_failed=''
+perf_step() {
+  name=$1 log=$2
+  shift 2
+  echo "$prog: $name" >&2
+  if ! "$@" > "$log" 2>&1; then
+    tail -n 25 "$log" >&2 || :
+    perf_failed="$name failed in the image build: $(grep -m 1 -i 'error' "$log" || tail -n 1 "$log")"
+    echo "$prog: $name failed (log: $log); the gnunet-perf suite will say so, the library is built" >&2
   fi
 }
 absolute() {
@@ -210,7 +226,7 @@ if [ "$kind" = meson ]; then
   step "meson setup ($version, CFLAGS $CFLAGS)" "$build_dir/setup.log" meson setup "$@" "$mb" "$copy"
   step "meson compile gnunetutil" "$build_dir/compile.log" meson compile -C "$mb" -j "$jobs" gnunetutil
   if [ "$perf" = 1 ]; then
-    step "meson compile perf_crypto_rsa" "$build_dir/perf.log" meson compile -C "$mb" -j "$jobs" perf_crypto_rsa
+    perf_step "meson compile perf_crypto_rsa" "$build_dir/perf.log" meson compile -C "$mb" -j "$jobs" perf_crypto_rsa
   fi
   step "meson introspect --installed" "$build_dir/installed.log" sh -c \
     'meson introspect "$1" --installed > "$2"' sh "$mb" "$build_dir/installed.json"
@@ -261,7 +277,7 @@ else
   step "install libgnunetutil" "$build_dir/install-lib.log" make -C "$copy/src/util" install-libLTLIBRARIES
   if [ "$perf" = 1 ]; then
     # HAVE_BENCHMARKS (configure --enable-benchmarks) would also instrument libgnunetutil.
-    step "make perf_crypto_rsa" "$build_dir/perf.log" make -C "$copy/src/util" -j "$jobs" perf_crypto_rsa
+    perf_step "make perf_crypto_rsa" "$build_dir/perf.log" make -C "$copy/src/util" -j "$jobs" perf_crypto_rsa
   fi
   mkdir -p "$prefix/lib/pkgconfig"
   pc=$copy/pkgconfig/gnunetutil.pc
@@ -274,17 +290,36 @@ fi
 sed "s|^prefix=.*|prefix=$prefix|" "$pc" > "$prefix/lib/pkgconfig/gnunetutil.pc"
 
 if [ "$perf" = 1 ]; then
-  [ -x "$perf_bin" ] || die "perf_crypto_rsa was not built (log: $build_dir/perf.log)"
-  mkdir -p "$prefix/libexec/gnunet-perf"
-  cp "$perf_bin" "$prefix/libexec/gnunet-perf/perf_crypto_rsa"
-  # meson links it with RUNPATH $ORIGIN/ (the library sits beside it in the build tree):
-  # the same links beside the installed copy keep it on this libgnunetutil (libtool's
-  # binary has RUNPATH PREFIX/lib already; the links do no harm there).
-  for lib in "$prefix"/lib/libgnunetutil.so.*; do
-    [ -f "$lib" ] || continue
-    name=${lib##*/}
-    ln -sf "../../lib/$name" "$prefix/libexec/gnunet-perf/$name"
-  done
+  if [ "$kind" = meson ]; then
+    cs_reason="not built: src/lib/util/meson.build has it commented out since 0.21 ('FIXME FTBFS')"
+  else
+    cs_reason="not built: 0.19/0.20's perf_crypto_cs.c calls GNUNET_CRYPTO_cs_r_derive without the seed its own library takes (images/gnunet-perf/perf-crypto-0.20.patch fixes that for Debian's source)"
+  fi
+  perf_dir=$prefix/libexec/gnunet-perf
+  mkdir -p "$perf_dir"
+  if [ -n "$perf_failed" ]; then
+    printf '%s\n' "$perf_failed" > "$perf_dir/BUILD-FAILED"
+  elif [ ! -x "$perf_bin" ]; then
+    printf '%s\n' "GNUnet's build made no $perf_bin" > "$perf_dir/BUILD-FAILED"
+  else
+    cp "$perf_bin" "$perf_dir/perf_crypto_rsa"
+    # meson links it with RUNPATH $ORIGIN/ (the library sits beside it in the build tree):
+    # the same links beside the installed copy keep it on this libgnunetutil (libtool's
+    # binary has RUNPATH PREFIX/lib already; the links do no harm there).
+    for lib in "$prefix"/lib/libgnunetutil.so.*; do
+      [ -f "$lib" ] || continue
+      name=${lib##*/}
+      ln -sf "../../lib/$name" "$perf_dir/$name"
+    done
+    # Read by the harness's gnunet-perf suite (harness/abh/suites/gnunet_perf.py).
+    {
+      echo "source=GNUnet $version ($kind build from source)"
+      echo "programs=perf_crypto_rsa"
+      echo "unavailable.perf_crypto_cs=$cs_reason"
+      echo "rsa_bits=1024,2048,3072,4096"
+      echo "cflags=$CFLAGS"
+    } > "$perf_dir/PROVENANCE"
+  fi
 fi
 
 # What the headers declare: blindsig decides its API from these macros.

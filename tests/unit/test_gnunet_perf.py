@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from abh.suites.common import SuiteError
 from abh.suites.gnunet_perf import normalize_config, provenance
+from abh.suites.gnunet_perf import run as run_suite
 from helpers import REPO, result, row
 
 from archbench.build import plan_image
@@ -140,6 +141,36 @@ def test_provenance_reports_a_failed_or_missing_build(tmp_path: Path) -> None:
     (tmp_path / "BUILD-FAILED").unlink()
     (tmp_path / "PROVENANCE").write_text((FIXTURES / "PROVENANCE-amd64.txt").read_text())
     assert provenance(tmp_path)["source"] == "gnunet=0.20.0-7"
+
+
+def test_a_source_builds_program_runs_as_upstream_wrote_it(tmp_path: Path) -> None:
+    # What build-libgnunetutil.sh --perf leaves: upstream's perf_crypto_rsa (a script here
+    # that prints its arguments as GNUnet's would print a timing line) and its PROVENANCE.
+    program = tmp_path / "perf_crypto_rsa"
+    program.write_text('#!/bin/sh\necho "args=[$*]"\necho "10x 1024-signing took 5 ms"\n')
+    program.chmod(0o755)
+    (tmp_path / "PROVENANCE").write_text(
+        "source=GNUnet 0.27.0 (meson build from source)\nprograms=perf_crypto_rsa\n"
+        "unavailable.perf_crypto_cs=not built: src/lib/util/meson.build has it commented out\n"
+        "rsa_bits=1024,2048,3072,4096\n"
+    )
+    warnings: list[str] = []
+    config = normalize_config({"runs": 2, "rsa_bits": [1024]})
+    outcome = run_suite(config, warnings.append, tmp_path)
+    # Upstream's main measures its four sizes whatever it is given: no arguments, and the
+    # parameters say what was measured.
+    assert outcome.extra["logs"]["perf_crypto_rsa#1"].startswith("args=[]")
+    assert set(outcome.extra["logs"]) == {"perf_crypto_rsa#1", "perf_crypto_rsa#2"}
+    assert outcome.parameters["rsa_bits"] == [1024, 2048, 3072, 4096]
+    assert outcome.parameters["programs"] == ["perf_crypto_rsa"]
+    assert outcome.tools == {"gnunet perf_crypto": "GNUnet 0.27.0 (meson build from source)"}
+    assert warnings == [
+        "perf_crypto_cs: not built: src/lib/util/meson.build has it commented out",
+        "perf_crypto_rsa of this image is upstream's, which measures 1024, 2048, 3072, 4096 "
+        "bits whatever it is asked; rsa_bits [1024] is not applied",
+    ]
+    with pytest.raises(SuiteError, match=r"none of the programs asked for \(perf_crypto_cs\)"):
+        run_suite(normalize_config({"programs": ["perf_crypto_cs"]}), warnings.append, tmp_path)
 
 
 def test_the_image_builds_the_perf_programs_only_on_request() -> None:

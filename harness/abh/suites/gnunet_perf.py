@@ -14,6 +14,13 @@ The build records its provenance (source package and version, patch sha256)
 in ``PROVENANCE``, or why it failed in ``BUILD-FAILED`` (no ``deb-src`` for
 the release, a patch that does not apply): the image never fails to build
 because of this optional suite.
+
+An image whose libgnunetutil is built from a GNUnet source has the programs of that
+source instead (``images/gnunet-source/build-libgnunetutil.sh --perf``), unpatched:
+its ``PROVENANCE`` lists the ``programs`` built (``perf_crypto_rsa``; upstream has
+not built ``perf_crypto_cs`` since 0.21), why each other one is missing
+(``unavailable.<program>``), and ``rsa_bits`` when the program measures fixed key
+sizes (upstream's ``main`` ignores its arguments).
 """
 
 from __future__ import annotations
@@ -111,6 +118,28 @@ def run(
             non-zero or runs past ``timeout_s``.
     """
     prov = provenance(perf_dir)
+    programs = list(config["programs"])
+    if "programs" in prov:
+        built = prov["programs"].split(",")
+        for program in [p for p in programs if p not in built]:
+            reason = prov.get(f"unavailable.{program}", "not built in this image")
+            warn(f"{program}: {reason}")
+        programs = [p for p in programs if p in built]
+        if not programs:
+            raise SuiteError(
+                f"none of the programs asked for ({', '.join(config['programs'])}) is "
+                f"built in this image (built: {prov['programs']})"
+            )
+    fixed_bits = [int(b) for b in prov["rsa_bits"].split(",")] if "rsa_bits" in prov else None
+    if fixed_bits is not None and "perf_crypto_rsa" in programs:
+        if sorted(config["rsa_bits"]) != sorted(fixed_bits):
+            warn(
+                f"perf_crypto_rsa of this image is upstream's, which measures "
+                f"{', '.join(map(str, fixed_bits))} bits whatever it is asked; "
+                f"rsa_bits {config['rsa_bits']} is not applied"
+            )
+        config = {**config, "rsa_bits": fixed_bits}
+    config = {**config, "programs": programs}
     logs: dict[str, str] = {}
     total = config["runs"] * len(config["programs"])
     done_count = 0
@@ -118,7 +147,7 @@ def run(
     for index in range(1, config["runs"] + 1):
         for program in config["programs"]:
             argv = [str(perf_dir / program)]
-            if program == "perf_crypto_rsa":
+            if program == "perf_crypto_rsa" and fixed_bits is None:
                 argv += [str(b) for b in config["rsa_bits"]]
             print(
                 f"progress: {SUITE} {program} run {index}/{config['runs']} "
@@ -139,6 +168,10 @@ def run(
     return SuiteOutcome(
         rows=[],
         parameters=config,
-        tools={"gnunet perf_crypto (Debian source)": prov.get("source", "unknown")},
+        tools={
+            "gnunet perf_crypto (Debian source)"
+            if fixed_bits is None
+            else "gnunet perf_crypto": prov.get("source", "unknown")
+        },
         extra={"logs": logs, "provenance": prov},
     )
