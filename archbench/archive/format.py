@@ -174,6 +174,10 @@ class ImageEntry(_Strict):
     """The engine it was saved from (``local`` or a matrix host name)."""
     file: str
     targets: tuple[str, ...] = Field(min_length=1)
+    gnunet_source: dict[str, str | bool | None] | None = None
+    """The GNUnet source its libgnunetutil was built from (``Execution.gnunet_source``:
+    kind, location, ref, commit, sha256, tree hash, dirty, version); None: Debian's
+    package. A rerun from the archive records it again, since nothing is rebuilt."""
 
     @field_validator("file", mode="before")
     @classmethod
@@ -376,6 +380,8 @@ class ImageUse:
     base_image: str | None
     base_built: str | None
     targets: tuple[str, ...]
+    gnunet_source: dict[str, str | bool | None] | None = None
+    """The source of the image's libgnunetutil (``Execution.gnunet_source``), None: Debian's."""
 
 
 def images_used(results: Iterable[Result]) -> list[ImageUse]:
@@ -406,6 +412,7 @@ def images_used(results: Iterable[Result]) -> list[ImageUse]:
                 ex.base_image,
                 ex.base_built,
                 (r.target.name,),
+                ex.gnunet_source,
             )
             continue
         if use.host != host:

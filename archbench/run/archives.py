@@ -142,6 +142,7 @@ def save_image(
         host=use.host,
         file=rel,
         targets=use.targets,
+        gnunet_source=use.gnunet_source,
     )
     transfer = ImageTransfer(entry, size, time.monotonic() - started)
     return transfer, FileEntry(path=rel, size=size, sha256=h.hexdigest())

@@ -205,7 +205,13 @@ def bench(options: BenchOptions) -> BenchRun:
     elif resume:
         check_run_id(resume, "--resume")
         manifest = store.load_manifest(resume)
-        m = parse(manifest.matrix_text, f"{manifest.matrix_file} (as of run {resume})")
+        # Relative paths in the matrix (gnunet: {path: ../src}) mean what they meant
+        # when the run started: relative to its matrix file's folder.
+        m = parse(
+            manifest.matrix_text,
+            f"{manifest.matrix_file} (as of run {resume})",
+            base_dir=Path(manifest.matrix_file).parent,
+        )
         chosen = m.select(manifest.targets)
         if manifest.archive is not None or arc is not None:
             chosen = resume_targets(manifest, arc, m)

@@ -284,7 +284,13 @@ def execute_target(
         cpus=p.cpus,
         repeat_count=p.repeat,
         archive=p.archived.ref if p.archived else None,
-        gnunet_source=gnunet_build.resolved.provenance() if gnunet_build is not None else None,
+        gnunet_source=(
+            gnunet_build.resolved.provenance()
+            if gnunet_build is not None
+            else p.archived.entry.gnunet_source
+            if p.archived is not None
+            else None
+        ),
     )
     target = TargetInfo(
         name=name,

@@ -378,3 +378,36 @@ def test_images_used_groups_targets_by_image() -> None:
 def test_images_used_refuses_one_image_on_two_hosts() -> None:
     with pytest.raises(ArchiveError, match="ran on hosts local and arm-box"):
         images_used([_result("a", IMAGE_ID), _result("b", IMAGE_ID, "arm-box (tcp://x)")])
+
+
+def test_an_images_gnunet_source_travels_with_it() -> None:
+    # A rerun from the archive builds nothing, so the image's entry is where the
+    # provenance of its libgnunetutil survives.
+    source: dict[str, str | bool | None] = {
+        "kind": "tarball",
+        "location": "/x/gnunet-0.27.0.tar.gz",
+        "sha256": "ab" * 32,
+        "dirty": False,
+        "version": "0.27.0",
+    }
+    built = _result("a", IMAGE_ID)
+    assert built.execution is not None
+    built = built.model_copy(
+        update={"execution": built.execution.model_copy(update={"gnunet_source": source})}
+    )
+    (use,) = images_used([built])
+    assert use.gnunet_source == source
+    entry = ImageEntry(
+        id=IMAGE_ID,
+        tag=use.tag,
+        arch="amd64",
+        platform="linux/amd64",
+        host="local",
+        file="images/a.tar",
+        targets=("a",),
+        gnunet_source=use.gnunet_source,
+    )
+    assert ImageEntry.model_validate_json(entry.model_dump_json()).gnunet_source == source
+    # Archives written before the field load as Debian-built images.
+    legacy = entry.model_dump(exclude={"gnunet_source"})
+    assert ImageEntry.model_validate(legacy).gnunet_source is None
