@@ -64,14 +64,18 @@ die() {
   exit 1
 }
 # step NAME LOG COMMAND...: run COMMAND with its output in LOG; on failure name both.
+# Each step says how long it took, so that a build log shows where the time went.
+started=$(date +%s)
 step() {
   name=$1 log=$2
   shift 2
   echo "$prog: $name" >&2
+  t0=$(date +%s)
   if ! "$@" > "$log" 2>&1; then
     tail -n 25 "$log" >&2 || :
     die "$name failed (log: $log)"
   fi
+  echo "$prog: $name took $(( $(date +%s) - t0 )) s" >&2
 }
 # perf_step NAME LOG COMMAND...: like step, but a failure is recorded in $perf_failed for
 # the gnunet-perf suite to report, and the library's build goes on.
@@ -327,5 +331,7 @@ header_version=$(sed -n 's/^#define GNUNET_VERSION "\(.*\)"$/\1/p' "$prefix/incl
 [ -n "$header_version" ] && [ "$header_version" != unknown ] \
   || die "the installed gnunet_config.h declares no version ('$header_version')"
 echo "$prog: installed libgnunetutil $header_version ($kind) under $prefix" >&2
-printf 'kind\t%s\nversion\t%s\nheader_version\t%s\ncflags\t%s\nprefix\t%s\n' \
-  "$kind" "$version" "$header_version" "$CFLAGS" "$prefix" > "$build_dir/build-info.txt"
+seconds=$(( $(date +%s) - started ))
+echo "$prog: built in $seconds s" >&2
+printf 'kind\t%s\nversion\t%s\nheader_version\t%s\ncflags\t%s\nprefix\t%s\nbuild_seconds\t%s\n' \
+  "$kind" "$version" "$header_version" "$CFLAGS" "$prefix" "$seconds" > "$build_dir/build-info.txt"
