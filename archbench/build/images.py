@@ -27,6 +27,7 @@ through :func:`archbench.build.builder.ensure_image`.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import shlex
 from collections.abc import Callable
@@ -92,6 +93,24 @@ class GnunetBuild:
     build_system: str = "meson"
     """``meson`` or ``autotools``, as :func:`~archbench.build.gnunet_source.prepare_build_tree`
     found the tree."""
+    changes: tuple[str, ...] = ()
+    """What archbench changed in its copy of the tree (``BuildTree.changes``), one phrase each."""
+
+    def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
+        """:meth:`ResolvedSource.provenance` plus how it was built (``Execution.gnunet_source``).
+
+        Added keys: ``build_system``; ``changes`` (archbench's changes to its copy of the
+        tree, ``"; "``-joined, None for none); ``build_script_sha256`` (sha256 of
+        ``images/gnunet-source/build-libgnunetutil.sh``, the one recipe every source build
+        runs: archbench applies no patch to GNUnet's sources).
+        """
+        script = template_dir / "gnunet-source" / "build-libgnunetutil.sh"
+        return {
+            **self.resolved.provenance(),
+            "build_system": self.build_system,
+            "changes": "; ".join(self.changes) or None,
+            "build_script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
+        }
 
 
 def source_packages(packages: tuple[str, ...]) -> tuple[str, ...]:

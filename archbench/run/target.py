@@ -285,7 +285,7 @@ def execute_target(
         repeat_count=p.repeat,
         archive=p.archived.ref if p.archived else None,
         gnunet_source=(
-            gnunet_build.resolved.provenance()
+            gnunet_build.provenance()
             if gnunet_build is not None
             else p.archived.entry.gnunet_source
             if p.archived is not None
@@ -399,7 +399,7 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
     scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-", dir=scratch_root))
     try:
         tree = prepare_build_tree(resolved, scratch / "src")
-        return GnunetBuild(resolved, pack_build_tree(tree), tree.build_system)
+        return GnunetBuild(resolved, pack_build_tree(tree), tree.build_system, tree.changes)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -254,6 +254,12 @@ def test_a_run_prepares_a_targets_source_once(tmp_path: Path) -> None:
     first = source_build(p, ws)
     assert source_build(p, ws) is first
     assert first.resolved.provenance()["sha256"] == sha256
+    # What a result records: the source, how it was built and what archbench changed.
+    recorded = first.provenance()
+    script = REPO / "images" / "gnunet-source" / "build-libgnunetutil.sh"
+    assert recorded["sha256"] == sha256 and recorded["build_system"] == "meson"
+    assert recorded["build_script_sha256"] == hashlib.sha256(script.read_bytes()).hexdigest()
+    assert recorded["changes"] is None  # a tarball with .version and no handbook reference
     with tarfile.open(fileobj=io.BytesIO(first.tar)) as tar:
         names = set(tar.getnames())
     assert {"src/meson.build", "src/.version", "src/src/include/gnunet_crypto_lib.h"} <= names
