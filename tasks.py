@@ -47,7 +47,7 @@ def _settings(c: Context) -> cli.Settings:
     return cli.resolve_settings(c.config.get("archbench", {}), PROJECT_DIR)
 
 
-@task(help=cli.BENCH_HELP)
+@task(help=cli.BENCH_HELP, auto_shortflags=False)
 @_errors_to_exit
 def bench(
     c: Context,
@@ -94,7 +94,50 @@ def bench(
     cli.bench(_settings(c), flags)
 
 
-@task(help=cli.ARCHIVE_HELP)
+@task(help=cli.HISTORY_HELP, auto_shortflags=False)
+@_errors_to_exit
+def history(
+    c: Context,
+    gnunet: str | None = None,
+    base: str | None = None,
+    arch: str | None = None,
+    target: str | None = None,
+    matrix: str = "",
+    rounds: str | None = None,
+    seed: str | None = None,
+    extend: str = "",
+    iterations: str | None = None,
+    repetitions: str | None = None,
+    rsa_bits: str | None = None,
+    warmup: str | None = None,
+    max_time: str | None = None,
+    ci_target: str | None = None,
+    suite: str | None = None,
+    cpus: str | None = None,
+) -> None:
+    """Measure a series of GNUnet sources or Debian bases: interleaved rounds, counts, steps."""
+    flags = cli.HistoryFlags(
+        gnunet=gnunet,
+        base=base,
+        arch=arch,
+        target=target,
+        matrix=matrix,
+        rounds=rounds,
+        seed=seed,
+        extend=extend,
+        iterations=iterations,
+        repetitions=repetitions,
+        rsa_bits=rsa_bits,
+        warmup=warmup,
+        max_time=max_time,
+        ci_target=ci_target,
+        suite=suite,
+        cpus=cpus,
+    )
+    cli.history(_settings(c), flags)
+
+
+@task(help=cli.ARCHIVE_HELP, auto_shortflags=False)
 @_errors_to_exit
 def archive(
     c: Context, run_id: str, out: str = "", tar: bool = False, plots: bool = True, results: str = ""
@@ -106,7 +149,7 @@ def archive(
     )
 
 
-@task(help=cli.IMAGES_HELP)
+@task(help=cli.IMAGES_HELP, auto_shortflags=False)
 @_errors_to_exit
 def images(
     c: Context,
@@ -121,7 +164,7 @@ def images(
     )
 
 
-@task(help=cli.REPORT_HELP)
+@task(help=cli.REPORT_HELP, auto_shortflags=False)
 @_errors_to_exit
 def report(
     c: Context,
@@ -162,21 +205,21 @@ def report(
     )
 
 
-@task(help=cli.DOCTOR_HELP)
+@task(help=cli.DOCTOR_HELP, auto_shortflags=False)
 @_errors_to_exit
 def doctor(c: Context, arch: str | None = None, fix: bool = False, matrix: str = "") -> None:
     """Check QEMU user emulation: binfmt_misc, handlers, static QEMU, uname -m smoke run."""
     cli.doctor(_settings(c), cli.DoctorFlags(arch=arch, fix=fix, matrix=matrix))
 
 
-@task(help=cli.CLEAN_HELP)
+@task(help=cli.CLEAN_HELP, auto_shortflags=False)
 @_errors_to_exit
 def clean(c: Context, matrix: str = "", host: str | None = None) -> None:
     """Remove containers archbench left on every host of the matrix (label org.archbench)."""
     cli.clean(_settings(c), cli.CleanFlags(matrix=matrix, host=host))
 
 
-@task(help=cli.CI_MATRIX_HELP)
+@task(help=cli.CI_MATRIX_HELP, auto_shortflags=False)
 @_errors_to_exit
 def ci_matrix(
     c: Context, arch: str | None = None, target: str | None = None, matrix: str = ""
@@ -227,7 +270,7 @@ def import_(
     )
 
 
-@task(help=cli.COMPARE_HELP)
+@task(help=cli.COMPARE_HELP, auto_shortflags=False)
 @_errors_to_exit
 def compare(
     c: Context,

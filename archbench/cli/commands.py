@@ -42,6 +42,7 @@ from archbench.cli.options import (
     CleanFlags,
     CompareFlags,
     DoctorFlags,
+    HistoryFlags,
     ImagesFlags,
     ImportFlags,
     ReportFlags,
@@ -63,6 +64,7 @@ from archbench.report import (
     compare_runs,
     parse_style,
     parse_unit,
+    render_history_markdown,
     render_instructions_markdown,
     render_markdown_table,
     render_report,
@@ -71,6 +73,7 @@ from archbench.result import ResultStore, check_run_id, load, merge_repeats, new
 from archbench.run import (
     BenchOptions,
     BenchRun,
+    HistoryOptions,
     TargetOutcome,
     check_overrides,
     create_archive,
@@ -116,6 +119,51 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
         build_jobs=s.build_jobs,
         gnunet=parse_gnunet(f.gnunet) if f.gnunet is not None else None,
     )
+
+
+def history(s: Settings, f: HistoryFlags) -> None:
+    """``invoke history``: build, measure in interleaved rounds and count a series of versions.
+
+    Prints the history's tables (instructions and times per operation across the
+    versions, :func:`archbench.report.render_history_markdown`) and where it is stored.
+
+    Raises:
+        MatrixError: a flag value is not allowed (checked before anything is read).
+        TargetsFailed: some targets failed in some versions; the rest is kept.
+        ArchbenchError: whatever :func:`archbench.run.history` raises.
+    """
+    chosen = overrides(f.iterations, f.repetitions, f.rsa_bits, f.warmup, f.max_time, f.ci_target)
+    check_overrides(chosen)
+    sources = tuple(parse_gnunet(text, "--gnunet") for text in split(f.gnunet, "--gnunet"))
+    bases = tuple(split(f.base, "--base"))
+    if f.extend:
+        check_run_id(f.extend, "--extend")
+    options = HistoryOptions(
+        matrix=Path(f.matrix or s.matrix),
+        results=Path(s.results),
+        work=Path(s.work),
+        sources=sources,
+        bases=bases,
+        targets=tuple(split(f.target, "--target")),
+        archs=tuple(archs(f.arch)),
+        overrides=chosen,
+        suites=tuple(split(f.suite, "--suite")),
+        cpus=parse_cpus("--cpus", f.cpus),
+        rounds=5 if f.rounds is None else integer("--rounds", f.rounds, 1, 100),
+        seed=None if f.seed is None else integer("--seed", f.seed, 0, 2**31 - 1),
+        extend=f.extend or None,
+        apt_proxy=s.apt_proxy,
+        build_jobs=integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16),
+    )
+    done = run.history(options)
+    results = {
+        v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
+    }
+    print()
+    print(render_history_markdown(done.manifest, results))
+    where = done.store.root / done.manifest.history_id / "history.json"
+    print(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
+    raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
 
 
 def images_options(s: Settings, f: ImagesFlags) -> BenchOptions:

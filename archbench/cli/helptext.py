@@ -46,7 +46,28 @@ BENCH_HELP: Final = {
     "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
     "gnunet": "libgnunetutil of the selected targets (matrix key 'gnunet'): debian (the "
     "base's libgnunet-dev), TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; "
-    "built from source in native targets' images",
+    "built from source in the image (cross-compiled for emulated targets)",
+}
+
+HISTORY_HELP: Final = {
+    **_SELECT,
+    "gnunet": "the series of GNUnet sources, comma-separated, each as for bench --gnunet "
+    "(debian, TARBALL@sha256:HEX, git+URL@REF, a directory)",
+    "base": "the series of matrix bases (e.g. debian-bookworm,debian-trixie), comma-separated;"
+    " with --gnunet: as many entries (paired in order) or one (for every version)",
+    "rounds": "timed rounds of the native targets, each running every version once in a "
+    "shuffled order (1-100, default 5); emulated targets are counted only",
+    "seed": "seed of the rounds' orders (default: drawn and recorded in history.json)",
+    "extend": "HISTORY_ID: append these versions to a stored history (its matrix and targets),"
+    " measured in a session of their own; the others are not measured again",
+    "iterations": BENCH_HELP["iterations"],
+    "repetitions": BENCH_HELP["repetitions"],
+    "rsa_bits": BENCH_HELP["rsa_bits"],
+    "warmup": BENCH_HELP["warmup"],
+    "max_time": BENCH_HELP["max_time"],
+    "ci_target": BENCH_HELP["ci_target"],
+    "suite": BENCH_HELP["suite"],
+    "cpus": BENCH_HELP["cpus"],
 }
 
 ARCHIVE_HELP: Final = {

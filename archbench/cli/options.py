@@ -45,6 +45,28 @@ class BenchFlags:
 
 
 @dataclass(frozen=True)
+class HistoryFlags:
+    """``invoke history``'s flags as invoke parsed them (None or ``""``: not given)."""
+
+    arch: str | None = None
+    target: str | None = None
+    matrix: str = ""
+    gnunet: str | None = None
+    base: str | None = None
+    rounds: str | None = None
+    seed: str | None = None
+    extend: str = ""
+    iterations: str | None = None
+    repetitions: str | None = None
+    rsa_bits: str | None = None
+    warmup: str | None = None
+    max_time: str | None = None
+    ci_target: str | None = None
+    suite: str | None = None
+    cpus: str | None = None
+
+
+@dataclass(frozen=True)
 class ImagesFlags:
     """``invoke images``'s flags as invoke parsed them."""
 

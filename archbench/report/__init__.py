@@ -55,6 +55,7 @@ from archbench.report.formats import (
     render_standalone,
 )
 from archbench.report.frame import ReportData, machine_names
+from archbench.report.history import render_history_markdown
 from archbench.report.instructions import render_instructions_markdown
 from archbench.report.model import (
     FLAG_LEGEND,
@@ -129,6 +130,7 @@ __all__ = [
     "parse_style",
     "parse_unit",
     "prepare",
+    "render_history_markdown",
     "render_instructions_markdown",
     "render_latex",
     "render_markdown",

@@ -97,6 +97,11 @@ class Execution(Frozen):
     """Where the image's libgnunetutil was built from, when not the base's packages
     (:meth:`archbench.build.ResolvedSource.provenance`: kind, location, ref, commit,
     sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
+    interleaved: str | None = None
+    """The interleaved session this container run belongs to (``invoke history``): every
+    run of the session has the same id, and ``repeat_index`` is the round. Rounds of
+    different runs with the same id ran alternately on one engine, so drift of the
+    machine lands on all of them; None for a run measured on its own."""
 
 
 class Reference(Frozen):
@@ -175,6 +180,8 @@ class Result(Frozen):
 
 
 MANIFEST_NAME = "run.json"
+HISTORY_NAME = "history.json"
+"""A history's manifest (:class:`HistoryManifest`) in its own folder of the results root."""
 
 
 class RunManifest(Frozen):
@@ -210,3 +217,50 @@ class RunManifest(Frozen):
     gnunet: str | None = None
     """``--gnunet``: every target's GNUnet source in its one-string form, paths absolute
     (None: the matrix's); ``--resume`` builds the same."""
+    history: str | None = None
+    """The history (``invoke history``) this run is one version of, None: a run of its own."""
+
+
+class HistoryVersion(Frozen):
+    """One version of a history: what was built, where it ran, which run holds it.
+
+    ``gnunet``: the GNUnet source in ``--gnunet``'s one-string form, paths absolute;
+    ``base``: the matrix base every target ran on (None: each target's own);
+    ``session``: the interleaved session that measured it (``Execution.interleaved``):
+    versions of one session were measured in alternating rounds, versions of
+    different sessions (a history extended later) were not.
+    """
+
+    label: str = Field(min_length=1, max_length=200)
+    gnunet: str
+    base: str | None = None
+    run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    session: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+
+
+class HistoryRound(Frozen):
+    """The order the versions ran in during one round of one session (run ids)."""
+
+    session: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    round: int = Field(ge=1)
+    order: tuple[str, ...]
+
+
+class HistoryManifest(Frozen):
+    """``<results>/<history-id>/history.json``: a series of runs, one per version, in order.
+
+    ``seed`` drew each round's order (:class:`HistoryRound`), so the order can be
+    told from the seed alone; ``rounds``: timed rounds per session (native targets).
+    """
+
+    format: Literal["archbench-history"] = "archbench-history"
+    version: Literal[1] = 1
+    history_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    created_at: str
+    matrix_file: str
+    matrix_text: str
+    targets: tuple[str, ...]
+    rounds: int = Field(ge=1)
+    seed: int = Field(ge=0)
+    versions: tuple[HistoryVersion, ...] = Field(min_length=1)
+    order: tuple[HistoryRound, ...] = ()

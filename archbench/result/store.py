@@ -19,7 +19,14 @@ from pydantic import ValidationError
 from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_text
 from archbench.result.loading import MAX_RESULT_BYTES, load
-from archbench.result.model import MANIFEST_NAME, Metric, Result, RunManifest
+from archbench.result.model import (
+    HISTORY_NAME,
+    MANIFEST_NAME,
+    HistoryManifest,
+    Metric,
+    Result,
+    RunManifest,
+)
 from archbench.result.paths import FILE_NAME, check_run_id, inside, write_texts
 
 
@@ -196,6 +203,51 @@ class ResultStore:
                 f"{run_id}; it was copied or edited. Restore it, or start a new run"
             )
         return manifest
+
+    def save_history(self, manifest: HistoryManifest) -> Path:
+        """Write ``<root>/<history-id>/history.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        check_run_id(manifest.history_id, "history id")
+        path = inside(
+            self.root, self.root / manifest.history_id / HISTORY_NAME, "the history manifest"
+        )
+        text = manifest.model_dump_json(indent=2) + "\n"
+        write_texts({path: text}, ResultsError, "the history manifest")
+        return path
+
+    def load_history(self, history_id: str) -> HistoryManifest:
+        """Read the manifest of history ``history_id``.
+
+        Raises:
+            ResultsError: no such history (the message lists the ones there are), or
+                its manifest is unreadable or names another history.
+        """
+        check_run_id(history_id, "--extend")
+        path = self.root / history_id / HISTORY_NAME
+        if not path.is_file():
+            known = ", ".join(self.histories()[-5:]) or "none"
+            raise ResultsError(
+                f"{path}: no history {history_id!r} in {self.root} (latest: {known})"
+            )
+        text = read_text(path, ResultsError, "the history manifest", MAX_RESULT_BYTES)
+        data = load_json(text, str(path), ResultsError)
+        try:
+            manifest = HistoryManifest.model_validate(data)
+        except ValidationError as exc:
+            raise ResultsError(f"{path}: unreadable history: {describe_problems(exc)}") from exc
+        if manifest.history_id != history_id:
+            raise ResultsError(
+                f"{path}: the manifest says history {quote(manifest.history_id)} but lies in "
+                f"{history_id}; it was copied or edited"
+            )
+        return manifest
+
+    def histories(self) -> list[str]:
+        """History ids present (folders with a ``history.json``), oldest first."""
+        return [r for r in self.runs() if (self.root / r / HISTORY_NAME).is_file()]
 
     def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
         """Stage times of ``target`` in the newest run older than ``before`` that has them."""

@@ -70,7 +70,15 @@ class TargetPlan:
     applied (keys the target or the command line set keep their values)."""
     gnunet: GnunetSource = DEBIAN_GNUNET
     """Where libgnunetutil comes from: ``--gnunet``, else the matrix's
-    (:meth:`archbench.matrix.Matrix.gnunet`); not debian only for native targets."""
+    (:meth:`archbench.matrix.Matrix.gnunet`)."""
+    first_repeat: int = 1
+    """``repeat_index`` of the first container run (an interleaved session's round)."""
+    total_repeats: int | None = None
+    """``repeat_count`` the results record when this plan is one round of several
+    (None: ``repeat``)."""
+    interleaved: str | None = None
+    """The interleaved session (``invoke history``) the runs belong to, recorded in
+    ``Execution.interleaved``; None: a run on its own."""
 
     @property
     def name(self) -> str:

@@ -282,7 +282,7 @@ def execute_target(
         host_parallel_runs=h.slots,
         cpuset=p.cpuset,
         cpus=p.cpus,
-        repeat_count=p.repeat,
+        repeat_count=p.total_repeats or p.repeat,
         archive=p.archived.ref if p.archived else None,
         gnunet_source=(
             gnunet_build.provenance()
@@ -302,8 +302,12 @@ def execute_target(
     ws.log_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     failed: dict[str, str] = {}
-    for index in range(1, p.repeat + 1 if "time" in p.metrics else 1):
-        stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+    start = p.first_repeat
+    for index in range(start, start + p.repeat if "time" in p.metrics else start):
+        if p.interleaved is not None:
+            stage = f"round {index}"
+        else:
+            stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
         started = time.time()
         expected = durations.suite_estimates(p.host_name, name, p.suites)
         tracker = SuiteTracker(
@@ -343,7 +347,7 @@ def execute_target(
         failed.update({s: run.error for s, run in doc.suites.items() if run.error})
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
-        update: dict[str, object] = {"repeat_index": index}
+        update: dict[str, object] = {"repeat_index": index, "interleaved": p.interleaved}
         if p.remote:
             # Only the engine's own CPU can say what it is: inside the
             # container /proc/cpuinfo is the remote host's.

@@ -1,0 +1,122 @@
+"""A history as tables: every row across the versions of a series (``invoke history``).
+
+Pure: it takes a :class:`archbench.result.HistoryManifest` and the results of its runs
+and renders Markdown. Two tables per history:
+
+* **instructions per operation** (median over a row's counted blocks, exact up to the
+  row's block-to-block spread) for every version, and each version's ratio to the
+  first: counts do not drift with load, so these are the figures a step is read from;
+* **time per operation** of the native targets (median over every block of every
+  round, ns), and each version's ratio to the first. The rounds of one session ran
+  alternately (``Execution.interleaved``), so the machine's drift lands on every
+  version alike; versions measured in another session (``--extend``) are marked.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from tabulate import tabulate
+
+from archbench.analysis import RowKey, median_per_op, row_key
+from archbench.report.units import format_count, format_time_ns
+from archbench.result import HistoryManifest, Result, merge_repeats
+
+
+@dataclass(frozen=True)
+class SeriesCell:
+    """One row of one version: instructions per operation or ns per operation."""
+
+    value: float
+    spread: float
+    """Relative spread of the blocks (counts: (max - min) / median; times: IQR / median)."""
+
+
+def series(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]], metric: str
+) -> dict[RowKey, dict[str, SeriesCell]]:
+    """Row -> run id -> its cell, for ``metric`` ``instructions`` or ``time``.
+
+    ``results`` maps each version's run id to its stored results (every repeat and
+    metric); rows without a value for ``metric`` are left out.
+    """
+    found: dict[RowKey, dict[str, SeriesCell]] = {}
+    for version in manifest.versions:
+        chosen = [r for r in results.get(version.run_id, ()) if r.metric == metric]
+        for merged in merge_repeats(chosen):
+            for row in merged.harness.rows:
+                if not row.valid:
+                    continue
+                cell = _cell(row.instructions, row.samples_ns, row.ops_per_block, metric)
+                if cell is not None:
+                    found.setdefault(row_key(merged.target.name, row), {})[version.run_id] = cell
+    return found
+
+
+def _cell(
+    counts: Sequence[int] | None, samples_ns: Sequence[int], ops: int, metric: str
+) -> SeriesCell | None:
+    if metric == "instructions":
+        if not counts:
+            return None
+        per_op = [c / ops for c in counts]
+        middle = median_per_op(counts, ops)
+        return SeriesCell(middle, (max(per_op) - min(per_op)) / middle if middle else 0.0)
+    per_op = [s / ops for s in samples_ns]
+    if not per_op:
+        return None
+    middle = statistics.median(per_op)
+    if len(per_op) < 4:
+        return SeriesCell(middle, 0.0)
+    q1, _, q3 = statistics.quantiles(per_op, n=4)
+    return SeriesCell(middle, (q3 - q1) / middle if middle else 0.0)
+
+
+def render_history_markdown(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> str:
+    """The history's two tables (see the module docs) as Markdown, with a legend."""
+    names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    first_session = manifest.versions[0].session
+    legend = [
+        f"History {manifest.history_id}: {len(manifest.versions)} versions, "
+        f"{manifest.rounds} interleaved rounds per session (seed {manifest.seed})."
+    ]
+    for v in manifest.versions:
+        other = "" if v.session == first_session else " (another session: not interleaved)"
+        legend.append(f"- {names[v.run_id]}: {v.label} (run {v.run_id}){other}")
+    parts = ["\n".join(legend)]
+    for metric, title, unit in (
+        ("instructions", "Instructions per operation", "instructions"),
+        ("time", "Time per operation (native targets)", "ns"),
+    ):
+        table = series(manifest, results, metric)
+        if not table:
+            continue
+        rows = []
+        for key in sorted(table):
+            cells = table[key]
+            first = cells.get(manifest.versions[0].run_id)
+            line = [key.target, key.label.removeprefix(f"{key.suite} ")]
+            for v in manifest.versions:
+                cell = cells.get(v.run_id)
+                if cell is None:
+                    line.append("")
+                    continue
+                text = (
+                    format_count(round(cell.value))
+                    if metric == "instructions"
+                    else format_time_ns(cell.value)
+                )
+                if first is not None and v is not manifest.versions[0] and first.value:
+                    text += f" ({cell.value / first.value:.3f}×)"
+                line.append(text)
+            rows.append(line)
+        headers = ["target", "row", *(names[v.run_id] for v in manifest.versions)]
+        parts.append(
+            f"### {title}\n\n{unit}; in brackets the ratio to v1.\n\n"
+            + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+        )
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,135 @@
+"""``invoke history``: the series, the rounds' orders, the manifest and the history's tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import result, row
+from hypothesis import given
+from hypothesis import strategies as st
+
+from archbench.errors import MatrixError, ResultsError
+from archbench.matrix import parse_gnunet
+from archbench.report import render_history_markdown
+from archbench.result import (
+    HistoryManifest,
+    HistoryRound,
+    HistoryVersion,
+    Result,
+    ResultStore,
+    new_run_id,
+)
+from archbench.run.history import round_orders, version_label, versions_of
+
+SHA = "ab" * 32
+T27 = parse_gnunet(f"/x/gnunet-0.27.0.tar.gz@sha256:{SHA}")
+DEBIAN = parse_gnunet("debian")
+
+
+def test_sources_and_bases_pair_up_or_broadcast() -> None:
+    assert versions_of([DEBIAN, T27], []) == [(DEBIAN, None), (T27, None)]
+    bases = ["debian-bookworm", "debian-trixie"]
+    assert versions_of([DEBIAN], bases) == [(DEBIAN, bases[0]), (DEBIAN, bases[1])]
+    assert versions_of([], bases) == [(None, bases[0]), (None, bases[1])]
+    assert versions_of([DEBIAN, T27], bases) == [(DEBIAN, bases[0]), (T27, bases[1])]
+
+
+@pytest.mark.parametrize(
+    ("sources", "bases", "message"),
+    [
+        ([], [], "needs a series"),
+        ([DEBIAN], [], "at least two versions"),
+        ([DEBIAN, T27, DEBIAN], [], "is in the series twice"),
+        ([DEBIAN, T27], ["a", "b", "c"], "--gnunet has 2 entries and the other list 3"),
+    ],
+)
+def test_a_series_that_cannot_be_measured_is_refused(
+    sources: list[object], bases: list[str], message: str
+) -> None:
+    with pytest.raises(MatrixError, match=message):
+        versions_of(sources, bases)  # type: ignore[arg-type]
+
+
+def test_labels_name_the_source_and_the_base() -> None:
+    assert version_label(T27, None) == "gnunet-0.27.0.tar.gz"
+    assert version_label(DEBIAN, "debian-trixie") == "Debian's libgnunet on debian-trixie"
+    assert version_label(parse_gnunet("git+https://h/g.git@v0.22.2"), None) == "git v0.22.2"
+
+
+@given(
+    st.lists(st.text("abcdef", min_size=1, max_size=4), min_size=2, max_size=6, unique=True),
+    st.integers(1, 30),
+    st.integers(0, 2**31 - 1),
+)
+def test_every_round_runs_every_version_once_and_the_seed_tells_the_order(
+    run_ids: list[str], rounds: int, seed: int
+) -> None:
+    orders = round_orders(run_ids, rounds, seed)
+    assert len(orders) == rounds
+    assert all(sorted(o) == sorted(run_ids) for o in orders)
+    assert round_orders(run_ids, rounds, seed) == orders
+
+
+def test_the_order_varies_between_rounds() -> None:
+    # Over 20 rounds of two versions, each comes first in some round: neither is
+    # always the one that runs on a machine that has just warmed up.
+    firsts = {o[0] for o in round_orders(["a", "b"], 20, 7)}
+    assert firsts == {"a", "b"}
+
+
+def _manifest(run_a: str, run_b: str) -> HistoryManifest:
+    session = new_run_id()
+    return HistoryManifest(
+        history_id=session,
+        created_at="2026-12-02T00:00:00Z",
+        matrix_file="matrix.yml",
+        matrix_text="version: 1\n",
+        targets=("amd64-trixie",),
+        rounds=2,
+        seed=7,
+        versions=(
+            HistoryVersion(label="Debian's", gnunet="debian", run_id=run_a, session=session),
+            HistoryVersion(
+                label="0.27.0", gnunet="/x@sha256:" + SHA, run_id=run_b, session=new_run_id()
+            ),
+        ),
+        order=(HistoryRound(session=session, round=1, order=(run_b, run_a)),),
+    )
+
+
+def test_the_manifest_is_stored_beside_the_runs_and_read_back(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    manifest = _manifest(new_run_id(), new_run_id())
+    path = store.save_history(manifest)
+    assert path == tmp_path / manifest.history_id / "history.json"
+    assert store.load_history(manifest.history_id) == manifest
+    assert store.histories() == [manifest.history_id]
+    with pytest.raises(ResultsError, match="no history 'x1'"):
+        store.load_history("x1")
+    with pytest.raises(ResultsError, match="is not a run id"):
+        store.load_history("../etc")
+
+
+def _counted(run_id: str, count: int) -> Result:
+    r = result("amd64-trixie", "amd64", "x86_64", "cpu", [row("CS", "signing", [10, 10, 10])])
+    counted = r.harness.rows[0].model_copy(update={"instructions": (count, count + 10, count)})
+    return r.model_copy(
+        update={
+            "run_id": run_id,
+            "metric": "instructions",
+            "harness": r.harness.model_copy(update={"rows": (counted,)}),
+        }
+    )
+
+
+def test_the_tables_give_each_version_and_its_ratio_to_the_first() -> None:
+    a, b = new_run_id(), new_run_id()
+    manifest = _manifest(a, b)
+    text = render_history_markdown(manifest, {a: [_counted(a, 10_000)], b: [_counted(b, 12_000)]})
+    assert "- v1: Debian's (run " in text
+    assert "(another session: not interleaved)" in text.splitlines()[2]
+    assert "### Instructions per operation" in text
+    # ops_per_block of helpers.row is 10: 10 000 instructions per block is 1 000 per op.
+    line = next(x for x in text.splitlines() if "CS signing" in x)
+    assert "| 1 000 " in line and "| 1 200 (1.200×)" in line
