@@ -27,8 +27,14 @@ from abh.suites.blindsig_rules import (
     TALER_OPERATIONS,
     run_operations,
 )
+from helpers import result, row
 
-from archbench.result import GnunetBuild, Setup
+from archbench.report import render_latex, render_markdown, versions
+from archbench.report.frame import machines as report_machines
+from archbench.report.frame import tidy_frame
+from archbench.report.model import Machine
+from archbench.report.sections import section
+from archbench.result import GnunetBuild, Result, Row, Setup
 
 MEASURED = "meta\ttaler_layer\tmeasured"
 ABSENT = "meta\ttaler_layer\tGNUnet 0.20.0 has no scheme-independent blind-signature layer"
@@ -165,3 +171,97 @@ def test_setup_gnunet_of_an_old_driver_or_no_driver() -> None:
 def test_an_unknown_api_generation_is_refused_by_the_host() -> None:
     with pytest.raises(ValueError, match="bsig_api"):
         GnunetBuild.model_validate({"bsig_api": "0.22"})
+
+
+# ------------------------------------------------------------------ reports
+
+
+def _machines(results: list[Result]) -> list[Machine]:
+    return report_machines(results, tidy_frame(results))
+
+
+def _noted(r: Row, note: str) -> Row:
+    return r.model_copy(update={"note": note})
+
+
+def _source_build(r: Result, version: str) -> Result:
+    """``r`` as a libgnunetutil ``version`` built from a tarball that the driver reports."""
+    setup = r.harness.setup.model_copy(
+        update={
+            "packages": {**r.harness.setup.packages, "libgnunetutil": None},
+            "gnunet_version": version,
+            "gnunet": GnunetBuild(
+                library_version=version,
+                header_version=version,
+                bsig_api="0.21",
+                known_answers=("CS", "RSA"),
+                known_answers_taler=("CS", "RSA"),
+                taler_layer="measured",
+            ),
+        }
+    )
+    assert r.execution is not None
+    source = {"kind": "tarball", "location": f"gnunet-{version}.tar.gz", "sha256": "ab" * 32}
+    return r.model_copy(
+        update={
+            "harness": r.harness.model_copy(update={"setup": setup}),
+            "execution": r.execution.model_copy(update={"gnunet_source": source}),
+        }
+    )
+
+
+def test_the_layers_rows_are_a_table_of_their_own_with_the_rows_notes() -> None:
+    rows = [
+        row("CS", "signing", [1000, 1100, 1200]),
+        _noted(row("RSA", "blinding", [5000, 5100, 5200], 1024), "FDH inside rsa_blind"),
+        _noted(row("RSA", "blinding", [9000, 9100, 9200], 2048), "FDH inside rsa_blind"),
+        _noted(row("CS", "taler_signing", [2000, 2100, 2200]), "cs_r_derive again"),
+        row("RSA", "taler_signing", [7000, 7100, 7200], 2048),
+    ]
+    r = _source_build(result("box", "amd64", "x86_64", "CPU X", rows), "0.27.0")
+    built = section(_machines([r])[0], "ms")
+    thesis = [cells[1] for cells in built.table.rows]
+    assert thesis == ["10x blinding", "10x blinding", "10x signing"]
+    assert built.table.row_notes == ("RSA blinding: FDH inside rsa_blind",)
+    (layer,) = built.extra_tables
+    assert [cells[:2] for cells in layer.rows] == [
+        ("CS", "10x signing (blind_sign)"),
+        ("RSA 2048 bit", "10x signing (blind_sign)"),
+    ]
+    assert layer.row_notes == ("CS signing: cs_r_derive again",)
+    assert "GNUnet 0.27.0 built from tarball" in layer.caption
+    assert built.heading.endswith("box, GNUnet 0.27.0 built from tarball")
+    box = dict(built.setup)
+    assert box["GNUnet (driver)"] == (
+        "library reports 0.27.0; blind-signature API 0.21; known answers passed: CS, RSA;"
+        " layer CS, RSA"
+    )
+    markdown = render_markdown([r])
+    assert "Notes on rows:\n\n- RSA blinding: FDH inside rsa_blind" in markdown
+    assert "**GNU Taler's path on CPU X" in markdown
+    latex = render_latex([r])
+    assert r"\textit{Note}: CS signing: cs\_r\_derive again" in latex
+    assert r"\label{tab:taler-box}" in latex
+
+
+def test_a_setup_box_says_why_gnu_talers_path_is_absent() -> None:
+    r = result("old", "amd64", "x86_64", "CPU", [row("CS", "signing", [1, 2, 3])])
+    reason = "GNUnet 0.20.0 has no scheme-independent blind-signature layer"
+    gnunet = GnunetBuild(library_version="0.20.0 release", bsig_api="0.19", taler_layer=reason)
+    setup = r.harness.setup.model_copy(update={"gnunet": gnunet})
+    r = r.model_copy(update={"harness": r.harness.model_copy(update={"setup": setup})})
+    built = section(_machines([r])[0], "ms")
+    assert not built.extra_tables
+    assert dict(built.setup)["GNUnet (driver)"].endswith(f"GNU Taler's path not measured: {reason}")
+
+
+def test_columns_of_differing_gnunet_source_builds_are_flagged() -> None:
+    rows = [row("CS", "signing", [1000, 1100, 1200])]
+    a = _source_build(result("a", "amd64", "x86_64", "CPU", rows), "0.27.0")
+    b = _source_build(result("b", "amd64", "x86_64", "CPU", rows), "0.21.2")
+    c = _source_build(result("c", "amd64", "x86_64", "CPU", rows), "0.27.0")
+    odd, note = versions.odd_ones_out({"a": a, "b": b, "c": c})
+    assert odd == ["b"]
+    assert note is not None
+    assert "libgnunetutil 0.27.0 built from tarball (a, c; Debian 13) vs 0.21.2" in note
+    assert _machines([b])[0].header == "b (amd64, Debian 13, GNUnet 0.21.2 built from tarball)"
