@@ -342,6 +342,7 @@ def latex_table(t: Table, unit: Unit, style: Style, prefix: str = "") -> LatexTa
         for f in t.flags
     ]
     notes += [latex_escape(text) for text in t.version_notes]
+    notes += [r"\textit{Note}: " + latex_escape(text) for text in t.row_notes]
     return LatexTable(
         label=prefix + t.label,
         caption=Latex(latex_escape(t.caption)),
@@ -395,7 +396,14 @@ def render_latex_chapter(chapter: Chapter, style: Style, label_prefix: str = "")
             ]
             for s in chapter.sections
         ],
-        sections=[(s, latex_table(s.table, unit, style, prefix)) for s in chapter.sections],
+        sections=[
+            (
+                s,
+                latex_table(s.table, unit, style, prefix),
+                [latex_table(x, unit, style, prefix) for x in s.extra_tables],
+            )
+            for s in chapter.sections
+        ],
         parts=[(p, [latex_table(t, unit, style, prefix) for t in p.tables]) for p in chapter.parts],
         failures=[Latex(latex_escape(f"{path}: {msg}")) for path, msg in chapter.failures],
     )
@@ -466,6 +474,9 @@ def markdown_table(t: Table, unit: Unit) -> Markdown:
         )
     if t.version_notes:
         text += "\n\n" + "\n".join(f"- {markdown_escape(n)}" for n in t.version_notes)
+    if t.row_notes:
+        text += "\n\nNotes on rows:\n\n"
+        text += "\n".join(f"- {markdown_escape(n)}" for n in t.row_notes)
     return Markdown(text)
 
 
@@ -490,7 +501,14 @@ def render_markdown_chapter(chapter: Chapter) -> str:
         "markdown",
         MARKDOWN_TEMPLATE,
         intro=list(chapter.opening),
-        sections=[(s, markdown_table(s.table, unit)) for s in chapter.sections],
+        sections=[
+            (
+                s,
+                markdown_table(s.table, unit),
+                [(x.caption, markdown_table(x, unit)) for x in s.extra_tables],
+            )
+            for s in chapter.sections
+        ],
         section_intros=[
             Markdown(with_refs(s.intro, markdown_escape, below)) for s in chapter.sections
         ],

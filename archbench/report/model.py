@@ -138,6 +138,9 @@ class Table:
     version_notes: tuple[str, ...] = ()
     """Notes saying which compared machines' library versions differ (see
     :mod:`archbench.report.versions`)."""
+    row_notes: tuple[str, ...] = ()
+    """What the rows' ``note`` says (an API change inside a call, the work a layer row
+    holds, key generation that left the adaptive loop), one line per distinct note."""
 
     @property
     def rows(self) -> tuple[tuple[Cell, ...], ...]:
@@ -178,13 +181,18 @@ class Machine:
 
     @property
     def header(self) -> str:
-        """Column header in cross-machine tables: ``amd64-trixie (amd64, Debian 13)``.
+        """Column header in cross-machine tables:
+        ``amd64-trixie (amd64, Debian 13, GNUnet 0.20.0)``.
 
         Reference data keeps ``name (arch)``: its Setup box says what it ran on.
         """
         if self.is_reference:
             return f"{self.name} ({self.result.target.arch})"
-        return f"{self.name} ({self.result.target.arch}, {versions.release(self.result)})"
+        result = self.result
+        return (
+            f"{self.name} ({result.target.arch}, {versions.release(result)},"
+            f" {versions.gnunet_label(result)})"
+        )
 
     def suite_records(self, suite: str) -> list[dict[str, Any]]:
         """This machine's records of ``suite``, in frame order."""
@@ -209,6 +217,9 @@ class Section:
     table: Table
     intro: str = ""
     """Published text before the Setup box, ``\\ref{label}`` kept; empty: our sentence."""
+    extra_tables: tuple[Table, ...] = ()
+    """Tables after the appendix's: GNU Taler's path (the scheme-independent layer's
+    ``taler_*`` rows), never mixed into the thesis's table."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from archbench.platforms import Arch
+from archbench.report import versions
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
 from archbench.report.units import (
     Unit,
@@ -25,6 +26,8 @@ from archbench.report.units import (
 )
 from archbench.result import (
     HELPER_OPERATIONS,
+    SHORT_WORDING,
+    TALER_OPERATIONS,
     THESIS_OPS,
     Result,
     RowKey,
@@ -100,11 +103,14 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
     if gnunet == "not installed" and setup.gnunet_version:
         # Built from source: dpkg does not know it, pkg-config does.
         gnunet = f"{setup.gnunet_version} (pkg-config)"
+    elif gnunet not in ("unknown", "not installed"):
+        gnunet = f"{gnunet} (Debian package)"
     source = execution.gnunet_source if execution is not None else None
     if source:
         # Built from a GNUnet source (invoke bench --gnunet, matrix key gnunet).
         built = setup.gnunet_version or source.get("version") or "unknown version"
         gnunet = f"{built} ({gnunet_source_summary(source)})"
+    driver = gnunet_driver_item(result)
     if execution is not None and execution.emulated:
         how = (
             f"emulated (QEMU {execution.qemu_version or 'unknown version'}) "
@@ -126,8 +132,57 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
         (f"libsodium:{pkg_arch} version", version("libsodium")),
         (f"libgcrypt:{pkg_arch} version", version("libgcrypt")),
         (f"libgnunetutil:{pkg_arch} version", gnunet),
+        *((driver,) if driver else ()),
         ("Execution", how),
     )
+
+
+def gnunet_driver_item(result: Result) -> tuple[str, str] | None:
+    """The Setup box's line on what the driver reported of GNUnet (``setup.gnunet``):
+    the version the loaded library reports, the API generation, the known answers that
+    passed and whether GNU Taler's path was measured; None for results without it."""
+    info = result.harness.setup.gnunet
+    if info is None:
+        return None
+    parts = [f"library reports {info.library_version or 'nothing'}"]
+    if info.bsig_api:
+        parts.append(f"blind-signature API {info.bsig_api}")
+    if info.known_answers:
+        passed = ", ".join(info.known_answers)
+        if info.known_answers_taler:
+            passed += f"; layer {', '.join(info.known_answers_taler)}"
+        parts.append(f"known answers passed: {passed}")
+    if info.taler_layer and not info.taler_measured:
+        parts.append(f"GNU Taler's path not measured: {info.taler_layer}")
+    return ("GNUnet (driver)", "; ".join(parts))
+
+
+def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
+    """The notes of ``result``'s blindsig rows behind ``keys``, one line per distinct note.
+
+    A note shared by every RSA size is printed once (``RSA blinding: …``), one of some
+    sizes names them (``RSA 1024, 2048 bit key generation: …``).
+    """
+    keys = list(keys)
+    wanted = {(op, scheme, bits) for op, _, scheme, bits in keys}
+    sizes: dict[tuple[str, str, str], list[int]] = {}
+    for row in result.harness.rows:
+        bits = row.key_bits or 0
+        if (
+            row.suite != "blindsig"
+            or not row.note
+            or (row.operation, row.scheme, bits) not in wanted
+        ):
+            continue
+        sizes.setdefault((row.scheme, str(row.operation), row.note), []).append(bits)
+    all_rsa = sorted({bits for _, _, scheme, bits in keys if scheme == "RSA"})
+    lines = []
+    for (scheme, operation, note), found in sizes.items():
+        who = scheme
+        if scheme == "RSA" and sorted(found) != all_rsa:
+            who = f"RSA {', '.join(str(b) for b in sorted(found))} bit"
+        lines.append(f"{who} {SHORT_WORDING.get(operation, operation)}: {note}")
+    return tuple(lines)
 
 
 def gnunet_source_summary(source: Mapping[str, object]) -> str:
@@ -224,20 +279,30 @@ def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) 
 
 
 def section(machine: Machine, unit: Unit) -> Section:
-    """The section of one machine: heading, Setup box, notes and its table."""
+    """The section of one machine: heading, Setup box, notes and its table.
+
+    GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer) gets a
+    table of its own after the appendix's, which stays the thesis's rows.
+    """
     result = machine.result
     notes: dict[str, int] = {}
     rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    taler: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    taler_notes: dict[str, int] = {}
     for record in machine.records:
         key = row_key(record)
+        layer = key[0] in TALER_OPERATIONS
+        numbered = taler_notes if layer else notes
         note = None
         if not record["valid"]:
             reason = record["invalid_reason"] or "no reason recorded"
             # The harness invalidates every row of a scheme and key size with
             # the same reason; one note per (scheme, reason) keeps notes short.
-            note = notes.setdefault(f"{record['label']}: {reason}", len(notes) + 1)
+            note = numbered.setdefault(f"{record['label']}: {reason}", len(numbered) + 1)
         label = operation_label(key, unit == "ops/s")
-        rows.append((key, (scheme_label(key), label, speed(record, unit, note=note))))
+        (taler if layer else rows).append(
+            (key, (scheme_label(key), label, speed(record, unit, note=note)))
+        )
     processor = cpu(result)
     helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
     reference = result.reference
@@ -248,10 +313,12 @@ def section(machine: Machine, unit: Unit) -> Section:
         execution = result.execution
         host = execution.host_arch if execution else "unknown"
         caption = f"Comparison on {processor} (emulated on {host})"
-        heading = f"{processor} — {machine.name} (emulated on {host})"
+        heading = (
+            f"{processor} — {machine.name}, {versions.gnunet_label(result)} (emulated on {host})"
+        )
     else:
         caption = f"Comparison on {processor}"
-        heading = f"{processor} — {machine.name}"
+        heading = f"{processor} — {machine.name}, {versions.gnunet_label(result)}"
     if reference is not None and reference.table_label is not None:
         # Published: the thesis's own label and caption, so its \ref still resolves.
         caption = reference.caption or caption
@@ -263,7 +330,24 @@ def section(machine: Machine, unit: Unit) -> Section:
         groups=grouped(rows),
         notes=tuple(notes),
         version_notes=blindsig_notes(result),
+        row_notes=row_notes(result, (key for key, _ in rows)),
     )
+    extra: tuple[Table, ...] = ()
+    if taler:
+        extra = (
+            Table(
+                label=f"tab:taler-{machine.slug}",
+                caption=(
+                    f"GNU Taler's path on {processor}: GNUnet's scheme-independent layer "
+                    f"({versions.gnunet_label(result)}), not the thesis's rows"
+                ),
+                header=("Signature Scheme", "Operation", "Speed"),
+                align="llr",
+                groups=grouped(taler),
+                notes=tuple(taler_notes),
+                row_notes=row_notes(result, (key for key, _ in taler)),
+            ),
+        )
     annotation = ""
     if reference is not None:
         annotation = reference.notes
@@ -280,4 +364,5 @@ def section(machine: Machine, unit: Unit) -> Section:
         notes=annotation,
         table=table,
         intro=(reference.intro if reference else None) or "",
+        extra_tables=extra,
     )

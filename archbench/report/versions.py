@@ -26,10 +26,57 @@ MARK = "¶"
 """Footnote mark of a column or row whose library versions differ from the others'."""
 
 
+GNUNET_SOURCE_KINDS = {"tarball": "tarball", "git": "git", "path": "tree"}
+"""``Execution.gnunet_source`` kind -> how reports name a source build of it."""
+
+
+def gnunet_source_kind(result: Result) -> str:
+    """Where ``result``'s libgnunetutil came from: ``"Debian package"`` or ``"built from
+    tarball"`` / ``"built from git"`` / ``"built from tree"`` (``execution.gnunet_source``)."""
+    execution = result.execution
+    source = execution.gnunet_source if execution is not None else None
+    if not source:
+        return "Debian package"
+    kind = str(source.get("kind") or "")
+    return f"built from {GNUNET_SOURCE_KINDS.get(kind, kind or 'source')}"
+
+
+def gnunet_version(result: Result) -> str | None:
+    """The GNUnet version ``result`` measured, ``"0.20.0"``; None when nothing says.
+
+    The driver's own report first (``setup.gnunet``: the headers' version, which the
+    loaded library was checked to match), then the upstream part of the dpkg version
+    (``1:0.20.0-7`` -> ``0.20.0``), then pkg-config's (``setup.gnunet_version``).
+    """
+    setup = result.harness.setup
+    if setup.gnunet is not None and setup.gnunet.header_version:
+        return setup.gnunet.header_version
+    dpkg = setup.packages.get("libgnunetutil")
+    if dpkg:
+        return dpkg.split(":", 1)[-1].rsplit("-", 1)[0]
+    return setup.gnunet_version or None
+
+
+def gnunet_label(result: Result) -> str:
+    """``"GNUnet 0.20.0"`` (Debian's), ``"GNUnet 0.27.0 built from tarball"``, as headers
+    name it; ``"GNUnet unknown"`` when no version is recorded."""
+    kind = gnunet_source_kind(result)
+    suffix = "" if kind == "Debian package" else f" {kind}"
+    return f"GNUnet {gnunet_version(result) or 'unknown'}{suffix}"
+
+
 def library_versions(result: Result) -> tuple[str, ...]:
-    """dpkg versions of :data:`LIBRARIES` in ``result``, ``"unknown"`` when not recorded."""
+    """Versions of :data:`LIBRARIES` in ``result``, ``"unknown"`` when not recorded.
+
+    dpkg versions, except a libgnunetutil built from source (no dpkg version), which is
+    its version and source kind (``"0.27.0 built from tarball"``), so that two source
+    builds of different versions differ here as two Debian releases do.
+    """
     packages = result.harness.setup.packages
-    return tuple(packages.get(lib) or "unknown" for lib in LIBRARIES)
+    found = [packages.get(lib) or "unknown" for lib in LIBRARIES]
+    if gnunet_source_kind(result) != "Debian package":
+        found[0] = f"{gnunet_version(result) or 'unknown'} {gnunet_source_kind(result)}"
+    return tuple(found)
 
 
 def release(result: Result) -> str:

@@ -57,6 +57,38 @@ class CpuLimits(Frozen):
     cpuset: str | None = None
 
 
+class GnunetBuild(Frozen):
+    """Which GNUnet the blindsig driver measured, as the driver itself reports it.
+
+    From the driver's ``meta`` lines (``harness/CONTRACT.md``, *GNUnet versions*);
+    None where a driver before the field did not say.
+    """
+
+    library_version: str | None = None
+    """What the loaded libgnunetutil reports (``GNUNET_OS_project_data_*()->version``:
+    ``"0.20.0 release"``, ``"0.27.0"``, ``"0.21.0 mesonbuild"`` for meson 0.21-0.23)."""
+    header_version: str | None = None
+    """``GNUNET_VERSION`` of the headers the driver was compiled against."""
+    build_version: str | None = None
+    """``pkg-config --modversion gnunetutil`` at the driver's build."""
+    bsig_api: Literal["0.19", "0.21"] | None = None
+    """The blind-signature API generation the driver was compiled for: ``0.19`` (0.19,
+    0.20) or ``0.21`` (0.21.0 to 0.27.0)."""
+    known_answers: tuple[str, ...] | None = None
+    """Schemes whose known-answer checks passed before timing (``CS``, ``RSA``); the
+    driver exits before timing when one fails, so a document has only passes."""
+    known_answers_taler: tuple[str, ...] | None = None
+    """The same for the scheme-independent layer's calls; None when its rows are absent."""
+    taler_layer: str | None = None
+    """``"measured"``, or why the layer's ``taler_*`` rows are absent (GNUnet 0.19/0.20
+    has no such layer; ``fresh_items``): a note, not an error."""
+
+    @property
+    def taler_measured(self) -> bool:
+        """True when the layer's rows were measured."""
+        return self.taler_layer == "measured"
+
+
 class Setup(Frozen):
     """The machine as seen from inside the container (the appendix's Setup box).
 
@@ -86,6 +118,9 @@ class Setup(Frozen):
     """How the drivers were built (``build-info.txt``): ``cc``, ``cflags``, ``build_machine``;
     for cross-compiled drivers ``build_kind`` ``cross`` and ``runtime_packages``, the
     ``name:arch=version`` of every library they link against (:mod:`archbench.build.cross`)."""
+    gnunet: GnunetBuild | None = None
+    """What the blindsig driver reports of the GNUnet it measured; None in documents of
+    harnesses before the field, and when the blindsig suite did not run."""
 
 
 class Calibration(Frozen):

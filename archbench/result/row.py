@@ -42,6 +42,14 @@ Operation = Literal[
     # N signatures through the helper, one after another or N at once.
     "helper_sequential_signing",
     "helper_parallel_signing",
+    # GNUnet's scheme-independent layer (GNUNET_CRYPTO_blind_sign*, 0.21+), the calls
+    # GNU Taler makes; rows of their own, after the thesis's (harness/CONTRACT.md).
+    "taler_key_generation",
+    "taler_blinding_input",
+    "taler_blinding",
+    "taler_signing",
+    "taler_unblinding",
+    "taler_verifying",
 ]
 Scheme = Literal["CS", "RSA"]
 

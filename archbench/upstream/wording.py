@@ -21,7 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from archbench.result import HELPER_OPERATIONS, OPERATION_ORDER, OPERATION_WORDING, Operation
+from archbench.result import (
+    HELPER_OPERATIONS,
+    OPERATION_ORDER,
+    OPERATION_WORDING,
+    TALER_OPERATIONS,
+    Operation,
+)
 
 
 def operations_by_wording(
@@ -45,9 +51,10 @@ def operations_by_wording(
 
 
 BLINDSIG_OPERATIONS: Final[tuple[Operation, ...]] = tuple(
-    op for op in OPERATION_ORDER if op not in HELPER_OPERATIONS
+    op for op in OPERATION_ORDER if op not in HELPER_OPERATIONS and op not in TALER_OPERATIONS
 )
-"""CS's blind-signature operations in the appendix's order (RSA has a subset)."""
+"""CS's blind-signature operations in the appendix's order (RSA has a subset); not the
+scheme-independent layer's, which no thesis table or upstream log has."""
 
 RSA_OPERATIONS: Final[tuple[Operation, ...]] = (
     "key_generation",

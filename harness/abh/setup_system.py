@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
@@ -38,6 +38,49 @@ PACKAGE_LIBRARY_GLOBS: dict[str, str] = {
 PACKAGE_NAMES: dict[str, str] = {"gcc": "gcc"}
 
 OS_RELEASE_PATHS: tuple[Path, ...] = (Path("/etc/os-release"), Path("/usr/lib/os-release"))
+
+
+class GnunetDict(TypedDict):
+    """``setup.gnunet``: which GNUnet the blindsig driver measured, as it reports it."""
+
+    library_version: str | None
+    header_version: str | None
+    build_version: str | None
+    bsig_api: str | None
+    known_answers: list[str] | None
+    known_answers_taler: list[str] | None
+    taler_layer: str | None
+
+
+def gnunet_from_meta(driver_meta: Mapping[str, str]) -> GnunetDict | None:
+    """``setup.gnunet`` from the blindsig driver's ``meta`` lines; None without a driver run.
+
+    ``known_answers``/``known_answers_taler`` are the comma-separated schemes
+    whose checks passed (``"CS,RSA"`` -> ``["CS", "RSA"]``); a meta line the
+    driver did not print is None (``--build-info`` runs no checks; drivers
+    before the layer print no ``known_answers_taler``).
+    """
+    if not driver_meta:
+        return None
+
+    def text(key: str) -> str | None:
+        value = driver_meta.get(key, "").strip()
+        return value if value and value != "unknown" else None
+
+    def schemes(key: str) -> list[str] | None:
+        if key not in driver_meta:
+            return None
+        return [s for s in driver_meta[key].split(",") if s]
+
+    return {
+        "library_version": text("gnunet_library_version"),
+        "header_version": text("gnunet_header_version"),
+        "build_version": text("gnunet_build_version"),
+        "bsig_api": text("gnunet_bsig_api"),
+        "known_answers": schemes("known_answers"),
+        "known_answers_taler": schemes("known_answers_taler"),
+        "taler_layer": text("taler_layer"),
+    }
 
 
 class SetupDict(TypedDict):
@@ -63,6 +106,7 @@ class SetupDict(TypedDict):
     cpu_limits: CpuLimitsDict | None
     load_average: list[float] | None
     tools: dict[str, str]
+    gnunet: GnunetDict | None
 
 
 def parse_os_release(text: str) -> dict[str, str]:
@@ -235,7 +279,8 @@ def collect_setup(
         load_average: setup_cpu.read_load_average() from before the driver started.
 
     Returns:
-        The document's ``setup`` object.
+        The document's ``setup`` object; ``gnunet`` is None when ``driver_meta`` is
+        empty (the blindsig suite did not run).
     """
     uname = os.uname()
     versions, names = package_versions()
@@ -265,4 +310,5 @@ def collect_setup(
         "cpu_limits": setup_cpu.read_cpu_limits(),
         "load_average": load_average,
         "tools": {},
+        "gnunet": gnunet_from_meta(driver_meta),
     }

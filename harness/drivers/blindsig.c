@@ -62,7 +62,14 @@
  * Before anything is timed, the driver checks that the libgnunetutil it
  * loaded reports the major.minor version its headers declared, and runs
  * known-answer checks of every call the blocks make, for the schemes asked
- * for (blindsig_api.c); meta known_answers names the schemes that passed.
+ * for (blindsig_api.c); meta known_answers names the schemes that passed,
+ * known_answers_taler those whose layer checks passed.
+ *
+ * GNUnet 0.21 and later: each pair's repetition also times the calls of the
+ * scheme-independent layer GNU Taler uses (blindsig_taler.h), as operations
+ * taler_key_generation .. taler_verifying after the raw chain's; meta
+ * taler_layer says "measured" or why they are absent (0.19/0.20 have no such
+ * layer; --fresh-items).
  *
  * Exit status: 0 when the run completed (even if some scheme is invalid),
  * 64 on usage errors, 65 when a known-answer check failed (nothing timed),
@@ -101,9 +108,11 @@
 #include <unistd.h>
 
 
-/* The schemes whose known-answer checks passed before timing ("CS,RSA");
+/* The schemes whose known-answer checks passed before timing ("CS,RSA"),
+ * of the raw calls and of the layer's (empty when its rows are absent);
  * NULL with --build-info, which runs none. */
 static const char *kat_passed;
+static const char *kat_taler_passed;
 
 
 /**
@@ -143,6 +152,26 @@ check_library (bool run_cs, bool run_rsa)
   snprintf (passed, sizeof (passed), "%s%s%s", run_cs ? "CS" : "",
             (run_cs && run_rsa) ? "," : "", run_rsa ? "RSA" : "");
   kat_passed = passed;
+#if ABH_TALER_LAYER
+  if (blindsig_taler_rows ())
+  {
+    if (run_cs && (! blindsig_kat_taler_cs (why, sizeof (why))))
+    {
+      fprintf (stderr, "blindsig: CS known-answer check of the"
+               " scheme-independent layer failed on GNUnet %s: %s; nothing"
+               " was timed\n", version, why);
+      return EXIT_KAT;
+    }
+    if (run_rsa && (! blindsig_kat_taler_rsa (why, sizeof (why))))
+    {
+      fprintf (stderr, "blindsig: RSA known-answer check of the"
+               " scheme-independent layer failed on GNUnet %s: %s; nothing"
+               " was timed\n", version, why);
+      return EXIT_KAT;
+    }
+    kat_taler_passed = passed;
+  }
+#endif
   return 0;
 }
 
@@ -161,6 +190,11 @@ print_meta (const struct Config *cfg, const struct ClockInfo *ci)
   blindsig_print_row_notes ();
   if (NULL != kat_passed)
     printf ("meta\tknown_answers\t%s\n", kat_passed);
+  if (NULL != kat_taler_passed)
+    printf ("meta\tknown_answers_taler\t%s\n", kat_taler_passed);
+  /* "measured", or why the layer's rows are absent (not an error). */
+  printf ("meta\ttaler_layer\t%s\n", blindsig_taler_rows () ? "measured"
+          : blindsig_taler_absent ());
   printf ("meta\tclock\tCLOCK_MONOTONIC\n");
   printf ("meta\tmessage_bytes\t%d\n", MSG_LEN);
   printf ("meta\tinputs\t%s\n", fresh_items ? "fresh" : "repeated");

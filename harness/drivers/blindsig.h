@@ -13,8 +13,9 @@
  *   blindsig_measure.c  one repetition of the chain and the clock probe:
  *                       everything inside and around the timed blocks, in
  *                       ONE translation unit with blindsig_fresh_cs.h,
- *                       blindsig_fresh_rsa.h, blindsig_repeated.h and
- *                       blindsig_keys.h (static definitions, included
+ *                       blindsig_fresh_rsa.h, blindsig_repeated.h,
+ *                       blindsig_keys.h and (0.21 API) blindsig_taler.h
+ *                       (static definitions, included
  *                       once), so that the compiler inlines the timed code
  *                       as it did when blindsig was one file and the
  *                       counted instructions stay the same
@@ -87,11 +88,16 @@
 #define ABH_GNUNET_VERSION "unknown"
 #endif
 
-/* meta gnunet_bsig_api: the oldest release of the API generation. */
+/* meta gnunet_bsig_api: the oldest release of the API generation.
+ * ABH_TALER_LAYER: the headers declare the scheme-independent layer
+ * (GNUNET_CRYPTO_blind_sign_keys_create ..), new in 0.21.0, whose rows
+ * (taler_*) blindsig_taler.h measures. */
 #if ABH_BSIG_API == 19
 #define ABH_BSIG_API_NAME "0.19"
+#define ABH_TALER_LAYER 0
 #else
 #define ABH_BSIG_API_NAME "0.21"
+#define ABH_TALER_LAYER 1
 #endif
 
 #define BLINDSIG_FORMAT "archbench-blindsig"
@@ -128,9 +134,12 @@
 #define MIN_BLOCK_TICKS 100
 #define MIN_BLOCK_FLOOR_NS UINT64_C (1000000)
 
+/* Operations of a pair: the raw chain's, then (with the layer's rows, see
+ * blindsig_taler_rows()) TALER_OPS more, in blindsig_pairs.c's order. */
 #define CS_OPS 7
 #define RSA_OPS 5
-#define MAX_OPS 7
+#define TALER_OPS 6
+#define MAX_OPS (CS_OPS + TALER_OPS)
 
 
 /**
@@ -228,6 +237,26 @@ bool blindsig_library_matches (const char *version);
 void blindsig_print_row_notes (void);
 bool blindsig_kat_cs (char *why, size_t len);
 bool blindsig_kat_rsa (char *why, size_t len);
+
+/* blindsig_api.c: whether this run measures the layer's rows (0.21 API and
+ * not --fresh-items), and if not, why (the text of meta taler_layer). */
+bool blindsig_taler_rows (void);
+const char *blindsig_taler_absent (void);
+
+#if ABH_TALER_LAYER
+/* blindsig_api.c: the layer's known-answer checks, on the vectors of
+ * blindsig_kat_cs()/_rsa() (false, with the failed step in @a why). */
+bool blindsig_kat_taler_cs (char *why, size_t len);
+bool blindsig_kat_taler_rsa (char *why, size_t len);
+
+/* blindsig_api.c: wrap a raw CS (@a cs, else RSA @a rsa, duplicated) key
+ * into new layer key structs, as blind_sign_keys_create makes them (public
+ * key and its hash included); false (nothing allocated) on failure. */
+bool blindsig_taler_keys (const struct GNUNET_CRYPTO_CsPrivateKey *cs,
+                          const struct GNUNET_CRYPTO_RsaPrivateKey *rsa,
+                          struct GNUNET_CRYPTO_BlindSignPrivateKey **priv,
+                          struct GNUNET_CRYPTO_BlindSignPublicKey **pub);
+#endif
 
 /* blindsig_rules.c */
 unsigned int next_block_size (unsigned int ops, uint64_t block_ns,

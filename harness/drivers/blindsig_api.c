@@ -309,7 +309,71 @@ static const struct RowNote row_notes[] = {
   { "RSA", "verifying", 2200,
     "GNUnet 0.22+: the KDF of the full-domain hash runs on libsodium's HMAC"
     " instead of libgcrypt's (same bytes)" },
+  /* The layer's rows (blindsig_taler.h): what each call contains relative
+   * to the raw rows (crypto_blind_sign.c, identical 0.21.0 .. 0.27.0 but
+   * for formatting).  Every call also allocates its result. */
+  { "CS", "taler_key_generation", 2100,
+    "GNUnet layer blind_sign_keys_create: cs_private_key_generate +"
+    " get_public (the key_generation row) + SHA-512 of the public key" },
+  { "CS", "taler_blinding_input", 2100,
+    "GNUnet layer get_blinding_input_values: cs_r_derive + two"
+    " cs_r_get_public (the r_derivation row); the exchange's answer to a"
+    " withdrawal's first round" },
+  { "CS", "taler_blinding", 2100,
+    "GNUnet layer message_blind_to_sign: cs_blinding_secrets_derive +"
+    " cs_calc_blinded_c (the blinding_secret_derivation and blinding rows"
+    " together)" },
+  { "CS", "taler_signing", 2100,
+    "GNUnet layer blind_sign: cs_r_derive again (the exchange keeps no r"
+    " between the rounds; without the two r_get_public of the r_derivation"
+    " row) + cs_sign_derive (the signing row)" },
+  { "CS", "taler_unblinding", 2100,
+    "GNUnet layer blind_sig_unblind: cs_blinding_secrets_derive +"
+    " cs_calc_blinded_c again (the wallet keeps no blinding secrets or"
+    " blinded R) + cs_unblind: the blinding_secret_derivation, blinding and"
+    " unblinding rows together, far more than the unblinding row's scalar"
+    " addition" },
+  { "CS", "taler_verifying", 2100,
+    "GNUnet layer blind_sig_verify: cs_verify (the verifying row)" },
+  { "RSA", "taler_key_generation", 2100,
+    "GNUnet layer blind_sign_keys_create: rsa_private_key_create (the"
+    " key_generation row, which times only that call) + get_public + the"
+    " public key's hash" },
+  { "RSA", "taler_blinding_input", 2100,
+    "GNUnet layer get_blinding_input_values: an allocation only (RSA has no"
+    " blinding input values; GNU Taler does not even ask the exchange)" },
+  { "RSA", "taler_blinding", 2100,
+    "GNUnet layer message_blind_to_sign: rsa_blind on the 64-byte message"
+    " (the blinding row, full-domain hash inside)" },
+  { "RSA", "taler_signing", 2100,
+    "GNUnet layer blind_sign: rsa_sign_blinded (the signing row)" },
+  { "RSA", "taler_unblinding", 2100,
+    "GNUnet layer blind_sig_unblind: rsa_unblind (the unblinding row)" },
+  { "RSA", "taler_verifying", 2100,
+    "GNUnet layer blind_sig_verify: rsa_verify on the 64-byte message (the"
+    " verifying row)" },
 };
+
+
+bool
+blindsig_taler_rows (void)
+{
+  return ABH_TALER_LAYER && (! fresh_items);
+}
+
+
+const char *
+blindsig_taler_absent (void)
+{
+  if (! ABH_TALER_LAYER)
+    return "GNUnet " GNUNET_VERSION " has no scheme-independent blind-signature"
+           " layer (GNUNET_CRYPTO_blind_sign_keys_create and the calls after"
+           " it are new in 0.21.0)";
+  if (fresh_items)
+    return "--fresh-items: the layer's rows are measured only with one call"
+           " after another on the same item (the default)";
+  return NULL;
+}
 
 
 void
@@ -333,7 +397,9 @@ blindsig_print_row_notes (void)
     {
       if ((0 != strcmp (row_notes[j].scheme, row_notes[i].scheme))
           || (0 != strcmp (row_notes[j].operation, row_notes[i].operation))
-          || (ABH_GNUNET_API_NUM < row_notes[j].since))
+          || (ABH_GNUNET_API_NUM < row_notes[j].since)
+          || ((! blindsig_taler_rows ())
+              && (0 == strncmp (row_notes[j].operation, "taler_", 6))))
         continue;
       if (first)
         printf ("meta\trow_note:%s:%s\t", row_notes[i].scheme,
@@ -616,3 +682,258 @@ cleanup:
   GNUNET_CRYPTO_zero_keys (r, sizeof (r));
   return ok;
 }
+
+
+/* ----------------------------------------------------- the layer */
+
+#if ABH_TALER_LAYER
+
+bool
+blindsig_taler_keys (const struct GNUNET_CRYPTO_CsPrivateKey *cs,
+                     const struct GNUNET_CRYPTO_RsaPrivateKey *rsa,
+                     struct GNUNET_CRYPTO_BlindSignPrivateKey **priv,
+                     struct GNUNET_CRYPTO_BlindSignPublicKey **pub)
+{
+  struct GNUNET_CRYPTO_BlindSignPrivateKey *sk;
+  struct GNUNET_CRYPTO_BlindSignPublicKey *pk;
+
+  if ((NULL == cs) && (NULL == rsa))
+    return false;
+  /* As blind_sign_keys_create_va builds them (crypto_blind_sign.c): the
+   * layer's decref functions free what GNUNET_new allocated. */
+  sk = GNUNET_new (struct GNUNET_CRYPTO_BlindSignPrivateKey);
+  pk = GNUNET_new (struct GNUNET_CRYPTO_BlindSignPublicKey);
+  sk->rc = pk->rc = 1;
+  if (NULL != cs)
+  {
+    sk->cipher = pk->cipher = GNUNET_CRYPTO_BSA_CS;
+    sk->details.cs_private_key = *cs;
+    GNUNET_CRYPTO_cs_private_key_get_public (cs, &pk->details.cs_public_key);
+    GNUNET_CRYPTO_hash (&pk->details.cs_public_key,
+                        sizeof (pk->details.cs_public_key), &pk->pub_key_hash);
+  }
+  else
+  {
+    sk->cipher = pk->cipher = GNUNET_CRYPTO_BSA_RSA;
+    sk->details.rsa_private_key = GNUNET_CRYPTO_rsa_private_key_dup (rsa);
+    if (NULL != sk->details.rsa_private_key)
+      pk->details.rsa_public_key = GNUNET_CRYPTO_rsa_private_key_get_public (
+        sk->details.rsa_private_key);
+    if (NULL == pk->details.rsa_public_key)
+    {
+      if (NULL != sk->details.rsa_private_key)
+        GNUNET_CRYPTO_rsa_private_key_free (sk->details.rsa_private_key);
+      GNUNET_free (sk);
+      GNUNET_free (pk);
+      return false;
+    }
+    GNUNET_CRYPTO_rsa_public_key_hash (pk->details.rsa_public_key,
+                                       &pk->pub_key_hash);
+  }
+  *priv = sk;
+  *pub = pk;
+  return true;
+}
+
+
+/* What the layer's known-answer checks hold between their steps. */
+struct TalerKat
+{
+  struct GNUNET_CRYPTO_BlindSignPrivateKey *priv;
+  struct GNUNET_CRYPTO_BlindSignPublicKey *pub;
+  struct GNUNET_CRYPTO_BlindingInputValues *input;
+  struct GNUNET_CRYPTO_BlindedMessage *blinded;
+  struct GNUNET_CRYPTO_BlindedSignature *blind_sig;
+  struct GNUNET_CRYPTO_UnblindedSignature *sig;
+};
+
+
+static void
+taler_kat_free (struct TalerKat *k)
+{
+  if (NULL != k->sig)
+    GNUNET_CRYPTO_unblinded_sig_decref (k->sig);
+  if (NULL != k->blind_sig)
+    GNUNET_CRYPTO_blinded_sig_decref (k->blind_sig);
+  if (NULL != k->blinded)
+    GNUNET_CRYPTO_blinded_message_decref (k->blinded);
+  if (NULL != k->input)
+    GNUNET_CRYPTO_blinding_input_values_decref (k->input);
+  if (NULL != k->pub)
+    GNUNET_CRYPTO_blind_sign_pub_decref (k->pub);
+  if (NULL != k->priv)
+    GNUNET_CRYPTO_blind_sign_priv_decref (k->priv);
+}
+
+
+/* The vector's signature must verify through the layer, and a one-bit
+ * change of @a msg (changed in place) must not. */
+static bool
+taler_kat_verify (const struct TalerKat *k, unsigned char *msg, size_t size,
+                  char *why, size_t len)
+{
+  if (GNUNET_YES != GNUNET_CRYPTO_blind_sig_verify (k->pub, k->sig, msg, size))
+  {
+    why_set (why, len, "blind_sig_verify rejected the vector's signature");
+    return false;
+  }
+  msg[0] ^= 1;
+  if (GNUNET_YES == GNUNET_CRYPTO_blind_sig_verify (k->pub, k->sig, msg, size))
+  {
+    why_set (why, len, "blind_sig_verify accepted the vector's signature for"
+             " a message with one bit flipped");
+    return false;
+  }
+  return true;
+}
+
+
+/* The RSA vector through the layer: the same calls inside as
+ * blindsig_kat_rsa() checks, so the same bytes at every step. */
+bool
+blindsig_kat_taler_rsa (char *why, size_t len)
+{
+  struct TalerKat k = { NULL };
+  struct GNUNET_CRYPTO_RsaPrivateKey *rsa = NULL;
+  union GNUNET_CRYPTO_BlindingSecretP bks;
+  struct GNUNET_HashCode hash;
+  void *buf;
+  size_t buf_len;
+  bool ok = false;
+
+  if ((! decode_fixed (rsa_message_hash, &hash, sizeof (hash)))
+      || (! decode_fixed (rsa_blinding_key_secret, &bks.rsa_bks,
+                          sizeof (bks.rsa_bks))))
+  {
+    why_set (why, len, "the vector does not decode");
+    return false;
+  }
+  buf = decode_dynamic (rsa_private_key, &buf_len);
+  if (NULL != buf)
+    rsa = GNUNET_CRYPTO_rsa_private_key_decode (buf, buf_len);
+  free (buf);
+  if ((NULL == rsa) || (! blindsig_taler_keys (NULL, rsa, &k.priv, &k.pub)))
+  {
+    why_set (why, len, "the vector's RSA key does not decode or wrap");
+    goto cleanup;
+  }
+  k.input = GNUNET_CRYPTO_get_blinding_input_values (k.priv, NULL, cs_kat_seed);
+  if ((NULL == k.input) || (GNUNET_CRYPTO_BSA_RSA != k.input->cipher))
+  {
+    why_set (why, len, "get_blinding_input_values failed for RSA");
+    goto cleanup;
+  }
+  k.blinded = GNUNET_CRYPTO_message_blind_to_sign (k.pub, &bks, NULL, &hash,
+                                                   sizeof (hash), k.input);
+  if ((NULL == k.blinded)
+      || (! same_bytes (k.blinded->details.rsa_blinded_message.blinded_msg,
+                        k.blinded->details.rsa_blinded_message.blinded_msg_size,
+                        rsa_blinded_message)))
+  {
+    why_set (why, len, "message_blind_to_sign: not the vector's blinded"
+             " message");
+    goto cleanup;
+  }
+  k.blind_sig = GNUNET_CRYPTO_blind_sign (k.priv, cs_kat_seed, k.blinded);
+  if ((NULL == k.blind_sig)
+      || (! same_signature (k.blind_sig->details.blinded_rsa_signature,
+                            rsa_blinded_sig)))
+  {
+    why_set (why, len, "blind_sign: not the vector's blinded signature");
+    goto cleanup;
+  }
+  k.sig = GNUNET_CRYPTO_blind_sig_unblind (k.blind_sig, &bks, &hash,
+                                           sizeof (hash), k.input, k.pub);
+  if ((NULL == k.sig)
+      || (! same_signature (k.sig->details.rsa_signature, rsa_sig)))
+  {
+    why_set (why, len, "blind_sig_unblind: not the vector's signature");
+    goto cleanup;
+  }
+  ok = taler_kat_verify (&k, (unsigned char *) &hash, sizeof (hash), why, len);
+cleanup:
+  taler_kat_free (&k);
+  if (NULL != rsa)
+    GNUNET_CRYPTO_rsa_private_key_free (rsa);
+  return ok;
+}
+
+
+/* The CS vector through the layer: its nonce is the session nonce and the
+ * blinding seed, its salt "r" (cs_kat_seed), as for blindsig_kat_cs(). */
+bool
+blindsig_kat_taler_cs (char *why, size_t len)
+{
+  struct TalerKat k = { NULL };
+  struct GNUNET_CRYPTO_CsPrivateKey cs;
+  union GNUNET_CRYPTO_BlindSessionNonce nonce;
+  union GNUNET_CRYPTO_BlindingSecretP bks;
+  const struct GNUNET_CRYPTO_CsBlindSignature *answer;
+  const struct GNUNET_CRYPTO_CsSignature *sig;
+  unsigned char msg[64];
+  bool ok = false;
+
+  memset (&bks, 0, sizeof (bks));
+  if ((! decode_fixed (cs_private_key, &cs, sizeof (cs)))
+      || (! decode_fixed (cs_message_hash, msg, sizeof (msg)))
+      || (! decode_fixed (cs_nonce, &nonce.cs_nonce, sizeof (nonce.cs_nonce)))
+      || (! decode_fixed (cs_nonce, &bks.nonce, sizeof (bks.nonce))))
+  {
+    why_set (why, len, "the vector does not decode");
+    goto cleanup;
+  }
+  if ((! blindsig_taler_keys (&cs, NULL, &k.priv, &k.pub))
+      || (! same_bytes (&k.pub->details.cs_public_key,
+                        sizeof (k.pub->details.cs_public_key), cs_public_key)))
+  {
+    why_set (why, len, "the vector's CS key does not wrap to its public key");
+    goto cleanup;
+  }
+  k.input = GNUNET_CRYPTO_get_blinding_input_values (k.priv, &nonce,
+                                                     cs_kat_seed);
+  if ((NULL == k.input)
+      || (! cs_same (k.input->details.cs_values.r_pub,
+                     sizeof (k.input->details.cs_values.r_pub[0]), cs_r_pub,
+                     2)))
+  {
+    why_set (why, len, "get_blinding_input_values: not the vector's R");
+    goto cleanup;
+  }
+  k.blinded = GNUNET_CRYPTO_message_blind_to_sign (k.pub, &bks, &nonce, msg,
+                                                   sizeof (msg), k.input);
+  if ((NULL == k.blinded)
+      || (! cs_same (k.blinded->details.cs_blinded_message.c,
+                     sizeof (k.blinded->details.cs_blinded_message.c[0]), cs_c,
+                     2)))
+  {
+    why_set (why, len, "message_blind_to_sign: not the vector's c");
+    goto cleanup;
+  }
+  k.blind_sig = GNUNET_CRYPTO_blind_sign (k.priv, cs_kat_seed, k.blinded);
+  answer = (NULL == k.blind_sig) ? NULL
+           : &k.blind_sig->details.blinded_cs_answer;
+  if ((NULL == answer) || (cs_b != answer->b)
+      || (! same_bytes (&answer->s_scalar, sizeof (answer->s_scalar),
+                        cs_blind_s)))
+  {
+    why_set (why, len, "blind_sign: not the vector's b and blinded s");
+    goto cleanup;
+  }
+  k.sig = GNUNET_CRYPTO_blind_sig_unblind (k.blind_sig, &bks, msg,
+                                           sizeof (msg), k.input, k.pub);
+  sig = (NULL == k.sig) ? NULL : &k.sig->details.cs_signature;
+  if ((NULL == sig)
+      || (! same_bytes (&sig->s_scalar, sizeof (sig->s_scalar), cs_sig_s))
+      || (! same_bytes (&sig->r_point, sizeof (sig->r_point), cs_sig_r)))
+  {
+    why_set (why, len, "blind_sig_unblind: not the vector's signature");
+    goto cleanup;
+  }
+  ok = taler_kat_verify (&k, msg, sizeof (msg), why, len);
+cleanup:
+  taler_kat_free (&k);
+  GNUNET_CRYPTO_zero_keys (&cs, sizeof (cs));
+  return ok;
+}
+
+#endif

@@ -9,7 +9,8 @@
  * into it lives in this one translation unit: this file and the static
  * definitions it includes once, in the order blindsig.c had them
  * (blindsig_fresh_cs.h, blindsig_fresh_rsa.h: --fresh-items;
- * blindsig_repeated.h: the default; blindsig_keys.h: --reuse-keys).  Moving
+ * blindsig_repeated.h: the default; blindsig_keys.h: --reuse-keys), and
+ * after them, for the 0.21 API only, blindsig_taler.h (the layer's rows).  Moving
  * a stage, run_stage() or a caller of now_ns() to another file changes the
  * compiler's inlining and so the instructions a block counts (as splitting
  * rsa_large.c showed); the state the timed code reads (count_marker.h,
@@ -206,6 +207,9 @@ flip_one_bit (unsigned char *buf, size_t len)
 #include "blindsig_fresh_rsa.h"
 #include "blindsig_repeated.h"
 #include "blindsig_keys.h"
+#if ABH_TALER_LAYER
+#include "blindsig_taler.h"
+#endif
 
 
 /* ------------------------------------------------- for the other files */
@@ -221,6 +225,16 @@ blindsig_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
     cs_repetition (ops, ns, rep, v);
   else
     rsa_repetition (bits, ops, ns, rep, v);
+#if ABH_TALER_LAYER
+  /* The layer's blocks follow the raw chain's in the same repetition, so
+   * they share its calibration, order, budget and noise readings. */
+  if (blindsig_taler_rows ())
+  {
+    const unsigned int base = (0 == bits) ? CS_OPS : RSA_OPS;
+
+    taler_repetition (bits, ops + base, ns + base, rep, v);
+  }
+#endif
 }
 
 

@@ -16,13 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Operation ids in chain order; the index is the stage index below. */
-static const char *const cs_op_names[CS_OPS] = {
+/* Operation ids in chain order; the index is the stage index below.  The
+ * layer's (blindsig_taler.h) follow the raw chain's when the run measures
+ * them (blindsig_taler_rows()). */
+#define TALER_OP_NAMES \
+  "taler_key_generation", "taler_blinding_input", "taler_blinding", \
+  "taler_signing", "taler_unblinding", "taler_verifying"
+static const char *const cs_op_names[CS_OPS + TALER_OPS] = {
   "key_generation", "r_derivation", "blinding_secret_derivation",
-  "blinding", "signing", "unblinding", "verifying"
+  "blinding", "signing", "unblinding", "verifying", TALER_OP_NAMES
 };
-static const char *const rsa_op_names[RSA_OPS] = {
-  "key_generation", "blinding", "signing", "unblinding", "verifying"
+static const char *const rsa_op_names[RSA_OPS + TALER_OPS] = {
+  "key_generation", "blinding", "signing", "unblinding", "verifying",
+  TALER_OP_NAMES
 };
 
 bool show_progress;
@@ -64,6 +70,7 @@ struct Pair
   const char *scheme;
   unsigned int bits;           /* 0 for CS */
   unsigned int n_ops;
+  unsigned int taler_keygen;   /* index of taler_key_generation; 0: none */
   const char *const *names;
   unsigned int ops[MAX_OPS];   /* current block size per operation */
   struct Verdict v;
@@ -90,6 +97,11 @@ pair_init (struct Pair *p, const char *scheme, unsigned int bits,
   p->scheme = scheme;
   p->bits = bits;
   p->n_ops = (0 == bits) ? CS_OPS : RSA_OPS;
+  if (blindsig_taler_rows ())
+  {
+    p->taler_keygen = p->n_ops;
+    p->n_ops += TALER_OPS;
+  }
   p->names = (0 == bits) ? cs_op_names : rsa_op_names;
   p->calibrating = (0 != cfg->min_block_ns);
   p->stop = "repetitions";
@@ -199,12 +211,16 @@ pair_step (struct Pair *p, const struct Config *cfg)
     index = p->taken;
     for (unsigned int i = 0; i < p->n_ops; i++)
     {
-      /* Key generation (stage 0) has its own count: it may have left. */
-      if ((0 == i) && reuse)
+      /* Key generation (stage 0, and the layer's) has its own count: it
+       * may have left. */
+      bool keygen = (0 == i) || ((0 != p->taler_keygen)
+                                 && (i == p->taler_keygen));
+
+      if (keygen && reuse)
         continue;
       printf ("sample\t%s\t%u\t%s\t%u\t%u\t%" PRIu64 "\n",
               p->scheme, p->bits, p->names[i], p->ops[i],
-              (0 == i) ? p->keygen_taken++ : index, ns[i]);
+              keygen ? p->keygen_taken : index, ns[i]);
       /* A zero reading is "faster than the clock can tell", not a time. */
       if (0 == ns[i])
         verdict_fail (&p->v,
@@ -212,6 +228,8 @@ pair_step (struct Pair *p, const struct Config *cfg)
                       " resolution); raise --iterations or --min-block-ns",
                       p->names[i], p->ops[i]);
     }
+    if (! reuse)
+      p->keygen_taken++;
     progress (p->label, "repetition", p->taken++, cfg->repetitions, 0);
   }
   p->budget_spent = (0 != cfg->max_time_ns)

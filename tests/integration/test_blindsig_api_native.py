@@ -69,3 +69,18 @@ def test_known_answers_are_checked_for_the_schemes_that_run(
     # The 0.19/0.20 API is the rows' reference: no row carries a note there.
     if out.meta["gnunet_bsig_api"] == "0.19":
         assert not [key for key in out.meta if key.startswith("row_note:")]
+
+
+def test_the_layers_rows_are_absent_on_the_old_api_with_the_reason(driver: Path) -> None:
+    done = _run(
+        driver, "--iterations", "1", "--repetitions", "1", "--rsa-bits", "1024",
+        "--min-block-ns", "0", "--warmup", "0",
+    )  # fmt: skip
+    out = parse_driver_output(done.stdout)
+    operations = {s.operation for s in out.samples}
+    if out.meta["gnunet_bsig_api"] != "0.19":
+        pytest.skip("this host's GNUnet has the layer (the docker test checks its rows)")
+    assert not {op for op in operations if op.startswith("taler_")}
+    assert "known_answers_taler" not in out.meta
+    assert out.meta["taler_layer"].startswith(f"GNUnet {out.meta['gnunet_header_version']} has no")
+    assert "new in 0.21.0" in out.meta["taler_layer"]

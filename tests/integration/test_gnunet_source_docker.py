@@ -4,8 +4,9 @@ A scratch image from the local ``archbench-base/debian-trixie:amd64`` with the b
 packages (apt through the host's package cache, as image builds do), then per version:
 ``images/gnunet-source/build-libgnunetutil.sh`` on the shared upstream tarball
 (``../shared/gnunet/``), the blindsig driver compiled against the prefix with the
-harness's Makefile, and one tiny run of every row. Every row must be valid, both
-known-answer checks must pass, the headers' version must reach build-info.txt and the
+harness's Makefile, and one tiny run of every row, GNU Taler's path (the scheme-independent layer's
+``taler_*`` rows) included. Every row must be valid, the known-answer checks of the raw
+calls and of the layer must pass, the headers' version must reach build-info.txt and the
 meta lines, and the unpacked source must be left as it was.
 """
 
@@ -20,6 +21,7 @@ import docker
 import pytest
 from abh.suites.blindsig import RunRequest, build_rows, expected_scheme_keys
 from abh.suites.blindsig_output import parse_driver_output
+from abh.suites.blindsig_rules import TALER_OPERATIONS
 from helpers import GNUNET_TARBALLS, REPO
 
 from archbench.build import GNUNET_BUILD_PACKAGES, resolve_apt_proxy
@@ -95,12 +97,19 @@ def test_a_source_build_drives_every_row_on_the_new_api(
 
     output = parse_driver_output(driver)
     assert output.meta["known_answers"] == "CS,RSA"
+    # Taler's path: the layer's known answers passed and its rows were measured.
+    assert output.meta["known_answers_taler"] == "CS,RSA"
+    assert output.meta["taler_layer"] == "measured"
     assert output.meta["gnunet_header_version"] == version
     assert output.meta["gnunet_bsig_api"] == "0.21"
     assert output.invalid == {}
     rows = build_rows(output, expected_scheme_keys(["CS", "RSA"], [1024]), RunRequest(1, 1), _fail)
-    assert all(row["valid"] for row in rows) and len(rows) == 12
+    assert all(row["valid"] for row in rows) and len(rows) == 12 + 2 * len(TALER_OPERATIONS)
+    layer = [(r["scheme"], r["operation"]) for r in rows if r["operation"] in TALER_OPERATIONS]
+    assert layer == [(s, op) for s in ("CS", "RSA") for op in TALER_OPERATIONS]
     notes = {(r["scheme"], r["operation"]): r.get("note", "") for r in rows}
+    assert "cs_r_derive again" in notes[("CS", "taler_signing")]
+    assert "cs_calc_blinded_c again" in notes[("CS", "taler_unblinding")]
     assert notes[("RSA", "blinding")].startswith("GNUnet 0.21 API: rsa_blind takes (message, size)")
     # 0.22 moved the HKDF to libsodium's HMAC: the note says so from then on.
     hkdf = "libsodium's HMAC" in notes[("CS", "signing")]

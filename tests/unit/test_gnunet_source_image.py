@@ -221,7 +221,7 @@ def test_the_flag_survives_run_json_in_its_one_string_form(tmp_path: Path) -> No
 def test_the_setup_box_names_the_source_builds_version() -> None:
     r = result("a", "amd64", "x86_64", "CPU", [row("CS", "signing", [1, 2, 3])])
     debian = dict(setup_items(r))
-    assert debian["libgnunetutil:amd64 version"] == "0.21.1-1"
+    assert debian["libgnunetutil:amd64 version"] == "0.21.1-1 (Debian package)"
     harness = r.harness.model_copy(
         update={
             "setup": r.harness.setup.model_copy(

@@ -41,4 +41,4 @@ def test_report_builds_the_tidy_frame_once(tmp_path: Path, monkeypatch: pytest.M
     assert calls == [2]
     assert (tmp_path / "out" / "results.csv").is_file()
     assert (tmp_path / "out" / "fig-signing.png").is_file()
-    assert "| a (amd64, Debian 13)" in (tmp_path / "out" / "appendix.md").read_text()
+    assert "| a (amd64, Debian 13, GNUnet " in (tmp_path / "out" / "appendix.md").read_text()

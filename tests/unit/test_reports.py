@@ -400,7 +400,7 @@ def test_setup_box_is_generated_and_escaped(emulated: Result) -> None:
         r"Debian 6.1.119-1 (2024-11-22) \\",
         r"libsodium:riscv64 version: 1.0.18-1+b2 \\",
         r"libgcrypt:riscv64 version: 1.11.0-7 \\",
-        r"libgnunetutil:riscv64 version: 0.21.1-1 \\",
+        r"libgnunetutil:riscv64 version: 0.21.1-1 (Debian package) \\",
         r"Execution: emulated (QEMU 8.2.2) on amd64 host AMD EPYC 7763 64-Core Processor",
     ]
 
@@ -423,8 +423,9 @@ def test_emulated_says_so_in_caption_and_heading(native: Result, emulated: Resul
     assert r"\label{tab:comp-sign-riscv64-emu}" in latex
     assert r"\label{tab:comp-sign-amd64-native}" in latex
     markdown = render_markdown([native, emulated])
-    assert "## riscv64 on QEMU 8.2.2 — riscv64-emu (emulated on amd64)\n" in markdown
-    assert "## AMD Ryzen 7 PRO 5850U — amd64-native\n" in markdown
+    # Headings name the GNUnet version (Debian's package here).
+    assert "## riscv64 on QEMU 8.2.2 — riscv64-emu, GNUnet 0.21.1 (emulated on amd64)\n" in markdown
+    assert "## AMD Ryzen 7 PRO 5850U — amd64-native, GNUnet 0.21.1\n" in markdown
     assert "- Execution: native\n" in markdown
 
 
@@ -501,8 +502,8 @@ def test_summary_keeps_emulated_machines_apart(
     hardware = section_of(
         latex, r"\section{Summary across machines}", r"\label{tab:summary-blindsig-native-1}"
     )
-    assert r"\rotatebox{90}{amd64-native (amd64, Debian 13)}" in hardware
-    assert r"\rotatebox{90}{arm64-native (arm64, Debian 13)}" in hardware
+    assert r"\rotatebox{90}{amd64-native (amd64, Debian 13, GNUnet 0.21.1)}" in hardware
+    assert r"\rotatebox{90}{arm64-native (arm64, Debian 13, GNUnet 0.21.1)}" in hardware
     assert "riscv64" not in hardware
     assert "signing & CS & 0.077 & 0.321 \\\\\\hline" in hardware
     assert " & RSA 2048 bit & 34 & \\textit{invalid} \\\\\\hline" in hardware
@@ -565,7 +566,7 @@ def test_speedup_over_rsa_2048_and_baseline_ratios(
     # key generation 10 000.124 / 0.2044 ms, derive 3.012 / 3.870, signing 34 / 0.077,
     # unblinding 10 / 0.001, verifying 2.304 / 1.358: three significant digits (no interval)
     assert re.search(
-        r"\| amd64-native \(amd64, Debian 13\) +\| +48 900× \| +0\.778× \| +442× "
+        r"\| amd64-native \(amd64, Debian 13, GNUnet 0\.21\.1\) +\| +48 900× \| +0\.778× \| +442× "
         r"\| +10 000× \| +1\.70× \|",
         speedup,
     )

@@ -61,7 +61,7 @@ def test_openssl_tables_scaling_and_nist_vs_brainpool() -> None:
     )
     tables = {t.label: t for t in parts["openssl speed"]}
     cross = tables["tab:suite-openssl-speed-native-1"]
-    assert cross.header == ("Scheme", "Operation", "Unit", "box (amd64, Debian 13)")
+    assert cross.header == ("Scheme", "Operation", "Unit", "box (amd64, Debian 13, GNUnet 0.21.1)")
     assert cross.rows[0] == ("RSA 2048 bit", "sign", "ops/s", "1000")
     assert cross.rows[1] == ("RSA 2048 bit", "sign (2 processes)", "ops/s", "1900")
     assert cross.rows[4] == ("AES-128-GCM 16384 B", "encrypt", "MB/s", "32.768")

@@ -14,7 +14,7 @@ from helpers import REPO
 
 from archbench import upstream
 from archbench.errors import ResultsError
-from archbench.result import HELPER_OPERATIONS, OPERATION_WORDING
+from archbench.result import HELPER_OPERATIONS, OPERATION_WORDING, TALER_OPERATIONS
 from archbench.upstream import reference, scan_log, wording
 
 CS_LOG = REPO / "tests" / "fixtures" / "upstream-logs" / "perf_crypto_cs.log"
@@ -77,7 +77,11 @@ def test_test_helper_kinds_are_the_vocabulary_wording_in_parentheses() -> None:
 def test_thesis_tables_use_the_vocabulary_without_aliases() -> None:
     helper = {words: op for op, words in OPERATION_WORDING.items() if op in HELPER_OPERATIONS}
     assert helper == wording.THESIS_HELPER_WORDING
-    assert set(wording.THESIS_BLINDSIG_WORDING) | set(helper) == set(OPERATION_WORDING.values())
+    layer = {OPERATION_WORDING[op] for op in TALER_OPERATIONS}
+    assert set(wording.THESIS_BLINDSIG_WORDING) | set(helper) | layer == set(
+        OPERATION_WORDING.values()
+    )
+    assert not layer & set(wording.THESIS_BLINDSIG_WORDING)
 
 
 def test_an_alias_may_not_take_another_operations_wording() -> None:

@@ -79,16 +79,16 @@ def test_reports_mark_the_emulation_slowdown_and_summary_of_ppc64le() -> None:
     summary = latex.split(r"\label{tab:summary-blindsig-native-1}", 1)[1].split(
         r"\label{tab:summary-blindsig-emulated-1}", 1
     )[0]
-    assert r"\rotatebox{90}{ppc64le-bookworm (ppc64le, Debian 12) \P{}}" in summary
-    assert r"\rotatebox{90}{arm64-trixie (arm64, Debian 13)}" in summary
+    assert r"\rotatebox{90}{ppc64le-bookworm (ppc64le, Debian 12, GNUnet 0.19.3) \P{}}" in summary
+    assert r"\rotatebox{90}{arm64-trixie (arm64, Debian 13, GNUnet 0.21.1)}" in summary
     assert r"\P{} library versions differ between these machines: libgnunetutil" in summary
     slowdown = latex.split(r"\section{Emulation slowdown}", 1)[1]
     # Both are read against amd64-trixie; only ppc64le's libraries differ from it.
-    assert r"{ppc64le-bookworm (ppc64le, Debian 12) \P{}}" in slowdown
-    assert r"{arm64-trixie (arm64, Debian 13)}" in slowdown
+    assert r"{ppc64le-bookworm (ppc64le, Debian 12, GNUnet 0.19.3) \P{}}" in slowdown
+    assert r"{arm64-trixie (arm64, Debian 13, GNUnet 0.21.1)}" in slowdown
     assert "within the ratio: libgnunetutil 0.19.3-2 (ppc64le-bookworm; Debian 12) vs" in slowdown
     markdown = render_markdown([amd64, arm64, ppc])
-    assert "ppc64le-bookworm (ppc64le, Debian 12) ¶" in markdown
+    assert "ppc64le-bookworm (ppc64le, Debian 12, GNUnet 0.19.3) ¶" in markdown
     assert "- ¶ library versions differ between these machines: libgnunetutil 0.21.1-1" in (
         markdown
     )

@@ -12,7 +12,7 @@ import json
 import re
 from typing import get_args
 
-from abh.suites.blindsig_rules import CS_OPERATIONS, RSA_OPERATIONS
+from abh.suites.blindsig_rules import CS_OPERATIONS, RSA_OPERATIONS, TALER_OPERATIONS
 from helpers import HARNESS_DIR
 
 from archbench.result import Operation, vocabulary
@@ -21,22 +21,33 @@ from archbench.upstream import reference
 
 
 def _c_names(variable: str) -> tuple[str, ...]:
+    """A driver operation table's names, with the layer's macro (TALER_OP_NAMES) expanded."""
     text = (HARNESS_DIR / "drivers" / "blindsig_pairs.c").read_text(encoding="utf-8")
-    match = re.search(rf"{variable}\[[A-Z_]+\] = \{{(.*?)\}};", text, re.S)
+    taler = re.search(r"#define TALER_OP_NAMES((?:.*\\\n)*.*)", text)
+    assert taler is not None, "TALER_OP_NAMES not found in blindsig_pairs.c"
+    match = re.search(rf"{variable}\[[A-Z_ +]+\] = \{{(.*?)\}};", text, re.S)
     assert match is not None, f"{variable} not found in blindsig_pairs.c"
-    return tuple(re.findall(r'"([a-z_]+)"', match.group(1)))
+    body = match.group(1).replace("TALER_OP_NAMES", taler.group(1))
+    return tuple(re.findall(r'"([a-z_]+)"', body))
 
 
 def test_harness_and_driver_name_the_host_operations_in_the_host_order() -> None:
-    blindsig = [op for op in vocabulary.OPERATION_ORDER if op not in vocabulary.HELPER_OPERATIONS]
+    layer = set(vocabulary.TALER_OPERATIONS)
+    blindsig = [
+        op
+        for op in vocabulary.OPERATION_ORDER
+        if op not in vocabulary.HELPER_OPERATIONS and op not in layer
+    ]
     assert list(CS_OPERATIONS) == blindsig
+    # The layer's rows come last, in chain order, on both sides and in the driver.
+    assert TALER_OPERATIONS == vocabulary.TALER_OPERATIONS == vocabulary.OPERATION_ORDER[-6:]
     assert list(RSA_OPERATIONS) == [op for op in blindsig if op in RSA_OPERATIONS]
     assert set(RSA_OPERATIONS) == set(blindsig) - {
         "r_derivation",
         "blinding_secret_derivation",
     }
-    assert _c_names("cs_op_names") == CS_OPERATIONS
-    assert _c_names("rsa_op_names") == RSA_OPERATIONS
+    assert _c_names("cs_op_names") == CS_OPERATIONS + TALER_OPERATIONS
+    assert _c_names("rsa_op_names") == RSA_OPERATIONS + TALER_OPERATIONS
 
 
 def test_every_operation_has_wording_a_group_and_a_rank() -> None:
@@ -60,8 +71,11 @@ def test_contract_and_reference_parser_use_the_host_wording() -> None:
         if op not in vocabulary.HELPER_OPERATIONS
     }
     assert documented == blindsig
-    # The thesis's cells are read with the vocabulary's wording, every operation of it.
+    # The thesis's cells are read with the vocabulary's wording, every operation of it
+    # (the thesis has no rows of the scheme-independent layer).
     for op, words in vocabulary.OPERATION_WORDING.items():
+        if op in vocabulary.TALER_OPERATIONS:
+            continue
         helper = op in vocabulary.HELPER_OPERATIONS
         printed = f"100 {words}" if helper else f"10x {words}"
         assert reference.read_operation(printed, "test") == (

@@ -46,10 +46,12 @@ from abh.suites.blindsig_output import (
 )
 from abh.suites.blindsig_rules import (
     CALIBRATION_MAX_OPS,
-    OPERATIONS,
+    KEY_GENERATIONS,
     SUITE,
+    TALER_LAYER_MEASURED,
     SchemeKey,
     next_block_size,
+    run_operations,
     should_stop_repetitions,
 )
 from abh.suites.common import Progress, warn
@@ -139,7 +141,9 @@ def build_rows(
     """Turn parsed driver output into the document's rows, checking it on the way.
 
     Every operation of every expected (scheme, bits) pair yields one row, in
-    ``expected`` order and then CONTRACT.md operation order. A valid row must
+    ``expected`` order and then CONTRACT.md operation order; the layer's
+    ``taler_*`` rows follow a pair's raw rows when the driver's ``meta
+    taler_layer`` says it measured them. A valid row must
     have one sample > 0 ns per timed repetition, all of one block size that
     calibration (checked step by step against next_block_size()) arrived
     at, and as many repetitions as requested unless the driver reports the
@@ -165,11 +169,13 @@ def build_rows(
 
     Raises:
         DriverOutputError: blocks or verdicts for pairs that were not
-            requested, a pair without its ``done`` line, block sizes that
+            requested, blocks of the layer's rows in a run without them, a
+            pair without its ``done`` line, block sizes that
             break the calibration rule, a valid row with missing, extra
             or zero samples, or a malformed ``row_note``.
     """
     notes = row_notes(output.meta)
+    taler = output.meta.get("taler_layer") == TALER_LAYER_MEASURED
     by_row: dict[tuple[str, int | None, str], list[Sample]] = {}
     for sample in output.samples:
         by_row.setdefault((sample.scheme, sample.key_bits, sample.operation), []).append(sample)
@@ -184,6 +190,12 @@ def build_rows(
     for key in [*output.invalid, *output.done]:
         if key not in expected_set:
             raise DriverOutputError(f"driver judged {key}, which was not requested")
+    for scheme, _, operation in [*by_row, *discards_by_row]:
+        if operation not in run_operations(scheme, taler):
+            raise DriverOutputError(
+                f"driver measured {scheme} {operation}, but its meta taler_layer says"
+                f" {output.meta.get('taler_layer', '(nothing)')!r}"
+            )
 
     rows: list[RowDict] = []
     for scheme, bits in expected:
@@ -194,7 +206,7 @@ def build_rows(
             raise DriverOutputError(f"{label}: driver output has no 'done' line")
         if reason is None:
             _check_pair_done(label, done, request)
-        for operation in OPERATIONS[scheme]:
+        for operation in run_operations(scheme, taler):
             where = f"{label} {operation}"
             samples = sorted(by_row.get((scheme, bits, operation), []), key=lambda s: s.repetition)
             discarded = discards_by_row.get((scheme, bits, operation), [])
@@ -209,7 +221,7 @@ def build_rows(
                 reps = [s.repetition for s in samples]
                 # Key generation that left the adaptive loop has its own count.
                 want = done.taken
-                if operation == "key_generation" and keygen_left is not None:
+                if operation in KEY_GENERATIONS and keygen_left is not None:
                     want = keygen_left.get((scheme, bits), want)
                 if reps != list(range(want)):
                     raise DriverOutputError(

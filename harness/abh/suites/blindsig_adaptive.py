@@ -41,7 +41,13 @@ from typing import Any, TypedDict
 from abh.suites import blindsig_median_ci, blindsig_noise
 from abh.suites.blindsig_noise import NoiseTally
 from abh.suites.blindsig_output import DriverOutput, DriverOutputError, HarnessError, join_notes
-from abh.suites.blindsig_rules import OPERATIONS, SchemeKey
+from abh.suites.blindsig_rules import (
+    KEY_GENERATIONS,
+    OPERATIONS,
+    TALER_LAYER_MEASURED,
+    SchemeKey,
+    run_operations,
+)
 
 PROTOCOL_START = "start"
 PROTOCOL_ASK = "ask"
@@ -96,12 +102,13 @@ def pair_reached(
 
     ``samples`` maps operation -> block times in ns taken so far (a time of 0
     ns never counts as reached: the driver declares such a pair invalid).
-    Key generation no longer counts once it has left (:func:`keygen_left`).
+    Key generation (the raw row and the layer's, which leave together) no longer
+    counts once it has left (:func:`keygen_left`).
     """
     if rule.target is None:
         return False
     for operation in operations:
-        if operation == KEY_GENERATION and keygen_left(samples, rule):
+        if operation in KEY_GENERATIONS and keygen_left(samples, rule):
             continue
         xs = samples.get(operation, [])
         if not xs or min(xs) <= 0:
@@ -212,6 +219,7 @@ def run_driver_interactive(
     samples: dict[SchemeKey, dict[str, list[int]]] = {}
     before: blindsig_noise.Snapshot | None = None
     skipping: set[SchemeKey] = set()  # pairs told to skip key generation next
+    taler = False  # meta taler_layer (before any protocol line): the pair's rows
     assert proc.stdout is not None
     with proc:
         for line in proc.stdout:
@@ -230,7 +238,7 @@ def run_driver_interactive(
                         if key not in skipping:
                             run.keygen_noise.setdefault(key, NoiseTally()).add(before, after)
                     got = samples.get(key, {})
-                    word = answer_after_sample(got, OPERATIONS[key[0]], rule)
+                    word = answer_after_sample(got, run_operations(key[0], taler), rule)
                     if word == ANSWER_STOP:
                         run.stops.add(key)
                     elif word == ANSWER_NOKEYGEN:
@@ -242,6 +250,8 @@ def run_driver_interactive(
                 _answer(proc, word)
             else:
                 kept.append(line)
+                if fields[:2] == ["meta", "taler_layer"] and len(fields) == 3:
+                    taler = fields[2] == TALER_LAYER_MEASURED
                 if fields[0] == "sample" and len(fields) == 7 and fields[6].isdigit():
                     key = _scheme_key(fields[1], fields[2])
                     samples.setdefault(key, {}).setdefault(fields[3], []).append(int(fields[6]))
@@ -342,19 +352,19 @@ def annotate_rows(
         reached: bool | None = None
         left = run.keygen_left.get(key) if run is not None else None
         keygen_out = (
-            row["operation"] == KEY_GENERATION
+            row["operation"] in KEY_GENERATIONS
             and row["valid"]
             and keygen_left({KEY_GENERATION: samples}, rule)
             and (left is not None or stop == "target")
         )
         if (
             left is not None
-            and row["operation"] == KEY_GENERATION
+            and row["operation"] in KEY_GENERATIONS
             and row["valid"]
             and len(samples) != left
         ):
             raise DriverOutputError(
-                f"{label} key_generation: {len(samples)} timed blocks, but the harness"
+                f"{label} {row['operation']}: {len(samples)} timed blocks, but the harness"
                 f" let it leave after {left}"
             )
         if rule.target is not None and row["valid"]:

@@ -26,7 +26,41 @@ RSA_OPERATIONS: tuple[str, ...] = (
     "unblinding",
     "verifying",
 )
-OPERATIONS: dict[str, tuple[str, ...]] = {"CS": CS_OPERATIONS, "RSA": RSA_OPERATIONS}
+TALER_OPERATIONS: tuple[str, ...] = (
+    "taler_key_generation",
+    "taler_blinding_input",
+    "taler_blinding",
+    "taler_signing",
+    "taler_unblinding",
+    "taler_verifying",
+)
+"""The rows of GNUnet's scheme-independent layer (``GNUNET_CRYPTO_blind_sign*``, 0.21+),
+the calls GNU Taler makes, for CS and RSA alike, after the raw chain's
+(``drivers/blindsig_taler.h``)."""
+OPERATIONS: dict[str, tuple[str, ...]] = {
+    "CS": CS_OPERATIONS + TALER_OPERATIONS,
+    "RSA": RSA_OPERATIONS + TALER_OPERATIONS,
+}
+"""Every operation id the driver may print per scheme, in chain order."""
+KEY_GENERATIONS: tuple[str, ...] = ("key_generation", "taler_key_generation")
+"""The key generation rows: they leave the adaptive loop together (``more nokeygen``)."""
+TALER_LAYER_MEASURED = "measured"
+"""``meta taler_layer`` of a run that measures the layer's rows; any other value says
+why they are absent."""
+
+
+def run_operations(scheme: str, taler_layer: bool) -> tuple[str, ...]:
+    """The operations one pair of ``scheme`` ("CS" or "RSA") has in a run, in chain order.
+
+    ``taler_layer``: the driver measures the layer's rows (``meta taler_layer``
+    is :data:`TALER_LAYER_MEASURED`).
+
+    Raises:
+        KeyError: an unknown scheme.
+    """
+    raw = {"CS": CS_OPERATIONS, "RSA": RSA_OPERATIONS}[scheme]
+    return raw + TALER_OPERATIONS if taler_layer else raw
+
 
 DEFAULT_RSA_BITS: tuple[int, ...] = (1024, 2048, 3072, 4096)
 # Mirrors drivers/blindsig.h so bad values fail as usage errors, not as driver errors.
