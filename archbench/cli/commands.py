@@ -130,7 +130,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
     Raises:
         MatrixError: a flag value is not allowed (checked before anything is read).
         TargetsFailed: some targets failed in some versions; the rest is kept.
-        ArchbenchError: whatever :func:`archbench.run.history` raises.
+        ArchbenchError: whatever :func:`archbench.run.measure_history` raises.
     """
     chosen = overrides(f.iterations, f.repetitions, f.rsa_bits, f.warmup, f.max_time, f.ci_target)
     check_overrides(chosen)
@@ -155,7 +155,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
         apt_proxy=s.apt_proxy,
         build_jobs=integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16),
     )
-    done = run.history(options)
+    done = run.measure_history(options)
     results = {
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
     }

@@ -5,7 +5,7 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.session`: one ``invoke bench`` / ``invoke images``
   (:func:`bench` of a frozen :class:`BenchOptions`): a new run, a resumed one or an
   archive's rerun, its engines, plans, cpuset and quota checks and manifest;
-* :mod:`archbench.run.history`: one ``invoke history`` (:func:`history` of a
+* :mod:`archbench.run.history`: one ``invoke history`` (:func:`measure_history` of a
   :class:`HistoryOptions`): a series of versions (GNUnet sources, Debian bases), one run
   each, native targets timed in interleaved rounds, every target counted;
 * :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from archbench.run.archives import ArchiveSummary, create_archive
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
-from archbench.run.history import HistoryOptions, HistoryRun, history
+from archbench.run.history import HistoryOptions, HistoryRun, measure_history
 from archbench.run.planning import TargetPlan, check_overrides, plan
 from archbench.run.progress import Reporter, SilentReporter, TimingStore, suite_key
 from archbench.run.schedule import RunOptions, execute, is_complete
@@ -62,9 +62,9 @@ __all__ = [
     "check_overrides",
     "create_archive",
     "execute",
-    "history",
     "is_complete",
     "leftover_containers",
+    "measure_history",
     "plan",
     "run_harness",
     "smoke_test",

@@ -6,7 +6,7 @@ A version is a GNUnet source (``--gnunet``, each in the grammar of ``invoke benc
 results store (its ``run.json`` names the history), so ``invoke report`` and
 ``invoke compare`` read it as any other run.
 
-:func:`history` builds every version's images first (nothing is built while anything
+:func:`measure_history` builds every version's images first (nothing is built while anything
 is timed), then measures:
 
 * **native targets, timed, in rounds**: round ``r`` runs every version once, in an
@@ -206,7 +206,7 @@ class _Version:
     outcomes: list[TargetOutcome] = field(default_factory=list)
 
 
-def history(options: HistoryOptions, reporter: Reporter | None = None) -> HistoryRun:
+def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -> HistoryRun:
     """Build, measure in interleaved rounds and count every version (see the module docs).
 
     ``reporter``: where progress goes (None: a rich console display).

@@ -27,6 +27,7 @@ TASKS = [
     "clean",
     "compare",
     "doctor",
+    "history",
     "images",
     "import",
     "report",
