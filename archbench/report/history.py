@@ -22,7 +22,7 @@ from tabulate import tabulate
 
 from archbench.analysis import RowKey, median_per_op, row_key
 from archbench.report.units import format_count, format_time_ns
-from archbench.result import HistoryManifest, Result, merge_repeats
+from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,12 @@ def _cell(
     return SeriesCell(middle, (q3 - q1) / middle if middle else 0.0)
 
 
+def _order(key: RowKey) -> tuple[str, str, int, bool, int, str, str]:
+    """The appendix's order inside a target: operation, CS before RSA, RSA by size."""
+    rank = OPERATION_ORDER.index(key.operation) if key.operation in OPERATION_ORDER else 99
+    return (key.target, key.suite, rank, key.scheme != "CS", key.key_bits, key.param, key.operation)
+
+
 def render_history_markdown(
     manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
 ) -> str:
@@ -96,7 +102,7 @@ def render_history_markdown(
         if not table:
             continue
         rows = []
-        for key in sorted(table):
+        for key in sorted(table, key=_order):
             cells = table[key]
             first = cells.get(manifest.versions[0].run_id)
             line = [key.target, key.label.removeprefix(f"{key.suite} ")]

@@ -1,0 +1,63 @@
+"""``invoke history`` of two GNUnet sources (Debian's 0.20.0 and 0.27.0 from the shared
+tarball): amd64 timed in interleaved rounds and counted, riscv64 counted; the manifest, the
+runs and the tables agree."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import CI_MATRIX, GNUNET_027_SHA256, GNUNET_TARBALLS, WORK, run_invoke
+
+from archbench.result import HistoryManifest, ResultStore, load
+
+pytestmark = [pytest.mark.docker, pytest.mark.emulated]
+
+
+def test_a_history_of_two_sources_times_natives_in_rounds_and_counts_everything(
+    tmp_path: Path,
+) -> None:
+    tarball = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"
+    results = tmp_path / "results"
+    done = run_invoke(
+        "history", "--matrix", str(CI_MATRIX), "--target", "ci-amd64,ci-riscv64",
+        "--gnunet", f"debian,{tarball}@sha256:{GNUNET_027_SHA256}",
+        "--rsa-bits", "1024", "--repetitions", "2", "--ci-target", "off",
+        "--rounds", "2", "--seed", "11",
+        settings={"results": results, "work": WORK},
+        timeout=3600,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    store = ResultStore(results)
+    (history_id,) = store.histories()
+    manifest = store.load_history(history_id)
+    assert isinstance(manifest, HistoryManifest)
+    assert [v.gnunet for v in manifest.versions] == [
+        "debian", f"{tarball}@sha256:{GNUNET_027_SHA256}"
+    ]  # fmt: skip
+    runs = [v.run_id for v in manifest.versions]
+    # Each round ran both versions once, in the order the seed drew; all rounds are recorded.
+    assert [r.round for r in manifest.order] == [1, 2]
+    assert all(sorted(r.order) == sorted(runs) for r in manifest.order)
+    for v in manifest.versions:
+        files = [load(p) for p in store.files([v.run_id])]
+        timed = [r for r in files if r.metric == "time"]
+        counted = [r for r in files if r.metric == "instructions"]
+        # amd64 was timed once per round, riscv64 never (its times would be QEMU's).
+        assert sorted(r.target.name for r in timed) == ["ci-amd64", "ci-amd64"]
+        assert sorted(r.execution.repeat_index for r in timed if r.execution) == [1, 2]
+        assert {r.execution.interleaved for r in files if r.execution} == {v.session}
+        assert sorted(r.target.name for r in counted) == ["ci-amd64", "ci-riscv64"]
+        assert all(row.instructions for r in counted for row in r.harness.rows)
+        run_json = json.loads((results / v.run_id / "run.json").read_text())
+        assert run_json["history"] == history_id
+        versions = {r.harness.setup.gnunet_version for r in files}
+        assert versions == ({"0.20.0"} if v.gnunet == "debian" else {"0.27.0"})
+    # The printed tables: both versions of every counted row, the second with its ratio.
+    signing = next(
+        line for line in done.stdout.splitlines() if "ci-riscv64" in line and "CS signing" in line
+    )
+    assert signing.count("×)") == 1, signing
+    assert f"history: {results / history_id / 'history.json'}" in done.stdout
