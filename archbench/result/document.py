@@ -82,6 +82,10 @@ class GnunetBuild(Frozen):
     taler_layer: str | None = None
     """``"measured"``, or why the layer's ``taler_*`` rows are absent (GNUnet 0.19/0.20
     has no such layer; ``fresh_items``): a note, not an error."""
+    source_build: dict[str, str] | None = None
+    """A libgnunetutil built from source: its ``/opt/gnunet/build-info.txt``
+    (``kind`` meson/autotools, ``version``, ``header_version``, ``cflags``, ``prefix``,
+    ``build_seconds``: wall time of the build in s); None for Debian's package."""
 
     @property
     def taler_measured(self) -> bool:

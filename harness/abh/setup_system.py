@@ -24,6 +24,9 @@ from abh.setup_cpu import CpuLimitsDict
 from abh.suites.blindsig_output import meta_int
 
 BUILD_INFO_NAME = "build-info.txt"
+GNUNET_BUILD_INFO = Path("/opt/gnunet/build-info.txt")
+"""What ``images/gnunet-source/build-libgnunetutil.sh`` wrote about a libgnunetutil built
+from source into the image's ``/opt/gnunet`` (absent for Debian's package)."""
 
 # Packages are found by the shared library they ship, because the package
 # names carry sonames and t64 suffixes that change between releases
@@ -50,10 +53,17 @@ class GnunetDict(TypedDict):
     known_answers: list[str] | None
     known_answers_taler: list[str] | None
     taler_layer: str | None
+    source_build: dict[str, str] | None
 
 
-def gnunet_from_meta(driver_meta: Mapping[str, str]) -> GnunetDict | None:
+def gnunet_from_meta(
+    driver_meta: Mapping[str, str], source_build: dict[str, str] | None = None
+) -> GnunetDict | None:
     """``setup.gnunet`` from the blindsig driver's ``meta`` lines; None without a driver run.
+
+    ``source_build``: the source build's ``build-info.txt`` (:data:`GNUNET_BUILD_INFO`:
+    ``kind``, ``version``, ``header_version``, ``cflags``, ``prefix``, ``build_seconds``),
+    None for Debian's package.
 
     ``known_answers``/``known_answers_taler`` are the comma-separated schemes
     whose checks passed (``"CS,RSA"`` -> ``["CS", "RSA"]``); a meta line the
@@ -80,6 +90,7 @@ def gnunet_from_meta(driver_meta: Mapping[str, str]) -> GnunetDict | None:
         "known_answers": schemes("known_answers"),
         "known_answers_taler": schemes("known_answers_taler"),
         "taler_layer": text("taler_layer"),
+        "source_build": source_build,
     }
 
 
@@ -269,7 +280,10 @@ def parse_build_info(text: str) -> dict[str, str]:
 
 
 def collect_setup(
-    driver_meta: dict[str, str], build_info_path: Path, load_average: list[float] | None
+    driver_meta: dict[str, str],
+    build_info_path: Path,
+    load_average: list[float] | None,
+    gnunet_build_info: Path = GNUNET_BUILD_INFO,
 ) -> SetupDict:
     """Describe the machine, OS, libraries and driver build of this run.
 
@@ -277,6 +291,7 @@ def collect_setup(
         driver_meta: ``meta`` lines of the driver run.
         build_info_path: build-info.txt next to the driver (may be missing).
         load_average: setup_cpu.read_load_average() from before the driver started.
+        gnunet_build_info: where a source build of libgnunetutil left its build-info.txt.
 
     Returns:
         The document's ``setup`` object; ``gnunet`` is None when ``driver_meta`` is
@@ -292,6 +307,11 @@ def collect_setup(
         build = parse_build_info(build_info_path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         build = {}
+    try:
+        text = gnunet_build_info.read_text(encoding="utf-8", errors="replace")
+        source_build: dict[str, str] | None = parse_build_info(text[:65536])
+    except OSError:
+        source_build = None
     gcc = _run_quiet(["gcc", "--version"])
     return {
         "cpu_model": setup_cpu.read_cpu_model(),
@@ -310,5 +330,5 @@ def collect_setup(
         "cpu_limits": setup_cpu.read_cpu_limits(),
         "load_average": load_average,
         "tools": {},
-        "gnunet": gnunet_from_meta(driver_meta),
+        "gnunet": gnunet_from_meta(driver_meta, source_build),
     }

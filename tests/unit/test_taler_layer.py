@@ -11,8 +11,10 @@ The driver itself runs on the real libraries in tests/integration/test_gnunet_so
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from abh.setup_system import gnunet_from_meta
+from abh.setup_system import collect_setup, gnunet_from_meta
 from abh.suites.blindsig import RunRequest, build_rows, expected_scheme_keys
 from abh.suites.blindsig_adaptive import (
     ANSWER_MORE,
@@ -139,11 +141,29 @@ def test_setup_gnunet_is_what_the_driver_reports() -> None:
         "known_answers": ["CS", "RSA"],
         "known_answers_taler": ["CS"],
         "taler_layer": "measured",
+        "source_build": None,
     }
     # The host's model reads it back.
     assert gnunet is not None
     model = GnunetBuild.model_validate(gnunet)
     assert model.taler_measured and model.known_answers == ("CS", "RSA")
+
+
+def test_a_source_builds_build_info_joins_setup_gnunet(tmp_path: Path) -> None:
+    # What build-libgnunetutil.sh writes into /opt/gnunet/build-info.txt.
+    info = tmp_path / "build-info.txt"
+    info.write_text(
+        "kind\tmeson\nversion\t0.27.0\nheader_version\t0.27.0\ncflags\t-g -O2\n"
+        "prefix\t/opt/gnunet\nbuild_seconds\t21\n"
+    )
+    setup = collect_setup({"gnunet_bsig_api": "0.21"}, tmp_path / "none.txt", None, info)
+    gnunet = setup["gnunet"]
+    assert gnunet is not None and gnunet["source_build"] is not None
+    assert gnunet["source_build"]["build_seconds"] == "21"
+    assert GnunetBuild.model_validate(gnunet).source_build == gnunet["source_build"]
+    # Debian's package: no such file.
+    plain = collect_setup({"gnunet_bsig_api": "0.19"}, tmp_path / "none.txt", None, tmp_path / "x")
+    assert plain["gnunet"] is not None and plain["gnunet"]["source_build"] is None
 
 
 def test_setup_gnunet_of_an_old_driver_or_no_driver() -> None:
