@@ -283,6 +283,7 @@ def execute_target(
         cpuset=p.cpuset,
         cpus=p.cpus,
         repeat_count=p.total_repeats or p.repeat,
+        interleaved=p.interleaved,
         archive=p.archived.ref if p.archived else None,
         gnunet_source=(
             gnunet_build.provenance()
@@ -347,7 +348,7 @@ def execute_target(
         failed.update({s: run.error for s, run in doc.suites.items() if run.error})
         suffix = "" if index == 1 else f".repeat-{index}"
         (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
-        update: dict[str, object] = {"repeat_index": index, "interleaved": p.interleaved}
+        update: dict[str, object] = {"repeat_index": index}
         if p.remote:
             # Only the engine's own CPU can say what it is: inside the
             # container /proc/cpuinfo is the remote host's.
