@@ -16,8 +16,9 @@ fi
 
 # texlive + poppler-utils: the report compile test (pdflatex, pdftoppm);
 # curl: the taler-helper recipe's fetch test; openssh-server (+ client): the ssh:// host
-# test, whose fixture starts its own sshd on a loopback port.
-packages=(docker.io qemu-user-static debootstrap python3 python3-venv curl
+# test, whose fixture starts its own sshd on a loopback port; chromium: the results
+# page's browser test (headless, from disk).
+packages=(docker.io qemu-user-static debootstrap python3 python3-venv curl chromium
           openssh-client openssh-server
           gcc make pkgconf libgnunet-dev libsodium-dev
           texlive-latex-base texlive-latex-recommended texlive-latex-extra
@@ -80,7 +81,7 @@ fi
 # Reinstall whenever pyproject.toml (the dependency list) changed since the last install.
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat .venv/.archbench-pyproject.sha256 2>/dev/null)" != "$want" ] \
-   || ! .venv/bin/python -c "import archbench, pytest, matplotlib" 2>/dev/null; then
+   || ! .venv/bin/python -c "import archbench, pytest, matplotlib, plotly" 2>/dev/null; then
   say "installing archbench into .venv"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[dev]'

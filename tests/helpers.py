@@ -16,8 +16,13 @@ from types import ModuleType
 from typing import Any
 
 from archbench.result import (
+    CountCalibration,
+    Counting,
     Execution,
     HarnessDocument,
+    HistoryManifest,
+    HistoryRound,
+    HistoryVersion,
     Parameters,
     Result,
     Row,
@@ -202,3 +207,87 @@ class Recorder(SilentReporter):
 
     def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
         self.progressed.append((text, seconds))
+
+
+def counted(timed: Result, per_block: dict[str, int]) -> Result:
+    """``timed`` as the instruction-count result of the same target (``metric`` instructions).
+
+    ``per_block`` maps a row's operation to its instructions per block (three blocks:
+    the count, +10, the count); rows not named are left without counts.
+    """
+    counting = Counting(
+        instrument="archbench QEMU TCG plugin",
+        qemu=f"qemu-{timed.target.arch}",
+        qemu_version="7.2.22",
+        qemu_package="1:7.2+dfsg-7+deb12u18",
+        cpu_model="max",
+        plugin_version="1",
+        plugin_api=1,
+        calibration=CountCalibration(
+            iterations=1000,
+            instructions_per_iteration=2,
+            counts=(2030, 4030),
+            expected_difference=2000,
+            difference=2000,
+            overhead=30,
+            exact=True,
+        ),
+    )
+    rows = tuple(
+        r.model_copy(update={"instructions": (n, n + 10, n), "samples_ns": r.samples_ns[:3]})
+        if (n := per_block.get(r.operation)) is not None
+        else r
+        for r in timed.harness.rows
+    )
+    harness = timed.harness.model_copy(update={"counting": counting, "rows": rows})
+    # Validated again: a counting result must carry harness.counting.
+    return Result.model_validate(
+        timed.model_copy(update={"metric": "instructions", "harness": harness}).model_dump()
+    )
+
+
+def synthetic_history(
+    run_ids: tuple[str, str] = ("20261201T100000Z-aaaaaa", "20261201T110000Z-bbbbbb"),
+    hostile_cpu: str = "<script>alert(1)</script> RISC-V host",
+) -> tuple[HistoryManifest, dict[str, list[Result]]]:
+    """A history of two GNUnet versions without Docker: per version an amd64 run (timed
+    and counted, CS and RSA-2048 signing and verifying) and a riscv64 one (emulated,
+    counted, 30 % more instructions than amd64), the second version 10 % more;
+    riscv64's CPU model is ``hostile_cpu``. Returns the manifest and the results by run
+    id (not stored)."""
+    labels = ("Debian's libgnunet", "gnunet-0.27.0.tar.gz")
+    results: dict[str, list[Result]] = {}
+    for i, run_id in enumerate(run_ids):
+        scale = 1 + i / 10
+        rows = [
+            row("CS", "signing", [int(90_000 * scale) + k for k in range(8)]),
+            row("CS", "verifying", [int(400_000 * scale) + k for k in range(8)]),
+            row("RSA", "signing", [int(5_000_000 * scale) + k for k in range(8)], key_bits=2048),
+            row("RSA", "verifying", [int(80_000 * scale) + k for k in range(8)], key_bits=2048),
+        ]
+        amd = result("amd64-trixie", "amd64", "x86_64", "AMD EPYC 7763", rows, run_id=run_id)
+        riscv = result(
+            "riscv64-trixie", "riscv64", "riscv64", hostile_cpu, rows, emulated=True, run_id=run_id
+        )
+        counts = {
+            "signing": int(300_000 * scale),
+            "verifying": int(1_200_000 * scale),
+        }
+        riscv_counts = {op: n * 13 // 10 for op, n in counts.items()}
+        results[run_id] = [amd, counted(amd, counts), counted(riscv, riscv_counts)]
+    session = run_ids[0]
+    manifest = HistoryManifest(
+        history_id="20261201T095959Z-cccccc",
+        created_at="2026-12-01T09:59:59Z",
+        matrix_file="matrix.yml",
+        matrix_text="version: 1\n",
+        targets=("amd64-trixie", "riscv64-trixie"),
+        rounds=1,
+        seed=7,
+        versions=tuple(
+            HistoryVersion(label=label, gnunet=label, run_id=run_id, session=session)
+            for label, run_id in zip(labels, run_ids, strict=True)
+        ),
+        order=(HistoryRound(session=session, round=1, order=run_ids),),
+    )
+    return manifest, results

@@ -68,6 +68,7 @@ from archbench.report import (
     render_instructions_markdown,
     render_markdown_table,
     render_report,
+    write_page_from_store,
 )
 from archbench.result import ResultStore, check_run_id, load, merge_repeats, new_run_id
 from archbench.run import (
@@ -125,7 +126,9 @@ def history(s: Settings, f: HistoryFlags) -> None:
     """``invoke history``: build, measure in interleaved rounds and count a series of versions.
 
     Prints the history's tables (instructions and times per operation across the
-    versions, :func:`archbench.report.render_history_markdown`) and where it is stored.
+    versions, :func:`archbench.report.render_history_markdown`) and where it is stored,
+    and writes the results page of the history into the reports folder
+    (:func:`archbench.report.write_page_from_store`).
 
     Raises:
         MatrixError: a flag value is not allowed (checked before anything is read).
@@ -161,6 +164,10 @@ def history(s: Settings, f: HistoryFlags) -> None:
     }
     print()
     print(render_history_markdown(done.manifest, results))
+    for p in write_page_from_store(
+        done.store, Path(s.reports), histories=[(done.manifest, results)]
+    ):
+        print(f"wrote {p}")
     where = done.store.root / done.manifest.history_id / "history.json"
     print(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])

@@ -29,6 +29,8 @@ The render, one concern per module:
   and ``.json``; :mod:`~archbench.report.instructions`: instructions per operation;
   :mod:`~archbench.report.gnunet_perf`: GNUnet's perf programs beside ours;
   :mod:`~archbench.report.compare_tables`: a run comparison's tables;
+  :mod:`~archbench.report.page`: the results page ``results.html``, one self-contained
+  HTML file (plotly, imported only when a page is drawn);
 * :mod:`~archbench.report.plots`: the figures. It imports matplotlib, which is
   slow to import, so this face does not import it; callers import
   ``archbench.report.plots`` where they draw.
@@ -66,6 +68,7 @@ from archbench.report.model import (
     Style,
     parse_style,
 )
+from archbench.report.page import PAGE_FILE, write_page_from_store
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,
@@ -104,6 +107,7 @@ __all__ = [
     "LATEX_TEMPLATE",
     "MARKDOWN_FILE",
     "MARKDOWN_TEMPLATE",
+    "PAGE_FILE",
     "SCIENTIFIC_FROM",
     "STANDALONE_FILE",
     "STANDALONE_TEMPLATE",
@@ -141,5 +145,6 @@ __all__ = [
     "unit_label",
     "unit_value",
     "write_folder",
+    "write_page_from_store",
     "write_reports",
 ]

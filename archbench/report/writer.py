@@ -33,7 +33,7 @@ from archbench.analysis import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, compare, u
 from archbench.errors import ReportError, ReportUsageError, ResultsError
 from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
-from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions
+from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions, page
 from archbench.report.formats import (
     LATEX_FILE,
     MARKDOWN_FILE,
@@ -399,8 +399,10 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     """``invoke report``: render the selected results into ``request.out``.
 
     Writes the figures (with ``plots``), the chapter, the exports, the suites'
-    tables (:func:`write_folder`) and the instruction tables
-    (:func:`archbench.report.instructions.write_all`); a selection of
+    tables (:func:`write_folder`), the instruction tables
+    (:func:`archbench.report.instructions.write_all`) and the results page with the
+    stored histories that hold these runs
+    (:func:`archbench.report.page.write_page_from_store`); a selection of
     instruction counts only writes just those. Then removes what an earlier
     report there listed as its own and did not write again (:func:`replace_outputs`;
     without ``plots`` the earlier figures stay). ``on_line`` receives every line
@@ -458,6 +460,14 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
         # A counting-only run (--metric instructions): its tables are the report.
         on_line("no timing results selected: writing the instruction tables only")
     paths += instructions.write_all(counted, chosen, out_dir)
+    # The results page: these runs and the stored histories that hold them.
+    paths += page.write_page_from_store(
+        store,
+        out_dir,
+        [*chosen, *counted],
+        failures=failures,
+        select=lambda rs: _select_counted(rs, request),
+    )
     for p in paths:
         on_line(f"wrote {p}")
     # Only now, and only files an earlier report listed as its own: figures

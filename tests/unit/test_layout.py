@@ -44,7 +44,7 @@ PURE_MODULES = (
 """Planning and flag parsing, outside the pure packages, that never load docker either."""
 HEAVY = {"archbench.report.plots": "matplotlib", "archbench.analysis.overhead": "scipy"}
 """Modules that import a library slow to import at module level; callers import them lazily."""
-HEAVY_LIBRARIES = {"matplotlib", "scipy"}
+HEAVY_LIBRARIES = {"matplotlib", "scipy", "plotly"}
 HARNESS_NEVER = {"archbench", "docker", "pandas"}
 """What the harness, run inside containers with the standard library, never imports."""
 SHARED_TEST_NAMES = {"REPO", "HARNESS_DIR", "GOLDEN", "SCHEMA", "CI_MATRIX", "WORK"}

@@ -1,0 +1,697 @@
+"""The results page: one self-contained HTML file to look at runs and histories.
+
+``invoke report`` and ``invoke history`` write :data:`PAGE_FILE` beside the chapter:
+no server, no network (plotly.js is inlined once, nothing is linked from elsewhere),
+opened straight from disk. It shows, per run, the time per operation of every row on
+every target and the instructions per operation of the counted ones, with a figure of
+each; per history, every row across the versions, one line per target (click a legend
+entry to hide or show an architecture, hover for the values), and the same tables
+rows × versions; the environment of every run (CPU, kernel, OS, GNUnet version and
+source, library versions, QEMU, emulated or native); and every row's raw samples, which
+every figure and table cell links to (anchors inside the page), each with the results
+file it came from (a path relative to the page).
+
+Two steps, so the data can be tested without a browser: :func:`assemble` turns results
+and history manifests into a :class:`Page` (pure data, strings as read), and
+:func:`render_page` turns that into HTML with Jinja2 (autoescape on: machine names,
+CPU models and labels come from results files, which are untrusted) and plotly, which
+is imported only there (it is slow to import). :func:`write_page` writes it atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import jinja2
+from markupsafe import Markup
+
+from archbench.analysis import RowKey, median_interval, median_per_op, row_key
+from archbench.errors import ReportError, ResultsError
+from archbench.report.formats import TEMPLATES_DIR
+from archbench.report.history import SeriesCell, series
+from archbench.report.units import format_count, format_time_ns
+from archbench.result import (
+    HistoryManifest,
+    LoadFailure,
+    Result,
+    ResultStore,
+    Row,
+    merge_repeats,
+    write_texts,
+)
+
+PAGE_FILE: Final = "results.html"
+PAGE_TEMPLATE: Final = "page.html.j2"
+"""In :data:`archbench.report.formats.TEMPLATES_DIR`."""
+
+History = tuple[HistoryManifest, Mapping[str, Sequence[Result]]]
+"""A history's manifest and, by run id, the stored results of its versions (any metric)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: the text shown and the samples anchor it links to (None: empty)."""
+
+    text: str
+    anchor: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of rows × columns; ``cells[i][j]`` belongs to ``rows[i]`` and ``columns[j]``."""
+
+    title: str
+    note: str
+    columns: tuple[str, ...]
+    rows: tuple[str, ...]
+    cells: tuple[tuple[Cell, ...], ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One value of a figure: x category, y value (ns or instructions per operation)."""
+
+    x: str
+    y: float
+    hover: str
+    anchor: str
+    """The samples anchor of the row this value was computed from."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One line (or set of bars) of a figure: one target, togglable in the legend."""
+
+    name: str
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure: log-scale y, categorical x (rows of a run, or versions of a history)."""
+
+    anchor: str
+    title: str
+    y_title: str
+    kind: str
+    """``bar`` (a run: rows × targets) or ``line`` (a history: versions × targets)."""
+    x: tuple[str, ...]
+    traces: tuple[Trace, ...]
+
+
+@dataclass(frozen=True)
+class Samples:
+    """One row's raw samples: block values and per-operation values, and their file."""
+
+    anchor: str
+    title: str
+    unit: str
+    """``ns`` (block times) or ``instructions`` (block counts)."""
+    ops_per_block: int
+    blocks: tuple[int, ...]
+    per_op: tuple[float, ...]
+    json_path: str | None
+    """The results file, relative to the page (None: not in a results store)."""
+    valid: bool = True
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSection:
+    """One run: its tables, figures and the environment of each target."""
+
+    run_id: str
+    anchor: str
+    tables: tuple[Table, ...]
+    figures: tuple[Figure, ...]
+    environment: Table
+    """Fields × results: where and how each target was measured."""
+
+
+@dataclass(frozen=True)
+class HistorySection:
+    """One history: its versions, figures per row (one trace per target) and tables."""
+
+    history_id: str
+    anchor: str
+    versions: tuple[tuple[str, str, str, str], ...]
+    """(name ``v1``…, label, run id, note) in series order."""
+    figures: tuple[Figure, ...]
+    tables: tuple[Table, ...]
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the page shows, strings as read from the results (not escaped)."""
+
+    title: str
+    generated_at: str
+    runs: tuple[RunSection, ...]
+    histories: tuple[HistorySection, ...]
+    samples: tuple[Samples, ...]
+    failures: tuple[str, ...] = ()
+
+    @property
+    def figures(self) -> tuple[Figure, ...]:
+        """Every figure of the page, runs first."""
+        return tuple(f for r in self.runs for f in r.figures) + tuple(
+            f for h in self.histories for f in h.figures
+        )
+
+
+def anchor(kind: str, *parts: object) -> str:
+    """A stable HTML id for ``parts`` (any strings): ``kind-`` and 12 hex digits.
+
+    Names from results files never reach an id or a URL fragment as they are.
+    """
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:12]
+    return f"{kind}-{digest}"
+
+
+def _row_label(key: RowKey) -> str:
+    return key.label
+
+
+def _column(result: Result) -> str:
+    kind = ", emulated" if result.emulated else ""
+    return f"{result.target.name} ({result.target.arch}{kind})"
+
+
+def _samples_anchor(result: Result, key: RowKey) -> str:
+    return anchor("samples", result.run_id, result.metric, key)
+
+
+def _time_per_op(row: Row) -> tuple[float, tuple[float, float] | None] | None:
+    per_op = [s / row.ops_per_block for s in row.samples_ns]
+    if not row.valid or not per_op:
+        return None
+    middle = float(statistics.median(per_op))
+    if middle <= 0:
+        return None
+    return middle, median_interval(per_op)
+
+
+def _time_text(middle: float, interval: tuple[float, float] | None) -> str:
+    text = format_time_ns(middle)
+    if interval is not None:
+        half = (interval[1] - interval[0]) / 2 / middle
+        text += f" ±{half * 100:.1f} %"
+    return text
+
+
+def _count_per_op(row: Row) -> float | None:
+    if not row.valid or not row.instructions:
+        return None
+    return median_per_op(row.instructions, row.ops_per_block)
+
+
+def _environment(result: Result) -> list[tuple[str, str]]:
+    setup = result.harness.setup
+    lines: list[tuple[str, str]] = [
+        ("target", result.target.name),
+        ("run", result.run_id),
+        ("metric", result.metric),
+        ("architecture", f"{result.target.arch} ({result.target.platform})"),
+        ("base", result.target.base),
+        ("profile", result.target.profile),
+        ("CPU", setup.cpu_model),
+        ("cores", str(setup.cores)),
+        ("machine", setup.machine),
+        ("kernel", setup.kernel),
+        ("OS", setup.os),
+        ("GNUnet version", setup.gnunet_version or "not recorded"),
+    ]
+    for name in ("libgnunetutil", "libgcrypt", "libsodium"):
+        lines.append((name, setup.packages.get(name) or "not recorded"))
+    if setup.gcc_version:
+        lines.append(("compiler", setup.gcc_version))
+    ex = result.execution
+    if ex is not None:
+        source = ex.gnunet_source
+        lines.append(
+            (
+                "GNUnet source",
+                "Debian's libgnunet-dev"
+                if source is None
+                else ", ".join(f"{k} {v}" for k, v in source.items() if v not in (None, "")),
+            )
+        )
+        if ex.emulated:
+            qemu = f"QEMU {ex.qemu_version or 'version not recorded'}"
+            cpu = f", CPU model {ex.qemu_cpu}" if ex.qemu_cpu else ""
+            lines.append(("execution", f"emulated ({qemu}{cpu}) on {ex.host_arch}"))
+        else:
+            lines.append(("execution", f"native on {ex.host_arch}"))
+        lines.append(("QEMU version", ex.qemu_version or "none (native)"))
+        lines.append(("host CPU", ex.host_cpu))
+        if ex.host_kernel:
+            lines.append(("host kernel", ex.host_kernel))
+        lines.append(("image", ex.image_tag))
+        lines.append(("engine", ex.docker_host))
+        if ex.interleaved:
+            lines.append(("interleaved session", f"{ex.interleaved}, round {ex.repeat_index}"))
+    elif result.reference is not None:
+        lines.append(("execution", f"{result.reference.label}: {result.reference.source}"))
+    lines.append(("started", result.harness.started_at))
+    return lines
+
+
+def _environment_table(results: Sequence[Result]) -> Table:
+    """Fields × results; a field a result does not have is an empty cell."""
+    each = [dict(_environment(r)) for r in results]
+    fields: dict[str, None] = {}
+    for r in results:
+        for name, _value in _environment(r):
+            fields.setdefault(name, None)
+    return Table(
+        "Environment",
+        "As seen inside the container (CPU, kernel, OS, libraries) and by the host "
+        "(execution, QEMU, engine). Under QEMU user emulation the container sees the "
+        "host's CPU.",
+        tuple(f"{_column(r)}, {r.metric}" for r in results),
+        tuple(fields),
+        tuple(tuple(Cell(e.get(name, "")) for e in each) for name in fields),
+    )
+
+
+def _samples(result: Result, row: Row, json_path: str | None) -> Samples:
+    key = row_key(result.target.name, row)
+    counted = result.metric == "instructions"
+    blocks = tuple(row.instructions or ()) if counted else tuple(row.samples_ns)
+    return Samples(
+        anchor=_samples_anchor(result, key),
+        title=f"{_column(result)}: {_row_label(key)} ({result.metric}, run {result.run_id})",
+        unit="instructions" if counted else "ns",
+        ops_per_block=row.ops_per_block,
+        blocks=blocks,
+        per_op=tuple(b / row.ops_per_block for b in blocks),
+        json_path=json_path,
+        valid=row.valid,
+        reason=row.invalid_reason,
+    )
+
+
+def _rows_in_order(results: Sequence[Result]) -> list[RowKey]:
+    """Row keys without their target (``target=""``), in order of first appearance."""
+    seen: dict[RowKey, None] = {}
+    for r in results:
+        for row in r.harness.rows:
+            seen.setdefault(row_key("", row), None)
+    return list(seen)
+
+
+def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
+    tables: list[Table] = []
+    figures: list[Figure] = []
+    for metric, title, y_title in (
+        ("time", "Time per operation", "time per operation (ns)"),
+        ("instructions", "Instructions per operation", "instructions per operation"),
+    ):
+        chosen = [r for r in results if r.metric == metric]
+        if not chosen:
+            continue
+        keys = _rows_in_order(chosen)
+        labels = tuple(_row_label(k) for k in keys)
+        columns = tuple(_column(r) for r in chosen)
+        cells: list[tuple[Cell, ...]] = []
+        traces: dict[int, list[Point]] = {i: [] for i in range(len(chosen))}
+        for key, label in zip(keys, labels, strict=True):
+            line: list[Cell] = []
+            for i, r in enumerate(chosen):
+                row = next(
+                    (x for x in r.harness.rows if row_key("", x) == key),
+                    None,
+                )
+                if row is None:
+                    line.append(Cell(""))
+                    continue
+                link = _samples_anchor(r, row_key(r.target.name, row))
+                if not row.valid:
+                    line.append(Cell(f"invalid: {row.invalid_reason or 'no reason given'}", link))
+                    continue
+                value: float | None
+                if metric == "time":
+                    got = _time_per_op(row)
+                    value = got[0] if got else None
+                    text = _time_text(*got) if got else ""
+                else:
+                    value = _count_per_op(row)
+                    text = format_count(round(value)) if value is not None else ""
+                line.append(Cell(text, link if text else None))
+                if value is not None and value > 0:
+                    traces[i].append(Point(label, value, f"{columns[i]}<br>{label}: {text}", link))
+            cells.append(tuple(line))
+        note = (
+            "Median over the row's blocks, with the half-width of its 95 % interval where "
+            "the row has one (6 blocks or more); a cell links to its raw samples."
+            if metric == "time"
+            else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "
+            "its raw counts."
+        )
+        tables.append(Table(title, note, columns, labels, tuple(cells)))
+        figures.append(
+            Figure(
+                anchor("fig", run_id, metric),
+                f"{title}, run {run_id}",
+                y_title,
+                "bar",
+                labels,
+                tuple(Trace(columns[i], tuple(p)) for i, p in traces.items() if p),
+            )
+        )
+    return RunSection(
+        run_id,
+        anchor("run", run_id),
+        tuple(tables),
+        tuple(f for f in figures if f.traces),
+        _environment_table(results),
+    )
+
+
+def _history_section(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> HistorySection:
+    names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    first_session = manifest.versions[0].session
+    versions = tuple(
+        (
+            names[v.run_id],
+            v.label,
+            v.run_id,
+            "" if v.session == first_session else "another session: not interleaved",
+        )
+        for v in manifest.versions
+    )
+    x = tuple(f"{names[v.run_id]} {v.label}" for v in manifest.versions)
+    figures: list[Figure] = []
+    tables: list[Table] = []
+    columns: dict[str, str] = {}
+    for version in manifest.versions:
+        for r in results.get(version.run_id, ()):
+            columns.setdefault(r.target.name, _column(r))
+    for metric, title, y_title in (
+        ("instructions", "Instructions per operation", "instructions per operation"),
+        ("time", "Time per operation (native targets)", "time per operation (ns)"),
+    ):
+        found: dict[RowKey, dict[str, SeriesCell]] = series(manifest, results, metric)
+        if not found:
+            continue
+        by_row: dict[RowKey, list[RowKey]] = {}
+        for key in found:
+            by_row.setdefault(_strip(key), []).append(key)
+        row_labels: list[str] = []
+        cells: list[tuple[Cell, ...]] = []
+        for bare, keys in by_row.items():
+            label = _row_label(bare)
+            traces = []
+            for key in sorted(keys, key=lambda k: k.target):
+                points = []
+                line: list[Cell] = []
+                for v, xv in zip(manifest.versions, x, strict=True):
+                    cell = found[key].get(v.run_id)
+                    if cell is None:
+                        line.append(Cell(""))
+                        continue
+                    link = anchor("samples", v.run_id, metric, key)
+                    text = (
+                        format_count(round(cell.value))
+                        if metric == "instructions"
+                        else format_time_ns(cell.value)
+                    )
+                    line.append(Cell(text, link))
+                    name = columns.get(key.target, key.target)
+                    points.append(Point(xv, cell.value, f"{name}<br>{xv}: {text}", link))
+                traces.append(Trace(columns.get(key.target, key.target), tuple(points)))
+                row_labels.append(f"{label} · {columns.get(key.target, key.target)}")
+                cells.append(tuple(line))
+            figures.append(
+                Figure(
+                    anchor("fig", manifest.history_id, metric, bare),
+                    f"{label}: {title.lower()}",
+                    y_title,
+                    "line",
+                    x,
+                    tuple(traces),
+                )
+            )
+        tables.append(
+            Table(
+                f"{title} across the versions",
+                "Median over the row's blocks (times: of every round); a cell links to the "
+                "raw samples of that version.",
+                tuple(names[v.run_id] for v in manifest.versions),
+                tuple(row_labels),
+                tuple(cells),
+            )
+        )
+    return HistorySection(
+        manifest.history_id,
+        anchor("history", manifest.history_id),
+        versions,
+        tuple(figures),
+        tuple(tables),
+    )
+
+
+def _strip(key: RowKey) -> RowKey:
+    return RowKey("", key.suite, key.scheme, key.key_bits, key.param, key.operation, key.processes)
+
+
+def assemble(
+    results: Sequence[Result],
+    histories: Sequence[History] = (),
+    *,
+    json_path: Callable[[Result], str | None] = lambda _r: None,
+    failures: Sequence[str] = (),
+    generated_at: str | None = None,
+) -> Page:
+    """The page's data: a section per run, per history, and every row's samples.
+
+    ``results`` are the runs to show (time and instruction results, repeats merged or
+    not); each history adds its versions' runs to them (a run shown twice is shown
+    once). ``json_path`` names a result's file relative to the page (None: no link);
+    ``failures`` are messages of files that could not be loaded, shown at the top.
+    ``generated_at`` (ISO 8601 UTC) defaults to now.
+
+    Raises:
+        ResultsError: a target's repeated runs measured different rows (they cannot
+            be merged, :func:`archbench.result.merge_repeats`).
+    """
+    pool: dict[tuple[str, str, str, int], Result] = {}
+    for r in [*results, *(x for _m, by_run in histories for rs in by_run.values() for x in rs)]:
+        index = r.execution.repeat_index if r.execution else 1
+        pool.setdefault((r.run_id, r.target.name, r.metric, index), r)
+    merged = merge_repeats(list(pool.values()))
+    by_run: dict[str, list[Result]] = {}
+    for r in merged:
+        by_run.setdefault(r.run_id, []).append(r)
+    runs = tuple(
+        _run_section(run_id, sorted(rs, key=lambda r: (r.metric != "time", r.target.name)))
+        for run_id, rs in sorted(by_run.items())
+    )
+    samples = tuple(
+        _samples(r, row, json_path(r))
+        for run_id in sorted(by_run)
+        for r in by_run[run_id]
+        for row in r.harness.rows
+    )
+    sections = tuple(_history_section(m, rs) for m, rs in histories)
+    return Page(
+        title="archbench results",
+        generated_at=generated_at or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        runs=runs,
+        histories=sections,
+        samples=samples,
+        failures=tuple(failures),
+    )
+
+
+def _plotly_text(text: str) -> str:
+    """``text`` for plotly, which reads a few HTML tags in labels: escaped, so it shows
+    as written; ``<br>`` (our own line breaks) kept."""
+    return "<br>".join(html.escape(part, quote=False) for part in text.split("<br>"))
+
+
+def _figure_html(figure: Figure) -> str:
+    import plotly.graph_objects as go  # slow to import: only when a page is drawn
+
+    fig = go.Figure()
+    for trace in figure.traces:
+        common: dict[str, Any] = {
+            "name": _plotly_text(trace.name),
+            "x": [_plotly_text(p.x) for p in trace.points],
+            "y": [p.y for p in trace.points],
+            "text": [_plotly_text(p.hover) for p in trace.points],
+            "customdata": [p.anchor for p in trace.points],
+            "hovertemplate": "%{text}<extra></extra>",
+        }
+        if figure.kind == "bar":
+            fig.add_trace(go.Bar(textposition="none", **common))
+        else:
+            fig.add_trace(go.Scatter(mode="lines+markers", **common))
+    fig.update_layout(
+        title={"text": _plotly_text(figure.title)},
+        yaxis={"type": "log", "title": {"text": figure.y_title}},
+        xaxis={
+            "type": "category",
+            "categoryorder": "array",
+            "categoryarray": [_plotly_text(x) for x in figure.x],
+        },
+        barmode="group",
+        legend={"title": {"text": "click to hide or show"}},
+        margin={"l": 70, "r": 20, "t": 60, "b": 120},
+        height=460,
+        template="plotly_white",
+    )
+    return str(
+        fig.to_html(
+            full_html=False,
+            include_plotlyjs=False,
+            div_id=figure.anchor + "-plot",
+            config={"displaylogo": False, "responsive": True},
+        )
+    )
+
+
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs  # slow to import: only when a page is drawn
+
+    # Inside <script>, only "</script" could end the element early; plotly.js has none,
+    # but the check is cheap and the failure would be silent.
+    js = str(get_plotlyjs())
+    if "</script" in js.lower():
+        raise ReportError("plotly.js contains '</script'; it cannot be inlined as it is")
+    return js
+
+
+def render_page(page: Page) -> str:
+    """The page as one HTML document (UTF-8 text; about 4.7 MB with plotly.js inlined).
+
+    Every string of ``page`` is escaped (Jinja2 autoescape; plotly's JSON escapes
+    ``<``, ``>`` and ``/``, and labels given to plotly are HTML-escaped once more, so
+    plotly shows them as written). plotly.js is inlined once, and only when the page
+    has a figure.
+
+    Raises:
+        ReportError: the template is missing.
+    """
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    try:
+        template = env.get_template(PAGE_TEMPLATE)
+    except jinja2.TemplateNotFound as exc:
+        raise ReportError(
+            f"page template {exc.name!r} not found in {TEMPLATES_DIR}; reinstall archbench"
+        ) from exc
+    # The two pieces of markup: plotly's own output, whose JSON escapes < > / (and our
+    # labels are escaped before they reach it), and plotly.js, checked for </script.
+    figures = {f.anchor: Markup(_figure_html(f)) for f in page.figures}  # noqa: S704
+    plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
+    return template.render(page=page, figures=figures, plotly_js=plotly_js)
+
+
+def write_page(page: Page, out_dir: Path) -> list[Path]:
+    """Render ``page`` and write it to ``out_dir/results.html`` atomically.
+
+    Returns:
+        ``[out_dir / PAGE_FILE]``.
+
+    Raises:
+        ReportError: the template is missing, or the file cannot be written.
+    """
+    text = render_page(page)
+    return write_texts(
+        {out_dir / PAGE_FILE: text}, ReportError, "the results page", "choose a writable --out"
+    )
+
+
+def relative_json(store: ResultStore, out_dir: Path) -> Callable[[Result], str | None]:
+    """A ``json_path`` for :func:`assemble`: each result's file in ``store``, relative to
+    ``out_dir`` (its first container run's file; None when it is not there)."""
+
+    def path(result: Result) -> str | None:
+        try:
+            file = store.path_for(result.run_id, result.target.name, 1, result.metric)
+        except ResultsError:  # a name that cannot be a file name: no link
+            return None
+        if not file.is_file():
+            return None
+        return Path(os.path.relpath(file.resolve(), out_dir.resolve())).as_posix()
+
+    return path
+
+
+def histories_with(
+    store: ResultStore,
+    run_ids: Sequence[str],
+    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+) -> list[History]:
+    """The stored histories that hold any of ``run_ids``, each with its versions' results.
+
+    ``select`` narrows each version's results (``--target``, ``--arch``, ``--suite``).
+    A history whose manifest or results files cannot be read is left out (the report
+    names bad results files already).
+    """
+    wanted = set(run_ids)
+    found: list[History] = []
+    for history_id in store.histories():
+        try:
+            manifest = store.load_history(history_id)
+        except ResultsError:  # an unreadable manifest: not this page's to report
+            continue
+        runs = [v.run_id for v in manifest.versions]
+        if not wanted & set(runs):
+            continue
+        by_run: dict[str, Sequence[Result]] = {}
+        for run_id in runs:
+            loaded, _failures = store.load_all([run_id], merge=False, metric=None)
+            by_run[run_id] = select(loaded)
+        found.append((manifest, by_run))
+    return found
+
+
+def write_page_from_store(
+    store: ResultStore,
+    out_dir: Path,
+    results: Sequence[Result] = (),
+    *,
+    histories: Sequence[History] | None = None,
+    failures: Sequence[LoadFailure] = (),
+    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+) -> list[Path]:
+    """``results.html`` for ``invoke report`` and ``invoke history``: assemble, render, write.
+
+    ``results``: the runs rendered; ``histories`` None adds every stored history that
+    holds one of their runs (:func:`histories_with`, each version narrowed by
+    ``select``), else exactly those given. Results files are linked relative to
+    ``out_dir``.
+
+    Returns:
+        ``[out_dir / PAGE_FILE]``.
+
+    Raises:
+        ReportError: the template is missing, or the page cannot be written.
+        ResultsError: a target's repeated runs cannot be merged.
+    """
+    if histories is None:
+        histories = histories_with(store, sorted({r.run_id for r in results}), select)
+    page = assemble(
+        results,
+        histories,
+        json_path=relative_json(store, out_dir),
+        failures=[f.message for f in failures],
+    )
+    return write_page(page, out_dir)

@@ -1,0 +1,127 @@
+"""The results page in a real browser: Debian's ``chromium``, headless, from disk.
+
+The page is built from synthetic results and a history manifest
+(``helpers.synthetic_history``) in a results store of the test's own, as ``invoke
+report`` builds it. Chromium is driven with its command line only (no DevTools
+client): ``--dump-dom`` prints the DOM after the scripts ran, ``--enable-logging=stderr``
+prints every console message (``INFO:CONSOLE``, uncaught exceptions included),
+``--screenshot`` writes a PNG. Every host name resolves to nothing
+(``--host-resolver-rules``), so a page that needed the network would log a failed load.
+Skipped where ``chromium`` is missing, except in CI (``CI`` set), which installs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import synthetic_history
+
+from archbench.report import PAGE_FILE, ReportRequest, render_report
+from archbench.result import ResultStore
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+HOSTILE = "<script>alert(1)</script> RISC-V host"
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: scripts/setup-host.sh installs it")
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    return found
+
+
+def _run(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",  # as root, as CI runs
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=15000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``invoke report``'s page of the synthetic history's second run, in a tmp dir."""
+    root = tmp_path_factory.mktemp("page")
+    manifest, results = synthetic_history(hostile_cpu=HOSTILE)
+    store = ResultStore(root / "results")
+    for rs in results.values():
+        for r in rs:
+            store.save(r)
+    store.save_history(manifest)
+    request = ReportRequest(
+        results=store.root, out=root / "out", runs=(manifest.versions[1].run_id,), plots=False
+    )
+    render_report(request, lambda _line: None)
+    return root / "out" / PAGE_FILE
+
+
+def test_the_page_renders_every_row_and_version_without_console_errors(
+    page: Path, tmp_path: Path
+) -> None:
+    done = _run(_chromium(), tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    dom = done.stdout
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, "\n".join(console)
+    # plotly drew every figure: two per run (time, counts) and four rows x two metrics
+    # of the history, each an SVG with a legend entry per target.
+    assert dom.count('class="main-svg"') >= 2 * (2 * 2 + 4 * 2)
+    legend = set(re.findall(r'class="legendtext"[^>]*>([^<]+)<', dom))
+    assert legend >= {"amd64-trixie (amd64)", "riscv64-trixie (riscv64, emulated)"}
+    for text in (
+        "blindsig CS signing",
+        "blindsig CS verifying",
+        "blindsig RSA-2048 signing",
+        "blindsig RSA-2048 verifying",
+        "v1 Debian's libgnunet",
+        "v2 gnunet-0.27.0.tar.gz",
+        "Run 20261201T100000Z-aaaaaa",
+        "Run 20261201T110000Z-bbbbbb",
+        "QEMU 8.2.2",
+        "Debian GNU/Linux 13 (trixie)",
+        "1.11.0-7",
+    ):
+        assert text.replace("'", "&#39;") in dom or text in dom, text
+    # The hostile CPU model is text in the DOM, not an element: the dump escapes it.
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; RISC-V host" in dom
+    assert "<script>alert(1)</script>" not in dom
+    # Every link into the page lands on an element of the page.
+    ids = set(re.findall(r'\sid="([^"]+)"', dom))
+    targets = set(re.findall(r'href="#([^"]+)"', dom))
+    assert targets and targets <= ids, sorted(targets - ids)[:5]
+
+
+def test_the_page_can_be_looked_at(page: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "results.png"
+    done = _run(
+        _chromium(),
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        "--window-size=1280,2400",
+        page.as_uri(),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 50_000
