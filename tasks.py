@@ -283,6 +283,7 @@ def compare(
     suite: str | None = None,
     confidence: str = "0.95",
     threshold: str = "0.05",
+    fail_above: str | None = None,
 ) -> None:
     """Compare two runs row by row: B/A, its interval and a verdict (faster, slower, no change)."""
     cli.compare(
@@ -297,5 +298,6 @@ def compare(
             suite=suite,
             confidence=confidence,
             threshold=threshold,
+            fail_above=fail_above,
         ),
     )

@@ -89,6 +89,13 @@ class SourceError(ArchbenchError):
     exit_code = 12
 
 
+class LimitExceeded(ArchbenchError):
+    """``--fail-above``: a counted row's instructions per operation grew beyond the limit;
+    everything else was printed and written as usual."""
+
+    exit_code = 13
+
+
 class Interrupted(ArchbenchError):
     """Ctrl-C stopped a run; finished results were kept and can be resumed."""
 

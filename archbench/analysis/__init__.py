@@ -9,8 +9,18 @@ writes a file and never imports ``docker``:
   distribution-free interval of a median (:func:`median_interval`), ratios of
   two per-operation times (:func:`slowdown`), within- and between-run spread
   (:func:`repeatability`) and order statistics;
-* :mod:`~archbench.analysis.comparison`: two runs row by row, B/A with a bootstrap
-  interval and a verdict (:class:`RowComparison`, ``invoke compare``);
+* :mod:`~archbench.analysis.comparison`: two runs row by row, B/A with an interval
+  and a verdict (:class:`RowComparison`, ``invoke compare``): over paired rounds for
+  an interleaved session, widened by the between-run spread for separate runs, and
+  exact for instruction counts;
+* :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and its two-stage
+  bootstrap over rounds (:func:`round_ratio_interval`);
+* :mod:`~archbench.analysis.environment`: what a result was measured with and what
+  changed between two (:func:`environment_diff`);
+* :mod:`~archbench.analysis.steps`: where a series of runs steps and why
+  (:func:`find_steps`, :func:`series`; ``invoke history``);
+* :mod:`~archbench.analysis.gate`: ``--fail-above``, counted rows beyond a limit
+  (:func:`over_limit`);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
@@ -30,6 +40,7 @@ not allowed.
 from __future__ import annotations
 
 from archbench.analysis.comparison import (
+    BETWEEN_RUN_FLOOR,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     RowComparison,
@@ -37,6 +48,7 @@ from archbench.analysis.comparison import (
     compare,
     counts,
     row_key,
+    target_pairs,
     unmatched,
 )
 from archbench.analysis.counting import (
@@ -46,7 +58,10 @@ from archbench.analysis.counting import (
     parse_metrics,
     spread,
 )
+from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
+from archbench.analysis.gate import over_limit
 from archbench.analysis.noise import noise_cause_text
+from archbench.analysis.rounds import round_ratio_interval
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
     DEFAULT_CV_THRESHOLD,
@@ -57,28 +72,42 @@ from archbench.analysis.stats import (
     slowdown,
     summarize,
 )
+from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, find_steps, series
 
 __all__ = [
+    "BETWEEN_RUN_FLOOR",
     "DEFAULT_CI_TARGET",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
     "DEFAULT_THRESHOLD",
+    "Change",
+    "Environment",
     "RowComparison",
     "RowKey",
+    "SeriesKey",
+    "SeriesPoint",
+    "Step",
     "compare",
     "counts",
     "cpu_model",
+    "environment_diff",
+    "environment_of",
+    "find_steps",
     "median_interval",
     "median_per_op",
     "metric_names",
     "noise_cause_text",
     "order_statistics",
+    "over_limit",
     "parse_metrics",
     "repeatability",
+    "round_ratio_interval",
     "row_key",
+    "series",
     "slowdown",
     "spread",
     "summarize",
+    "target_pairs",
     "unmatched",
 ]

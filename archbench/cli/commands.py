@@ -307,11 +307,17 @@ def compare(s: Settings, f: CompareFlags) -> None:
     Raises:
         ReportError: a flag value is not allowed, a run is unknown, the runs share
             no row, or ``out`` cannot be written.
+        LimitExceeded: ``--fail-above``: a counted row grew beyond the limit.
         MatrixError: an empty selection or an unknown architecture.
         ResultsError: a run id that is not one.
     """
     level = number("confidence", f.confidence, lambda v: 0.5 <= v < 1, "a level in [0.5, 1)")
     change = number("threshold", f.threshold, lambda v: 0 <= v <= 1, "a fraction in [0, 1]")
+    limit = (
+        None
+        if f.fail_above is None
+        else number("fail-above", f.fail_above, lambda v: 1 <= v <= 100, "a ratio such as 1.02")
+    )
     targets = split(f.target, "--target")
     arch_keys = [a.key for a in archs(f.arch)]
     suites = split(f.suite, "--suite")
@@ -326,6 +332,7 @@ def compare(s: Settings, f: CompareFlags) -> None:
         suites=tuple(suites),
         confidence=level,
         threshold=change,
+        fail_above=limit,
     )
     compare_runs(request, on_line=print)
 

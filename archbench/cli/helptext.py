@@ -135,4 +135,6 @@ COMPARE_HELP: Final = {
     "suite": "only rows of these suites, comma-separated (e.g. blindsig)",
     "confidence": "confidence level of the bootstrap interval of B/A (default 0.95)",
     "threshold": "smallest change called slower/faster, as a fraction (default 0.05)",
+    "fail_above": "exit 13 when a counted row's instructions per operation grew beyond this"
+    " ratio (e.g. 1.02)",
 }

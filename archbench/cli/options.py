@@ -135,6 +135,7 @@ class CompareFlags:
     suite: str | None = None
     confidence: str = "0.95"
     threshold: str = "0.05"
+    fail_above: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 The Markdown table goes to the terminal, as ``pyperf compare_to`` and
 critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as
 ``compare-<A>-vs-<B>.tex`` / ``.csv`` (:func:`archbench.report.compare_runs`,
-``invoke compare``). Ratios are B/A of per-operation times: above 1 means B
-is slower.
+``invoke compare``). Ratios are B/A per operation, of times or of instructions:
+above 1 means B is slower (or executes more instructions). Each target says how its
+times were compared: over interleaved rounds, or as two runs that were not interleaved
+with the between-run spread their intervals were widened by.
 
 This module is pure: it never imports ``docker``.
 """
@@ -24,22 +26,40 @@ from archbench.report.formats import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
 
-COLUMNS: Final = ("target", "row", "A", "B", "B/A", "95 % interval", "verdict")
+COLUMNS: Final = ("target", "row", "metric", "A", "B", "B/A", "interval", "verdict")
 
 
 def _interval(r: RowComparison) -> str:
     if math.isnan(r.low):
         return ""
+    if r.metric == "instructions":
+        return "exact" if not r.spread else f"spread ±{r.spread:.2%}"
     return f"[{format_ratio(r.low)}, {format_ratio(r.high)}]"
+
+
+def _value(r: RowComparison, side: str) -> str:
+    if r.metric == "instructions":
+        x = r.a_instructions if side == "a" else r.b_instructions
+        return "" if math.isnan(x) else f"{x:,.0f} instr."
+    return format_time_ns(r.a_ns if side == "a" else r.b_ns)
+
+
+def _ratio(r: RowComparison) -> str:
+    if math.isnan(r.ratio):
+        return ""
+    if r.metric == "instructions":
+        return f"{r.ratio:.4f}×"
+    return format_ratio(r.ratio) + "×"
 
 
 def _cells(r: RowComparison) -> list[str]:
     return [
         r.key.target,
         r.key.label,
-        format_time_ns(r.a_ns),
-        format_time_ns(r.b_ns),
-        format_ratio(r.ratio) + "×",
+        "instructions" if r.metric == "instructions" else "time",
+        _value(r, "a"),
+        _value(r, "b"),
+        _ratio(r),
         _interval(r),
         r.verdict,
     ]
@@ -52,14 +72,57 @@ def summary_line(rows: Sequence[RowComparison]) -> str:
     return f"{len(rows)} rows: {parts}" if rows else "no row was measured in both runs"
 
 
+def design_lines(rows: Sequence[RowComparison]) -> list[str]:
+    """Per target, how its timed rows were compared: over paired rounds, or as two runs that
+    were not interleaved with the between-run spread their intervals were widened by."""
+    lines = []
+    targets = sorted({r.key.target for r in rows if r.metric == "time"})
+    for target in targets:
+        timed = [r for r in rows if r.key.target == target and r.metric == "time"]
+        rounds = sorted({r.rounds for r in timed if r.interleaved})
+        spreads = [r for r in timed if r.between_spread is not None]
+        if rounds:
+            n = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+            lines.append(
+                f"{target}: interleaved, {n} paired rounds: each time interval is over rounds"
+                " (two-stage bootstrap, rounds resampled)"
+            )
+        if spreads:
+            widths = sorted(r.between_spread or 0.0 for r in spreads)
+            width = f"±{widths[0]:.1%}"
+            if widths[-1] > widths[0]:
+                width += f" to ±{widths[-1]:.1%}"
+            source = (
+                "the floor measured between back-to-back runs on a busy 2-core VM"
+                if all(r.spread_source == "floor" for r in spreads)
+                else "the floor, or the spread of the runs' repeats where larger"
+            )
+            lines.append(
+                f"{target}: A and B were not interleaved (two runs at two times): each time "
+                f"interval is widened by a between-run spread of {width} ({source}); "
+                "measure them interleaved for a tighter comparison"
+            )
+    return lines
+
+
+def notes(rows: Sequence[RowComparison]) -> list[str]:
+    """``target row (metric): note`` for every row that has a note."""
+    return [f"{r.key.target} {r.key.label} ({r.metric}): {r.note}" for r in rows if r.note]
+
+
 def markdown(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: float) -> str:
-    """The comparison as a Markdown table with a heading line and the verdict counts."""
+    """The comparison as a Markdown table with a heading line, how each target was compared,
+    the verdict counts and the rows' notes."""
     head = (
-        f"B/A of per-operation times, A = {run_a}, B = {run_b} "
-        f"(median ratio, {confidence:.0%} bootstrap interval; > 1: B slower)"
+        f"B/A per operation, A = {run_a}, B = {run_b} (times: median ratio with its "
+        f"{confidence:.0%} interval; instructions: exact ratio, a change only beyond the "
+        "rows' block-to-block spread; > 1: B slower or more instructions)"
     )
     table = tabulate([_cells(r) for r in rows], headers=COLUMNS, tablefmt="github")
-    return f"{head}\n\n{table}\n\n{summary_line(rows)}\n"
+    design = "".join(f"- {line}\n" for line in design_lines(rows))
+    remarks = "".join(f"- {line}\n" for line in notes(rows))
+    parts = [head, design.rstrip("\n"), table, summary_line(rows), remarks.rstrip("\n")]
+    return "\n\n".join(p for p in parts if p) + "\n"
 
 
 def latex(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: float) -> str:
@@ -69,10 +132,13 @@ def latex(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: flo
         columns=[latex_escape(c) for c in COLUMNS],
     )
     # Cells are escaped above; the Styler writes them as they are, with booktabs rules.
-    body = escaped.style.hide(axis="index").to_latex(hrules=True, column_format="llrrrll")
+    body = escaped.style.hide(axis="index").to_latex(hrules=True, column_format="lllrrrll")
     caption = latex_escape(
-        f"Run {run_b} (B) against run {run_a} (A): ratio B/A of the median time per "
-        f"operation with its {confidence:.0%} bootstrap interval; above 1, B is slower. "
+        f"Run {run_b} (B) against run {run_a} (A): ratio B/A per operation, of median times "
+        f"with its {confidence:.0%} interval, of instructions exactly; above 1, B is slower "
+        "or executes more instructions. "
+        + " ".join(f"{line}." for line in design_lines(rows))
+        + (" " if design_lines(rows) else "")
         + summary_line(rows)
         + "."
     )
@@ -83,7 +149,8 @@ def latex(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: flo
 
 
 def frame(rows: Sequence[RowComparison], run_a: str, run_b: str) -> pd.DataFrame:
-    """Tidy frame of the comparison: one row per compared row, times in ns per operation."""
+    """Tidy frame of the comparison: one row per compared row and metric, times in ns per
+    operation, counts in instructions per operation; an unknown value is empty."""
     return pd.DataFrame(
         [
             {
@@ -96,14 +163,22 @@ def frame(rows: Sequence[RowComparison], run_a: str, run_b: str) -> pd.DataFrame
                 "param": r.key.param or None,
                 "operation": r.key.operation,
                 "processes": r.key.processes,
-                "a_ns_per_op": r.a_ns,
-                "b_ns_per_op": r.b_ns,
+                "metric": r.metric,
+                "a_ns_per_op": None if math.isnan(r.a_ns) else r.a_ns,
+                "b_ns_per_op": None if math.isnan(r.b_ns) else r.b_ns,
+                "a_instructions_per_op": None if math.isnan(r.a_instructions) else r.a_instructions,
+                "b_instructions_per_op": None if math.isnan(r.b_instructions) else r.b_instructions,
                 "n_a": r.n_a,
                 "n_b": r.n_b,
-                "ratio": r.ratio,
+                "ratio": None if math.isnan(r.ratio) else r.ratio,
                 "ratio_low": None if math.isnan(r.low) else r.low,
                 "ratio_high": None if math.isnan(r.high) else r.high,
                 "verdict": r.verdict,
+                "interleaved_rounds": r.rounds or None,
+                "between_run_spread": r.between_spread,
+                "spread_source": r.spread_source,
+                "count_spread": r.spread,
+                "note": r.note or None,
             }
             for r in rows
         ]

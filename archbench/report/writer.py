@@ -29,8 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from archbench.analysis import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD, compare, unmatched
-from archbench.errors import ReportError, ReportUsageError, ResultsError
+from archbench.analysis import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_THRESHOLD,
+    compare,
+    environment_diff,
+    over_limit,
+    target_pairs,
+    unmatched,
+)
+from archbench.errors import LimitExceeded, ReportError, ReportUsageError, ResultsError
 from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
 from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions, page
@@ -493,7 +501,8 @@ class CompareRequest:
     :func:`select_results` does (empty: all); ``confidence`` is the level of the
     bootstrap interval of B/A in [0.5, 1), ``threshold`` the smallest change (a
     fraction in [0, 1]) called slower or faster
-    (:func:`archbench.analysis.comparison.compare`).
+    (:func:`archbench.analysis.comparison.compare`). ``fail_above``: a ratio (1.02) that
+    no counted row may exceed (:func:`archbench.analysis.over_limit`); None: no gate.
     """
 
     results: Path
@@ -505,14 +514,19 @@ class CompareRequest:
     suites: tuple[str, ...] = ()
     confidence: float = DEFAULT_CONFIDENCE
     threshold: float = DEFAULT_THRESHOLD
+    fail_above: float | None = None
 
 
 def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> list[Path]:
     """Compare the two runs, show the Markdown table, write ``.tex`` and ``.csv`` into ``out``.
 
-    ``on_line`` receives every text to show, in order: each file that could not
-    be loaded, a note when a run is compared with itself, the table, the rows
-    only one run has, and each path written.
+    Both metrics are compared (times, and instruction counts where the runs counted);
+    the runs' files are read as stored, so the rounds of an interleaved session pair
+    (:func:`archbench.analysis.compare`). ``on_line`` receives every text to show, in
+    order: each file that could not be loaded, a note when a run is compared with
+    itself, what differs between the paired targets' environments, the table (with how
+    each target was compared: interleaved or not), the rows only one run has, each path
+    written, and the counted rows beyond ``fail_above``.
 
     Returns:
         The paths written (:func:`archbench.report.compare_tables.write`).
@@ -521,6 +535,9 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         ReportError: a run is unknown, the runs share no row, or ``out`` cannot
             be written.
         ReportUsageError: a suite that does not exist.
+        ResultsError: a target's repeats in one run measured different rows.
+        LimitExceeded: a counted row grew beyond ``fail_above`` (after everything
+            was shown and written).
     """
     store = ResultStore(request.results)
     run_a, run_b = request.run_a, request.run_b
@@ -533,7 +550,7 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         )
     sides = []
     for run_id in (run_a, run_b):
-        loaded, failures = store.load_all([run_id])
+        loaded, failures = store.load_all([run_id], merge=False, metric=None)
         for f in failures:
             on_line(f"warning: skipped {f.message}")
         sides.append(
@@ -550,6 +567,15 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         )
     if run_a == run_b:
         on_line(f"note: {run_a} is compared with itself; every ratio is 1")
+    for ra, rb in target_pairs(sides[0], sides[1]):
+        changes = environment_diff(ra, rb)
+        names = (
+            ra.target.name
+            if ra.target.name == rb.target.name
+            else (f"{ra.target.name} vs {rb.target.name}")
+        )
+        said = "; ".join(c.text for c in changes) or "nothing recorded differs"
+        on_line(f"environment {names}: {said}")
     on_line(compare_tables.markdown(rows, run_a, run_b, level))
     only_a, only_b = unmatched(sides[0], sides[1])
     for run_id, n in ((run_a, only_a), (run_b, only_b)):
@@ -564,4 +590,17 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         ) from exc
     for p in written:
         on_line(f"wrote {p}")
+    if request.fail_above is not None:
+        if not any(r.metric == "instructions" for r in rows):
+            on_line(
+                f"note: --fail-above {request.fail_above:g} gates counted rows only, and these "
+                "runs share none (measure with --metric time,instructions)"
+            )
+        over = over_limit(rows, request.fail_above)
+        if over:
+            listed = "; ".join(f"{r.key.target} {r.key.label} {r.ratio:.4f}×" for r in over)
+            raise LimitExceeded(
+                f"--fail-above {request.fail_above:g}: {len(over)} counted row(s) grew beyond "
+                f"the limit: {listed}; if the growth is intended, raise the limit"
+            )
     return written

@@ -90,18 +90,20 @@ class Execution(Frozen):
     ``harness.setup.cpu_limits`` is what the container saw."""
     repeat_index: int = Field(default=1, ge=1)
     repeat_count: int = Field(default=1, ge=1)
-    """This file is container run ``repeat_index`` of ``repeat_count`` for the target."""
+    """This file is container run ``repeat_index`` of ``repeat_count`` for the target.
+    In an interleaved session (:attr:`interleaved`) ``repeat_index`` is the round (1..N)."""
+    interleaved: str | None = None
+    """The id of the interleaved session this container run belongs to, or None (an
+    ordinary run). Two or more images measured in alternating rounds on one engine store
+    one run per image; every file of the session carries the same id, and
+    ``repeat_index`` is the round, so ``invoke compare`` pairs the two runs' blocks round
+    by round (:mod:`archbench.analysis.rounds`). Files written before the field have none."""
     archive: ArchiveRef | None = None
     """Set when ``invoke bench --from-archive`` ran the archived image (nothing built)."""
     gnunet_source: dict[str, str | bool | None] | None = None
     """Where the image's libgnunetutil was built from, when not the base's packages
     (:meth:`archbench.build.ResolvedSource.provenance`: kind, location, ref, commit,
     sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
-    interleaved: str | None = None
-    """The interleaved session this container run belongs to (``invoke history``): every
-    run of the session has the same id, and ``repeat_index`` is the round. Rounds of
-    different runs with the same id ran alternately on one engine, so drift of the
-    machine lands on all of them; None for a run measured on its own."""
 
 
 class Reference(Frozen):

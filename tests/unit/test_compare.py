@@ -134,14 +134,18 @@ def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
     assert cells == [
         "amd64-trixie",
         "blindsig RSA-2048 signing",
+        "time",
         "6.08 ms",
         "12.2 ms",
         "2.00×",
-        cells[5],
+        cells[6],
         "slower",
     ]
-    low, high = (float(x) for x in cells[5].strip("[]").split(","))
-    assert 1.95 < low < 2.0 < high < 2.05
+    # Two runs that were not interleaved: the blocks' interval (about [1.99, 2.01])
+    # widened by the between-run floor, 2 x/÷ exp(1.96 · √2 · ln 1.06) = [1.70, 2.35].
+    low, high = (float(x) for x in cells[6].strip("[]").split(","))
+    assert 1.69 < low < 1.71 and 2.34 < high < 2.36
+    assert "amd64-trixie: A and B were not interleaved" in md
     assert "2.00×" in md and "slower" in md
     assert "1 rows: 1 slower" in md
     paths = compare_tables.write(rows, "A1", "B2", tmp_path, 0.95)

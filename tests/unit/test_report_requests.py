@@ -66,6 +66,7 @@ def test_compare_runs_shows_the_table_and_writes_tex_and_csv(tmp_path: Path) -> 
     request = CompareRequest(results=store.root, out=tmp_path / "out", run_a=RUN_A, run_b=RUN_B)
     written = compare_runs(request, lines.append)
     assert [p.suffix for p in written] == [".tex", ".csv"]
-    assert lines[0].startswith(f"B/A of per-operation times, A = {RUN_A}, B = {RUN_B}")
+    assert lines[0] == "environment a: nothing recorded differs"
+    assert lines[1].startswith(f"B/A per operation, A = {RUN_A}, B = {RUN_B}")
     assert lines[-2:] == [f"wrote {p}" for p in written]
     assert all(p.is_file() for p in written)

@@ -1,0 +1,445 @@
+"""Issue 21: interleaved rounds, widened separate runs, counts that decide, steps and the gate."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from helpers import result, row
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from archbench.analysis import (
+    SeriesPoint,
+    compare,
+    environment_diff,
+    find_steps,
+    over_limit,
+    round_ratio_interval,
+    series,
+)
+from archbench.analysis import comparison as C
+from archbench.errors import LimitExceeded
+from archbench.report import CompareRequest, compare_runs
+from archbench.report import compare_tables as T
+from archbench.result import Counting, Execution, Result, ResultStore, Row
+
+# --- interleaved rounds -----------------------------------------------------------------
+
+
+def symmetric(level: float, n: int, e: float) -> list[float]:
+    """``n`` (odd) blocks around ``level`` whose median is exactly ``level``."""
+    half = n // 2
+    return [level * (1 + e * k / max(half, 1)) for k in range(-half, half + 1)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rho=st.floats(min_value=0.5, max_value=2.0),
+    base=st.floats(min_value=1e3, max_value=1e8),
+    drift=st.floats(min_value=1.2, max_value=2.0),
+    e=st.floats(min_value=0.001, max_value=0.02),
+)
+def test_paired_rounds_with_a_common_drift_cover_the_true_ratio_and_pooled_blocks_do_not(
+    rho: float, base: float, drift: float, e: float
+) -> None:
+    # Six rounds; in rounds 4-6 the machine is `drift` times slower for A and B alike.
+    # Adaptive repetitions took many blocks of A in the slow rounds and many of B in the
+    # fast ones, so pooling blocks compares A's slow machine with B's fast one.
+    rounds = []
+    for r in range(6):
+        slow = r >= 3
+        level = base * (drift if slow else 1.0)
+        a = symmetric(level, 21 if slow else 3, e)
+        b = symmetric(level * rho, 3 if slow else 21, e)
+        rounds.append((a, b))
+    ratio, low, high = round_ratio_interval(rounds, n_resamples=400)
+    assert ratio == pytest.approx(rho, rel=1e-9)
+    assert rho / 1.05 < low <= rho * (1 + 1e-9) and rho * (1 - 1e-9) <= high < rho * 1.05
+    pooled_a = [x for a, _ in rounds for x in a]
+    pooled_b = [x for _, b in rounds for x in b]
+    _, _, unpaired_high = C.ratio_interval(pooled_a, pooled_b, n_resamples=400)
+    assert unpaired_high < rho  # the blocks' own interval misses the truth
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rounds=st.lists(
+        st.tuples(
+            st.lists(st.floats(min_value=1.0, max_value=1e6), min_size=1, max_size=6),
+            st.lists(st.floats(min_value=1.0, max_value=1e6), min_size=1, max_size=6),
+        ),
+        min_size=3,
+        max_size=8,
+    ),
+    k=st.floats(min_value=0.25, max_value=4.0),
+)
+def test_the_interval_holds_the_ratio_and_scales_with_b(
+    rounds: list[tuple[list[float], list[float]]], k: float
+) -> None:
+    ratio, low, high = round_ratio_interval(rounds, n_resamples=200)
+    assert low <= ratio <= high
+    scaled = [(a, [x * k for x in b]) for a, b in rounds]
+    r2, l2, h2 = round_ratio_interval(scaled, n_resamples=200)
+    assert (r2, l2, h2) == pytest.approx((ratio * k, low * k, high * k), rel=1e-9)
+
+
+def test_paired_rounds_are_reproducible_and_need_three_rounds() -> None:
+    rounds = [([100.0, 104.0, 98.0], [110.0, 111.0, 108.0])] * 2 + [([150.0], [166.0])]
+    assert round_ratio_interval(rounds) == round_ratio_interval(rounds)
+    with pytest.raises(ValueError, match="2 paired rounds, need at least 3"):
+        round_ratio_interval(rounds[:2])
+    with pytest.raises(ValueError, match="round 1: B has no blocks"):
+        round_ratio_interval([([1.0], [])] * 3)
+
+
+# --- runs as stored ---------------------------------------------------------------------
+
+
+def timed(
+    samples: dict[str, list[int]],
+    *,
+    run_id: str,
+    round_: int = 1,
+    rounds: int = 1,
+    session: str | None = None,
+    name: str = "amd64-trixie",
+    packages: dict[str, str] | None = None,
+) -> Result:
+    rows = [row("CS", op, xs) for op, xs in samples.items()]
+    base = result(name, "amd64", "x86_64", "Xeon", rows, run_id=run_id)
+    assert base.execution is not None
+    ex = base.execution.model_copy(
+        update={"repeat_index": round_, "repeat_count": rounds, "interleaved": session}
+    )
+    update: dict[str, object] = {"execution": ex}
+    if packages:
+        setup = base.harness.setup.model_copy(
+            update={"packages": {**base.harness.setup.packages, **packages}}
+        )
+        update["harness"] = base.harness.model_copy(update={"setup": setup})
+    return base.model_copy(update=update)
+
+
+def counted(
+    counts: dict[str, list[int]], *, run_id: str, packages: dict[str, str] | None = None
+) -> Result:
+    base = timed({op: [5, 5, 5] for op in counts}, run_id=run_id, packages=packages)
+    rows: list[Row] = [
+        r.model_copy(update={"instructions": tuple(counts[r.operation])}) for r in base.harness.rows
+    ]
+    prov = Counting.model_validate(
+        {
+            "instrument": "qemu-tcg-plugin",
+            "qemu": "qemu-x86_64",
+            "qemu_version": "qemu 7.2.22",
+            "qemu_package": "1:7.2",
+            "cpu_model": "max",
+            "plugin_version": "1",
+            "plugin_api": 1,
+            "calibration": {
+                "iterations": 100000,
+                "instructions_per_iteration": 2,
+                "counts": [200021, 400021],
+                "expected_difference": 200000,
+                "difference": 200000,
+                "overhead": 21,
+                "exact": True,
+            },
+        }
+    )
+    harness = base.harness.model_copy(update={"rows": tuple(rows), "counting": prov})
+    return Result.model_validate(
+        {**base.model_dump(), "harness": harness.model_dump(), "metric": "instructions"}
+    )
+
+
+RUN_A, RUN_B = "20261202T000000Z-aaaaaa", "20261202T010000Z-bbbbbb"
+SIGN = [1000, 1010, 990, 1005, 995, 1002]
+
+
+def test_separate_runs_8_percent_apart_are_no_significant_change_but_half_speed_is_slower() -> None:
+    a = [timed({"signing": SIGN}, run_id=RUN_A)]
+    drifted = [timed({"signing": [round(x * 1.08) for x in SIGN]}, run_id=RUN_B)]
+    (aa,) = compare(a, drifted)
+    # The blocks alone say [1.07, 1.09] (slower); the between-run floor widens it.
+    blocks = C.ratio_interval(C.per_op_ns(a[0].harness.rows[0]), [x * 1.08 / 10 for x in SIGN])
+    assert blocks[1] > 1.06
+    assert (aa.verdict, aa.between_spread, aa.spread_source) == (
+        "no significant change",
+        C.BETWEEN_RUN_FLOOR,
+        "floor",
+    )
+    assert aa.low == pytest.approx(1.08 * math.exp(-0.1626), rel=0.01)
+    assert not aa.interleaved
+    (ab,) = compare(a, [timed({"signing": [x * 2 for x in SIGN]}, run_id=RUN_B)])
+    assert ab.verdict == "slower" and ab.low > 1.6
+
+
+def test_widen_adds_the_between_run_term_in_quadrature() -> None:
+    low, high = C.widen(1.0, 1.0, 1.0, 0.06)
+    extra = 1.959964 * math.sqrt(2) * math.log(1.06)
+    assert (low, high) == pytest.approx((math.exp(-extra), math.exp(extra)))
+    low, high = C.widen(2.0, 2.0 / math.exp(0.1), 2.0 * math.exp(0.2), 0.0)
+    assert (low, high) == pytest.approx((2.0 / math.exp(0.1), 2.0 * math.exp(0.2)))
+    with pytest.raises(ValueError, match="between-run spread"):
+        C.widen(1.0, 0.9, 1.1, -0.1)
+
+
+def test_repeats_with_a_wider_spread_than_the_floor_widen_by_their_own() -> None:
+    spread_row = row("CS", "signing", SIGN).model_copy(
+        update={"run_medians_ns": (1000.0, 1200.0, 800.0)}
+    )
+    between, source = C.between_run_spread(spread_row, row("CS", "signing", SIGN), 0.06)
+    # CV of (1000, 1200, 800) = 0.2; root mean square with the side without repeats: 0.2.
+    assert between == pytest.approx(0.2) and source == "repeats"
+
+
+def interleaved_session(levels: list[float], rho: float) -> tuple[list[Result], list[Result]]:
+    """Rounds of A and B on a machine whose speed is ``levels[r]`` in round r."""
+    a, b = [], []
+    for r, level in enumerate(levels, 1):
+        blocks = [round(x * level) for x in SIGN]
+        a.append(
+            timed({"signing": blocks}, run_id=RUN_A, round_=r, rounds=len(levels), session="S1")
+        )
+        b.append(
+            timed(
+                {"signing": [round(x * rho) for x in blocks]},
+                run_id=RUN_B,
+                round_=r,
+                rounds=len(levels),
+                session="S1",
+            )
+        )
+    return a, b
+
+
+def test_interleaved_rounds_resolve_10_percent_through_a_30_percent_drift() -> None:
+    levels = [1.0, 1.3, 1.0, 1.25, 1.05]
+    a, b = interleaved_session(levels, 1.10)
+    (ab,) = compare(a, b)
+    assert ab.rounds == 5 and ab.interleaved and ab.spread_source == "rounds"
+    assert ab.ratio == pytest.approx(1.10, rel=1e-3)
+    assert 1.09 < ab.low <= ab.high < 1.11
+    assert ab.verdict == "slower"
+    # The same blocks as two stored runs (no session id): not resolved.
+    plain = [
+        r.model_copy(update={"execution": r.execution.model_copy(update={"interleaved": None})})
+        for r in (*a, *b)
+        if r.execution
+    ]
+    (separate,) = compare(plain[:5], plain[5:])
+    assert separate.verdict == "no significant change" and not separate.interleaved
+    (aa,) = compare(*interleaved_session(levels, 1.0))
+    assert aa.verdict == "no significant change" and aa.ratio == pytest.approx(1.0, abs=1e-3)
+    lines = T.design_lines([ab, separate])
+    assert lines[0].startswith("amd64-trixie: interleaved, 5 paired rounds")
+    # As two runs of five repeats each, the repeats' own spread (CV 0.129) widens it.
+    assert separate.spread_source == "repeats"
+    assert "not interleaved" in lines[1] and "±12.9%" in lines[1] and "repeats" in lines[1]
+
+
+def test_rounds_pair_by_index_not_by_position() -> None:
+    levels = [1.0, 1.3, 1.0, 1.25, 1.05]
+    a, b = interleaved_session(levels, 1.10)
+    # A lost round 2: the others still pair with their own round of B.
+    (ab,) = compare([a[0], *a[2:]], b)
+    assert ab.rounds == 4 and 1.09 < ab.low <= ab.high < 1.11
+
+
+def test_too_few_rounds_fall_back_to_separate_runs_and_say_so() -> None:
+    a, b = interleaved_session([1.0, 1.3], 1.0)
+    (only,) = compare(a, b)
+    # Two repeats 30 % apart: their spread (CV 0.3/√2/1.15 = 0.18) is wider than the floor.
+    assert not only.interleaved and only.spread_source == "repeats"
+    assert only.between_spread == pytest.approx(0.1845, abs=1e-3)
+    assert "only 2 paired round(s)" in only.note
+
+
+# --- counts -----------------------------------------------------------------------------
+
+
+def test_counts_give_the_exact_ratio_and_call_changes_beyond_their_spread() -> None:
+    a = [counted({"signing": [1000, 1000, 1000], "verifying": [500, 505, 500]}, run_id=RUN_A)]
+    b = [counted({"signing": [1030, 1030, 1030], "verifying": [503, 504, 501]}, run_id=RUN_B)]
+    rows = {r.key.operation: r for r in compare(a, b)}
+    sign, verify = rows["signing"], rows["verifying"]
+    assert sign.metric == "instructions" and sign.ratio == pytest.approx(1.03)
+    assert (sign.a_instructions, sign.b_instructions, sign.spread) == (100.0, 103.0, 0.0)
+    assert sign.verdict == "more instructions" and math.isnan(sign.a_ns)
+    # 503/500 = 1.006 lies within verifying's own spread of 1 % (500..505).
+    assert verify.verdict == "no significant change" and verify.spread == pytest.approx(0.01)
+    assert [r.key.operation for r in over_limit(rows.values(), 1.02)] == ["signing"]
+    assert over_limit(rows.values(), 1.05) == []
+
+
+def test_times_that_move_while_counts_stay_say_so() -> None:
+    a = [timed({"signing": SIGN}, run_id=RUN_A), counted({"signing": [1000] * 3}, run_id=RUN_A)]
+    b = [
+        timed({"signing": [x * 2 for x in SIGN]}, run_id=RUN_B),
+        counted({"signing": [1000] * 3}, run_id=RUN_B),
+    ]
+    time_row, count_row = compare(a, b)
+    assert (time_row.metric, time_row.verdict) == ("time", "slower")
+    assert (count_row.metric, count_row.verdict) == ("instructions", "no significant change")
+    assert "instruction counts say no significant change (1.0000×" in time_row.note
+    assert time_row.note.endswith("the machine changed, not the code")
+    assert count_row.note == time_row.note
+    md = T.markdown([time_row, count_row], RUN_A, RUN_B, 0.95)
+    assert "| amd64-trixie | blindsig CS signing | instructions | 100 instr. | 100 instr." in md
+    assert "exact" in md and "the machine changed, not the code" in md
+
+
+# --- invoke compare's body --------------------------------------------------------------
+
+
+def _store(tmp: Path, results: list[Result]) -> Path:
+    store = ResultStore(tmp / "results")
+    for r in results:
+        store.save(r)
+    return store.root
+
+
+def test_compare_runs_prints_the_environment_and_gates_counted_rows(tmp_path: Path) -> None:
+    root = _store(
+        tmp_path,
+        [
+            timed({"signing": SIGN}, run_id=RUN_A),
+            counted({"signing": [1000] * 3}, run_id=RUN_A),
+            timed({"signing": SIGN}, run_id=RUN_B, packages={"libgcrypt": "1.12.0-1"}),
+            counted({"signing": [1100] * 3}, run_id=RUN_B, packages={"libgcrypt": "1.12.0-1"}),
+        ],
+    )
+    lines: list[str] = []
+    request = CompareRequest(
+        results=root, out=tmp_path / "out", run_a=RUN_A, run_b=RUN_B, fail_above=1.02
+    )
+    with pytest.raises(LimitExceeded, match=r"1 counted row\(s\) grew beyond the limit") as err:
+        compare_runs(request, lines.append)
+    assert err.value.exit_code == 13
+    assert "amd64-trixie blindsig CS signing 1.1000×" in str(err.value)
+    text = "\n".join(lines)
+    assert "environment amd64-trixie: libgcrypt 1.11.0-7 → 1.12.0-1" in text
+    assert "A and B were not interleaved" in text
+    assert (tmp_path / "out" / f"compare-{RUN_A}-vs-{RUN_B}.csv").is_file()
+    lines.clear()
+    compare_runs(
+        CompareRequest(
+            results=root, out=tmp_path / "out", run_a=RUN_A, run_b=RUN_B, fail_above=1.2
+        ),
+        lines.append,
+    )
+
+
+# --- environments and steps --------------------------------------------------------------
+
+
+def test_environment_diff_names_what_changed() -> None:
+    a = timed({"signing": SIGN}, run_id=RUN_A)
+    b = timed({"signing": SIGN}, run_id=RUN_B, packages={"libsodium": "1.0.22-1"})
+    assert [c.text for c in environment_diff(a, b)] == ["libsodium 1.0.18-1+b2 → 1.0.22-1"]
+    assert environment_diff(a, a) == []
+
+
+def count_series(values: list[float], spread: float) -> list[SeriesPoint]:
+    return [SeriesPoint(f"v{i}", v, "instructions", spread=spread) for i, v in enumerate(values)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    n=st.integers(min_value=2, max_value=10),
+    spread=st.floats(min_value=0.0, max_value=0.1),
+    factor=st.floats(min_value=1.0, max_value=5.0),
+    down=st.booleans(),
+)
+def test_a_counted_series_with_one_planted_step_finds_that_step_and_no_other(
+    data: st.DataObject, n: int, spread: float, factor: float, down: bool
+) -> None:
+    at = data.draw(st.integers(min_value=1, max_value=n - 1))
+    jitter = data.draw(st.lists(st.floats(min_value=-1, max_value=1), min_size=n, max_size=n))
+    step = (1 + 3 * spread) * factor * 1.001
+    step = 1 / step if down else step
+    values = [1e6 * (1 + j * spread / 3) * (step if i >= at else 1) for i, j in enumerate(jitter)]
+    (found,) = find_steps(count_series(values, spread))
+    assert (found.index, found.before, found.after) == (at, f"v{at - 1}", f"v{at}")
+    assert found.direction == ("down" if down else "up")
+    assert found.cause == "nothing recorded changed"
+    flat = [1e6 * (1 + j * spread / 3) for j in jitter]
+    assert find_steps(count_series(flat, spread)) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(min_value=2, max_value=10),
+    at=st.integers(min_value=1, max_value=9),
+    change=st.floats(min_value=1.2, max_value=3.0),
+)
+def test_a_timed_series_steps_where_the_interval_excludes_one(
+    n: int, at: int, change: float
+) -> None:
+    at = min(at, n - 1)
+    points = [SeriesPoint("v0", 100.0, "time")]
+    for i in range(1, n):
+        ratio = change if i == at else 1.0
+        points.append(
+            SeriesPoint(
+                f"v{i}",
+                points[-1].value * ratio,
+                "time",
+                ratio=ratio,
+                low=ratio / 1.1,
+                high=ratio * 1.1,
+            )
+        )
+    assert [s.index for s in find_steps(points)] == [at]
+    flat = [SeriesPoint(p.label, 100.0, "time", ratio=1.0, low=0.9, high=1.1) for p in points]
+    assert find_steps(flat) == []
+
+
+def test_series_attributes_a_counted_step_to_the_library_that_changed() -> None:
+    runs = [
+        ("0.21", [counted({"signing": [1000] * 3}, run_id=RUN_A)]),
+        ("0.22", [counted({"signing": [1000, 1002, 1000]}, run_id=RUN_A)]),
+        (
+            "0.22+gcrypt",
+            [counted({"signing": [1200] * 3}, run_id=RUN_B, packages={"libgcrypt": "1.12.0-1"})],
+        ),
+    ]
+    all_series = series(runs)
+    ((key, points),) = all_series.items()
+    assert (key.arch, key.metric, key.row.operation) == ("amd64", "instructions", "signing")
+    assert [p.value for p in points] == [100.0, 100.0, 120.0]
+    assert [p.spread for p in points] == [0.0, 0.002, 0.0]
+    (step,) = find_steps(points)
+    assert (step.before, step.after) == ("0.22", "0.22+gcrypt")
+    assert step.ratio == pytest.approx(1.2)
+    assert step.cause == "libgcrypt 1.11.0-7 → 1.12.0-1"
+    assert over_limit([step], 1.02) == [step]
+
+
+def test_series_of_timed_runs_carries_the_pairs_intervals() -> None:
+    runs = [
+        ("a", [timed({"signing": SIGN}, run_id=RUN_A)]),
+        ("b", [timed({"signing": [x * 2 for x in SIGN]}, run_id=RUN_B)]),
+    ]
+    ((_, points),) = series(runs).items()
+    assert math.isnan(points[0].low)
+    assert points[1].ratio == pytest.approx(2.0) and 1.6 < points[1].low < 2.0 < points[1].high
+    (step,) = find_steps(points)
+    assert (step.index, step.direction, step.metric) == (1, "up", "time")
+
+
+def test_execution_without_interleaved_loads_as_an_ordinary_run() -> None:
+    ex = Execution.model_validate(
+        {
+            "emulated": False,
+            "host_arch": "amd64",
+            "host_cpu": "x",
+            "image_id": "i",
+            "image_tag": "t",
+        }
+    )
+    assert ex.interleaved is None and ex.repeat_index == 1
