@@ -114,6 +114,7 @@ def history(
     ci_target: str | None = None,
     suite: str | None = None,
     cpus: str | None = None,
+    fail_above: str | None = None,
 ) -> None:
     """Measure a series of GNUnet sources or Debian bases: interleaved rounds, counts, steps."""
     flags = cli.HistoryFlags(
@@ -133,6 +134,7 @@ def history(
         ci_target=ci_target,
         suite=suite,
         cpus=cpus,
+        fail_above=fail_above,
     )
     cli.history(_settings(c), flags)
 

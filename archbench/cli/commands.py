@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archbench import matrix, run, upstream
-from archbench.analysis import parse_metrics
+from archbench.analysis import over_limit, parse_metrics
 from archbench.build import base_tag, image_labels
 from archbench.cli.config import Settings
 from archbench.cli.options import (
@@ -51,7 +51,14 @@ from archbench.cli.options import (
     overrides,
     split,
 )
-from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError, TargetsFailed
+from archbench.errors import (
+    ArchbenchError,
+    EmulationError,
+    EngineError,
+    LimitExceeded,
+    MatrixError,
+    TargetsFailed,
+)
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.inputs import cpuset, integer
 from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet
@@ -62,12 +69,14 @@ from archbench.report import (
     ReportRequest,
     check_label_prefix,
     compare_runs,
+    history_steps,
     parse_style,
     parse_unit,
     render_history_markdown,
     render_instructions_markdown,
     render_markdown_table,
     render_report,
+    render_steps_markdown,
     write_page_from_store,
 )
 from archbench.result import ResultStore, check_run_id, load, merge_repeats, new_run_id
@@ -133,10 +142,16 @@ def history(s: Settings, f: HistoryFlags) -> None:
     Raises:
         MatrixError: a flag value is not allowed (checked before anything is read).
         TargetsFailed: some targets failed in some versions; the rest is kept.
+        LimitExceeded: ``--fail-above``: a counted row steps up beyond the limit.
         ArchbenchError: whatever :func:`archbench.run.measure_history` raises.
     """
     chosen = overrides(f.iterations, f.repetitions, f.rsa_bits, f.warmup, f.max_time, f.ci_target)
     check_overrides(chosen)
+    limit = (
+        None
+        if f.fail_above is None
+        else number("fail-above", f.fail_above, lambda v: 1 <= v <= 100, "a ratio such as 1.02")
+    )
     sources = tuple(parse_gnunet(text, "--gnunet") for text in split(f.gnunet, "--gnunet"))
     bases = tuple(split(f.base, "--base"))
     if f.extend:
@@ -164,6 +179,8 @@ def history(s: Settings, f: HistoryFlags) -> None:
     }
     print()
     print(render_history_markdown(done.manifest, results))
+    steps = history_steps(done.manifest, results)
+    print(render_steps_markdown(steps))
     for p in write_page_from_store(
         done.store, Path(s.reports), histories=[(done.manifest, results)]
     ):
@@ -171,6 +188,17 @@ def history(s: Settings, f: HistoryFlags) -> None:
     where = done.store.root / done.manifest.history_id / "history.json"
     print(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
+    if limit is not None:
+        over = over_limit([step for _, _, step in steps], limit)
+        if over:
+            raise LimitExceeded(
+                f"{len(over)} counted step(s) grew beyond --fail-above {limit}: "
+                + "; ".join(
+                    f"{arch} {key.label} {step.before} → {step.after} {step.ratio:.3f}×"
+                    for arch, key, step in steps
+                    if step in over
+                )
+            )
 
 
 def images_options(s: Settings, f: ImagesFlags) -> BenchOptions:

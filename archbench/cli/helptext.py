@@ -68,6 +68,8 @@ HISTORY_HELP: Final = {
     "ci_target": BENCH_HELP["ci_target"],
     "suite": BENCH_HELP["suite"],
     "cpus": BENCH_HELP["cpus"],
+    "fail_above": "exit 13 when a counted row steps up across the series beyond this ratio "
+    "(e.g. 1.02: 2 % more instructions per operation)",
 }
 
 ARCHIVE_HELP: Final = {

@@ -64,6 +64,7 @@ class HistoryFlags:
     ci_target: str | None = None
     suite: str | None = None
     cpus: str | None = None
+    fail_above: str | None = None
 
 
 @dataclass(frozen=True)

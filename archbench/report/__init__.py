@@ -57,7 +57,7 @@ from archbench.report.formats import (
     render_standalone,
 )
 from archbench.report.frame import ReportData, machine_names
-from archbench.report.history import render_history_markdown
+from archbench.report.history import history_steps, render_history_markdown, render_steps_markdown
 from archbench.report.instructions import render_instructions_markdown
 from archbench.report.model import (
     FLAG_LEGEND,
@@ -128,6 +128,7 @@ __all__ = [
     "format_number",
     "format_ratio",
     "format_speed",
+    "history_steps",
     "latex_escape",
     "machine_names",
     "markdown_escape",
@@ -141,6 +142,7 @@ __all__ = [
     "render_markdown_table",
     "render_report",
     "render_standalone",
+    "render_steps_markdown",
     "select_results",
     "unit_label",
     "unit_value",

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from archbench.analysis import RowKey, median_per_op, row_key
+from archbench.analysis import RowKey, Step, find_steps, median_per_op, row_key
+from archbench.analysis import series as analysis_series
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
 
@@ -72,6 +73,55 @@ def _cell(
         return SeriesCell(middle, 0.0)
     q1, _, q3 = statistics.quantiles(per_op, n=4)
     return SeriesCell(middle, (q3 - q1) / middle if middle else 0.0)
+
+
+def history_steps(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> list[tuple[str, RowKey, Step]]:
+    """Every step of every row and architecture across the versions, in series order.
+
+    ``(architecture, row, step)``; counts step beyond the row's block-to-block spread,
+    times when the pair's interval (paired over rounds where the versions were
+    interleaved) excludes 1 and the change exceeds 5 %
+    (:func:`archbench.analysis.find_steps`). Each step names the two versions and what
+    changed between their environments (:attr:`Step.cause`).
+    """
+    runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
+    found = []
+    for key, points in analysis_series(runs).items():
+        for step in find_steps(points):
+            found.append((key.arch, key.row, step))
+    return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
+
+
+def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
+    """The steps as a Markdown table (instructions first), or a line saying there are none."""
+    if not steps:
+        return (
+            "### Steps\n\nNo row steps across the series (counts within their spread, "
+            "times within their intervals).\n"
+        )
+    rows = [
+        [
+            arch,
+            key.label.removeprefix(f"{key.suite} "),
+            step.metric,
+            f"{step.before} → {step.after}",
+            f"{step.ratio:.3f}×",
+            step.cause,
+        ]
+        for arch, key, step in steps
+    ]
+    return (
+        "### Steps\n\n"
+        + tabulate(
+            rows,
+            headers=["arch", "row", "metric", "versions", "ratio", "what changed"],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+        + "\n"
+    )
 
 
 def _order(key: RowKey) -> tuple[str, str, int, bool, int, str, str]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from archbench.errors import MatrixError, ResultsError
 from archbench.matrix import parse_gnunet
-from archbench.report import render_history_markdown
+from archbench.report import history_steps, render_history_markdown, render_steps_markdown
 from archbench.result import (
     HistoryManifest,
     HistoryRound,
@@ -133,3 +133,22 @@ def test_the_tables_give_each_version_and_its_ratio_to_the_first() -> None:
     # ops_per_block of helpers.row is 10: 10 000 instructions per block is 1 000 per op.
     line = next(x for x in text.splitlines() if "CS signing" in x)
     assert "| 1 000 " in line and "| 1 200 (1.200×)" in line
+
+
+def test_a_count_that_steps_is_found_with_its_versions() -> None:
+    a, b = new_run_id(), new_run_id()
+    manifest = _manifest(a, b)
+    results = {a: [_counted(a, 10_000)], b: [_counted(b, 12_000)]}
+    steps = history_steps(manifest, results)
+    assert [(arch, key.operation, step.metric) for arch, key, step in steps] == [
+        ("amd64", "signing", "instructions")
+    ]
+    (_, _, step) = steps[0]
+    assert (step.before, step.after) == ("Debian's", "0.27.0")
+    assert step.ratio == pytest.approx(1.2, rel=1e-3)
+    text = render_steps_markdown(steps)
+    assert "| amd64  | CS signing | instructions | Debian's → 0.27.0 | 1.200×" in text
+    # The same count on both sides is no step.
+    same = {a: [_counted(a, 10_000)], b: [_counted(b, 10_000)]}
+    assert history_steps(manifest, same) == []
+    assert "No row steps across the series" in render_steps_markdown([])
