@@ -137,6 +137,11 @@ class CrossPlan:
         return GNUNET_NATIVE_TOOLS if self.gnunet is not None else ()
 
     @property
+    def pkg_config_libdir(self) -> str:
+        """``PKG_CONFIG_LIBDIR`` of the target (:func:`pkg_config_libdir`), colon-joined."""
+        return ":".join(pkg_config_libdir(self.target_arch))
+
+    @property
     def gnunet_build_args(self) -> tuple[str, ...]:
         """``build-libgnunetutil.sh``'s cross options for this target, before its operands.
 
@@ -202,26 +207,36 @@ def meson_cross_file(target: Arch) -> str:
 
     ``needs_exe_wrapper = false``: GNUnet's root ``meson.build`` runs a test program
     (``cc.run``) unconditionally, and the engine's binfmt_misc entry runs it under
-    QEMU; the cross compiler's ``<triplet>-pkg-config`` finds the target's multiarch
-    ``.pc`` files. Format: meson's "Cross compilation" page (``[binaries]``,
-    ``[properties]``, ``[host_machine]``).
+    QEMU. pkg-config is the build machine's own with ``pkg_config_libdir`` set to the
+    target's multiarch ``.pc`` folders: Debian 12 has no ``<triplet>-pkg-config``
+    wrapper for every architecture (bookworm's ppc64el cross build found no ``.pc``
+    at all through it), and the folders are the same on every release. Format:
+    meson's "Cross compilation" page (``[binaries]``, ``[properties]``,
+    ``[host_machine]``; ``pkg_config_libdir`` since meson 0.54).
     """
     triplet = TRIPLETS[target]
     family, cpu, endian = MESON_CPU[target]
+    libdirs = ", ".join(f"'{d}'" for d in pkg_config_libdir(target))
     return (
         "[binaries]\n"
         f"c = '{triplet}-gcc'\n"
         f"ar = '{triplet}-ar'\n"
         f"strip = '{triplet}-strip'\n"
-        f"pkg-config = '{triplet}-pkg-config'\n"
+        "pkg-config = 'pkg-config'\n"
         "\n[properties]\n"
         "needs_exe_wrapper = false\n"
+        f"pkg_config_libdir = [{libdirs}]\n"
         "\n[host_machine]\n"
         "system = 'linux'\n"
         f"cpu_family = '{family}'\n"
         f"cpu = '{cpu}'\n"
         f"endian = '{endian}'\n"
     )
+
+
+def pkg_config_libdir(target: Arch) -> tuple[str, ...]:
+    """Where pkg-config finds ``target``'s multiarch ``.pc`` files (``PKG_CONFIG_LIBDIR``)."""
+    return (f"/usr/lib/{TRIPLETS[target]}/pkgconfig", "/usr/share/pkgconfig")
 
 
 RUNTIME_LINE = re.compile(r"[a-z0-9][a-z0-9+.-]*:[a-z0-9]+=[A-Za-z0-9.+~:-]+")

@@ -420,7 +420,11 @@ def test_meson_cross_file_names_the_toolchain_and_the_host_machine(
     ini.read_string(cross.meson_cross_file(arch))
     triplet = cross.TRIPLETS[arch]
     assert ini["binaries"]["c"] == f"'{triplet}-gcc'"
-    assert ini["binaries"]["pkg-config"] == f"'{triplet}-pkg-config'"
+    # The build machine's pkg-config, pointed at the target's multiarch .pc folders.
+    assert ini["binaries"]["pkg-config"] == "'pkg-config'"
+    assert ini["properties"]["pkg_config_libdir"] == (
+        f"['/usr/lib/{triplet}/pkgconfig', '/usr/share/pkgconfig']"
+    )
     assert ini["properties"]["needs_exe_wrapper"] == "false"
     assert ini["host_machine"]["cpu_family"] == f"'{family}'"
     assert ini["host_machine"]["cpu"] == f"'{cpu}'"
@@ -445,6 +449,11 @@ def test_the_cross_stage_builds_the_library_before_the_drivers(tmp_path: Path) -
     )
     assert text.index("build-libgnunetutil.sh") < text.index("make CC=riscv64-linux-gnu-gcc")
     assert "LDFLAGS=-Wl,-rpath,/opt/gnunet/lib" in text
+    # autotools' configure --host takes pkg-config from the environment.
+    assert (
+        "PKG_CONFIG=pkg-config PKG_CONFIG_LIBDIR=/usr/lib/riscv64-linux-gnu/pkgconfig:"
+        "/usr/share/pkgconfig" in text
+    )
     assert "runtime-packages.sh --own /opt/gnunet/lib" in text
     assert "tar -C /opt/gnunet -cf /opt/archbench/gnunet-prefix.tar ." in text
     files = dict(spec.files)
