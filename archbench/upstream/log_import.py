@@ -30,7 +30,14 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.inputs import describe_problems, did_you_mean, load_yaml, problem, read_text
+from archbench.inputs import (
+    describe_problems,
+    did_you_mean,
+    load_yaml,
+    problem,
+    read_bytes,
+    read_text,
+)
 from archbench.platforms import Arch
 from archbench.result import (
     HarnessDocument,
@@ -170,7 +177,7 @@ NOTES: Final = (
 )
 """The caveat every imported result carries in ``reference.notes``."""
 
-NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*+$")
 """Target names and run ids become file and directory names (as in matrix.yml)."""
 
 
@@ -254,16 +261,21 @@ def _result(scans: Sequence[LogScan], setup: Setup, target: str, arch: Arch, run
     )
 
 
+MAX_LOG_BYTES: Final = 16 * 1024 * 1024
+"""Largest log ``invoke import`` reads (perf_crypto_* and test_helper_* print a few KB)."""
+
+
 def read_log(path: Path) -> str:
     """A log's text: UTF-8, or Latin-1 for a log saved in a legacy locale.
 
+    Read as every other input is (:func:`archbench.inputs.read_bytes`): a regular
+    file of at most :data:`MAX_LOG_BYTES`, opened without blocking.
+
     Raises:
-        ResultsError: the file cannot be read.
+        ResultsError: the file cannot be read, is not a regular file (a FIFO,
+            ``/dev/zero``) or is larger than :data:`MAX_LOG_BYTES`.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read the log: {exc.strerror}") from exc
+    data = read_bytes(path, ResultsError, "the log", MAX_LOG_BYTES)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
