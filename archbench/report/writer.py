@@ -447,8 +447,11 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
         data = prepare(chosen, failures)
         plot_paths: list[Path] = []
         if request.plots:
-            from archbench.report.plots import write_listed  # matplotlib: slow to import
+            # matplotlib: slow to import
+            from archbench.report.plots import too_many_machines, write_listed
 
+            if (why := too_many_machines(data)) is not None:
+                on_line(why)
             # Drawn first so the chapter can reference every figure it has.
             plot_paths, listed = write_listed(data, out_dir, options.unit)
             options = dataclasses.replace(options, figures=listed)

@@ -67,19 +67,27 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new, never half.
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path``: readers see the old file or the
+    new, never half of one, and never anything but a new file at ``path``.
+
+    The data goes to a fresh temporary file in ``path``'s directory, is flushed to
+    disk, then renamed over ``path`` (``os.replace``): a symlink at ``path`` is
+    replaced, never followed, so its target is not touched; a full disk or a
+    ``kill -9`` leaves the previous file (or none) and at most a hidden
+    ``.<name>.*.tmp`` beside it, never a truncated file at ``path``.
 
     Raises:
-        OSError: the directory cannot be created or written.
+        OSError: the directory cannot be created or written (the temporary file
+            is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp creates 0600; results and reports are meant to be shared.
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -89,9 +97,10 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def write_texts(
-    texts: Mapping[Path, str], error: type[ArchbenchError], what: str, fix: str = ""
+    texts: Mapping[Path, str | bytes], error: type[ArchbenchError], what: str, fix: str = ""
 ) -> list[Path]:
-    """Write each text to its path with :func:`write_atomic`, in order; returns the paths.
+    """Write each text (or bytes) to its path with :func:`write_atomic`, in order; returns
+    the paths.
 
     Raises:
         ArchbenchError: of class ``error``, the first file that cannot be written,
