@@ -20,7 +20,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.analysis import RowComparison, counts
-from archbench.report.formats import latex_escape
+from archbench.report.formats import csv_text, latex_escape, markdown_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
 
@@ -53,13 +53,20 @@ def summary_line(rows: Sequence[RowComparison]) -> str:
 
 
 def markdown(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: float) -> str:
-    """The comparison as a Markdown table with a heading line and the verdict counts."""
+    """The comparison as a Markdown table with a heading line and the verdict counts.
+
+    Target names and row labels (text from results files) are escaped with
+    :func:`archbench.report.formats.markdown_escape`, as in ``appendix.md``.
+    """
     head = (
         f"B/A of per-operation times, A = {run_a}, B = {run_b} "
         f"(median ratio, {confidence:.0%} bootstrap interval; > 1: B slower)"
     )
-    table = tabulate([_cells(r) for r in rows], headers=COLUMNS, tablefmt="github")
-    return f"{head}\n\n{table}\n\n{summary_line(rows)}\n"
+    # The texts from results files (target, row) escaped as appendix.md's tables are:
+    # a target name's | or ` cannot end a cell or start code, nor its < start HTML.
+    cells = [[markdown_escape(c) if i < 2 else c for i, c in enumerate(_cells(r))] for r in rows]
+    table = tabulate(cells, headers=COLUMNS, tablefmt="github", disable_numparse=True)
+    return f"{markdown_escape(head)}\n\n{table}\n\n{summary_line(rows)}\n"
 
 
 def latex(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: float) -> str:
@@ -118,8 +125,10 @@ def write(
     Raises:
         OSError: ``out_dir`` cannot be written.
     """
-    stem = out_dir / f"compare-{run_a}-vs-{run_b}"
-    tex, csv = stem.with_suffix(".tex"), stem.with_suffix(".csv")
+    # The suffix is appended, never put in place of one: run ids hold dots (v1.0,
+    # v1.1), and with_suffix would map compare-v1.0-vs-v1.1 and -v1.2 onto one name.
+    stem = f"compare-{run_a}-vs-{run_b}"
+    tex, csv = out_dir / f"{stem}.tex", out_dir / f"{stem}.csv"
     write_atomic(tex, latex(rows, run_a, run_b, confidence))
-    write_atomic(csv, frame(rows, run_a, run_b).to_csv(index=False))
+    write_atomic(csv, csv_text(frame(rows, run_a, run_b)))
     return [tex, csv]
