@@ -55,6 +55,7 @@ from archbench.result import (
     LoadFailure,
     Result,
     ResultStore,
+    folder_lock,
     write_atomic,
     write_texts,
 )
@@ -403,7 +404,9 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     (:func:`archbench.report.instructions.write_all`); a selection of
     instruction counts only writes just those. Then removes what an earlier
     report there listed as its own and did not write again (:func:`replace_outputs`;
-    without ``plots`` the earlier figures stay). ``on_line`` receives every line
+    without ``plots`` the earlier figures stay). Writing holds the lock of
+    ``request.out`` (:func:`archbench.result.folder_lock`): two reports into one
+    folder take turns, and the second says it waits. ``on_line`` receives every line
     to show, in order: the run chosen, each file that could not be loaded, each
     path written and each earlier output removed.
 
@@ -441,34 +444,38 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     out_dir = request.out
     counted = _select_counted(counted, request)
     options = request.options
-    paths: list[Path] = []
-    if chosen or not counted:
-        # The tidy frame is built once for the chapter, the exports and the plots.
-        data = prepare(chosen, failures)
-        plot_paths: list[Path] = []
-        if request.plots:
-            # matplotlib: slow to import
-            from archbench.report.plots import too_many_machines, write_listed
+    # One report at a time per --out: a second waits (and says so) instead of removing
+    # the figures the first just wrote.
+    # The tidy frame is built once for the chapter, the exports and the plots, before
+    # anything is written (a rendering error leaves --out untouched).
+    data = prepare(chosen, failures) if chosen or not counted else None
+    with folder_lock(out_dir, ReportError, "--out", on_line):
+        paths: list[Path] = []
+        if data is not None:
+            plot_paths: list[Path] = []
+            if request.plots:
+                # matplotlib: slow to import
+                from archbench.report.plots import too_many_machines, write_listed
 
-            if (why := too_many_machines(data)) is not None:
-                on_line(why)
-            # Drawn first so the chapter can reference every figure it has.
-            plot_paths, listed = write_listed(data, out_dir, options.unit)
-            options = dataclasses.replace(options, figures=listed)
-        paths += write_folder(data, failures, out_dir, options, counted)
-        paths += plot_paths
-    else:
-        # A counting-only run (--metric instructions): its tables are the report.
-        on_line("no timing results selected: writing the instruction tables only")
-    paths += instructions.write_all(counted, chosen, out_dir)
-    for p in paths:
-        on_line(f"wrote {p}")
-    # Only now, and only files an earlier report listed as its own: figures
-    # and the GnuPG CSV of machines or suites no longer selected.
-    # --no-plots leaves the figures of an earlier report as they are.
-    keep = None if request.plots else (lambda name: name.startswith("fig-"))
-    for p in replace_outputs(out_dir, paths, keep):
-        on_line(f"removed {p} (written by an earlier report, not by this one)")
+                if (why := too_many_machines(data)) is not None:
+                    on_line(why)
+                # Drawn first so the chapter can reference every figure it has.
+                plot_paths, listed = write_listed(data, out_dir, options.unit)
+                options = dataclasses.replace(options, figures=listed)
+            paths += write_folder(data, failures, out_dir, options, counted)
+            paths += plot_paths
+        else:
+            # A counting-only run (--metric instructions): its tables are the report.
+            on_line("no timing results selected: writing the instruction tables only")
+        paths += instructions.write_all(counted, chosen, out_dir)
+        for p in paths:
+            on_line(f"wrote {p}")
+        # Only now, and only files an earlier report listed as its own: figures
+        # and the GnuPG CSV of machines or suites no longer selected.
+        # --no-plots leaves the figures of an earlier report as they are.
+        keep = None if request.plots else (lambda name: name.startswith("fig-"))
+        for p in replace_outputs(out_dir, paths, keep):
+            on_line(f"removed {p} (written by an earlier report, not by this one)")
     if failures:
         raise ResultsError(
             f"rendered without {len(failures)} results file(s) that could not be loaded "
@@ -549,7 +556,8 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         if n:
             on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
     try:
-        written = compare_tables.write(rows, run_a, run_b, request.out, level)
+        with folder_lock(request.out, ReportError, "--out", on_line):
+            written = compare_tables.write(rows, run_a, run_b, request.out, level)
     except OSError as exc:
         raise ReportError(
             f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "

@@ -3,19 +3,22 @@
 Results files are ``<root>/<run-id>/<target>.json``; run ids and target names
 are checked against their grammars (:data:`RUN_ID`, :data:`FILE_NAME`) before
 they become paths, and every file is written atomically (:func:`write_atomic`),
-so a crash or Ctrl-C never leaves a half-written file.
+so a crash or Ctrl-C never leaves a half-written file; writers of one folder take
+turns (:func:`folder_lock`).
 
 This module is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import os
 import re
 import secrets
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -94,6 +97,57 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+LOCK_FILE: Final = ".archbench.lock"
+"""The lock file a writer holds in the folder it writes (:func:`folder_lock`)."""
+
+
+@contextlib.contextmanager
+def folder_lock(
+    folder: Path,
+    error: type[ArchbenchError],
+    what: str,
+    on_wait: Callable[[str], None],
+) -> Iterator[Path]:
+    """Hold the lock of ``folder`` (created if missing) while the ``with`` block writes it.
+
+    One writer at a time per folder: ``invoke report`` and ``compare`` hold their
+    ``--out``, ``invoke bench`` and ``import`` their results folder. The lock is
+    ``fcntl.flock`` on ``folder/.archbench.lock``, so the kernel releases it when the
+    process ends, ``kill -9`` included: a lock is never left behind. When another
+    process holds it, ``on_wait`` receives one line saying so, then this waits.
+
+    Raises:
+        ArchbenchError: of class ``error`` (``what`` names the folder, e.g. ``--out``):
+            ``folder`` is a file or cannot be created, or its lock file cannot be opened.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise error(f"{what} {folder}: is a file, not a directory; give a directory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
+        )
+    except OSError as exc:
+        reason = (
+            "not a directory"
+            if isinstance(exc, FileExistsError | NotADirectoryError)
+            else (exc.strerror or str(exc))
+        )
+        raise error(f"{what} {folder}: cannot write there: {reason}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait(
+                f"waiting: another archbench is writing {folder} (it holds "
+                f"{folder / LOCK_FILE}); this one goes on when it is done"
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield folder
+    finally:
+        os.close(fd)
 
 
 def write_texts(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import glob
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -48,6 +48,7 @@ from archbench.result import (
     Scheme,
     Setup,
     TargetInfo,
+    folder_lock,
 )
 from archbench.upstream.gnunet_log import LogScan, build_rows, scan_log
 
@@ -357,8 +358,14 @@ class ImportedLogs:
     path: Path
 
 
-def import_logs(request: LogImport) -> ImportedLogs:
+def import_logs(
+    request: LogImport, on_wait: Callable[[str], None] = lambda line: None
+) -> ImportedLogs:
     """Read the logs into one result (:func:`scan_files`, :func:`build_result`) and store it.
+
+    Storing holds the results folder's lock (:func:`archbench.result.folder_lock`;
+    ``on_wait`` hears when another writer holds it), so the check that no file is
+    overwritten and the write are one step.
 
     Raises:
         ResultsError: a log is unreadable, names no known timing, or its
@@ -372,9 +379,10 @@ def import_logs(request: LogImport) -> ImportedLogs:
     result = build_result(scans, request.setup, request.target, request.arch, request.run_id)
     store = ResultStore(request.results)
     path = store.path_for(request.run_id, request.target)
-    if path.exists():
-        raise ResultsError(
-            f"{path} exists already; choose another --target "
-            "or --run (or remove the file to import again)"
-        )
-    return ImportedLogs(tuple(scans), result, store.save(result))
+    with folder_lock(request.results, ResultsError, "results folder", on_wait):
+        if path.exists():
+            raise ResultsError(
+                f"{path} exists already; choose another --target "
+                "or --run (or remove the file to import again)"
+            )
+        return ImportedLogs(tuple(scans), result, store.save(result))
