@@ -13,6 +13,7 @@ import os
 import resource
 import signal
 import socket
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -169,9 +170,16 @@ def _check(case: Case, message: str) -> None:
         assert line.startswith("  ") or len(message.splitlines()) == 1, f"{case.id}: {line!r}"
 
 
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the whole corpus; each case gets a fresh folder inside it."""
+    return tmp_path_factory.mktemp("corpus")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_hostile_case_ends_in_our_error(case: Case, tmp_path: Path) -> None:
-    message, code = run_case(case, tmp_path)
+def test_hostile_case_ends_in_our_error(case: Case, corpus_dir: Path) -> None:
+    # A plain mkdtemp per case, not pytest's tmp_path: the corpus has 700+ cases.
+    message, code = run_case(case, Path(tempfile.mkdtemp(dir=corpus_dir)))
     _check(case, message)
     expected: type[errors.ArchbenchError] = getattr(errors, case.error)
     if case.kind in ("flag", "resume"):
