@@ -209,6 +209,16 @@ def _count_expanded(root: yaml.Node, limit: int) -> None:
 
 
 def _construct_mapping(loader: BoundedLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping: merge keys (``<<: *base``) applied, then duplicate keys refused.
+
+    A key written twice in the mapping itself is an error; a key of the mapping that
+    also comes from a merged one replaces it (what a merge is for), and of several
+    merged mappings the first that has a key wins (YAML's merge-key rules).
+    """
+    own = [(k, v) for k, v in node.value if k.tag != "tag:yaml.org,2002:merge"]
+    _refuse_duplicates(loader, own)
+    merged = len(node.value) != len(own)
+    loader.flatten_mapping(node)  # PyYAML's merge: merged pairs first, then the own ones
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node)
@@ -218,12 +228,25 @@ def _construct_mapping(loader: BoundedLoader, node: yaml.MappingNode) -> dict[An
             raise yaml.constructor.ConstructorError(
                 None, None, "a mapping key must be a plain value", key_node.start_mark
             ) from None
-        if key in mapping:
+        if key in mapping and not merged:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {quote(key)}", key_node.start_mark
             )
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
+
+
+def _refuse_duplicates(loader: BoundedLoader, pairs: list[tuple[Any, Any]]) -> None:
+    seen: set[Any] = set()
+    for key_node, _ in pairs:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {quote(key)}", key_node.start_mark
+            )
+        seen.add(key)
 
 
 BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -337,6 +360,8 @@ def _clean_lists(data: Any) -> Any:
     """
     if isinstance(data, str):
         return _clean(data, "<top level>")
+    if not isinstance(data, dict | list):
+        return data
     stack: list[Any] = [data]
     while stack:
         node = stack.pop()

@@ -995,6 +995,34 @@ ISSUE_23_CASES: list[Case] = [
         "at 'images':",
         "ArchiveError",
     ),
+    # YAML merge keys work; what they cannot hold is named (issue 23, kind 7).
+    Case(
+        "matrix-merge-scalar",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("profile: slim}", "profile: slim, <<: 5}", 1).encode(),
+        "expected a mapping or list of mappings for merging",
+    ),
+    Case(
+        "matrix-merge-dup",
+        "matrix-bytes",
+        GOOD_MATRIX.replace(
+            "profile: slim}", "profile: slim, <<: {cpuset: '0'}, base: deb}", 1
+        ).encode(),
+        "duplicate key 'base'",
+    ),
+    Case(
+        "matrix-merge-unknown-key",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("profile: slim}", "profile: slim, <<: {colour: red}}", 1).encode(),
+        "colour",
+    ),
+    Case(
+        "matrix-merge-bomb",
+        "matrix-bytes",
+        ALIAS_BOMB.replace(b"version: 1", b"x: {<<: {k: *a8}}\nversion: 1"),
+        "expanded",
+    ),
+    Case("matrix-tab-comment", "matrix-bytes", b"version: 1\t# one\n", "line 1, column 11"),
     # Empty path settings mean the project root: refused (issue 23, kind 2).
     *[
         Case(f"settings-empty-{key}", "settings", {key: value}, f"'archbench.{key}'", "MatrixError")
