@@ -53,7 +53,7 @@ _SCALARS = (
     | st.booleans()
     | st.integers(-(10**20), 10**20)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+    | st.text(st.characters(codec="utf-8"), max_size=12)
 )
 _DOCS = st.recursive(
     _SCALARS,
