@@ -31,10 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from archbench.errors import MatrixError, ResultsError
 from archbench.inputs import (
+    CONTROL,
     describe_problems,
     did_you_mean,
     load_yaml,
+    neutralise,
     problem,
+    quote,
     read_bytes,
     read_text,
 )
@@ -115,6 +118,20 @@ def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -
     return setup_machine
 
 
+def _refuse_controls(data: Mapping[object, object], source: str, where: str = "") -> None:
+    """Refuse control characters in setup values (they would reach every report raw)."""
+    for key, value in data.items():
+        path = f"{where}.{key}" if where else str(key)
+        if isinstance(value, Mapping):
+            _refuse_controls(value, source, path)
+        elif isinstance(value, str) and (bad := CONTROL.search(value)) is not None:
+            raise MatrixError(
+                f"{source}: {path}: {quote(value)} holds the control character "
+                f"{neutralise(bad.group())}; setup values are printable text (no escape "
+                "sequences, DEL or bidirectional overrides)"
+            )
+
+
 def parse_setup(data: object, source: str, arch: Arch | None = None) -> Setup:
     """Validate setup fields (a YAML mapping or the command line's) into a :class:`Setup`.
 
@@ -123,13 +140,15 @@ def parse_setup(data: object, source: str, arch: Arch | None = None) -> Setup:
 
     Raises:
         MatrixError: not a mapping, an unknown key (with "did you mean …?"),
-            a missing ``cpu_model`` or ``cores``, a wrong type, or a machine
+            a missing ``cpu_model`` or ``cores``, a wrong type, a value with a control
+            character (ESC, DEL, C1, a bidirectional override), or a machine
             of another architecture; the message names ``source`` and keys.
     """
     if not isinstance(data, dict):
         raise MatrixError(
             f"{source}: expected a mapping with {', '.join(SETUP_KEYS)}, got {type(data).__name__}"
         )
+    _refuse_controls(data, source)
     try:
         parsed = SetupFile.model_validate(data)
     except ValidationError as exc:

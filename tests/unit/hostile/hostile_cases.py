@@ -995,6 +995,22 @@ ISSUE_23_CASES: list[Case] = [
         "at 'images':",
         "ArchiveError",
     ),
+    # Control characters in an import's setup: refused by key (issue 23, kind 3).
+    *[
+        Case(
+            f"setup-control-{i}",
+            "setup-bytes",
+            f'cpu_model: "{value}"\ncores: 2\n'.encode(),
+            "cpu_model: ",
+        )
+        for i, value in enumerate(["\\e]0;pwned\\a", "\\e[2J", "x\\x7f", "\\u202egcc", "a\\x85b"])
+    ],
+    Case(
+        "setup-control-package",
+        "setup-bytes",
+        b'cpu_model: c\ncores: 2\npackages: {libsodium: "1\\e[31m"}\n',
+        "packages.libsodium: ",
+    ),
     # YAML merge keys work; what they cannot hold is named (issue 23, kind 7).
     Case(
         "matrix-merge-scalar",
