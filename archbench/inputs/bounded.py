@@ -33,7 +33,7 @@ from typing import Any, Final
 import yaml
 
 from archbench.errors import ArchbenchError
-from archbench.inputs.messages import neutralise, quote
+from archbench.inputs.messages import CONTROL, neutralise, quote
 
 MAX_BYTES: Final = 64 * 1024 * 1024
 """Default cap on a file's size (results files with raw tool logs reach a few MB)."""
@@ -375,6 +375,9 @@ def _clean_lists(data: Any) -> Any:
 
 
 def _clean(text: str, where: str) -> str:
+    # One search for the common case: nothing to refuse or escape.
+    if _UNSAFE.search(text) is None:
+        return text
     if _SURROGATE.search(text):
         raise ValueError(
             f"at {quote(where, 40)}: a lone surrogate (an escape such as \\ud800, half of "
@@ -384,6 +387,7 @@ def _clean(text: str, where: str) -> str:
 
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_UNSAFE: Final = re.compile(CONTROL.pattern[:-1] + "\ud800-\udfff]")
 
 
 def load_json(text: str, source: str, error: type[ArchbenchError]) -> Any:

@@ -22,6 +22,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -305,8 +306,9 @@ def replace_outputs(
 ) -> list[Path]:
     """Record ``written`` as the report's outputs; remove earlier outputs not written again.
 
-    Call it after every new output is written. Only regular files directly
-    in ``out_dir`` that the previous manifest listed are removed, except
+    Call it after every new output is written, holding ``out_dir``'s lock. Only
+    regular files directly in ``out_dir`` that the previous manifest listed are
+    removed (and the ``.<output>.*.tmp`` files a writer killed mid-write left), except
     those whose name ``keep`` accepts (``--no-plots`` keeps the earlier
     figures): they stay, and stay listed. Returns the paths removed.
 
@@ -323,6 +325,12 @@ def replace_outputs(
         if path.is_file() and not path.is_symlink():
             path.unlink()
             removed.append(path)
+    # The temporary files of an earlier writer killed mid-write (kill -9, a full disk):
+    # named .<output>.<random>.tmp by write_atomic, and stale, as this one holds the lock.
+    for name in fresh:
+        for stale in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
     try:
         write_atomic(
             out_dir / OUTPUTS_FILE,

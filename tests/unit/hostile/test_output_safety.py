@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -233,3 +234,50 @@ def test_a_terminal_that_cannot_encode_micro_gets_us(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "412 us per 10x\n"
+
+
+_KILLER = """
+import sys
+from pathlib import Path
+from archbench.report import ReportRequest, render_report
+print("start", flush=True)
+render_report(ReportRequest(Path(sys.argv[1]), Path(sys.argv[2])), on_line=lambda line: None)
+"""
+
+
+def _whole(path: Path) -> bool:
+    data = path.read_bytes()
+    if path.suffix == ".png":
+        return data.startswith(b"\x89PNG") and data.endswith(b"IEND\xaeB`\x82")
+    if path.suffix == ".pdf":
+        return data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+    return data.endswith(b"\n")
+
+
+@pytest.mark.parametrize("delay", [0.3, 1.0, 2.0])
+def test_kill_9_of_a_report_while_it_writes_leaves_only_whole_files(
+    tmp_path: Path, delay: float
+) -> None:
+    _store(tmp_path / "results", ["a", "b"])
+    out = tmp_path / "out"
+    render_report(ReportRequest(tmp_path / "results", out), on_line=lambda line: None)
+    before = {p.name for p in out.iterdir()}
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLER, str(tmp_path / "results"), str(out)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert writer.stdout is not None and writer.stdout.readline().strip() == "start"
+    time.sleep(delay)
+    writer.kill()  # SIGKILL, at whatever point it has reached
+    writer.wait()
+    for path in out.iterdir():
+        if not path.name.startswith("."):
+            assert _whole(path), path.name
+    assert before <= {p.name for p in out.iterdir()}
+    # The next report works and clears what the killed one left.
+    render_report(ReportRequest(tmp_path / "results", out), on_line=lambda line: None)
+    assert not list(out.glob(".*.tmp"))
+    assert all(_whole(p) for p in out.iterdir() if not p.name.startswith("."))
