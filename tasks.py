@@ -11,6 +11,7 @@ into ``Exit(message, code)``. Run ``invoke --list`` for the tasks and
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,7 +32,9 @@ def _errors_to_exit(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except ArchbenchError as exc:
-            raise Exit(f"archbench: {exc}", code=exc.exit_code) from exc
+            # Messages quote file names and fields: escaped, and in the terminal's encoding.
+            message = cli.safe_text(f"archbench: {exc}", getattr(sys.stderr, "encoding", None))
+            raise Exit(message, code=exc.exit_code) from exc
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 

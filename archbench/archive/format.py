@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
+import secrets
 import shutil
 import tarfile
 import tempfile
@@ -43,6 +43,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from archbench.errors import ArchiveError
+from archbench.inputs import decode, load_json, location, problem, quote, read_bytes
 from archbench.result import ArchiveRef, Result
 
 ARCHIVE_FORMAT: Final = "archbench-archive"
@@ -265,36 +266,34 @@ class VerifiedArchive:
 
 
 def parse_manifest(data: bytes, source: str) -> ArchiveManifest:
-    """Parse and validate ``manifest.json`` bytes.
+    """Parse and validate ``manifest.json`` bytes with the bounded, strict JSON loader.
 
     Raises:
-        ArchiveError: not JSON, another format, an unsupported version (the
+        ArchiveError: not UTF-8 or JSON, nested deeper than
+            :data:`archbench.inputs.bounded.MAX_DEPTH`, an integer of thousands of
+            digits, a duplicate key, another format, an unsupported version (the
             message says which this archbench reads), or a field or path that
             breaks the format; the message names ``source`` and the key.
     """
-    try:
-        raw = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ArchiveError(f"{source}: not valid JSON: {exc}") from exc
+    raw = load_json(decode(data, source, ArchiveError, "the manifest"), source, ArchiveError)
     if not isinstance(raw, dict):
         raise ArchiveError(f"{source}: expected a JSON object, got {type(raw).__name__}")
     if raw.get("format") != ARCHIVE_FORMAT:
         raise ArchiveError(
-            f"{source}: 'format' is {raw.get('format')!r}, expected {ARCHIVE_FORMAT!r}; "
+            f"{source}: 'format' is {quote(raw.get('format'))}, expected {ARCHIVE_FORMAT!r}; "
             "is this a directory written by 'invoke archive'?"
         )
     if raw.get("version") != ARCHIVE_VERSION:
         raise ArchiveError(
-            f"{source}: archive version {raw.get('version')!r} is not supported (this "
+            f"{source}: archive version {quote(raw.get('version'))} is not supported (this "
             f"archbench reads version {ARCHIVE_VERSION}); use the archbench release that wrote it"
         )
     try:
         return ArchiveManifest.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "<document>"
-        msg = str(first["msg"]).removeprefix("Value error, ")
-        raise ArchiveError(f"{source}: at '{where}': {msg}") from exc
+        where = location(first["loc"]) or "<document>"
+        raise ArchiveError(f"{source}: at '{where}': {problem(first)}") from exc
 
 
 def verify(root: Path, *, check_hashes: bool = True) -> VerifiedArchive:
@@ -317,9 +316,7 @@ def verify(root: Path, *, check_hashes: bool = True) -> VerifiedArchive:
         raise ArchiveError(
             f"{root}: no {MANIFEST_FILE}; not an archive written by 'invoke archive'"
         )
-    if manifest_path.stat().st_size > MAX_MANIFEST_BYTES:
-        raise ArchiveError(f"{manifest_path}: larger than {MAX_MANIFEST_BYTES} bytes; refused")
-    data = manifest_path.read_bytes()
+    data = read_bytes(manifest_path, ArchiveError, "the archive manifest", MAX_MANIFEST_BYTES)
     manifest = parse_manifest(data, str(manifest_path))
     for entry in manifest.files:
         path = resolve_inside(root, entry.path, f"{manifest_path}: files")
@@ -487,59 +484,201 @@ def _with_dirs(names: Iterable[str]) -> list[str]:
 def extract_tar(tar_path: Path, dest_parent: Path) -> Path:
     """Unpack an archive tar written by :func:`write_tar` below ``dest_parent``; return its root.
 
-    Trusts nothing in the tar: every member must be a regular file or a
-    directory below one top directory, with a name passing
-    :func:`check_relpath`; links, devices and anything else are refused
-    before a byte is written. An existing directory of the same name (the
-    same tar unpacked before) is returned as it is, never overwritten: the
-    caller verifies it against its manifest.
+    Trusts nothing in the tar. Before a byte is written: every member must be a
+    regular file (not sparse) or a directory below one top directory, named once,
+    with a name passing :func:`check_relpath`, never a file and a directory of
+    one name; links, devices and anything else are refused. The top directory's
+    ``manifest.json`` is read first (bounded, :func:`parse_manifest`); every other
+    file member must be listed there with the size its header declares, and the
+    sum of those sizes must fit on the disk. While unpacking, no member writes
+    more than the manifest's size for it, and a tar that ends before its data
+    does, a full disk or any other failure removes what was unpacked.
+
+    Every call unpacks afresh into ``dest_parent/<top>``: a directory left there by
+    an earlier unpack (perhaps of another tar with the same top directory) is
+    replaced once the new one is whole, so what the caller verifies is this tar's
+    content. ``dest_parent`` is archbench's scratch space (the work directory).
 
     Raises:
-        ArchiveError: not a tar, or a member breaks the rules above.
+        ArchiveError: not a tar, a member breaks the rules above, the disk has
+            no room, or the tar is truncated; the message names the tar and member.
     """
     try:
         tar = tarfile.open(tar_path, "r:")  # noqa: SIM115  # closed by the with below
     except (tarfile.TarError, OSError) as exc:
         raise ArchiveError(f"{tar_path}: not an uncompressed tar archive: {exc}") from exc
     with tar:
-        members = tar.getmembers()
+        try:
+            members = tar.getmembers()
+        except (tarfile.TarError, OSError) as exc:
+            raise ArchiveError(f"{tar_path}: a damaged tar header: {exc}") from exc
         if not members:
             raise ArchiveError(f"{tar_path}: empty tar")
         top = members[0].name.split("/")[0]
         check_relpath(top, f"{tar_path}: top directory")
-        for m in members:
-            rel = check_relpath(m.name, f"{tar_path}: member")
-            if rel.parts[0] != top:
-                raise ArchiveError(
-                    f"{tar_path}: member {m.name!r} is outside the top directory {top!r}"
-                )
-            if not (m.isfile() or m.isdir()):
-                raise ArchiveError(
-                    f"{tar_path}: member {m.name!r} is a link or special file; refused"
-                )
+        sizes = _member_sizes(tar, tar_path, top, members)
         dest = dest_parent / top
-        if dest.exists():
-            # Unpacked before: verify() checks it against its manifest.
-            return dest
         dest_parent.mkdir(parents=True, exist_ok=True)
+        _check_room(tar_path, dest_parent, sum(sizes.values()))
         # Unpacked beside its place and renamed when whole: an interrupted
         # unpack never looks like an archive.
         tmp = Path(tempfile.mkdtemp(prefix=f".{top}.partial-", dir=dest_parent))
         try:
             for m in members:
-                target = tmp.joinpath(*PurePosixPath(m.name).parts[1:])
+                rel = PurePosixPath(m.name).parts[1:]
+                target = tmp.joinpath(*rel)
                 if m.isdir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                src = tar.extractfile(m)
-                if src is None:
-                    raise ArchiveError(f"{tar_path}: member {m.name!r} has no data")
-                with src, target.open("xb") as out:
-                    while chunk := src.read(_CHUNK):
-                        out.write(chunk)
-            tmp.rename(dest)
+                _unpack_member(tar, m, target, sizes["/".join(rel)], tar_path)
+            _replace_dir(tmp, dest)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return dest
+
+
+def _member_sizes(
+    tar: tarfile.TarFile, tar_path: Path, top: str, members: list[tarfile.TarInfo]
+) -> dict[str, int]:
+    """Each file member's path below ``top`` -> its size, checked against the manifest.
+
+    Raises:
+        ArchiveError: a member that breaks the rules of :func:`extract_tar`.
+    """
+    kinds: dict[str, str] = {}
+    for m in members:
+        rel = check_relpath(m.name, f"{tar_path}: member")
+        if rel.parts[0] != top:
+            raise ArchiveError(
+                f"{tar_path}: member {m.name!r} is outside the top directory {top!r}"
+            )
+        if not (m.isfile() or m.isdir()):
+            raise ArchiveError(f"{tar_path}: member {m.name!r} is a link or special file; refused")
+        if m.issparse():
+            raise ArchiveError(
+                f"{tar_path}: member {m.name!r} is a sparse file (it would expand to "
+                f"{m.size} bytes); 'invoke archive' writes none, refused"
+            )
+        kind = "directory" if m.isdir() else "file"
+        earlier = kinds.get(str(rel))
+        if earlier is not None and not (earlier == kind == "directory"):
+            raise ArchiveError(
+                f"{tar_path}: member {m.name!r} is named twice (a {earlier}, then a {kind}); "
+                "one of them would silently replace the other"
+            )
+        for parent in rel.parents:
+            if kinds.get(str(parent)) == "file":
+                raise ArchiveError(
+                    f"{tar_path}: member {m.name!r} lies below {str(parent)!r}, which is a file"
+                )
+        kinds[str(rel)] = kind
+    manifest_name = f"{top}/{MANIFEST_FILE}"
+    manifest_member = next((m for m in members if m.name == manifest_name and m.isfile()), None)
+    if manifest_member is None:
+        raise ArchiveError(f"{tar_path}: no {manifest_name}; not an archive from 'invoke archive'")
+    if manifest_member.size > MAX_MANIFEST_BYTES:
+        raise ArchiveError(
+            f"{tar_path}: {manifest_name} declares {manifest_member.size} bytes, more than "
+            f"{MAX_MANIFEST_BYTES}; refused"
+        )
+    manifest = parse_manifest(
+        _read_member(tar, manifest_member, tar_path), f"{tar_path}: {manifest_name}"
+    )
+    listed = {f.path: f.size for f in manifest.files}
+    sizes: dict[str, int] = {MANIFEST_FILE: manifest_member.size}
+    for m in members:
+        if not m.isfile() or m is manifest_member:
+            continue
+        inner = "/".join(PurePosixPath(m.name).parts[1:])
+        if inner not in listed:
+            raise ArchiveError(
+                f"{tar_path}: member {m.name!r} is not listed in {manifest_name}; refused"
+            )
+        if m.size != listed[inner]:
+            raise ArchiveError(
+                f"{tar_path}: member {m.name!r} declares {m.size} bytes, {manifest_name} "
+                f"says {listed[inner]}; the tar is damaged or was changed"
+            )
+        sizes[inner] = m.size
+    return sizes
+
+
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, tar_path: Path) -> bytes:
+    try:
+        src = tar.extractfile(member)
+        if src is None:
+            raise ArchiveError(f"{tar_path}: member {member.name!r} has no data")
+        with src:
+            data = src.read(member.size + 1)
+    except (tarfile.TarError, OSError) as exc:
+        raise ArchiveError(f"{tar_path}: member {member.name!r} cannot be read: {exc}") from exc
+    if len(data) != member.size:
+        raise ArchiveError(
+            f"{tar_path}: member {member.name!r} declares {member.size} bytes but "
+            f"{len(data)} follow; the tar is truncated"
+        )
+    return data
+
+
+def _check_room(tar_path: Path, dest_parent: Path, needed: int) -> None:
+    try:
+        free = shutil.disk_usage(dest_parent).free
+    except OSError:
+        return
+    if needed > free:
+        raise ArchiveError(
+            f"{tar_path}: unpacking needs {needed / 1e6:.1f} MB, {dest_parent} has "
+            f"{free / 1e6:.1f} MB free; free some space or pass a work directory elsewhere"
+        )
+
+
+def _unpack_member(
+    tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, size: int, tar_path: Path
+) -> None:
+    """Copy ``member`` to the new file ``target``, never more than ``size`` bytes.
+
+    Raises:
+        ArchiveError: the member holds more or fewer bytes than ``size`` (a
+            truncated tar), or ``target`` cannot be written (a full disk).
+    """
+    written = 0
+    try:
+        src = tar.extractfile(member)
+        if src is None:
+            raise ArchiveError(f"{tar_path}: member {member.name!r} has no data")
+        with src, target.open("xb") as out:
+            while chunk := src.read(min(_CHUNK, size + 1 - written)):
+                written += len(chunk)
+                if written > size:
+                    raise ArchiveError(
+                        f"{tar_path}: member {member.name!r} holds more than the {size} bytes "
+                        "its manifest lists; refused"
+                    )
+                out.write(chunk)
+    except tarfile.TarError as exc:
+        raise ArchiveError(
+            f"{tar_path}: member {member.name!r}: {exc} (the tar is truncated or damaged)"
+        ) from exc
+    except OSError as exc:
+        raise ArchiveError(
+            f"{tar_path}: cannot unpack {member.name!r} to {target.parent}: "
+            f"{exc.strerror or exc}; nothing of it was kept"
+        ) from exc
+    if written != size:
+        raise ArchiveError(
+            f"{tar_path}: member {member.name!r} declares {size} bytes but {written} follow; "
+            "the tar is truncated"
+        )
+
+
+def _replace_dir(new: Path, dest: Path) -> None:
+    """Rename ``new`` to ``dest``; an earlier ``dest`` (a scratch unpack) is removed after."""
+    if not dest.exists():
+        new.rename(dest)
+        return
+    old = dest.with_name(f".{dest.name}.old-{secrets.token_hex(3)}")
+    dest.rename(old)
+    new.rename(dest)
+    shutil.rmtree(old, ignore_errors=True)

@@ -9,6 +9,10 @@ The bodies are :mod:`archbench.cli.commands`, one function per task (``bench``,
 ``images``, ``report``, ``compare``, ``import_logs``, ``archive``, ``doctor``,
 ``clean``, ``ci_matrix``); the run itself is :func:`archbench.run.bench`.
 
+What the bodies print goes through :func:`show` (control characters escaped, text the
+terminal cannot encode in ASCII: ``µs`` as ``us``); ``tasks.py`` passes error messages
+through :func:`safe_text`.
+
 The help text of every flag is :mod:`archbench.cli.helptext` (``<TASK>_HELP``). The
 bodies raise :class:`archbench.errors.ArchbenchError` subclasses; ``tasks.py`` turns
 them into exit codes. Flag parsing (:mod:`~archbench.cli.options`,
@@ -54,6 +58,7 @@ from archbench.cli.options import (
     ImportFlags,
     ReportFlags,
 )
+from archbench.cli.terminal import safe_text, show
 
 __all__ = [
     "ARCHIVE_HELP",
@@ -88,4 +93,6 @@ __all__ = [
     "import_logs",
     "report",
     "resolve_settings",
+    "safe_text",
+    "show",
 ]

@@ -51,12 +51,15 @@ from archbench.cli.options import (
     overrides,
     split,
 )
+from archbench.cli.terminal import show
 from archbench.errors import (
     ArchbenchError,
     EmulationError,
     EngineError,
     LimitExceeded,
     MatrixError,
+    ReportError,
+    ResultsError,
     TargetsFailed,
 )
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
@@ -79,7 +82,14 @@ from archbench.report import (
     render_steps_markdown,
     write_page_from_store,
 )
-from archbench.result import ResultStore, check_run_id, load, merge_repeats, new_run_id
+from archbench.result import (
+    ResultStore,
+    check_run_id,
+    folder_lock,
+    load,
+    merge_repeats,
+    new_run_id,
+)
 from archbench.run import (
     BenchOptions,
     BenchRun,
@@ -173,20 +183,24 @@ def history(s: Settings, f: HistoryFlags) -> None:
         apt_proxy=s.apt_proxy,
         build_jobs=integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16),
     )
-    done = run.measure_history(options)
+    # One writer of the results folder at a time, as for invoke bench.
+    with folder_lock(options.results, ResultsError, "results folder", show):
+        done = run.measure_history(options)
     results = {
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
     }
-    print()
-    print(render_history_markdown(done.manifest, results))
+    show()
+    show(render_history_markdown(done.manifest, results))
     steps = history_steps(done.manifest, results)
-    print(render_steps_markdown(steps))
-    for p in write_page_from_store(
-        done.store, Path(s.reports), histories=[(done.manifest, results)]
-    ):
-        print(f"wrote {p}")
+    show(render_steps_markdown(steps))
+    # The page's folder is invoke report's --out: one writer at a time.
+    with folder_lock(Path(s.reports), ReportError, "--out", show):
+        for p in write_page_from_store(
+            done.store, Path(s.reports), histories=[(done.manifest, results)]
+        ):
+            show(f"wrote {p}")
     where = done.store.root / done.manifest.history_id / "history.json"
-    print(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
+    show(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
     if limit is not None:
         over = over_limit([step for _, _, step in steps], limit)
@@ -225,7 +239,7 @@ def print_outcomes(done: BenchRun) -> None:
     for o in done.outcomes:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
         state = "kept" if o.skipped else "ok" if o.ok else "FAILED"
-        print(f"{o.name}: {state}" + (f" ({stages})" if stages else ""))
+        show(f"{o.name}: {state}" + (f" ({stages})" if stages else ""))
 
 
 def raise_failures(outcomes: Sequence[TargetOutcome]) -> None:
@@ -248,18 +262,21 @@ def bench(s: Settings, f: BenchFlags) -> None:
         TargetsFailed: some targets failed; the others' results are kept.
         ArchbenchError: whatever :func:`archbench.run.bench` raises.
     """
-    done = run.bench(bench_options(s, f))
+    options = bench_options(s, f)
+    # One bench at a time per results folder; a second waits and says so.
+    with folder_lock(options.results, ResultsError, "results folder", show):
+        done = run.bench(options)
     print_outcomes(done)
     for o in done.outcomes:
         if o.ok and o.result_paths:
             for merged in merge_repeats([load(p) for p in o.result_paths]):
-                print()
+                show()
                 if merged.metric == "instructions":
-                    print(render_instructions_markdown([merged]))
+                    show(render_instructions_markdown([merged]))
                 else:
-                    print(render_markdown_table(merged))
+                    show(render_markdown_table(merged))
     if any(o.ok for o in done.outcomes):
-        print(
+        show(
             f"\nresults: {done.store.root / done.run_id}   (render all: invoke report --run "
             f"{done.run_id})"
         )
@@ -320,7 +337,7 @@ def report(s: Settings, f: ReportFlags) -> None:
         plots=f.plots,
         options=chosen,
     )
-    render_report(request, on_line=print)
+    render_report(request, on_line=show)
 
 
 def compare(s: Settings, f: CompareFlags) -> None:
@@ -362,7 +379,7 @@ def compare(s: Settings, f: CompareFlags) -> None:
         threshold=change,
         fail_above=limit,
     )
-    compare_runs(request, on_line=print)
+    compare_runs(request, on_line=show)
 
 
 def import_logs(s: Settings, f: ImportFlags) -> None:
@@ -414,12 +431,12 @@ def import_logs(s: Settings, f: ImportFlags) -> None:
         scheme=parse_scheme(f.scheme),
         rsa_bits=bits,
     )
-    imported = upstream.import_logs(request)
+    imported = upstream.import_logs(request, on_wait=show)
     for scan in imported.scans:
-        print(describe(scan))
-    print(f"wrote {imported.path}")
-    print()
-    print(render_markdown_table(imported.result))
+        show(describe(scan))
+    show(f"wrote {imported.path}")
+    show()
+    show(render_markdown_table(imported.result))
 
 
 def archive(s: Settings, f: ArchiveFlags) -> None:
@@ -435,13 +452,18 @@ def archive(s: Settings, f: ArchiveFlags) -> None:
     """
     store = ResultStore(Path(f.results or s.results))
     summary = create_archive(
-        store, f.run_id, Path(f.out or f"archives/{f.run_id}"), tar=f.tar, plots=f.plots
+        store,
+        f.run_id,
+        Path(f.out or f"archives/{f.run_id}"),
+        tar=f.tar,
+        plots=f.plots,
+        on_line=show,
     )
-    print(
+    show(
         f"wrote {summary.path}: {summary.total_bytes / 1e6:.0f} MB in {summary.seconds:.1f} s, "
         f"archive {summary.archive_id}, manifest sha256 {summary.manifest_sha256}"
     )
-    print(f"rerun elsewhere: invoke bench --from-archive {summary.path}")
+    show(f"rerun elsewhere: invoke bench --from-archive {summary.path}")
 
 
 def doctor(s: Settings, f: DoctorFlags) -> None:
@@ -462,7 +484,7 @@ def doctor(s: Settings, f: DoctorFlags) -> None:
         checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if f.fix:
         for action in fix_emulation(checked):
-            print(f"fixed: {action}")
+            show(f"fixed: {action}")
     problems = []
     client = None
     try:
@@ -474,7 +496,7 @@ def doctor(s: Settings, f: DoctorFlags) -> None:
             st = check_emulation(a)
         except EmulationError as exc:
             problems.append(f"{a.key}: {exc}")
-            print(f"FAIL {a.key:8} {exc}")
+            show(f"FAIL {a.key:8} {exc}")
             continue
         smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
         status = "ok  "
@@ -489,7 +511,7 @@ def doctor(s: Settings, f: DoctorFlags) -> None:
                         smoke = f"smoke test FAILED: {exc}"
                         status = "FAIL"
                     break
-        print(
+        show(
             f"{status} {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
             f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
         )
@@ -524,7 +546,7 @@ def clean(s: Settings, f: CleanFlags) -> None:
         for container in leftover_containers(client):
             container.remove(force=True)
             n += 1
-        print(f"{name}: removed {n} container(s)")
+        show(f"{name}: removed {n} container(s)")
     if unreachable:
         raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
 
@@ -555,4 +577,4 @@ def ci_matrix(s: Settings, f: CiMatrixFlags) -> None:
                 "emulated": runner is None,
             }
         )
-    print(json.dumps({"include": include}, indent=2))
+    show(json.dumps({"include": include}, indent=2))

@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from archbench.errors import MatrixError
+from archbench.inputs import quote
+
 _PATHS = {
     "matrix": "matrix.yml",
     "results": "results",
@@ -39,14 +42,24 @@ class Settings:
     build_jobs: str
 
 
-def resolve_settings(cfg: Mapping[str, object], project_dir: Path) -> Settings:
+def resolve_settings(cfg: object, project_dir: Path) -> Settings:
     """``cfg`` (the ``archbench`` mapping of invoke's config) as :class:`Settings`.
 
     ``project_dir`` is the directory of ``tasks.py`` and ``invoke.yaml``; a
     missing key takes its default (``matrix.yml``, ``results``, ``reports/out``,
     ``.archbench/work``, no ``apt_proxy``, ``build_jobs`` 2).
+
+    Raises:
+        MatrixError: ``cfg`` is not a mapping, or a path setting is empty, blank,
+            null or not a string (``INVOKE_ARCHBENCH_REPORTS=`` from an unset shell
+            variable would otherwise mean the project directory itself).
     """
-    paths = {key: str(cfg.get(key, default)) for key, default in _PATHS.items()}
+    if not isinstance(cfg, Mapping):
+        raise MatrixError(
+            f"invoke.yaml: archbench: must be a mapping of settings (results: results, …), "
+            f"got {type(cfg).__name__} {quote(cfg, 40)}"
+        )
+    paths = {key: _path_setting(cfg, key, default) for key, default in _PATHS.items()}
     paths = {
         key: value if Path(value).is_absolute() else from_project(value, project_dir)
         for key, value in paths.items()
@@ -56,6 +69,19 @@ def resolve_settings(cfg: Mapping[str, object], project_dir: Path) -> Settings:
         apt_proxy=str(cfg.get("apt_proxy", "") or ""),
         build_jobs=str(cfg.get("build_jobs", 2)),
     )
+
+
+def _path_setting(cfg: Mapping[str, object], key: str, default: str) -> str:
+    if key not in cfg:
+        return default
+    value = cfg[key]
+    if not isinstance(value, str) or not value.strip():
+        env = f"INVOKE_ARCHBENCH_{key.upper()}"
+        raise MatrixError(
+            f"setting 'archbench.{key}' is {quote(value, 40)}: a path setting must name a "
+            f"path (default {default!r}); set it in invoke.yaml or {env}, or unset {env}"
+        )
+    return value
 
 
 def from_project(value: str, project_dir: Path) -> str:

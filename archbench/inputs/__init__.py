@@ -5,8 +5,11 @@ before it becomes a model, so that a hostile or broken file ends in one of
 archbench's errors naming the file, in bounded time and memory:
 
 * :mod:`archbench.inputs.bounded`: files read with a size cap and strict
-  UTF-8 (:func:`read_text`), YAML and JSON parsed with nesting, alias
-  expansion and duplicate keys refused (:func:`load_yaml`, :func:`load_json`).
+  UTF-8 (:func:`read_bytes`, :func:`read_text`: regular files only, opened
+  without blocking), YAML and JSON parsed with nesting, alias expansion and
+  duplicate keys refused (:func:`load_yaml`, :func:`load_json`; JSON also
+  refuses non-finite numbers and lone surrogates and neutralises control
+  characters).
   Each takes the :class:`~archbench.errors.ArchbenchError` subclass to raise.
 * :mod:`archbench.inputs.grammar`: the grammar of every string that reaches a
   root shell, an argv, a Dockerfile or a file name (``check_*`` raise
@@ -18,7 +21,8 @@ archbench's errors naming the file, in bounded time and memory:
   :func:`ci_target`, :func:`cpus_of`); ``tasks.py`` and a resumed run's
   ``run.json`` both go through them.
 * :mod:`archbench.inputs.messages`: untrusted values quoted short
-  (:func:`quote`), pydantic's validation errors in archbench's words
+  (:func:`quote`), control characters made visible (:func:`neutralise`),
+  pydantic's validation errors in archbench's words
   (:func:`problem`, :func:`location`, :func:`describe_problems`), and
   "did you mean …?" (:func:`did_you_mean`).
 
@@ -27,7 +31,14 @@ This package is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from archbench.inputs.bounded import load_json, load_yaml, read_text
+from archbench.inputs.bounded import (
+    decode,
+    is_regular,
+    load_json,
+    load_yaml,
+    read_bytes,
+    read_text,
+)
 from archbench.inputs.flags import (
     check_cpuset_fits,
     ci_target,
@@ -70,14 +81,25 @@ from archbench.inputs.grammar import (
     check_tarball_url,
     check_target_name,
 )
-from archbench.inputs.messages import describe_problems, did_you_mean, location, problem, quote
+from archbench.inputs.messages import (
+    CONTROL,
+    TERMINAL_CONTROL,
+    describe_problems,
+    did_you_mean,
+    location,
+    neutralise,
+    problem,
+    quote,
+)
 
 __all__ = [
+    "CONTROL",
     "DEBIAN_SUITE",
     "GIT_REF",
     "GNUNET_VERSION",
     "IMAGE_REFERENCE",
     "PACKAGE",
+    "TERMINAL_CONTROL",
     "BaseName",
     "GitRef",
     "GitUrl",
@@ -108,14 +130,18 @@ __all__ = [
     "ci_target",
     "cpus_of",
     "cpuset",
+    "decode",
     "describe_problems",
     "did_you_mean",
     "integer",
+    "is_regular",
     "load_json",
     "load_yaml",
     "location",
+    "neutralise",
     "problem",
     "quote",
+    "read_bytes",
     "read_text",
     "real",
     "selection",

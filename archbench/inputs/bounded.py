@@ -21,15 +21,19 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 
 from archbench.errors import ArchbenchError
-from archbench.inputs.messages import quote
+from archbench.inputs.messages import CONTROL, neutralise, quote
 
 MAX_BYTES: Final = 64 * 1024 * 1024
 """Default cap on a file's size (results files with raw tool logs reach a few MB)."""
@@ -42,26 +46,78 @@ MAX_NODES: Final = 20_000
 def read_bytes(
     path: Path, error: type[ArchbenchError], what: str, max_bytes: int = MAX_BYTES
 ) -> bytes:
-    """The bytes of ``path``, at most ``max_bytes``.
+    """The bytes of the regular file ``path``, at most ``max_bytes``.
+
+    The file is opened without blocking (``O_NONBLOCK``) and must be a regular
+    file once open (``fstat``): a FIFO, a socket or a device named like a results
+    file (``x.json``) ends in ``error`` at once instead of blocking forever or
+    streaming ``/dev/zero``. A symlink to a regular file is read. At most
+    ``max_bytes + 1`` bytes are ever read, in 1 MiB chunks.
 
     Raises:
-        error: the file cannot be read (named with ``what``) or is larger
-            than ``max_bytes``.
+        error: the file cannot be opened or read, is not a regular file, or
+            is larger than ``max_bytes``; the message names ``path`` and ``what``.
     """
     chunks: list[bytes] = []
     size = 0
     try:
-        with path.open("rb") as fh:
-            # In chunks: read(max_bytes + 1) would allocate the whole cap up front.
-            while size <= max_bytes and (chunk := fh.read(1 << 20)):
-                chunks.append(chunk)
-                size += len(chunk)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        # A socket cannot be opened at all (ENXIO): say what it is.
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(mode := path.stat().st_mode):
+                raise error(
+                    f"{path}: cannot read {what}: it is {_file_kind(mode)}, not a regular "
+                    "file; move it away"
+                ) from exc
+        raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
+    try:
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            raise error(
+                f"{path}: cannot read {what}: it is {_file_kind(kind)}, not a regular file; "
+                "move it away"
+            )
+        # In chunks: read(max_bytes + 1) would allocate the whole cap up front.
+        while size <= max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes + 1 - size))):
+            chunks.append(chunk)
+            size += len(chunk)
     except OSError as exc:
         raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
-    data = b"".join(chunks)
-    if len(data) > max_bytes:
-        raise error(f"{path}: {what} is larger than {max_bytes // 1024} KiB; refusing to read it")
-    return data
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        raise error(f"{path}: {what} is larger than {_size(max_bytes)}; refusing to read it")
+    return b"".join(chunks)
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MiB" if limit >= 4 * 1024 * 1024 else f"{limit // 1024} KiB"
+
+
+def is_regular(path: Path) -> bool:
+    """True when ``path`` is a regular file (a symlink to one counts), without opening it.
+
+    Listing a folder with it keeps FIFOs, sockets and devices named ``*.json`` out of
+    what is read; :func:`read_bytes` refuses them again once open.
+    """
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def decode(data: bytes, source: str, error: type[ArchbenchError], what: str) -> str:
@@ -153,6 +209,16 @@ def _count_expanded(root: yaml.Node, limit: int) -> None:
 
 
 def _construct_mapping(loader: BoundedLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    """A mapping: merge keys (``<<: *base``) applied, then duplicate keys refused.
+
+    A key written twice in the mapping itself is an error; a key of the mapping that
+    also comes from a merged one replaces it (what a merge is for), and of several
+    merged mappings the first that has a key wins (YAML's merge-key rules).
+    """
+    own = [(k, v) for k, v in node.value if k.tag != "tag:yaml.org,2002:merge"]
+    _refuse_duplicates(loader, own)
+    merged = len(node.value) != len(own)
+    loader.flatten_mapping(node)  # PyYAML's merge: merged pairs first, then the own ones
     mapping: dict[Any, Any] = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node)
@@ -162,12 +228,25 @@ def _construct_mapping(loader: BoundedLoader, node: yaml.MappingNode) -> dict[An
             raise yaml.constructor.ConstructorError(
                 None, None, "a mapping key must be a plain value", key_node.start_mark
             ) from None
-        if key in mapping:
+        if key in mapping and not merged:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {quote(key)}", key_node.start_mark
             )
         mapping[key] = loader.construct_object(value_node, deep=True)
     return mapping
+
+
+def _refuse_duplicates(loader: BoundedLoader, pairs: list[tuple[Any, Any]]) -> None:
+    seen: set[Any] = set()
+    for key_node, _ in pairs:
+        if not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {quote(key)}", key_node.start_mark
+            )
+        seen.add(key)
 
 
 BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -250,19 +329,93 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number a results file may hold")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the number {quote(text, 40)} is too large for a float (it would be infinity); "
+            "machine-written files hold finite numbers only"
+        )
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object: duplicate keys refused, its key and string values cleaned."""
+    mapping: dict[str, Any] = {}
+    for key, value in pairs:
+        clean_key = _clean(key, key)
+        if clean_key in mapping:
+            raise ValueError(
+                f"duplicate key {quote(clean_key, 40)} in one object (the second would "
+                "silently win); machine-written files name each key once"
+            )
+        mapping[clean_key] = _clean(value, clean_key) if isinstance(value, str) else value
+    return mapping
+
+
+def _clean_lists(data: Any) -> Any:
+    """``data`` with the strings of its lists cleaned as :func:`_unique_keys` cleans objects'.
+
+    Iterative and O(size): objects were cleaned while parsing, lists are not hooked.
+    """
+    if isinstance(data, str):
+        return _clean(data, "<top level>")
+    if not isinstance(data, dict | list):
+        return data
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        values = node.values() if isinstance(node, dict) else node
+        if isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, str):
+                    node[i] = _clean(value, "a list")
+        stack.extend(v for v in values if isinstance(v, dict | list))
+    return data
+
+
+def _clean(text: str, where: str) -> str:
+    # One search for the common case: nothing to refuse or escape.
+    if _UNSAFE.search(text) is None:
+        return text
+    if _SURROGATE.search(text):
+        raise ValueError(
+            f"at {quote(where, 40)}: a lone surrogate (an escape such as \\ud800, half of "
+            "a character) cannot be written as UTF-8; fix the file"
+        )
+    return neutralise(text)
+
+
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_UNSAFE: Final = re.compile(CONTROL.pattern[:-1] + "\ud800-\udfff]")
+
+
 def load_json(text: str, source: str, error: type[ArchbenchError]) -> Any:
-    """Parse JSON ``text`` with nesting at most :data:`MAX_DEPTH` and no NaN/Infinity.
+    """Parse machine-written JSON ``text`` strictly, in bounded time and memory.
+
+    Nesting is at most :data:`MAX_DEPTH`; ``NaN``/``Infinity``, numbers that
+    overflow to infinity (``1e400``), duplicate keys in one object and lone
+    surrogates (``\\ud800``) are refused; control characters in strings (C0 but
+    tab, newline and carriage return; DEL, C1, bidirectional overrides) become
+    visible escapes (:func:`neutralise`), so no stored text can drive a terminal,
+    a table or LaTeX.
 
     Raises:
         error: not JSON, nested too deeply, or a value that cannot be read;
-            the message names ``source``.
+            the message names ``source`` and, where known, the key.
     """
     if json_depth(text) > MAX_DEPTH:
         raise error(f"{source}: refused: JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite,
+            object_pairs_hook=_unique_keys,
+        )
+        return _clean_lists(data)
     except json.JSONDecodeError as exc:
-        raise error(f"{source}: not valid JSON: {exc}") from None
+        raise error(f"{source}: not valid JSON: {_cut(str(exc))}") from None
     except (ValueError, RecursionError) as exc:
         raise error(f"{source}: a value cannot be read: {_cut(str(exc))}") from None
 

@@ -13,12 +13,41 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 QUOTE_LIMIT: Final = 80
+
+CONTROL: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""Characters no stored text may carry raw: C0 controls but tab, newline and carriage
+return (ESC starts the CSI and OSC sequences that clear a screen or retitle a window),
+DEL (pdflatex stops at it), C1 controls, the line and paragraph separators, and the
+bidirectional marks, embeddings, overrides and isolates (U+202E reverses what follows)."""
+TERMINAL_CONTROL: Final = re.compile(CONTROL.pattern[:-1] + "\r]")
+""":data:`CONTROL` and carriage return: what a line shown on a terminal may not carry."""
+
+
+def neutralise(text: str, pattern: re.Pattern[str] = CONTROL) -> str:
+    """``text`` with every character of ``pattern`` (:data:`CONTROL`) as a visible escape.
+
+    ``"a\x1b]0;x\x07"`` becomes ``"a\\x1b]0;x\\x07"`` and U+202E ``"\\u202e"``:
+    ASCII text that shows what was there and passes through every table, CSV cell
+    and LaTeX file. Linear in ``len(text)``; text without such characters is returned
+    as it is.
+    """
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def quote(value: object, limit: int = QUOTE_LIMIT) -> str:

@@ -22,7 +22,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from archbench.analysis import RowComparison, counts
-from archbench.report.formats import latex_escape
+from archbench.report.formats import csv_text, latex_escape, markdown_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
 
@@ -112,16 +112,30 @@ def notes(rows: Sequence[RowComparison]) -> list[str]:
 
 def markdown(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: float) -> str:
     """The comparison as a Markdown table with a heading line, how each target was compared,
-    the verdict counts and the rows' notes."""
+    the verdict counts and the rows' notes.
+
+    Target names and row labels (text from results files) are escaped with
+    :func:`archbench.report.formats.markdown_escape`, as in ``appendix.md``; so are the
+    lines that name targets.
+    """
     head = (
         f"B/A per operation, A = {run_a}, B = {run_b} (times: median ratio with its "
         f"{confidence:.0%} interval; instructions: exact ratio, a change only beyond the "
         "rows' block-to-block spread; > 1: B slower or more instructions)"
     )
-    table = tabulate([_cells(r) for r in rows], headers=COLUMNS, tablefmt="github")
-    design = "".join(f"- {line}\n" for line in design_lines(rows))
-    remarks = "".join(f"- {line}\n" for line in notes(rows))
-    parts = [head, design.rstrip("\n"), table, summary_line(rows), remarks.rstrip("\n")]
+    # The texts from results files (target, row) escaped as appendix.md's tables are:
+    # a target name's | or ` cannot end a cell or start code, nor its < start HTML.
+    cells = [[markdown_escape(c) if i < 2 else c for i, c in enumerate(_cells(r))] for r in rows]
+    table = tabulate(cells, headers=COLUMNS, tablefmt="github", disable_numparse=True)
+    design = "".join(f"- {markdown_escape(line)}\n" for line in design_lines(rows))
+    remarks = "".join(f"- {markdown_escape(line)}\n" for line in notes(rows))
+    parts = [
+        markdown_escape(head),
+        design.rstrip("\n"),
+        table,
+        summary_line(rows),
+        remarks.rstrip("\n"),
+    ]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -193,8 +207,10 @@ def write(
     Raises:
         OSError: ``out_dir`` cannot be written.
     """
-    stem = out_dir / f"compare-{run_a}-vs-{run_b}"
-    tex, csv = stem.with_suffix(".tex"), stem.with_suffix(".csv")
+    # The suffix is appended, never put in place of one: run ids hold dots (v1.0,
+    # v1.1), and with_suffix would map compare-v1.0-vs-v1.1 and -v1.2 onto one name.
+    stem = f"compare-{run_a}-vs-{run_b}"
+    tex, csv = out_dir / f"{stem}.tex", out_dir / f"{stem}.csv"
     write_atomic(tex, latex(rows, run_a, run_b, confidence))
-    write_atomic(csv, frame(rows, run_a, run_b).to_csv(index=False))
+    write_atomic(csv, csv_text(frame(rows, run_a, run_b)))
     return [tex, csv]

@@ -19,6 +19,7 @@ import pandas as pd
 
 from archbench.errors import ReportError
 from archbench.report import instructions
+from archbench.report.formats import csv_text
 from archbench.report.frame import frame_records, tidy_frame
 from archbench.result import Result, write_texts
 
@@ -127,7 +128,8 @@ def write_exports(
     One row per (run_id, target, row_id). The CSV has a header row and empty
     cells for missing or unknown values; the JSON is
     an array of objects with ``null`` for them, so ``pd.read_json(path)`` and
-    ``pd.read_csv(path)`` both give the frame back. Written atomically. With
+    ``pd.read_csv(path)`` both give the frame back (but for text cells that would
+    start a spreadsheet formula: :func:`csv_text`). Written atomically. With
     GnuPG rows, ``gnupg-decrypt.csv`` (:func:`gnupg_frame`) is written too.
 
     Returns:
@@ -140,10 +142,10 @@ def write_exports(
     # A render passes the frame it built (archbench.report.frame.build) so it is built once.
     frame = export_frame(results, counted, tidy=frame)
     rendered = {
-        out_dir / CSV_FILE: frame.to_csv(index=False, lineterminator="\n"),
+        out_dir / CSV_FILE: csv_text(frame),
         out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",
     }
     gnupg = gnupg_frame(results)
     if not gnupg.empty:
-        rendered[out_dir / GNUPG_CSV_FILE] = gnupg.to_csv(index=False, lineterminator="\n")
+        rendered[out_dir / GNUPG_CSV_FILE] = csv_text(gnupg)
     return write_texts(rendered, ReportError, "export", "choose a writable output directory")

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import jinja2
+import pandas as pd
 from tabulate import tabulate
 
 from archbench import REPO_ROOT
@@ -518,3 +519,25 @@ def render_markdown_chapter(chapter: Chapter) -> str:
         ],
         failures=chapter.failures,
     )
+
+
+FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (OWASP's CSV injection list)."""
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """``frame`` as CSV text (header, ``\\n`` line ends), with text cells protected.
+
+    A text cell starting with one of :data:`FORMULA_START` gets a leading ``'``
+    (``=HYPERLINK(…)`` becomes ``'=HYPERLINK(…)``), so a spreadsheet shows it as text
+    instead of evaluating it; numbers, and text starting otherwise, are as they are.
+    Every CSV a report or ``invoke compare`` writes goes through here.
+    """
+    protected = frame.copy()
+    for column in protected.columns:
+        values = protected[column]
+        if values.dtype == object or str(values.dtype) == "str":
+            protected[column] = values.map(
+                lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
+            )
+    return protected.to_csv(index=False, lineterminator="\n")

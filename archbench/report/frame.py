@@ -16,6 +16,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -416,33 +417,55 @@ class ReportData:
     machines: tuple[Machine, ...]
     """Every result (all suites), in report order (:func:`machines`)."""
 
-    @property
+    @functools.cached_property
     def appendix_machines(self) -> list[Machine]:
-        """The machines restricted to the appendix suites' rows.
+        """The machines restricted to the appendix suites' rows (computed once per render).
 
         A machine without such rows is left out, unless it has no rows at all
-        (its section then says so).
+        (its section then says so). A machine with rows of the appendix suites only
+        is kept as it is: no frame is filtered for it (O(rows) in all).
         """
         out = []
         for m in self.machines:
-            frame = m.frame[m.frame["suite"].isin(APPENDIX_SUITES)]
             records = tuple(r for r in m.records if r["suite"] in APPENDIX_SUITES)
-            if records or not m.result.harness.rows:
-                out.append(dataclasses.replace(m, frame=frame, records=records))
+            if len(records) == len(m.records):
+                if records or not m.result.harness.rows:
+                    out.append(m)
+                continue
+            if records:
+                positions = tuple(
+                    i
+                    for i, r in zip(m.positions, m.records, strict=True)
+                    if r["suite"] in APPENDIX_SUITES
+                )
+                out.append(dataclasses.replace(m, positions=positions, records=records))
         return out
 
 
 def machines(results: Sequence[Result], frame: pd.DataFrame) -> list[Machine]:
     """Measured results by target name and run, then reference results in the given order.
 
-    A target name that occurs in several results (``--all-runs``) is shown
-    as ``target@run``, so every section, column and LaTeX label is unique.
+    ``frame`` is :func:`tidy_frame` of ``results``; each machine gets its result's
+    rows, one slice of it. A target name that occurs in several results
+    (``--all-runs``) is shown as ``target@run``, so every section, column and
+    LaTeX label is unique. Linear in the rows.
 
     Raises:
         ReportError: no results.
     """
     if not results:
         raise ReportError("no results to report; run 'invoke bench' first")
+    # tidy_frame writes each result's rows together, in the order of ``results``:
+    # a machine's rows are one slice of the frame, found without a mask over it
+    # (a mask per machine made a report quadratic in the results files).
+    spans: dict[int, tuple[int, int]] = {}
+    offset = 0
+    for r in results:
+        spans[id(r)] = (offset, offset + len(r.harness.rows))
+        offset += len(r.harness.rows)
+    if offset != len(frame):
+        raise ReportError(f"the tidy frame has {len(frame)} rows, the results {offset}")
+    records = frame_records(frame)
     measured = sorted(
         (r for r in results if r.reference is None), key=lambda r: (r.target.name, r.run_id)
     )
@@ -465,8 +488,9 @@ def machines(results: Sequence[Result], frame: pd.DataFrame) -> list[Machine]:
             n += 1
             unique = f"{base}-{n}"
         slugs.add(unique)
-        rows = frame[(frame["run_id"] == r.run_id) & (frame["target"] == r.target.name)]
-        out.append(Machine(name, unique, r, rows, tuple(frame_records(rows))))
+        start, stop = spans[id(r)]
+        positions = tuple(range(start, stop))
+        out.append(Machine(name, unique, r, frame, positions, tuple(records[start:stop])))
     return out
 
 

@@ -18,6 +18,7 @@ table notes say.
 
 from __future__ import annotations
 
+import io
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from tabulate import tabulate
 
 from archbench.analysis import median_per_op, spread
 from archbench.errors import ReportError
+from archbench.report.formats import csv_text
 from archbench.report.units import format_count
 from archbench.result import Operation, Result, write_atomic
 from archbench.suites import COUNTED_SUITES, NOT_COUNTED
@@ -361,7 +363,7 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
         out_dir / "instructions.md": render_instructions_markdown(counted, times)
         + "\n![Instructions per operation](fig-instructions.png)\n",
         out_dir / "instructions.tex": render_instructions_latex(counted),
-        out_dir / "instructions.csv": f.to_csv(index=False, lineterminator="\n"),
+        out_dir / "instructions.csv": csv_text(f),
         out_dir / "instructions.json": f.to_json(orient="records", indent=2) + "\n",
     }
     try:
@@ -373,9 +375,12 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
         paths = list(texts)
         for ext in ("png", "pdf"):
             path = out_dir / f"fig-instructions.{ext}"
+            buffer = io.BytesIO()
             # TrueType (42), not Type 3, in the PDF.
             with matplotlib.rc_context({"pdf.fonttype": 42}):
-                fig.savefig(path, dpi=150)
+                fig.savefig(buffer, format=ext, dpi=150)
+            # Atomic, as every output: never through a symlink, never truncated.
+            write_atomic(path, buffer.getvalue())
             paths.append(path)
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the instruction tables: {exc}") from exc

@@ -167,9 +167,17 @@ class Machine:
     name: str
     slug: str
     result: Result
-    frame: pd.DataFrame = field(compare=False)
+    table: pd.DataFrame = field(compare=False, repr=False)
+    """The render's whole tidy frame (shared by every machine, never copied)."""
+    positions: tuple[int, ...] = field(compare=False, default=())
+    """This machine's rows: their positions in ``table``, in frame order."""
     records: tuple[dict[str, Any], ...] = field(compare=False, default=())
-    """The rows of ``frame`` as :func:`archbench.report.frame.frame_records` gives them."""
+    """The rows at ``positions`` as :func:`archbench.report.frame.frame_records` gives them."""
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """This machine's rows of the tidy frame (a new frame: built only when asked for)."""
+        return self.table.iloc[list(self.positions)]
 
     @property
     def emulated(self) -> bool:

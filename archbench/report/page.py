@@ -589,6 +589,8 @@ def render_page(page: Page) -> str:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Every output ends with a newline: a truncated file is then told from a whole one.
+        keep_trailing_newline=True,
     )
     try:
         template = env.get_template(PAGE_TEMPLATE)

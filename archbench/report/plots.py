@@ -28,6 +28,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -35,7 +36,6 @@ from pathlib import Path
 from typing import Any, Final
 
 import matplotlib
-import pandas as pd
 
 matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
 
@@ -56,6 +56,7 @@ from archbench.result import (
     SPEEDUP_RSA_BITS,
     Result,
     scheme_text,
+    write_texts,
 )
 from archbench.suites import APPENDIX_SUITES
 
@@ -123,17 +124,19 @@ def _records(
 ) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
     data = results if isinstance(results, ReportData) else build(results)
     names = [(m.name, m.result) for m in data.machines]
-    frame = pd.concat([m.frame for m in data.machines])
+    # The machines' rows in machine order: one take of the frame (each machine's rows
+    # are a slice of it), not a concatenation of thousands of small frames.
+    order = [i for m in data.machines for i in m.positions]
+    machine_of = [m.name for m in data.machines for _ in m.positions]
+    frame = data.frame.iloc[order].assign(machine=machine_of)
     # Per-operation charts are the appendix's; other suites have their own (GnuPG).
     frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
-    by_id = {(r.run_id, r.target.name): name for name, r in names}
     records = []
     for record in frame.to_dict("records"):
         bits = record["key_bits"]
         records.append(
             {
                 **{str(k): v for k, v in record.items()},
-                "machine": by_id[(record["run_id"], record["target"])],
                 "key_bits": None if bits is None or bits != bits else int(bits),
             }
         )
@@ -441,30 +444,51 @@ def listing(charts: Sequence[tuple[str, Figure]]) -> tuple[tuple[str, str], ...]
     return tuple((stem, caption(fig)) for stem, fig in charts)
 
 
+MAX_FIGURE_MACHINES: Final = 60
+"""Most machines a bar chart is drawn for: beyond, no bar or label could be read, and
+laying out thousands of tick labels is what made a report of 10 000 results files take
+minutes. The tables hold every machine."""
+
+
+def too_many_machines(data: ReportData) -> str | None:
+    """Why ``data`` gets no figures (more than :data:`MAX_FIGURE_MACHINES` machines), or None."""
+    count = len(data.machines)
+    if count <= MAX_FIGURE_MACHINES:
+        return None
+    return (
+        f"figures not drawn: {count} machines are more than the {MAX_FIGURE_MACHINES} a bar "
+        "chart can label (every one is in the tables); select fewer with --target, --arch "
+        "or --run"
+    )
+
+
 def write_listed(
     results: Sequence[Result] | ReportData, out_dir: Path, unit: Unit = "ms"
 ) -> tuple[list[Path], tuple[tuple[str, str], ...]]:
     """:func:`write_plots`, and the :func:`listing` of what it wrote (for the chapter).
 
+    Each figure is rendered in memory, then written atomically
+    (:func:`archbench.result.write_atomic`): a symlink at a figure's name is replaced,
+    never followed, and a full disk or ``kill -9`` never leaves a truncated figure
+    at its final name. Nothing is drawn for more than :data:`MAX_FIGURE_MACHINES`
+    machines (:func:`too_many_machines`).
+
     Raises:
         ReportError: as :func:`write_plots`.
     """
-    charts = figures(results, unit)
-    paths: list[Path] = []
+    data = results if isinstance(results, ReportData) else build(results)
+    if too_many_machines(data) is not None:
+        return [], ()
+    charts = figures(data, unit)
+    rendered: dict[Path, bytes] = {}
     for stem, fig in charts:
         for fmt in FORMATS:
-            path = out_dir / f"{stem}.{fmt}"
-            try:
-                out_dir.mkdir(parents=True, exist_ok=True)
-                # PDF metadata carries a creation date by default; drop it so
-                # regenerated plots are byte-identical.
-                metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
-                with _style():
-                    fig.savefig(path, format=fmt, dpi=150, metadata=metadata)
-            except OSError as exc:
-                raise ReportError(
-                    f"{path}: cannot write plot: {exc.strerror or exc}; "
-                    "choose a writable output directory"
-                ) from exc
-            paths.append(path)
+            buffer = io.BytesIO()
+            # PDF metadata carries a creation date by default; drop it so
+            # regenerated plots are byte-identical.
+            metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
+            with _style():
+                fig.savefig(buffer, format=fmt, dpi=150, metadata=metadata)
+            rendered[out_dir / f"{stem}.{fmt}"] = buffer.getvalue()
+    paths = write_texts(rendered, ReportError, "plot", "choose a writable output directory")
     return paths, listing(charts)

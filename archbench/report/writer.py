@@ -22,6 +22,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -63,6 +64,7 @@ from archbench.result import (
     LoadFailure,
     Result,
     ResultStore,
+    folder_lock,
     write_atomic,
     write_texts,
 )
@@ -312,8 +314,9 @@ def replace_outputs(
 ) -> list[Path]:
     """Record ``written`` as the report's outputs; remove earlier outputs not written again.
 
-    Call it after every new output is written. Only regular files directly
-    in ``out_dir`` that the previous manifest listed are removed, except
+    Call it after every new output is written, holding ``out_dir``'s lock. Only
+    regular files directly in ``out_dir`` that the previous manifest listed are
+    removed (and the ``.<output>.*.tmp`` files a writer killed mid-write left), except
     those whose name ``keep`` accepts (``--no-plots`` keeps the earlier
     figures): they stay, and stay listed. Returns the paths removed.
 
@@ -330,6 +333,12 @@ def replace_outputs(
         if path.is_file() and not path.is_symlink():
             path.unlink()
             removed.append(path)
+    # The temporary files of an earlier writer killed mid-write (kill -9, a full disk):
+    # named .<output>.<random>.tmp by write_atomic, and stale, as this one holds the lock.
+    for name in fresh:
+        for stale in out_dir.glob(f".{glob.escape(name)}.*.tmp"):
+            if stale.is_file() and not stale.is_symlink():
+                stale.unlink()
     try:
         write_atomic(
             out_dir / OUTPUTS_FILE,
@@ -413,7 +422,9 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     (:func:`archbench.report.page.write_page_from_store`); a selection of
     instruction counts only writes just those. Then removes what an earlier
     report there listed as its own and did not write again (:func:`replace_outputs`;
-    without ``plots`` the earlier figures stay). ``on_line`` receives every line
+    without ``plots`` the earlier figures stay). Writing holds the lock of
+    ``request.out`` (:func:`archbench.result.folder_lock`): two reports into one
+    folder take turns, and the second says it waits. ``on_line`` receives every line
     to show, in order: the run chosen, each file that could not be loaded, each
     path written and each earlier output removed.
 
@@ -451,39 +462,46 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     out_dir = request.out
     counted = _select_counted(counted, request)
     options = request.options
-    paths: list[Path] = []
-    if chosen or not counted:
-        # The tidy frame is built once for the chapter, the exports and the plots.
-        data = prepare(chosen, failures)
-        plot_paths: list[Path] = []
-        if request.plots:
-            from archbench.report.plots import write_listed  # matplotlib: slow to import
+    # One report at a time per --out: a second waits (and says so) instead of removing
+    # the figures the first just wrote.
+    # The tidy frame is built once for the chapter, the exports and the plots, before
+    # anything is written (a rendering error leaves --out untouched).
+    data = prepare(chosen, failures) if chosen or not counted else None
+    with folder_lock(out_dir, ReportError, "--out", on_line):
+        paths: list[Path] = []
+        if data is not None:
+            plot_paths: list[Path] = []
+            if request.plots:
+                # matplotlib: slow to import
+                from archbench.report.plots import too_many_machines, write_listed
 
-            # Drawn first so the chapter can reference every figure it has.
-            plot_paths, listed = write_listed(data, out_dir, options.unit)
-            options = dataclasses.replace(options, figures=listed)
-        paths += write_folder(data, failures, out_dir, options, counted)
-        paths += plot_paths
-    else:
-        # A counting-only run (--metric instructions): its tables are the report.
-        on_line("no timing results selected: writing the instruction tables only")
-    paths += instructions.write_all(counted, chosen, out_dir)
-    # The results page: these runs and the stored histories that hold them.
-    paths += page.write_page_from_store(
-        store,
-        out_dir,
-        [*chosen, *counted],
-        failures=failures,
-        select=lambda rs: _select_counted(rs, request),
-    )
-    for p in paths:
-        on_line(f"wrote {p}")
-    # Only now, and only files an earlier report listed as its own: figures
-    # and the GnuPG CSV of machines or suites no longer selected.
-    # --no-plots leaves the figures of an earlier report as they are.
-    keep = None if request.plots else (lambda name: name.startswith("fig-"))
-    for p in replace_outputs(out_dir, paths, keep):
-        on_line(f"removed {p} (written by an earlier report, not by this one)")
+                if (why := too_many_machines(data)) is not None:
+                    on_line(why)
+                # Drawn first so the chapter can reference every figure it has.
+                plot_paths, listed = write_listed(data, out_dir, options.unit)
+                options = dataclasses.replace(options, figures=listed)
+            paths += write_folder(data, failures, out_dir, options, counted)
+            paths += plot_paths
+        else:
+            # A counting-only run (--metric instructions): its tables are the report.
+            on_line("no timing results selected: writing the instruction tables only")
+        paths += instructions.write_all(counted, chosen, out_dir)
+        # The results page: these runs and the stored histories that hold them.
+        paths += page.write_page_from_store(
+            store,
+            out_dir,
+            [*chosen, *counted],
+            failures=failures,
+            select=lambda rs: _select_counted(rs, request),
+        )
+        for p in paths:
+            on_line(f"wrote {p}")
+        # Only now, and only files an earlier report listed as its own: figures
+        # and the GnuPG CSV of machines or suites no longer selected.
+        # --no-plots leaves the figures of an earlier report as they are.
+        keep = None if request.plots else (lambda name: name.startswith("fig-"))
+        for p in replace_outputs(out_dir, paths, keep):
+            on_line(f"removed {p} (written by an earlier report, not by this one)")
     if failures:
         raise ResultsError(
             f"rendered without {len(failures)} results file(s) that could not be loaded "
@@ -582,7 +600,8 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         if n:
             on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
     try:
-        written = compare_tables.write(rows, run_a, run_b, request.out, level)
+        with folder_lock(request.out, ReportError, "--out", on_line):
+            written = compare_tables.write(rows, run_a, run_b, request.out, level)
     except OSError as exc:
         raise ReportError(
             f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "

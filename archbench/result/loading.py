@@ -17,7 +17,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from archbench.errors import HarnessError, ResultsError
-from archbench.inputs import load_json, location, problem, quote, read_text
+from archbench.inputs import decode, load_json, location, problem, quote, read_bytes
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
 from archbench.result.model import RESULT_FORMAT, RESULT_VERSION, Result, migrate
 
@@ -78,27 +78,36 @@ def parse_harness_output(stdout: str, source: str = "harness stdout") -> Harness
 
 
 def load(path: Path) -> Result:
-    """Read one results file.
+    """Read one results file (a regular file of at most :data:`MAX_RESULT_BYTES`).
 
     Raises:
-        ResultsError: the file is unreadable, not JSON, of another format or
-            an unsupported version (the message says which version this
-            archbench reads and how to proceed), or fails validation; the
-            message names the file and the key.
+        ResultsError: the file is unreadable, not a regular file, not JSON, of
+            another format or an unsupported version (the message says which
+            version this archbench reads and how to proceed), or fails
+            validation; the message names the file and the key.
     """
-    text = read_text(path, ResultsError, "the results file", MAX_RESULT_BYTES)
-    data = load_json(text, str(path), ResultsError)
+    return parse_result(read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES), path)
+
+
+def parse_result(data: bytes, path: Path) -> Result:
+    """The result in ``data``, the bytes of the results file ``path`` (named in messages).
+
+    Raises:
+        ResultsError: as :func:`load`, for everything after reading.
+    """
+    text = decode(data, str(path), ResultsError, "the results file")
+    parsed = load_json(text, str(path), ResultsError)
     try:
-        data = migrate(data)
+        parsed = migrate(parsed)
         _check_header(
-            data,
+            parsed,
             RESULT_FORMAT,
             RESULT_VERSION,
             str(path),
             "version 1 files are read too; use the archbench release that wrote it,"
             " or re-measure with 'invoke bench'",
         )
-        return Result.model_validate(data)
+        return Result.model_validate(parsed)
     except ValidationError as exc:
         raise ResultsError(f"{path}: {_describe(exc)}") from exc
     except ValueError as exc:

@@ -3,19 +3,22 @@
 Results files are ``<root>/<run-id>/<target>.json``; run ids and target names
 are checked against their grammars (:data:`RUN_ID`, :data:`FILE_NAME`) before
 they become paths, and every file is written atomically (:func:`write_atomic`),
-so a crash or Ctrl-C never leaves a half-written file.
+so a crash or Ctrl-C never leaves a half-written file; writers of one folder take
+turns (:func:`folder_lock`).
 
 This module is pure: it never imports ``docker``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import os
 import re
 import secrets
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Final
 
@@ -67,19 +70,27 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new, never half.
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path``: readers see the old file or the
+    new, never half of one, and never anything but a new file at ``path``.
+
+    The data goes to a fresh temporary file in ``path``'s directory, is flushed to
+    disk, then renamed over ``path`` (``os.replace``): a symlink at ``path`` is
+    replaced, never followed, so its target is not touched; a full disk or a
+    ``kill -9`` leaves the previous file (or none) and at most a hidden
+    ``.<name>.*.tmp`` beside it, never a truncated file at ``path``.
 
     Raises:
-        OSError: the directory cannot be created or written.
+        OSError: the directory cannot be created or written (the temporary file
+            is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp creates 0600; results and reports are meant to be shared.
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -88,10 +99,62 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+LOCK_FILE: Final = ".archbench.lock"
+"""The lock file a writer holds in the folder it writes (:func:`folder_lock`)."""
+
+
+@contextlib.contextmanager
+def folder_lock(
+    folder: Path,
+    error: type[ArchbenchError],
+    what: str,
+    on_wait: Callable[[str], None],
+) -> Iterator[Path]:
+    """Hold the lock of ``folder`` (created if missing) while the ``with`` block writes it.
+
+    One writer at a time per folder: ``invoke report`` and ``compare`` hold their
+    ``--out``, ``invoke bench`` and ``import`` their results folder. The lock is
+    ``fcntl.flock`` on ``folder/.archbench.lock``, so the kernel releases it when the
+    process ends, ``kill -9`` included: a lock is never left behind. When another
+    process holds it, ``on_wait`` receives one line saying so, then this waits.
+
+    Raises:
+        ArchbenchError: of class ``error`` (``what`` names the folder, e.g. ``--out``):
+            ``folder`` is a file or cannot be created, or its lock file cannot be opened.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise error(f"{what} {folder}: is a file, not a directory; give a directory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(
+            folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
+        )
+    except OSError as exc:
+        reason = (
+            "not a directory"
+            if isinstance(exc, FileExistsError | NotADirectoryError)
+            else (exc.strerror or str(exc))
+        )
+        raise error(f"{what} {folder}: cannot write there: {reason}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait(
+                f"waiting: another archbench is writing {folder} (it holds "
+                f"{folder / LOCK_FILE}); this one goes on when it is done"
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield folder
+    finally:
+        os.close(fd)
+
+
 def write_texts(
-    texts: Mapping[Path, str], error: type[ArchbenchError], what: str, fix: str = ""
+    texts: Mapping[Path, str | bytes], error: type[ArchbenchError], what: str, fix: str = ""
 ) -> list[Path]:
-    """Write each text to its path with :func:`write_atomic`, in order; returns the paths.
+    """Write each text (or bytes) to its path with :func:`write_atomic`, in order; returns
+    the paths.
 
     Raises:
         ArchbenchError: of class ``error``, the first file that cannot be written,

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from archbench.errors import ResultsError
-from archbench.inputs import describe_problems, load_json, quote, read_text
-from archbench.result.loading import MAX_RESULT_BYTES, load
+from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
+from archbench.result.loading import MAX_RESULT_BYTES, parse_result
 from archbench.result.model import (
     HISTORY_NAME,
     MANIFEST_NAME,
@@ -179,12 +179,12 @@ class ResultStore:
         """Read the manifest of ``run_id``.
 
         Raises:
-            ResultsError: no such run, or its manifest is unreadable; the
-                message lists the runs there are.
+            ResultsError: no such run (the message lists the runs there are), or
+                its manifest is unreadable or not a regular file.
         """
         check_run_id(run_id, "--resume")
         path = self.root / run_id / MANIFEST_NAME
-        if not path.is_file():
+        if not path.exists():
             known = ", ".join(self.runs()[-5:]) or "none"
             raise ResultsError(
                 f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
@@ -227,7 +227,7 @@ class ResultStore:
         """
         check_run_id(history_id, "--extend")
         path = self.root / history_id / HISTORY_NAME
-        if not path.is_file():
+        if not path.exists():
             known = ", ".join(self.histories()[-5:]) or "none"
             raise ResultsError(
                 f"{path}: no history {history_id!r} in {self.root} (latest: {known})"
@@ -326,18 +326,19 @@ class ResultStore:
         failures: list[LoadFailure] = []
         seen: dict[tuple[object, ...], Path] = {}
         seen_bytes: dict[str, Path] = {}
-        read: list[tuple[Path, Result]] = []
+        read: list[tuple[Path, Result, str]] = []
         for path in self.files(run_ids):
             try:
-                read.append((path, load(path)))
+                data = read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES)
+                read.append((path, parse_result(data, path), hashlib.sha256(data).hexdigest()))
             except ResultsError as exc:
                 failures.append(LoadFailure(path, str(exc)))
         # The file at the name archbench gave it comes before any copy of it.
-        read.sort(key=lambda pr: (pr[0].parent.name, not self._at_home(*pr)))
-        for path, result in read:
+        read.sort(key=lambda prd: (prd[0].parent.name, not self._at_home(prd[0], prd[1])))
+        for path, result, digest in read:
             if metric is not None and result.metric != metric:
                 continue
-            problem = _pooling_problem(path, result, seen, seen_bytes)
+            problem = _pooling_problem(path, result, digest, seen, seen_bytes)
             if problem:
                 failures.append(LoadFailure(path, problem))
                 continue
@@ -368,16 +369,17 @@ def result_key(result: Result) -> tuple[object, ...]:
 def _pooling_problem(
     path: Path,
     result: Result,
+    digest: str,
     seen: dict[tuple[object, ...], Path],
     seen_bytes: dict[str, Path],
 ) -> str | None:
-    """Why ``path`` must not be pooled with the files before it, or None (then it is recorded)."""
+    """Why ``path`` (its bytes' sha256 ``digest``) must not be pooled with the files before
+    it, or None (then it is recorded)."""
     if result.run_id != path.parent.name:
         return (
             f"{path}: skipped: it belongs to run {quote(result.run_id)} but lies in "
             f"{path.parent.name} (a copied file); move it back or remove it"
         )
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     key = result_key(result)
     first = seen.get(key) or seen_bytes.get(digest)
     if first is not None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import docker
 import docker.errors
+from pydantic import ValidationError
 
 from archbench import __version__
 from archbench.archive import (
@@ -44,10 +45,11 @@ from archbench.archive import (
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.hosts import connect_host
+from archbench.inputs import describe_problems, load_json, read_text
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
 from archbench.report import prepare, write_folder
-from archbench.result import MANIFEST_NAME, ResultStore, RunManifest
+from archbench.result import MANIFEST_NAME, MAX_RESULT_BYTES, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024
 
@@ -279,13 +281,16 @@ def run_manifest(arc: VerifiedArchive) -> RunManifest:
     """The archived run's ``run.json`` (matrix as it ran, targets, parameters).
 
     Raises:
-        ArchiveError: it is not a valid run manifest.
+        ArchiveError: it cannot be read (bounded, strict JSON) or is not a valid run
+            manifest; the message names the key, never pydantic's dump.
     """
     path = arc.path(arc.manifest.run_manifest)
+    text = read_text(path, ArchiveError, "the run manifest", MAX_RESULT_BYTES)
+    data = load_json(text, str(path), ArchiveError)
     try:
-        return RunManifest.model_validate_json(path.read_bytes())
-    except ValueError as exc:
-        raise ArchiveError(f"{path}: not a valid run manifest: {exc}") from exc
+        return RunManifest.model_validate(data)
+    except ValidationError as exc:
+        raise ArchiveError(f"{path}: not a valid run manifest: {describe_problems(exc)}") from exc
 
 
 def load_images(

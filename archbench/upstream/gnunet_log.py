@@ -91,7 +91,8 @@ _UNIT_SPELLINGS: Final[dict[str, str]] = {
 _EXACT_BELOW: Final = 5
 """GNUnet moves to a larger unit early only above 5 of it; smaller values there are exact."""
 
-_DURATION: Final = re.compile(r"^(\d+)\s*(\S+)$")
+# Possessive (Python 3.11+): nothing is given back, so a match attempt is linear.
+_DURATION: Final = re.compile(r"(\d++)\s*+(\S++)")
 
 
 def small_int(digits: str) -> int:
@@ -123,10 +124,12 @@ def parse_duration(text: str) -> Duration:
         ValueError: ``text`` is not an integer followed by µs, ms, s, m, h,
             day or days (``"forever"`` included).
     """
-    match = _DURATION.match(text.strip())
+    match = _DURATION.fullmatch(text.strip())
     unit = _UNIT_SPELLINGS.get(match.group(2)) if match else None
     if match is None or unit is None:
-        raise ValueError(f"{text!r} is not a GNUnet time (an integer and µs, ms, s, m, h or days)")
+        raise ValueError(
+            f"{quote(text.strip())} is not a GNUnet time (an integer and µs, ms, s, m, h or days)"
+        )
     if len(match.group(1)) > 19 or int(match.group(1)) * _NS_PER_UNIT[unit] > MAX_NS:
         raise ValueError(
             f"{quote(text.strip())} is longer than any run (at most {MAX_NS} ns, about 292 years)"
@@ -144,7 +147,8 @@ _HELPER_MARKER: Final = re.compile(
     r"(?:test[-_]helper|secmod|helper[-_]crypto)[-_](cs|rsa|eddsa)\b", re.IGNORECASE
 )
 _NAME_SCHEME: Final = re.compile(r"(?<![a-z])(cs|rsa|eddsa)(?![a-z])")
-_KEYSIZE_SETTING: Final = re.compile(r"\bRSA_KEYSIZE\s*=\s*(\d+)", re.IGNORECASE)
+# Searched over a whole log: every repeat is bounded, so each attempt costs O(1).
+_KEYSIZE_SETTING: Final = re.compile(r"\bRSA_KEYSIZE\s{0,64}+=\s{0,64}+(\d{1,64}+)", re.IGNORECASE)
 _NAME_BITS: Final = (
     re.compile(r"rsa[-_.]?(\d{3,5})(?!\d)"),
     re.compile(r"(?<!\d)(\d{3,5})[-_.]?bits?(?![a-z])"),
@@ -272,22 +276,99 @@ _BATCH: Final = "batch"
 """test_helper's ``(batch)`` lines: no archbench operation matches them."""
 
 
-def _alternatives(words: Iterable[str]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+_TOOK: Final = " took "
+_HELPER_TAIL: Final = " signature operations"
+_TOTAL: Final = "(total real time)"
+_RSA_WORDS: Final = tuple(sorted(PERF_CRYPTO_RSA_WORDING, key=len, reverse=True))
+_CS_WORDS: Final = tuple(sorted(PERF_CRYPTO_CS_WORDING, key=len, reverse=True))
+_HELPER_KINDS: Final = tuple(sorted([*TEST_HELPER_KINDS, _BATCH], key=len, reverse=True))
 
 
-_RSA_LINE: Final = re.compile(
-    r"(?:^|\s)(?P<count>\d+)x (?P<bits>\d+)-"
-    rf"(?P<what>{_alternatives(PERF_CRYPTO_RSA_WORDING)}) took (?P<time>.+?)\s*$"
-)
-_CS_LINE: Final = re.compile(
-    r"(?:^|\s)(?P<count>\d+)x "
-    rf"(?P<what>{_alternatives(PERF_CRYPTO_CS_WORDING)}) took (?P<time>.+?)\s*$"
-)
-_HELPER_LINE: Final = re.compile(
-    rf"(?:^|\s)(?P<count>\d+) \((?P<kind>{_alternatives([*TEST_HELPER_KINDS, _BATCH])})\) "
-    r"signature operations took (?P<time>[^()]+?)\s*(?P<total>\(total real time\))?\s*$"
-)
+@dataclass(frozen=True)
+class _Timing:
+    """The fields of one timing line, as printed (digits still text)."""
+
+    form: Literal["rsa", "cs", "helper"]
+    count: str
+    bits: str
+    what: str
+    time: str
+
+
+def _trailing_digits(text: str) -> str:
+    """The decimal digits (``\\d``) ``text`` ends with; linear in their number."""
+    i = len(text)
+    while i > 0 and text[i - 1].isdecimal():
+        i -= 1
+    return text[i:]
+
+
+def _count_before(head: str) -> str | None:
+    """The block count ``head`` ends with, when it starts the line or follows whitespace."""
+    count = _trailing_digits(head)
+    rest = head[: len(head) - len(count)]
+    if not count or (rest and not rest[-1].isspace()):
+        return None
+    return count
+
+
+def parse_timing_line(line: str) -> _Timing | None:
+    """The timing of one line of perf_crypto_rsa, perf_crypto_cs or test_helper output.
+
+    ``<count>x <bits>-<what> took <time>``, ``<count>x <what> took <time>`` and
+    ``<count> (<kind>) signature operations took <time> [(total real time)]``,
+    anywhere in the line after whitespace (a log prefix is allowed), ``<what>``
+    and ``<kind>`` from the wording tables. None for any other line.
+
+    Linear in ``len(line)`` by construction, whatever the line holds: one
+    ``rfind`` of ``" took "``, then ``endswith`` tests over the finite wording
+    tables and backward scans over digits; no regular expression, so nothing can
+    backtrack (a line of 10^6 spaces costs one pass).
+    """
+    at = line.rfind(_TOOK)
+    if at < 0:
+        return None
+    head, time = line[:at], line[at + len(_TOOK) :]
+    if not time:
+        return None
+    for what in _RSA_WORDS:
+        if head.endswith("-" + what):
+            before = head[: len(head) - len(what) - 1]
+            bits = _trailing_digits(before)
+            before = before[: len(before) - len(bits)]
+            if bits and before.endswith("x ") and (count := _count_before(before[:-2])):
+                return _Timing("rsa", count, bits, what, time.strip())
+    for what in _CS_WORDS:
+        if head.endswith("x " + what) and (
+            count := _count_before(head[: len(head) - len(what) - 2])
+        ):
+            return _Timing("cs", count, "", what, time.strip())
+    if head.endswith(")" + _HELPER_TAIL):
+        inner = head[: len(head) - len(_HELPER_TAIL) - 1]
+        for kind in _HELPER_KINDS:
+            if inner.endswith(" (" + kind) and (count := _count_before(inner[: -len(kind) - 2])):
+                # As (?P<time>[^()]+?)\s*(\(total real time\))?\s*$ read it.
+                body = time.rstrip()
+                time = body.removesuffix(_TOTAL) if body.endswith(_TOTAL) else time
+                if not time or "(" in time or ")" in time:
+                    return None
+                return _Timing("helper", count, "", kind, time.strip())
+    return None
+
+
+def log_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based line number, text) of every printed line of a saved log.
+
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped), as an editor
+    numbers them; a line holding ``\\r`` progress updates gives each part it
+    printed, all with that line's number. Form feeds, ``\\x1c``-``\\x1e`` and
+    U+2028, at which ``str.splitlines`` would also split, stay inside the line.
+    """
+    out: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
+        out.extend((number, part) for part in line.split("\r"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -307,6 +388,12 @@ class Measurement:
     def key(self) -> tuple[str, Scheme, int | None, Operation, int]:
         """(suite, scheme, key bits, operation, ops per block): the row it belongs to."""
         return (_SUITE[self.tool], self.scheme, self.key_bits, self.operation, self.ops_per_block)
+
+
+def _excerpt(line: str, limit: int = 200) -> str:
+    """A line as :class:`Skipped` keeps it: stripped, at most ``limit`` characters."""
+    text = line.strip()
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 @dataclass(frozen=True)
@@ -360,51 +447,54 @@ def scan_log(
     notes: list[str] = []
     ignored = 0
     helper: tuple[Scheme, int | None] | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in log_lines(text):
         tool: Tool
         found_scheme: Scheme
         bits: int | None
         operation: Operation
-        if (match := _RSA_LINE.search(line)) is not None:
-            tool, found_scheme, bits = "perf_crypto_rsa", "RSA", small_int(match.group("bits"))
-            operation = PERF_CRYPTO_RSA_WORDING[match.group("what")]
-        elif (match := _CS_LINE.search(line)) is not None:
+        timing = parse_timing_line(line)
+        if timing is None:
+            if line.strip():
+                ignored += 1
+            continue
+        if timing.form == "rsa":
+            tool, found_scheme, bits = "perf_crypto_rsa", "RSA", small_int(timing.bits)
+            operation = PERF_CRYPTO_RSA_WORDING[timing.what]
+        elif timing.form == "cs":
             tool, found_scheme, bits = "perf_crypto_cs", "CS", None
-            operation = PERF_CRYPTO_CS_WORDING[match.group("what")]
-        elif (match := _HELPER_LINE.search(line)) is not None:
-            if match.group("kind") == _BATCH:
+            operation = PERF_CRYPTO_CS_WORDING[timing.what]
+        else:
+            if timing.what == _BATCH:
                 skipped.append(
-                    Skipped(number, line.strip(), "batch signing has no archbench operation")
+                    Skipped(number, _excerpt(line), "batch signing has no archbench operation")
                 )
                 continue
             if helper is None:
                 helper = helper_scheme_and_bits(text, source, scheme, rsa_bits, notes)
             found_scheme, bits = helper
             tool = "test_helper_rsa" if found_scheme == "RSA" else "test_helper_cs"
-            operation = TEST_HELPER_KINDS[match.group("kind")]
-        else:
-            if line.strip():
-                ignored += 1
-            continue
-        time = match.group("time").strip()
+            operation = TEST_HELPER_KINDS[timing.what]
+        time = timing.time
         if time == "forever":
-            skipped.append(Skipped(number, line.strip(), "GNUnet printed no finite time"))
+            skipped.append(Skipped(number, _excerpt(line), "GNUnet printed no finite time"))
             continue
         try:
             duration = parse_duration(time)
         except ValueError as exc:
-            raise ResultsError(f"{source}, line {number}: {exc}: {line.strip()!r}") from exc
+            raise ResultsError(f"{source}, line {number}: {exc}: {quote(line.strip())}") from exc
         if duration.ns == 0:
             skipped.append(
-                Skipped(number, line.strip(), "0 ms: below GNUnet's 1 µs clock step, no sample")
+                Skipped(number, _excerpt(line), "0 ms: below GNUnet's 1 µs clock step, no sample")
             )
             continue
-        count = int(match.group("count")) if len(match.group("count")) <= 10 else MAX_OPS + 1
+        count = int(timing.count) if len(timing.count) <= 10 else MAX_OPS + 1
         if count < 1:
-            raise ResultsError(f"{source}, line {number}: a block of 0 operations: {line!r}")
+            raise ResultsError(
+                f"{source}, line {number}: a block of 0 operations: {quote(line.strip())}"
+            )
         if count > MAX_OPS:
             raise ResultsError(
-                f"{source}, line {number}: {quote(match.group('count'))} operations "
+                f"{source}, line {number}: {quote(timing.count)} operations "
                 f"in one block is more than any benchmark runs (at most {MAX_OPS})"
             )
         if bits is not None and not MIN_RSA_BITS <= bits <= MAX_RSA_BITS:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import glob
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -30,7 +30,17 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.inputs import describe_problems, did_you_mean, load_yaml, problem, read_text
+from archbench.inputs import (
+    CONTROL,
+    describe_problems,
+    did_you_mean,
+    load_yaml,
+    neutralise,
+    problem,
+    quote,
+    read_bytes,
+    read_text,
+)
 from archbench.platforms import Arch
 from archbench.result import (
     HarnessDocument,
@@ -41,6 +51,7 @@ from archbench.result import (
     Scheme,
     Setup,
     TargetInfo,
+    folder_lock,
 )
 from archbench.upstream.gnunet_log import LogScan, build_rows, scan_log
 
@@ -107,6 +118,20 @@ def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -
     return setup_machine
 
 
+def _refuse_controls(data: Mapping[object, object], source: str, where: str = "") -> None:
+    """Refuse control characters in setup values (they would reach every report raw)."""
+    for key, value in data.items():
+        path = f"{where}.{key}" if where else str(key)
+        if isinstance(value, Mapping):
+            _refuse_controls(value, source, path)
+        elif isinstance(value, str) and (bad := CONTROL.search(value)) is not None:
+            raise MatrixError(
+                f"{source}: {path}: {quote(value)} holds the control character "
+                f"{neutralise(bad.group())}; setup values are printable text (no escape "
+                "sequences, DEL or bidirectional overrides)"
+            )
+
+
 def parse_setup(data: object, source: str, arch: Arch | None = None) -> Setup:
     """Validate setup fields (a YAML mapping or the command line's) into a :class:`Setup`.
 
@@ -115,13 +140,15 @@ def parse_setup(data: object, source: str, arch: Arch | None = None) -> Setup:
 
     Raises:
         MatrixError: not a mapping, an unknown key (with "did you mean …?"),
-            a missing ``cpu_model`` or ``cores``, a wrong type, or a machine
+            a missing ``cpu_model`` or ``cores``, a wrong type, a value with a control
+            character (ESC, DEL, C1, a bidirectional override), or a machine
             of another architecture; the message names ``source`` and keys.
     """
     if not isinstance(data, dict):
         raise MatrixError(
             f"{source}: expected a mapping with {', '.join(SETUP_KEYS)}, got {type(data).__name__}"
         )
+    _refuse_controls(data, source)
     try:
         parsed = SetupFile.model_validate(data)
     except ValidationError as exc:
@@ -170,7 +197,7 @@ NOTES: Final = (
 )
 """The caveat every imported result carries in ``reference.notes``."""
 
-NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*+$")
 """Target names and run ids become file and directory names (as in matrix.yml)."""
 
 
@@ -254,16 +281,21 @@ def _result(scans: Sequence[LogScan], setup: Setup, target: str, arch: Arch, run
     )
 
 
+MAX_LOG_BYTES: Final = 16 * 1024 * 1024
+"""Largest log ``invoke import`` reads (perf_crypto_* and test_helper_* print a few KB)."""
+
+
 def read_log(path: Path) -> str:
     """A log's text: UTF-8, or Latin-1 for a log saved in a legacy locale.
 
+    Read as every other input is (:func:`archbench.inputs.read_bytes`): a regular
+    file of at most :data:`MAX_LOG_BYTES`, opened without blocking.
+
     Raises:
-        ResultsError: the file cannot be read.
+        ResultsError: the file cannot be read, is not a regular file (a FIFO,
+            ``/dev/zero``) or is larger than :data:`MAX_LOG_BYTES`.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read the log: {exc.strerror}") from exc
+    data = read_bytes(path, ResultsError, "the log", MAX_LOG_BYTES)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -345,8 +377,14 @@ class ImportedLogs:
     path: Path
 
 
-def import_logs(request: LogImport) -> ImportedLogs:
+def import_logs(
+    request: LogImport, on_wait: Callable[[str], None] = lambda line: None
+) -> ImportedLogs:
     """Read the logs into one result (:func:`scan_files`, :func:`build_result`) and store it.
+
+    Storing holds the results folder's lock (:func:`archbench.result.folder_lock`;
+    ``on_wait`` hears when another writer holds it), so the check that no file is
+    overwritten and the write are one step.
 
     Raises:
         ResultsError: a log is unreadable, names no known timing, or its
@@ -360,9 +398,10 @@ def import_logs(request: LogImport) -> ImportedLogs:
     result = build_result(scans, request.setup, request.target, request.arch, request.run_id)
     store = ResultStore(request.results)
     path = store.path_for(request.run_id, request.target)
-    if path.exists():
-        raise ResultsError(
-            f"{path} exists already; choose another --target "
-            "or --run (or remove the file to import again)"
-        )
-    return ImportedLogs(tuple(scans), result, store.save(result))
+    with folder_lock(request.results, ResultsError, "results folder", on_wait):
+        if path.exists():
+            raise ResultsError(
+                f"{path} exists already; choose another --target "
+                "or --run (or remove the file to import again)"
+            )
+        return ImportedLogs(tuple(scans), result, store.save(result))

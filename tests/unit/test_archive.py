@@ -208,7 +208,7 @@ def _raw_manifest(tmp_path: Path) -> dict[str, object]:
         ({"version": 2}, "archive version 2 is not supported .* reads version 1"),
         ({"format": "archbench-result"}, "'format' is 'archbench-result'"),
         ({"run_manifest": "../run.json"}, "at 'run_manifest': .*'\\.\\.' component"),
-        ({"extra": 1}, "at 'extra': Extra inputs are not permitted"),
+        ({"extra": 1}, "at 'extra': unknown key"),
         ({"images": []}, "at 'images'"),
     ],
 )
@@ -225,7 +225,7 @@ def test_manifest_paths_are_checked(tmp_path: Path) -> None:
     files = raw["files"]
     assert isinstance(files, list)
     files[0]["path"] = "/etc/passwd"
-    with pytest.raises(ArchiveError, match=r"at 'files\.0\.path': .*absolute"):
+    with pytest.raises(ArchiveError, match=r"at 'files\[0\]\.path': .*absolute"):
         parse_manifest(json.dumps(raw).encode(), "manifest.json")
 
 
@@ -282,7 +282,7 @@ def test_tar_round_trip(tmp_path: Path) -> None:
     unpacked = extract_tar(out, tmp_path / "unpacked")
     assert unpacked == tmp_path / "unpacked" / "arc"
     assert verify(unpacked).manifest == written
-    # Unpacked before: the same directory is returned, not overwritten.
+    # Unpacked before: unpacked again (the tar is what is verified), at the same place.
     assert extract_tar(out, tmp_path / "unpacked") == unpacked
     with pytest.raises(ArchiveError, match="exists already"):
         write_tar(root, out)

@@ -59,8 +59,9 @@ class GpgVersion:
         return f"{self.gpg_line}; {self.libgcrypt_line}"
 
 
-_VERSION_RE = re.compile(r"^gpg \(GnuPG\)\S* (\d+)\.(\d+)\.(\d+)")
-_LIBGCRYPT_RE = re.compile(r"^libgcrypt \d+\.\d+\S*$")
+# Possessive repeats: a match attempt is linear in the line whatever it holds.
+_VERSION_RE = re.compile(r"^gpg \(GnuPG\)\S*+ (\d++)\.(\d++)\.(\d++)")
+_LIBGCRYPT_RE = re.compile(r"^libgcrypt \d++\.\d++\S*+$")
 
 
 def parse_gpg_version(text: str) -> GpgVersion:

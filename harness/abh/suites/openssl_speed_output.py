@@ -70,10 +70,12 @@ from abh.suites.openssl_speed_algorithms import Algorithm
 TIME_TOLERANCE = (0.5, 3.0)
 """A record's time in s must lie within these multiples of the requested ``-seconds``."""
 
-_R_PKEY = re.compile(r"\+R(\d+):(-?\d+):([^:]+):(?:([^:]+):)?(\d+(?:\.\d+)?)")
-_R_EVP = re.compile(r"\+R:(-?\d+):([^:]+):(\d+(?:\.\d+)?)")
-_DTP = re.compile(r"\+DTP:([^:]*):([^:]*):(?:([^:]*):)?(\d+)")
-_DT = re.compile(r"\+DT:([^:]+):(\d+):(\d+)")
+# Possessive repeats (Python 3.11+) give nothing back, so a fullmatch is linear in the
+# line whatever it holds (tests/unit/hostile/test_linear_patterns.py checks every one).
+_R_PKEY = re.compile(r"\+R(\d++):(-?+\d++):([^:]++):(?:([^:]++):)?+(\d++(?:\.\d++)?+)")
+_R_EVP = re.compile(r"\+R:(-?+\d++):([^:]++):(\d++(?:\.\d++)?+)")
+_DTP = re.compile(r"\+DTP:([^:]*+):([^:]*+):(?:([^:]*+):)?+(\d++)")
+_DT = re.compile(r"\+DT:([^:]++):(\d++):(\d++)")
 
 
 @dataclass(frozen=True)

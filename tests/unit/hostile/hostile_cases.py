@@ -21,11 +21,20 @@ Kinds:
 * ``resume``: a run id given to ``--resume``.
 * ``gnunet-string``: the one-string GNUnet source of ``--gnunet``,
   :func:`archbench.matrix.parse_gnunet`.
+* ``special-file``: what stands at a results file's, a log's or a manifest's name
+  (``input`` is (``fifo``/``socket``/``dir``/``dev-zero``/``big``, loader)): it must be
+  refused at once, never block or stream (issue 23).
+* ``archive-tar``: an archive tar's bytes for :func:`archbench.archive.extract_tar`.
+* ``settings``: ``invoke.yaml``'s ``archbench:`` value, resolved by
+  :func:`archbench.cli.resolve_settings`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import tarfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -608,3 +617,438 @@ CASES: list[Case] = [
         "resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "ResultsError"
     ),
 ]
+
+
+# --- issue 23: unbounded time or memory, strict machine-written files ----------------
+SPACES = " " * 1_000_000
+
+
+def _log_line_cases() -> list[Case]:
+    """Long runs of whitespace and digits where the old patterns backtracked (cubic)."""
+    lines = {
+        "spaces": SPACES,
+        "spaces-before-took": "10x 2048-signing" + SPACES + "took 34 ms",
+        "spaces-after-count": "10x" + SPACES + "2048-signing took 34 ms",
+        "spaces-in-time": "10x 2048-signing took 34" + SPACES + "parsecs",
+        "helper-spaces": "100 (sequential) signature operations took" + SPACES + "x",
+        "helper-parens": "100 (parallel) signature operations took (" + SPACES + ")",
+        "tabs": "\t" * 1_000_000 + "10x signing took",
+        "digits": "1" * 1_000_000,
+        "took-repeated": " took" * 200_000,
+        "x-repeated": "1x " * 300_000,
+        "cs-words": "10x " + "key generation " * 60_000,
+        "keysize-spaces": "RSA_KEYSIZE" + SPACES + "= 2048",
+    }
+    parsed = {
+        "spaces-in-time": "is not a GNUnet time",
+        "helper-spaces": "test_helper_rsa does not print its RSA key size",
+    }
+    return [
+        Case(
+            f"log-long-{name}",
+            "log",
+            line,
+            parsed.get(name, "no timing of perf_crypto_cs"),
+            "ResultsError",
+        )
+        for name, line in lines.items()
+    ]
+
+
+def _tar(members: list[tuple[str, bytes]], manifest: bytes | None = None, **over: Any) -> bytes:
+    """An archive tar: top directory ``arc``, a manifest listing ``members`` unless given.
+
+    ``over`` edits the tar after the fact: ``sparse`` (a member name: expand it to 2 GiB),
+    ``declare`` ((name, size): a header declaring another size), ``truncate`` (bytes cut
+    from the end), ``extra`` (members not in the manifest).
+    """
+    files = [
+        {"path": name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        for name, data in members
+    ]
+    doc = {
+        "format": "archbench-archive",
+        "version": 1,
+        "archive_id": "a1",
+        "created_at": "x",
+        "archbench_version": "0",
+        "run_id": "r1",
+        "run_manifest": files[0]["path"],
+        "images": [
+            {
+                "id": "sha256:" + "0" * 64,
+                "tag": "archbench/x:1",
+                "arch": "amd64",
+                "platform": "linux/amd64",
+                "host": "local",
+                "file": files[0]["path"],
+                "targets": ["t"],
+            }
+        ],
+        "files": files,
+    }
+    data_manifest = manifest if manifest is not None else json.dumps(doc).encode()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        first = over.get("manifest_name", "manifest.json")
+        entries = [(first, data_manifest), *members, *over.get("extra", [])]
+        for name, data in entries:
+            info = tarfile.TarInfo(f"arc/{name}")
+            info.size = len(data)
+            if name == over.get("sparse"):
+                info.pax_headers = {
+                    "GNU.sparse.map": f"0,{len(data)}",
+                    "GNU.sparse.size": str(2**31),
+                    "GNU.sparse.major": "0",
+                    "GNU.sparse.minor": "1",
+                }
+            if name.endswith("/"):
+                info.name = f"arc/{name.rstrip('/')}"
+                info.type = tarfile.DIRTYPE
+                info.size = 0
+                tar.addfile(info)
+                continue
+            tar.addfile(info, io.BytesIO(data))
+    raw = out.getvalue()
+    if "declare" in over:
+        name, size = over["declare"]
+        raw = _redeclare(raw, f"arc/{name}", size)
+    if "cut_inside" in over:
+        with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+            member = tar.getmember(f"arc/{over['cut_inside']}")
+        raw = raw[: member.offset_data + member.size // 2]
+    return raw
+
+
+def _redeclare(raw: bytes, name: str, size: int) -> bytes:
+    """``raw`` with the ustar header of ``name`` declaring ``size`` bytes (checksum fixed)."""
+    block = 0
+    while block < len(raw):
+        header = bytearray(raw[block : block + 512])
+        if header[:100].rstrip(b"\0") == name.encode():
+            header[124:136] = f"{size:011o}\0".encode()
+            header[148:156] = b" " * 8
+            header[148:156] = f"{sum(header):06o}\0 ".encode()
+            return raw[:block] + bytes(header) + raw[block + 512 :]
+        block += 512
+    raise AssertionError(name)
+
+
+_RUN = ("results/r1/run.json", b"{}")
+_IMAGE = ("images/x.tar", b"layer" * 100)
+_GOOD_TAR_MEMBERS = [_RUN, _IMAGE]
+
+
+def _manifest_doc(**over: Any) -> bytes:
+    doc = json.loads(_tar_members_manifest())
+    doc.update(over)
+    return json.dumps(doc).encode()
+
+
+def _tar_members_manifest() -> str:
+    raw = _tar(_GOOD_TAR_MEMBERS)
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        member = tar.extractfile("arc/manifest.json")
+        assert member is not None
+        return member.read().decode()
+
+
+ISSUE_23_CASES: list[Case] = [
+    *_log_line_cases(),
+    Case(
+        "log-5mb-line",
+        "log",
+        "10x 2048-signing took " + "9" * 5_000_000 + " fortnights\n",
+        "line 1: ",
+        "ResultsError",
+    ),
+    Case(
+        "log-cr-progress-line-number",
+        "log",
+        "start\n10%\r50%\r10x 2048-signing took 34 parsecs\nend\n",
+        "line 2: ",
+        "ResultsError",
+    ),
+    Case(
+        "log-formfeed-line-number",
+        "log",
+        "a\fb\x1cc\u2028d\n10x 2048-signing took 0x ms\n",
+        "line 2: ",
+        "ResultsError",
+    ),
+    Case(
+        "log-crlf-line-number",
+        "log",
+        "a\r\nb\r\n10x 2048-signing took 1 lightyear\r\n",
+        "line 3: ",
+        "ResultsError",
+    ),
+    *[
+        Case(f"special-{kind}-{loader}", "special-file", (kind, loader), why, error)
+        for loader, error in (
+            ("results", "ResultsError"),
+            ("log", "ResultsError"),
+            ("manifest", "ResultsError"),
+            ("setup", "MatrixError"),
+            ("matrix", "MatrixError"),
+        )
+        for kind, why in (
+            ("fifo", "a FIFO (named pipe), not a regular file"),
+            ("dev-zero", "a character device, not a regular file"),
+            ("dir", "a directory, not a regular file"),
+            ("socket", "a socket, not a regular file"),
+        )
+        if not (loader == "manifest" and kind == "dir")
+    ],
+    Case("special-big-log", "special-file", ("big", "log"), "larger than 16 MiB", "ResultsError"),
+    # Machine-written files are strict (issue 23, kind 6 and 4).
+    Case(
+        "results-dup-key",
+        "results-bytes",
+        json.dumps(_result()).replace('"valid": true', '"valid": true, "valid": false').encode(),
+        "duplicate key 'valid'",
+        "ResultsError",
+    ),
+    Case(
+        "results-dup-samples",
+        "results-bytes",
+        json.dumps(_result())
+        .replace('"samples_ns": [1000]', '"samples_ns": [1000], "samples_ns": [1]')
+        .encode(),
+        "duplicate key 'samples_ns'",
+        "ResultsError",
+    ),
+    Case(
+        "results-dup-top",
+        "results-bytes",
+        b'{"format": "archbench-result", "format": "x"}',
+        "duplicate key 'format'",
+        "ResultsError",
+    ),
+    Case("results-1e400", "results-bytes", b'{"a": 1e400}', "would be infinity", "ResultsError"),
+    Case("results-neg-1e400", "results-bytes", b'{"a": [-1e400]}', "infinity", "ResultsError"),
+    Case(
+        "results-quota-inf",
+        "results-bytes",
+        json.dumps(_result()).replace('"duration_s": 1.0', '"duration_s": 1e999').encode(),
+        "would be infinity",
+        "ResultsError",
+    ),
+    Case(
+        "results-lone-surrogate",
+        "results-bytes",
+        json.dumps(_result()).replace('"cpu_model": "c"', '"cpu_model": "\\ud800"').encode(),
+        "at 'cpu_model': a lone surrogate",
+        "ResultsError",
+    ),
+    Case(
+        "results-surrogate-in-list",
+        "results-bytes",
+        b'{"a": ["\\udfff"]}',
+        "lone surrogate",
+        "ResultsError",
+    ),
+    Case(
+        "results-surrogate-key",
+        "results-bytes",
+        b'{"\\ud834": 1}',
+        "lone surrogate",
+        "ResultsError",
+    ),
+    Case(
+        "manifest-dup-key",
+        "manifest-bytes",
+        _manifest().replace(b'"version": 1', b'"version": 1, "version": 1'),
+        "duplicate key 'version'",
+        "ResultsError",
+    ),
+    Case(
+        "manifest-1e400",
+        "manifest-bytes",
+        _manifest().replace(b'"version": 1', b'"version": 1e400'),
+        "infinity",
+        "ResultsError",
+    ),
+    # Archive tars: sizes bounded by the manifest as they are written (issue 23, kind 1, 4).
+    Case(
+        "tar-sparse-2gib",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, sparse="images/x.tar"),
+        "is a sparse file",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-sparse-manifest",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, sparse="manifest.json"),
+        "is a sparse file",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-header-declares-more-than-follows",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, declare=("images/x.tar", 10_000)),
+        "unexpected end of data",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-cut-inside-the-last-member",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, cut_inside="images/x.tar"),
+        "unexpected end of data",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-cut-inside-the-manifest",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, cut_inside="manifest.json"),
+        "arc.tar: ",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-not-listed",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, extra=[("notes.txt", b"hi")]),
+        "is not listed in arc/manifest.json",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-duplicate-name",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, extra=[_IMAGE]),
+        "is named twice",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-file-then-dir",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, extra=[("images/x.tar/", b"")]),
+        "is named twice (a file, then a directory)",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-below-a-file",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, extra=[("images/x.tar/inner", b"x")]),
+        "which is a file",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-no-manifest",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest_name="manifest.jsn"),
+        "no arc/manifest.json",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-deep",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest=b"[" * 10_000 + b"]" * 10_000),
+        "nested deeper than 64",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-huge-int",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest=b'{"version": ' + b"9" * 5000 + b"}"),
+        "cannot be read",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-dup-key",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc().replace(b'"version": 1', b'"version": 1, "version": 1'),
+        ),
+        "duplicate key 'version'",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-latin1",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest=b'{"format": "caf\xe9"}'),
+        "not UTF-8",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-sizes-lie",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc().replace(b'"size": 500', b'"size": 5'),
+        ),
+        "declares 500 bytes, arc/manifest.json says 5",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-not-object",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest=b"[]"),
+        "expected a JSON object",
+        "ArchiveError",
+    ),
+    Case(
+        "tar-manifest-raw-pydantic",
+        "archive-tar",
+        _tar(_GOOD_TAR_MEMBERS, manifest=_manifest_doc(images="x")),
+        "at 'images':",
+        "ArchiveError",
+    ),
+    # Control characters in an import's setup: refused by key (issue 23, kind 3).
+    *[
+        Case(
+            f"setup-control-{i}",
+            "setup-bytes",
+            f'cpu_model: "{value}"\ncores: 2\n'.encode(),
+            "cpu_model: ",
+        )
+        for i, value in enumerate(["\\e]0;pwned\\a", "\\e[2J", "x\\x7f", "\\u202egcc", "a\\x85b"])
+    ],
+    Case(
+        "setup-control-package",
+        "setup-bytes",
+        b'cpu_model: c\ncores: 2\npackages: {libsodium: "1\\e[31m"}\n',
+        "packages.libsodium: ",
+    ),
+    # YAML merge keys work; what they cannot hold is named (issue 23, kind 7).
+    Case(
+        "matrix-merge-scalar",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("profile: slim}", "profile: slim, <<: 5}", 1).encode(),
+        "expected a mapping or list of mappings for merging",
+    ),
+    Case(
+        "matrix-merge-dup",
+        "matrix-bytes",
+        GOOD_MATRIX.replace(
+            "profile: slim}", "profile: slim, <<: {cpuset: '0'}, base: deb}", 1
+        ).encode(),
+        "duplicate key 'base'",
+    ),
+    Case(
+        "matrix-merge-unknown-key",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("profile: slim}", "profile: slim, <<: {colour: red}}", 1).encode(),
+        "colour",
+    ),
+    Case(
+        "matrix-merge-bomb",
+        "matrix-bytes",
+        ALIAS_BOMB.replace(b"version: 1", b"x: {<<: {k: *a8}}\nversion: 1"),
+        "expanded",
+    ),
+    Case("matrix-tab-comment", "matrix-bytes", b"version: 1\t# one\n", "line 1, column 11"),
+    # Empty path settings mean the project root: refused (issue 23, kind 2).
+    *[
+        Case(f"settings-empty-{key}", "settings", {key: value}, f"'archbench.{key}'", "MatrixError")
+        for key in ("results", "reports", "matrix", "work")
+        for value in ("", None, " ")
+    ],
+    Case("settings-not-a-mapping", "settings", ["results"], "archbench:", "MatrixError"),
+    Case("settings-string", "settings", "results", "archbench:", "MatrixError"),
+    Case(
+        "settings-path-list", "settings", {"results": ["a"]}, "'archbench.results'", "MatrixError"
+    ),
+]
+CASES += ISSUE_23_CASES

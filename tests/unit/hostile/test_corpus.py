@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import resource
+import signal
+import socket
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -30,7 +34,7 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench import errors, matrix, result, upstream
+from archbench import archive, cli, errors, matrix, result, upstream
 from archbench.platforms import Arch
 
 RUN = "20261129T220000Z-abcdef"
@@ -94,6 +98,16 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
             upstream.build_result(scans, setup, "t", Arch.AMD64, RUN)
         elif case.kind == "gnunet-string":
             matrix.parse_gnunet(case.input)
+        elif case.kind == "special-file":
+            kind, loader = case.input
+            _load_special(kind, loader, tmp_path)
+        elif case.kind == "archive-tar":
+            path = tmp_path / "arc.tar"
+            path.write_bytes(case.input)
+            # As open_archive does: unpack, then verify what was unpacked.
+            archive.verify(archive.extract_tar(path, tmp_path / "work"))
+        elif case.kind == "settings":
+            cli.resolve_settings(case.input, tmp_path)
         elif case.kind in ("flag", "resume"):
             name, kwargs = case.input if case.kind == "flag" else ("bench", {"resume": case.input})
             try:
@@ -108,6 +122,44 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
     raise AssertionError(f"{case.id}: accepted")
 
 
+def _special(kind: str, path: Path) -> Path:
+    """A FIFO, socket, directory, ``/dev/zero`` or 17 MiB sparse file at ``path``."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    elif kind == "dir":
+        path.mkdir()
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with path.open("wb") as fh:
+            fh.truncate(17 * 1024 * 1024)
+    return path
+
+
+def _load_special(kind: str, loader: str, tmp_path: Path) -> None:
+    # An alarm, not a timeout of the test: a blocking open would otherwise hang pytest.
+    signal.alarm(10)
+    try:
+        if loader == "results":
+            result.load(_special(kind, tmp_path / "t1.json"))
+        elif loader == "log":
+            upstream.scan_files([_special(kind, tmp_path / "perf_crypto_rsa.log")])
+        elif loader == "manifest":
+            (tmp_path / RUN).mkdir()
+            _special(kind, tmp_path / RUN / result.MANIFEST_NAME)
+            result.ResultStore(tmp_path).load_manifest(RUN)
+        elif loader == "setup":
+            upstream.load_setup(_special(kind, tmp_path / "setup.yml"), Arch.AMD64)
+        else:
+            matrix.load(_special(kind, tmp_path / "matrix.yml"))
+    finally:
+        signal.alarm(0)
+
+
 def _check(case: Case, message: str) -> None:
     assert case.expect in message, f"{case.id}: {message[:500]!r}"
     assert len(message) < MAX_MESSAGE, f"{case.id}: message of {len(message)} chars"
@@ -118,9 +170,16 @@ def _check(case: Case, message: str) -> None:
         assert line.startswith("  ") or len(message.splitlines()) == 1, f"{case.id}: {line!r}"
 
 
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the whole corpus; each case gets a fresh folder inside it."""
+    return tmp_path_factory.mktemp("corpus")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_hostile_case_ends_in_our_error(case: Case, tmp_path: Path) -> None:
-    message, code = run_case(case, tmp_path)
+def test_hostile_case_ends_in_our_error(case: Case, corpus_dir: Path) -> None:
+    # A plain mkdtemp per case, not pytest's tmp_path: the corpus has 700+ cases.
+    message, code = run_case(case, Path(tempfile.mkdtemp(dir=corpus_dir)))
     _check(case, message)
     expected: type[errors.ArchbenchError] = getattr(errors, case.error)
     if case.kind in ("flag", "resume"):
