@@ -116,9 +116,12 @@ def versions_of(
     Equal lengths pair up; a list of one goes with every entry of the other
     (``--gnunet debian --base debian-bookworm,debian-trixie,debian-sid``).
 
+    The same version may come twice or more: an A/A series, whose steps and verdicts
+    are the noise floor of the machine it ran on.
+
     Raises:
-        MatrixError: no version, more than :data:`MAX_VERSIONS`, lengths that do not
-            pair, or the same version twice.
+        MatrixError: no version, fewer than two or more than :data:`MAX_VERSIONS`, or
+            lengths that do not pair.
     """
     if not sources and not bases:
         raise MatrixError(
@@ -142,12 +145,6 @@ def versions_of(
         raise MatrixError("a history needs at least two versions to compare")
     if n > MAX_VERSIONS:
         raise MatrixError(f"a history of {n} versions; at most {MAX_VERSIONS}")
-    seen = set()
-    for source, base in pairs:
-        key = (gnunet_flag(source), base)
-        if key in seen:
-            raise MatrixError(f"version {version_label(source, base)} is in the series twice")
-        seen.add(key)
     return pairs
 
 
@@ -235,12 +232,6 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         chosen = m.select(old.targets)
         manifest: HistoryManifest | None = old
         session = new_run_id()
-        known = {(v.gnunet, v.base) for v in old.versions}
-        for source, base in pairs:
-            if (gnunet_flag(source) or "debian", base) in known:
-                raise MatrixError(
-                    f"history {old.history_id} has {version_label(source, base)} already"
-                )
     else:
         matrix_file = str(options.matrix)
         matrix_text = read_matrix_text(options.matrix)
@@ -272,8 +263,14 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         check_quotas(clients, plans, options.cpus)
         run_id = new_run_id()
         flag = gnunet_flag(source) or "debian"
+        label = version_label(source, base)
+        taken = [v.label for v in (manifest.versions if manifest else ())] + [
+            v.entry.label for v in versions
+        ]
+        if label in taken:
+            label = f"{label} #{sum(1 for t in taken if t.split(' #')[0] == label) + 1}"
         entry = HistoryVersion(
-            label=version_label(source, base),
+            label=label,
             gnunet=flag,
             base=base,
             run_id=run_id,
