@@ -129,8 +129,9 @@ def markdown(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: 
     table = tabulate(cells, headers=COLUMNS, tablefmt="github", disable_numparse=True)
     design = "".join(f"- {markdown_escape(line)}\n" for line in design_lines(rows))
     remarks = "".join(f"- {markdown_escape(line)}\n" for line in notes(rows))
+    # The heading holds run ids only (RUN_ID's grammar: nothing Markdown would read).
     parts = [
-        markdown_escape(head),
+        head,
         design.rstrip("\n"),
         table,
         summary_line(rows),

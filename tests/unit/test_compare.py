@@ -272,6 +272,6 @@ def test_invoke_compare_names_an_out_that_is_a_file(tmp_path: Path) -> None:
         "compare", "20261201T000000Z-aaaaaa", "20261201T010000Z-bbbbbb", results=results, out=out
     )
     assert done.returncode != 0
-    assert f"--out {out}: cannot write the comparison there" in done.stderr
+    assert f"--out {out}: is a file, not a directory; give a directory" in done.stderr
     assert "Traceback" not in done.stderr
     assert out.read_text() == "mine\n"
