@@ -9,11 +9,14 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import pytest
 
 from archbench.result import (
     CountCalibration,
@@ -291,3 +294,38 @@ def synthetic_history(
         order=(HistoryRound(session=session, round=1, order=run_ids),),
     )
     return manifest, results
+
+
+def find_chromium() -> str:
+    """Debian's ``chromium``; skips the test where it is missing, fails it in CI (``CI``
+    set), whose setup installs it."""
+    found = shutil.which("chromium")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing: scripts/setup-host.sh installs it")
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    return found
+
+
+def chromium_run(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Headless ``chromium ARGS`` with its own profile, no network (every host resolves to
+    nothing) and every console message on stderr (``:CONSOLE`` lines)."""
+    return subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",  # as root, as CI runs
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=15000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

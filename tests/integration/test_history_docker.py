@@ -1,6 +1,6 @@
 """``invoke history`` of two GNUnet sources (Debian's 0.20.0 and 0.27.0 from the shared
 tarball): amd64 timed in interleaved rounds and counted, riscv64 counted; the manifest, the
-runs and the tables agree."""
+runs, the tables and the results page (opened in headless Chromium) agree."""
 
 from __future__ import annotations
 
@@ -8,7 +8,15 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import CI_MATRIX, GNUNET_027_SHA256, GNUNET_TARBALLS, WORK, run_invoke
+from helpers import (
+    CI_MATRIX,
+    GNUNET_027_SHA256,
+    GNUNET_TARBALLS,
+    WORK,
+    chromium_run,
+    find_chromium,
+    run_invoke,
+)
 
 from archbench.result import HistoryManifest, ResultStore, load
 
@@ -19,13 +27,13 @@ def test_a_history_of_two_sources_times_natives_in_rounds_and_counts_everything(
     tmp_path: Path,
 ) -> None:
     tarball = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"
-    results = tmp_path / "results"
+    results, reports = tmp_path / "results", tmp_path / "reports"
     done = run_invoke(
         "history", "--matrix", str(CI_MATRIX), "--target", "ci-amd64,ci-riscv64",
         "--gnunet", f"debian,{tarball}@sha256:{GNUNET_027_SHA256}",
         "--rsa-bits", "1024", "--repetitions", "2", "--ci-target", "off",
         "--rounds", "2", "--seed", "11",
-        settings={"results": results, "work": WORK},
+        settings={"results": results, "work": WORK, "reports": reports},
         timeout=3600,
     )  # fmt: skip
     out = done.stdout + done.stderr
@@ -61,3 +69,13 @@ def test_a_history_of_two_sources_times_natives_in_rounds_and_counts_everything(
     )
     assert signing.count("×)") == 1, signing
     assert f"history: {results / history_id / 'history.json'}" in done.stdout
+    # The page of the history: both versions and the rows, drawn without a console message.
+    page = reports / "results.html"
+    assert f"wrote {page}" in done.stdout
+    shown = chromium_run(find_chromium(), tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    dom = shown.stdout
+    for v in manifest.versions:
+        assert v.run_id in dom and v.label.replace("'", "&#39;") in dom, v.label
+    assert "CS signing" in dom and "ci-riscv64" in dom
+    assert ":CONSOLE" not in shown.stderr, shown.stderr[-2000:]

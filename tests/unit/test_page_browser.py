@@ -12,14 +12,11 @@ Skipped where ``chromium`` is missing, except in CI (``CI`` set), which installs
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import synthetic_history
+from helpers import chromium_run, find_chromium, synthetic_history
 
 from archbench.report import PAGE_FILE, ReportRequest, render_report
 from archbench.result import ResultStore
@@ -27,37 +24,6 @@ from archbench.result import ResultStore
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 HOSTILE = "<script>alert(1)</script> RISC-V host"
-
-
-def _chromium() -> str:
-    found = shutil.which("chromium")
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: scripts/setup-host.sh installs it")
-        pytest.skip("needs Debian's chromium (apt-get install chromium)")
-    return found
-
-
-def _run(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            chromium,
-            "--headless",
-            "--no-sandbox",  # as root, as CI runs
-            "--disable-gpu",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            "--host-resolver-rules=MAP * ~NOTFOUND",
-            "--enable-logging=stderr",
-            "--v=0",
-            "--virtual-time-budget=15000",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +46,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_page_renders_every_row_and_version_without_console_errors(
     page: Path, tmp_path: Path
 ) -> None:
-    done = _run(_chromium(), tmp_path / "profile", "--dump-dom", page.as_uri())
+    done = chromium_run(find_chromium(), tmp_path / "profile", "--dump-dom", page.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
     console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
@@ -115,8 +81,8 @@ def test_the_page_renders_every_row_and_version_without_console_errors(
 
 def test_the_page_can_be_looked_at(page: Path, tmp_path: Path) -> None:
     shot = tmp_path / "results.png"
-    done = _run(
-        _chromium(),
+    done = chromium_run(
+        find_chromium(),
         tmp_path / "profile",
         f"--screenshot={shot}",
         "--window-size=1280,2400",
