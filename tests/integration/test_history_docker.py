@@ -92,8 +92,8 @@ def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) ->
     try:
         done = run_invoke(
             "history", "--matrix", str(CI_MATRIX), "--target", "ci-amd64",
-            "--gnunet", "debian,debian", "--rsa-bits", "1024", "--repetitions", "5",
-            "--ci-target", "off", "--rounds", "5", "--seed", "5",
+            "--gnunet", "debian,debian", "--rsa-bits", "1024", "--iterations", "10",
+            "--repetitions", "5", "--ci-target", "off", "--rounds", "6", "--seed", "5",
             settings={"results": results, "work": WORK, "reports": tmp_path / "reports"},
             timeout=1800,
         )  # fmt: skip
@@ -114,4 +114,4 @@ def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) ->
     same = [line for line in timed if "no significant change" in line]
     assert len(same) >= 0.9 * len(timed), "\n".join(timed)
     assert all("no significant change" in line for line in counted), "\n".join(counted)
-    assert "interleaved, 5 paired rounds" in compared.stdout
+    assert "interleaved, 6 paired rounds" in compared.stdout
