@@ -47,7 +47,7 @@ from archbench.build.builder import Builder, build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.inputs import check_mirror, check_suite
 from archbench.matrix import Base
-from archbench.platforms import Arch
+from archbench.platforms import Arch, needs_emulation
 
 LABEL_CONFIG = "org.archbench.base.config"
 LABEL_BUILT = "org.archbench.base.built"
@@ -215,6 +215,13 @@ def _bootstrap_tar(
         # The package cache, and a faster QEMU CPU for the emulated second stage.
         extra = {**({"http_proxy": apt_proxy} if apt_proxy else {}), **cross.build_env(arch)}
         env = {**os.environ, **extra} if extra else None
+        if on_line is not None:
+            # What the progress display reads (archbench.run.progress.BUILD_MARK).
+            foreign = _foreign(arch)
+            on_line(
+                f"archbench: bootstrapping {base.suite} for {arch.platform}"
+                + (", second stage under QEMU" if foreign else "")
+            )
         _run_logged(debootstrap_command(base, arch, rootfs), log_path, on_line, env)
         for rel in _PRUNE:
             target = rootfs / rel
@@ -227,6 +234,14 @@ def _bootstrap_tar(
             for entry in sorted(rootfs.iterdir()):
                 tar.add(entry, arcname=entry.name, recursive=True)
         os.replace(partial, rootfs_tar)
+
+
+def _foreign(arch: Arch) -> bool:
+    """True when ``arch`` is not this machine's, so its chroot's programs run under QEMU."""
+    try:
+        return needs_emulation(arch, Arch.native())
+    except ValueError:
+        return True
 
 
 def build_scratch_image(
