@@ -41,8 +41,14 @@ from archbench.build.builder import (
     image_labels,
     resolve_apt_proxy,
 )
-from archbench.build.counter import COUNTER_IN_IMAGE, CountingImage, ensure_counting_image
-from archbench.build.cross import CrossBuild
+from archbench.build.counter import (
+    COUNTER_IN_IMAGE,
+    CounterTools,
+    CountingImage,
+    ensure_counter_tools,
+    ensure_counting_image,
+)
+from archbench.build.cross import CrossBuild, CrossPlan
 from archbench.build.gnunet_source import (
     BuildTree,
     ResolvedSource,
@@ -65,14 +71,17 @@ __all__ = [
     "BaseImage",
     "BuildTree",
     "Builder",
+    "CounterTools",
     "CountingImage",
     "CrossBuild",
+    "CrossPlan",
     "GnunetBuild",
     "ImageSpec",
     "ResolvedSource",
     "base_tag",
     "build_context",
     "ensure_base",
+    "ensure_counter_tools",
     "ensure_counting_image",
     "ensure_image",
     "ensure_target_image",

@@ -361,9 +361,7 @@ class Matrix(Strict):
         """Suite name -> keys ``target`` wrote under its own ``suites:`` (set by :func:`parse`)."""
         return self._explicit.get(target, {})
 
-    metrics: tuple[Literal["time", "instructions"], ...] | None = Field(
-        default=None, min_length=1
-    )
+    metrics: tuple[Literal["time", "instructions"], ...] | None = Field(default=None, min_length=1)
     """What ``invoke bench`` measures unless ``--metric`` says otherwise; None (the key
     absent): :meth:`metrics_for` decides per target."""
 

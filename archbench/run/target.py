@@ -19,15 +19,18 @@ gpg, GNUnet's perf programs, Taler's helpers) are not.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import docker
 
@@ -35,10 +38,13 @@ from archbench import upstream as importer
 from archbench.build import (
     COUNTER_IN_IMAGE,
     Builder,
+    CounterTools,
     CrossBuild,
+    CrossPlan,
     GnunetBuild,
     ImageSpec,
     ensure_base,
+    ensure_counter_tools,
     ensure_counting_image,
     ensure_target_image,
     pack_build_tree,
@@ -178,6 +184,10 @@ def execute_target(
         apt_proxy=None if p.remote else ws.apt_proxy,  # the cache is this machine's
         network_mode=p.host.build_network if p.host else None,
     )
+    tools: Future[CounterTools] | None = None
+    if "instructions" in p.metrics:
+        # The counter tools need nothing of the target: built beside its base and image.
+        tools = side_by_side(reporter, name, "count tools", builder, ensure_counter_tools)
     qemu = qemu_cpu = None
     if p.emulated and not p.remote:
         # binfmt_misc of this machine matters only for the local engine; on a
@@ -206,12 +216,12 @@ def execute_target(
             image_key = stage_key(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
             )
-        with timed("base", base_key):
-            base = ensure_base(builder, p.target.base, p.base, arch)
+
+        def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            cross_plan, build_base_id = prepare_cross(
-                builder,
+            return prepare_cross(
+                b,
                 base_name=p.target.base,
                 base=p.base,
                 target_arch=arch,
@@ -221,6 +231,20 @@ def execute_target(
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
+            )
+
+        with timed("base", base_key):
+            # The engine's own base bootstraps beside the target's: one is mostly QEMU
+            # on one core, the other downloads and unpacks natively.
+            emulated_here = p.emulated and not p.remote
+            crossing = (
+                side_by_side(reporter, name, "build base", builder, cross_base)
+                if emulated_here
+                else None
+            )
+            base = ensure_base(builder, p.target.base, p.base, arch)
+            cross_plan, build_base_id = (
+                crossing.result() if crossing is not None else cross_base(builder)
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -362,7 +386,7 @@ def execute_target(
         # later loses nothing already measured.
         paths.append(ws.store.save(result))
     if "instructions" in p.metrics:
-        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed)
+        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed, tools)
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
@@ -417,12 +441,15 @@ def count_target(
     execution: Execution,
     target: TargetInfo,
     timed: Callable[[str], AbstractContextManager[None]],
+    tools: Future[CounterTools] | None = None,
 ) -> list[Path]:
     """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
 
     ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
     progress display; ``builder.on_line`` gets notes and the harness's lines;
     ``execution`` is the timing run's, with the counting layer's image put in.
+    ``tools``: the counter tools being built beside the target (:func:`side_by_side`);
+    None: built here.
 
     Raises:
         BaseImageError, ImageBuildError: the counting layer cannot be built.
@@ -446,7 +473,8 @@ def count_target(
         return []
     suites = planned.only(chosen)
     with timed("count image"):
-        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch)
+        made = tools.result() if tools is not None else None
+        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch, made)
     paths = []
     for index in range(1, p.repeat + 1):
         with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
@@ -482,6 +510,38 @@ def count_target(
         )
         paths.append(ws.store.save(result))
     return paths
+
+
+T = TypeVar("T")
+
+
+def side_by_side(
+    reporter: Reporter, name: str, what: str, builder: Builder, work: Callable[[Builder], T]
+) -> Future[T]:
+    """Start ``work(builder)`` on a thread of its own; its result or error is the future's.
+
+    The work shows as a row of its own, ``<name> · <what>``, with its own build lines
+    (its stage, heartbeats and an ok or FAILED line), so that it does not mix with the
+    target's. The thread is a daemon: Ctrl-C does not wait for a bootstrap to end.
+    A failure surfaces where the target waits for the result, as if made there.
+    """
+    row = f"{name} · {what}"
+    side = dataclasses.replace(builder, on_line=lambda text: reporter.line(row, text))
+    future: Future[T] = Future()
+
+    def run() -> None:
+        reporter.stage(row, what)
+        try:
+            value = work(side)
+        except BaseException as exc:  # handed to whoever waits for it
+            reporter.finish(row, False, str(exc).splitlines()[0] if str(exc) else repr(exc))
+            future.set_exception(exc)
+        else:
+            reporter.finish(row, True, "ready")
+            future.set_result(value)
+
+    threading.Thread(target=run, name=row, daemon=True).start()
+    return future
 
 
 class _Timer:
