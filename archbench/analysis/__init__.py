@@ -15,7 +15,8 @@ writes a file and never imports ``docker``:
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
-  noise readings (:func:`noise_cause_text`);
+  noise readings (:func:`noise_cause_text`) and a table's summary of them
+  (:func:`noise_summary`);
 * :mod:`~archbench.analysis.overhead`: the harness against a bare loop, paired
   ratios with intervals (``benchmarks/harness_overhead.py``). It imports numpy and
   scipy at load time, so this face does not import it: callers import
@@ -46,7 +47,7 @@ from archbench.analysis.counting import (
     parse_metrics,
     spread,
 )
-from archbench.analysis.noise import noise_cause_text
+from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
     DEFAULT_CV_THRESHOLD,
@@ -73,6 +74,7 @@ __all__ = [
     "median_per_op",
     "metric_names",
     "noise_cause_text",
+    "noise_summary",
     "order_statistics",
     "parse_metrics",
     "repeatability",
