@@ -63,6 +63,7 @@ from archbench.build.images import (
     harness_files,
     plan_image,
     prepare_cross,
+    warm_cross_stage,
 )
 
 __all__ = [
@@ -93,4 +94,5 @@ __all__ = [
     "prepare_cross",
     "resolve_apt_proxy",
     "resolve_gnunet",
+    "warm_cross_stage",
 ]

@@ -52,6 +52,7 @@ from archbench.build import (
     prepare_build_tree,
     prepare_cross,
     resolve_gnunet,
+    warm_cross_stage,
 )
 from archbench.errors import HarnessError, Interrupted
 from archbench.hosts import check_emulation, engine_version
@@ -217,10 +218,10 @@ def execute_target(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
             )
 
-        def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
+        def cross_base(b: Builder, warm: bool = False) -> tuple[CrossPlan | None, str]:
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            return prepare_cross(
+            prepared = prepare_cross(
                 b,
                 base_name=p.target.base,
                 base=p.base,
@@ -232,13 +233,19 @@ def execute_target(
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
             )
+            plan, build_base_id = prepared
+            if warm and plan is not None:
+                # While the target's base bootstraps: the cross stage's toolchain and
+                # compile, which need nothing of that base (the layer cache keeps them).
+                warm_cross_stage(b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build)
+            return prepared
 
         with timed("base", base_key):
             # The engine's own base bootstraps beside the target's: one is mostly QEMU
             # on one core, the other downloads and unpacks natively.
             emulated_here = p.emulated and not p.remote
             crossing = (
-                side_by_side(reporter, name, "build base", builder, cross_base)
+                side_by_side(reporter, name, "cross stage", builder, lambda b: cross_base(b, True))
                 if emulated_here
                 else None
             )
