@@ -497,6 +497,9 @@ class BuildTracker:
             self._count(phase, int(verb[4:]) if verb.startswith("Get:") else None, self.total)
         elif m := _MMDEB.match(line):
             self.phase, self.done = m["what"], 0
+            if self.phase.startswith("installing"):
+                # mmdebstrap's dpkg runs inside the chroot from here on.
+                self.qemu = self.qemu or self.qemu_later
 
     def _count(self, phase: str, done: int | None, total: int | None) -> None:
         if phase != self.phase:

@@ -188,7 +188,14 @@ def execute_target(
     tools: Future[CounterTools] | None = None
     if "instructions" in p.metrics:
         # The counter tools need nothing of the target: built beside its base and image.
-        tools = side_by_side(reporter, name, "count tools", builder, ensure_counter_tools)
+        tools = side_by_side(
+            reporter,
+            name,
+            "count tools",
+            builder,
+            ensure_counter_tools,
+            (durations, stage_key("image", p.host_name, "count-tools", "amd64"), ws.run_id),
+        )
     qemu = qemu_cpu = None
     if p.emulated and not p.remote:
         # binfmt_misc of this machine matters only for the local engine; on a
@@ -245,7 +252,14 @@ def execute_target(
             # on one core, the other downloads and unpacks natively.
             emulated_here = p.emulated and not p.remote
             crossing = (
-                side_by_side(reporter, name, "cross stage", builder, lambda b: cross_base(b, True))
+                side_by_side(
+                    reporter,
+                    name,
+                    "cross stage",
+                    builder,
+                    lambda b: cross_base(b, True),
+                    (durations, stage_key("image", p.host_name, "cross", arch.key), ws.run_id),
+                )
                 if emulated_here
                 else None
             )
@@ -522,29 +536,47 @@ def count_target(
 T = TypeVar("T")
 
 
+SIDE_REUSED_S = 5.0
+"""Side work shorter than this (s) found its images up to date: its time is no ETA."""
+
+
 def side_by_side(
-    reporter: Reporter, name: str, what: str, builder: Builder, work: Callable[[Builder], T]
+    reporter: Reporter,
+    name: str,
+    what: str,
+    builder: Builder,
+    work: Callable[[Builder], T],
+    timing: tuple[TimingStore, str, str] | None = None,
 ) -> Future[T]:
     """Start ``work(builder)`` on a thread of its own; its result or error is the future's.
 
     The work shows as a row of its own, ``<name> · <what>``, with its own build lines
     (its stage, heartbeats and an ok or FAILED line), so that it does not mix with the
-    target's. The thread is a daemon: Ctrl-C does not wait for a bootstrap to end.
-    A failure surfaces where the target waits for the result, as if made there.
+    target's. ``timing``: (store, key, run id) of its stored duration, the ETA of the
+    next build (a run that found everything up to date, under :data:`SIDE_REUSED_S`,
+    keeps the last one). The thread is a daemon: Ctrl-C does not wait for a bootstrap
+    to end. A failure surfaces where the target waits for the result, as if made there.
     """
     row = f"{name} · {what}"
     side = dataclasses.replace(builder, on_line=lambda text: reporter.line(row, text))
     future: Future[T] = Future()
 
     def run() -> None:
-        reporter.stage(row, what)
+        reporter.stage(row, "build")
+        if timing is not None:
+            last = timing[0].get(timing[1])
+            reporter.progress(row, "", last, "build")
+        started = time.monotonic()
         try:
             value = work(side)
         except BaseException as exc:  # handed to whoever waits for it
             reporter.finish(row, False, str(exc).splitlines()[0] if str(exc) else repr(exc))
             future.set_exception(exc)
         else:
-            reporter.finish(row, True, "ready")
+            took = time.monotonic() - started
+            if timing is not None and took >= SIDE_REUSED_S:
+                timing[0].record(timing[1], took, timing[2])
+            reporter.finish(row, True, f"ready after {format_seconds(took)}")
             future.set_result(value)
 
     threading.Thread(target=run, name=row, daemon=True).start()

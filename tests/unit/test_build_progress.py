@@ -66,6 +66,33 @@ def test_a_native_bootstrap_says_nothing_of_qemu() -> None:
     assert fed(native, "I: Configuring bash...") == "configuring 2 of 3 packages"
 
 
+# mmdebstrap 1.3.5 --verbose, riscv64 trixie (a log of this machine).
+MMDEBSTRAP = """\
+archbench: bootstrapping trixie for linux/riscv64, second stage under QEMU
+I: downloading packages with apt...
+0 upgraded, 59 newly installed, 0 to remove and 0 not upgraded.
+Get:1 http://deb.debian.org/debian trixie/main riscv64 gcc-14-base riscv64 14.2.0-19 [50.4 kB]
+Get:2 http://deb.debian.org/debian trixie/main riscv64 libc6 riscv64 2.41-12+deb13u5 [2,590 kB]
+I: extracting archives...
+I: installing essential packages...
+Unpacking gcc-14-base:riscv64 (14.2.0-19) ...
+Unpacking libc6:riscv64 (2.41-12+deb13u5) ...
+Setting up gcc-14-base:riscv64 (14.2.0-19) ...
+"""
+
+
+def test_mmdebstrap_counts_apt_lines_and_its_chroot_runs_under_qemu() -> None:
+    assert fed(MMDEBSTRAP, "I: extracting archives...") == "extracting archives"
+    get2 = MMDEBSTRAP.splitlines()[4]
+    assert fed(MMDEBSTRAP, get2) == "downloading 2 of 59 packages"
+    assert fed(MMDEBSTRAP, "Unpacking libc6:riscv64 (2.41-12+deb13u5) ...") == (
+        "unpacking 2 of 59 packages under QEMU"
+    )
+    assert fed(MMDEBSTRAP, "Setting up gcc-14-base:riscv64 (14.2.0-19) ...") == (
+        "configuring 1 of 59 packages under QEMU"
+    )
+
+
 def test_apt_in_a_build_step_counts_of_the_newly_installed() -> None:
     assert fed(APT, "Step 3/7 : RUN apt-get install -y python3") == "step 3/7 RUN under QEMU"
     assert (
