@@ -519,7 +519,8 @@ class BuildTracker:
             noun = "" if not self.done else " package" if one else " packages"
             parts.append(f"{self.phase}{count}{noun}")
         text = ": ".join(p for p in (self.step, *parts) if p)
-        if text and self.qemu:
+        # A build's COPY, ADD and LABEL steps run nothing, emulated or not.
+        if text and self.qemu and (not self.step or self.step.endswith(" RUN")):
             text += " under QEMU"
         return text
 

@@ -106,6 +106,8 @@ def test_apt_in_a_build_step_counts_of_the_newly_installed() -> None:
     assert fed(APT, "Setting up mime-support (3.66) ...") == (
         "step 3/7 RUN: configuring 3 of 12 packages under QEMU"
     )
+    label = APT + "Step 7/7 : LABEL org.archbench.image.profile=slim\n"
+    assert fed(label, "Step 7/7 : LABEL org.archbench.image.profile=slim") == "step 7/7 LABEL"
     cross = APT.replace(
         "riscv64-0123456789abcdef for linux/riscv64 under QEMU", "x for linux/amd64"
     )
