@@ -19,7 +19,9 @@ gpg, GNUnet's perf programs, Taler's helpers) are not.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import shutil
 import tempfile
 import threading
@@ -225,10 +227,10 @@ def execute_target(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
             )
 
-        def cross_base(b: Builder, warm: bool = False) -> tuple[CrossPlan | None, str]:
+        def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            prepared = prepare_cross(
+            return prepare_cross(
                 b,
                 base_name=p.target.base,
                 base=p.base,
@@ -240,29 +242,47 @@ def execute_target(
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
             )
-            plan, build_base_id = prepared
-            if warm and plan is not None:
-                # While the target's base bootstraps: the cross stage's toolchain and
-                # compile, which need nothing of that base (the layer cache keeps them).
-                warm_cross_stage(b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build)
-            return prepared
+
+        def cross_prefix(b: Builder, crossing: Future[tuple[CrossPlan | None, str]]) -> bool:
+            # While the target's base bootstraps: the cross stage's toolchain and compile,
+            # which need nothing of that base (the engine's layer cache keeps them).
+            plan, build_base_id = crossing.result()
+            if plan is None:
+                return False
+            return warm_cross_stage(
+                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build
+            )
 
         with timed("base", base_key):
             # The engine's own base bootstraps beside the target's: one is mostly QEMU
             # on one core, the other downloads and unpacks natively.
             emulated_here = p.emulated and not p.remote
-            crossing = (
-                side_by_side(
+            crossing = warming = None
+            if emulated_here:
+                crossing = side_by_side(
                     reporter,
                     name,
-                    "cross stage",
+                    "build base",
                     builder,
-                    lambda b: cross_base(b, True),
-                    (durations, stage_key("image", p.host_name, "cross", arch.key), ws.run_id),
+                    cross_base,
+                    (
+                        durations,
+                        stage_key("base", p.host_name, p.target.base, h.arch.key),
+                        ws.run_id,
+                    ),
                 )
-                if emulated_here
-                else None
-            )
+                warming = side_by_side(
+                    reporter,
+                    name,
+                    "cross prefix",
+                    builder,
+                    functools.partial(cross_prefix, crossing=crossing),
+                    (
+                        durations,
+                        stage_key("image", p.host_name, "cross-prefix", arch.key),
+                        ws.run_id,
+                    ),
+                )
             base = ensure_base(builder, p.target.base, p.base, arch)
             cross_plan, build_base_id = (
                 crossing.result() if crossing is not None else cross_base(builder)
@@ -293,6 +313,10 @@ def execute_target(
             )
 
         with timed("image", image_key):
+            if warming is not None:
+                # The cross stage would build the same steps again beside the warm-up.
+                with contextlib.suppress(Exception):
+                    warming.result()
             spec, image_id, reused = ensure_target_image(
                 builder,
                 plan_spec,
@@ -306,6 +330,11 @@ def execute_target(
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
         if build_only:
             outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
+            if tools is not None:
+                # Built before anything is measured; a failure is the count stage's to
+                # report (after the times are stored), not the build pass's.
+                with contextlib.suppress(Exception):
+                    tools.result()
             return
         image_tag = run_image = spec.tag
         base_tag, base_built = base.tag, base.built or None
