@@ -400,6 +400,11 @@ COUNTS_TO_READ: Final = (
 """The one line of an emulated machine's section saying why its counts are the figure to read."""
 
 
+def _qemu_release(version: str) -> str:
+    """``"qemu-riscv64 version 7.2.22 (Debian 1:7.2+dfsg-7)"`` -> ``"7.2.22"``."""
+    return version.split(" version ", 1)[-1].split(" (", 1)[0]
+
+
 def section_table(
     label: str, name: str, own: Sequence[Result], counted: Sequence[Result]
 ) -> Table | None:
@@ -457,7 +462,7 @@ def section_table(
     qemu = next((r.harness.counting.qemu_version for r in own if r.harness.counting), "?")
     caption = (
         f"Instructions per operation of {name}, {arch} (median over blocks, counted with "
-        f"archbench's QEMU TCG plugin: -cpu {model}, {qemu.removeprefix(f'qemu-{arch} ')})"
+        f"archbench's QEMU TCG plugin: -cpu {model}, QEMU {_qemu_release(qemu)})"
     )
     if own[0].emulated:
         caption += ". " + COUNTS_TO_READ.format(arch=arch)

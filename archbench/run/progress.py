@@ -495,6 +495,9 @@ class BuildTracker:
                 else "configuring"
             )
             self._count(phase, int(verb[4:]) if verb.startswith("Get:") else None, self.total)
+        elif (event := parse_line(line)) is not None:
+            # A harness inside a stage that has no SuiteTracker (the counting run).
+            self.phase, self.done = f"{event.suite} {event.done}/{event.total} {event.what}", 0
         elif m := _MMDEB.match(line):
             self.phase, self.done = m["what"], 0
             if self.phase.startswith("installing"):

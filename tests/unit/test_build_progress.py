@@ -116,6 +116,12 @@ def test_apt_in_a_build_step_counts_of_the_newly_installed() -> None:
     )
 
 
+def test_a_harness_in_a_build_stage_says_its_suite_and_step() -> None:
+    tracker = BuildTracker()
+    tracker.feed("archbench-progress: blindsig 2/3 12.5s RSA-1024")
+    assert tracker.detail() == "blindsig 2/3 RSA-1024"
+
+
 def test_heartbeat_every_15_s_of_silence_with_the_stage_eta() -> None:
     beat = Heartbeat()
     beat.stage("riscv64-trixie", "base", now=100.0)

@@ -74,7 +74,7 @@ def test_emulated_section_shows_counts_with_the_ratio_to_amd64_and_why() -> None
     text = render_markdown_chapter(chapter)
     assert "| CS                 | signing     |      1 400 000 |     2.00× |" in text
     assert "Instructions per operation of riscv64-trixie, riscv64 (median over blocks" in text
-    assert "-cpu rv64, version 7.2.22)" in text
+    assert "-cpu rv64, QEMU 7.2.22)" in text
     assert "the figure to compare riscv64 by" in text
     # The counts come right after the emulator times, in the same section.
     assert text.index("| CS                 | 10x signing") < text.index(
