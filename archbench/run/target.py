@@ -567,6 +567,8 @@ T = TypeVar("T")
 
 SIDE_REUSED_S = 5.0
 """Side work shorter than this (s) found its images up to date: its time is no ETA."""
+SIDE_QUIET_S = 2.0
+"""Side work done within this (s) shows no row at all (it found everything up to date)."""
 
 
 def side_by_side(
@@ -581,8 +583,9 @@ def side_by_side(
 
     The work shows as a row of its own, ``<name> · <what>``, with its own build lines
     (its stage, heartbeats and an ok or FAILED line), so that it does not mix with the
-    target's. ``timing``: (store, key, run id) of its stored duration, the ETA of the
-    next build (a run that found everything up to date, under :data:`SIDE_REUSED_S`,
+    target's; work done within :data:`SIDE_QUIET_S` (everything up to date) shows no row,
+    unless it failed. ``timing``: (store, key, run id) of its stored duration, the ETA of
+    the next build (a run that found everything up to date, under :data:`SIDE_REUSED_S`,
     keeps the last one). The thread is a daemon: Ctrl-C does not wait for a bootstrap
     to end. A failure surfaces where the target waits for the result, as if made there.
     """
@@ -590,23 +593,42 @@ def side_by_side(
     side = dataclasses.replace(builder, on_line=lambda text: reporter.line(row, text))
     future: Future[T] = Future()
 
+    shown = threading.Lock()
+    announced: list[bool] = []
+
+    def announce() -> None:
+        # Only work that takes a while gets a row: a warm rerun's checks say nothing.
+        with shown:
+            if future.done():
+                return
+            announced.append(True)
+            reporter.stage(row, "build")
+            if timing is not None:
+                reporter.progress(row, "", timing[0].get(timing[1]), "build")
+
     def run() -> None:
-        reporter.stage(row, "build")
-        if timing is not None:
-            last = timing[0].get(timing[1])
-            reporter.progress(row, "", last, "build")
+        timer = threading.Timer(SIDE_QUIET_S, announce)
+        timer.daemon = True
+        timer.start()
         started = time.monotonic()
         try:
             value = work(side)
         except BaseException as exc:  # handed to whoever waits for it
-            reporter.finish(row, False, str(exc).splitlines()[0] if str(exc) else repr(exc))
-            future.set_exception(exc)
+            with shown:
+                timer.cancel()
+                if not announced:
+                    reporter.stage(row, "build")  # a failure always shows
+                reporter.finish(row, False, str(exc).splitlines()[0] if str(exc) else repr(exc))
+                future.set_exception(exc)
         else:
             took = time.monotonic() - started
             if timing is not None and took >= SIDE_REUSED_S:
                 timing[0].record(timing[1], took, timing[2])
-            reporter.finish(row, True, f"ready after {format_seconds(took)}")
-            future.set_result(value)
+            with shown:
+                timer.cancel()
+                if announced:
+                    reporter.finish(row, True, f"ready after {format_seconds(took)}")
+                future.set_result(value)
 
     threading.Thread(target=run, name=row, daemon=True).start()
     return future
