@@ -10,7 +10,7 @@ from rich.console import Console
 
 from archbench.run.progress import BuildTracker, Heartbeat, RichReporter
 
-# As debootstrap 1.0.128 printed them for riscv64 trixie (a log of this machine).
+# As debootstrap 1.0.128 printed them for riscv64 trixie (a log of this machine; the mirror renamed).
 DEBOOTSTRAP = """\
 archbench: bootstrapping trixie for linux/riscv64, second stage under QEMU
 I: Retrieving InRelease
@@ -35,8 +35,8 @@ archbench: building archbench/bench:riscv64-0123456789abcdef for linux/riscv64 u
 Step 3/7 : RUN apt-get install -y python3
 Reading package lists...
 0 upgraded, 12 newly installed, 0 to remove and 0 not upgraded.
-Get:1 http://deb.debian.org/debian trixie/main riscv64 libpython3.13-minimal riscv64 3.13.5-2
-Get:2 http://deb.debian.org/debian trixie/main riscv64 python3.13-minimal riscv64 3.13.5-2
+Get:1 http://mirror.invalid/debian trixie/main riscv64 libpython3.13-minimal riscv64 3.13.5-2
+Get:2 http://mirror.invalid/debian trixie/main riscv64 python3.13-minimal riscv64 3.13.5-2
 Unpacking libpython3.13-minimal:riscv64 (3.13.5-2) ...
 Setting up libpython3.13-minimal:riscv64 (3.13.5-2) ...
 Setting up python3.13-minimal (3.13.5-2) ...
@@ -66,13 +66,13 @@ def test_a_native_bootstrap_says_nothing_of_qemu() -> None:
     assert fed(native, "I: Configuring bash...") == "configuring 2 of 3 packages"
 
 
-# mmdebstrap 1.3.5 --verbose, riscv64 trixie (a log of this machine).
+# mmdebstrap 1.3.5 --verbose, riscv64 trixie (a log of this machine; the mirror renamed).
 MMDEBSTRAP = """\
 archbench: bootstrapping trixie for linux/riscv64, second stage under QEMU
 I: downloading packages with apt...
 0 upgraded, 59 newly installed, 0 to remove and 0 not upgraded.
-Get:1 http://deb.debian.org/debian trixie/main riscv64 gcc-14-base riscv64 14.2.0-19 [50.4 kB]
-Get:2 http://deb.debian.org/debian trixie/main riscv64 libc6 riscv64 2.41-12+deb13u5 [2,590 kB]
+Get:1 http://mirror.invalid/debian trixie/main riscv64 gcc-14-base riscv64 14.2.0-19 [50.4 kB]
+Get:2 http://mirror.invalid/debian trixie/main riscv64 libc6 riscv64 2.41-12+deb13u5 [2,590 kB]
 I: extracting archives...
 I: installing essential packages...
 Unpacking gcc-14-base:riscv64 (14.2.0-19) ...
@@ -98,7 +98,7 @@ def test_apt_in_a_build_step_counts_of_the_newly_installed() -> None:
     assert (
         fed(
             APT,
-            "Get:2 http://deb.debian.org/debian trixie/main riscv64 python3.13-minimal "
+            "Get:2 http://mirror.invalid/debian trixie/main riscv64 python3.13-minimal "
             "riscv64 3.13.5-2",
         )
         == "step 3/7 RUN: downloading 2 of 12 packages under QEMU"
