@@ -10,7 +10,7 @@ from rich.console import Console
 
 from archbench.run.progress import BuildTracker, Heartbeat, RichReporter
 
-# As debootstrap 1.0.128 printed them for riscv64 trixie (a log of this machine; the mirror renamed).
+# As debootstrap 1.0.128 printed them for riscv64 trixie (this machine; the mirror renamed).
 DEBOOTSTRAP = """\
 archbench: bootstrapping trixie for linux/riscv64, second stage under QEMU
 I: Retrieving InRelease
