@@ -10,8 +10,9 @@ Two sources (``matrix.Base.source``):
   engines, a build is not. mmdebstrap is the well-kept tool for this: apt resolves
   and downloads the packages in parallel and unpacks them natively, and only the
   maintainer scripts of a foreign architecture run under QEMU (binfmt_misc),
-  where debootstrap runs dpkg for each package there; on a 2-core machine a riscv64
-  trixie minbase took 49 s instead of 210 s. No registry is needed; the mirror is
+  where debootstrap runs dpkg for each package there; on a 2-core machine, from an
+  empty package cache, a riscv64 trixie minbase took 97 s beside two other builds
+  instead of 210 s alone (``docs/matrix.md``). No registry is needed; the mirror is
   the tool's default unless the matrix sets one (mmdebstrap's default adds the
   suite's ``-updates`` and ``-security`` sources).
 * ``pull``: the registry image for the platform.
