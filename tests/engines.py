@@ -325,7 +325,7 @@ def sshd(second_dockerd_engine: Dockerd) -> Iterator[SshServer]:
     ``invoke`` subprocesses that inherit the environment).
     """
     if shutil.which("sshd") is None:
-        pytest.skip("sshd is not installed: run scripts/setup-host.sh (openssh-server)")
+        pytest.skip("sshd is not installed: run scripts/setup-host.sh --tests (openssh-server)")
     root = Path(tempfile.mkdtemp(prefix="ab-sshd-", dir="/tmp"))
     server = SshServer(root / "s", f"unix://{second_dockerd_engine.socket}")
     mp = pytest.MonkeyPatch()

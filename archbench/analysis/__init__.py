@@ -25,7 +25,8 @@ writes a file and never imports ``docker``:
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
-  noise readings (:func:`noise_cause_text`);
+  noise readings (:func:`noise_cause_text`) and a table's summary of them
+  (:func:`noise_summary`);
 * :mod:`~archbench.analysis.overhead`: the harness against a bare loop, paired
   ratios with intervals (``benchmarks/harness_overhead.py``). It imports numpy and
   scipy at load time, so this face does not import it: callers import
@@ -60,7 +61,7 @@ from archbench.analysis.counting import (
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
 from archbench.analysis.gate import over_limit
-from archbench.analysis.noise import noise_cause_text
+from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.rounds import round_ratio_interval
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
@@ -98,6 +99,7 @@ __all__ = [
     "median_per_op",
     "metric_names",
     "noise_cause_text",
+    "noise_summary",
     "order_statistics",
     "over_limit",
     "parse_metrics",

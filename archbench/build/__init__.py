@@ -41,8 +41,14 @@ from archbench.build.builder import (
     image_labels,
     resolve_apt_proxy,
 )
-from archbench.build.counter import COUNTER_IN_IMAGE, CountingImage, ensure_counting_image
-from archbench.build.cross import CrossBuild
+from archbench.build.counter import (
+    COUNTER_IN_IMAGE,
+    CounterTools,
+    CountingImage,
+    ensure_counter_tools,
+    ensure_counting_image,
+)
+from archbench.build.cross import CrossBuild, CrossPlan
 from archbench.build.gnunet_source import (
     BuildTree,
     ResolvedSource,
@@ -57,6 +63,7 @@ from archbench.build.images import (
     harness_files,
     plan_image,
     prepare_cross,
+    warm_cross_stage,
 )
 
 __all__ = [
@@ -65,14 +72,17 @@ __all__ = [
     "BaseImage",
     "BuildTree",
     "Builder",
+    "CounterTools",
     "CountingImage",
     "CrossBuild",
+    "CrossPlan",
     "GnunetBuild",
     "ImageSpec",
     "ResolvedSource",
     "base_tag",
     "build_context",
     "ensure_base",
+    "ensure_counter_tools",
     "ensure_counting_image",
     "ensure_image",
     "ensure_target_image",
@@ -84,4 +94,5 @@ __all__ = [
     "prepare_cross",
     "resolve_apt_proxy",
     "resolve_gnunet",
+    "warm_cross_stage",
 ]

@@ -36,7 +36,7 @@ import docker.errors
 
 from archbench.build import cross
 from archbench.errors import ImageBuildError, MatrixError
-from archbench.platforms import Arch
+from archbench.platforms import Arch, needs_emulation
 
 LABEL_INPUTS = "org.archbench.image.inputs"
 """The content hash of every input of an image built from an :class:`ImageSpec`."""
@@ -210,6 +210,9 @@ def build_image(
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     tail: deque[str] = deque(maxlen=25)
+    if on_line is not None:
+        # What the progress display reads (archbench.run.progress.BUILD_MARK).
+        on_line(f"archbench: building {tag} for {platform}{_under_qemu(client, platform)}")
     with log_path.open("w", encoding="utf-8") as log:
         try:
             stream = client.api.build(
@@ -244,6 +247,15 @@ def build_image(
         return str(client.images.get(tag).id)
     except docker.errors.ImageNotFound as exc:
         raise ImageBuildError(_build_failure(tag, log_path, tail)) from exc
+
+
+def _under_qemu(client: docker.DockerClient, platform: str) -> str:
+    """``" under QEMU"`` when the engine runs ``platform``'s RUN steps through binfmt_misc."""
+    try:
+        engine = Arch.from_machine(str(client.version().get("Arch", "")))
+        return " under QEMU" if needs_emulation(Arch.from_key(platform), engine) else ""
+    except (ValueError, docker.errors.DockerException):
+        return ""
 
 
 def _build_failure(tag: str, log_path: Path, tail: deque[str]) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from dataclasses import dataclass
 
 import jinja2
@@ -131,24 +132,65 @@ class CountingImage:
     reused: bool
 
 
-def ensure_counting_image(
-    builder: Builder, bench_tag: str, bench_id: str, arch: Arch
-) -> CountingImage:
-    """Build (or reuse) the tools image and the counting layer over ``bench_tag``.
+@dataclass(frozen=True)
+class CounterTools:
+    """The counter tools image present on the engine."""
 
-    Logs: ``count-tools.build.log`` and ``count-<arch>.build.log`` in the log dir.
-    ``builder``'s ``rebuild``, apt cache and build network are not applied: the
-    hashes pin every input (a rebuilt benchmark image has a new id, hence a new
-    layer), and the tools build downloads directly on the engine's default network.
+    tag: str
+    image_id: str
+
+
+def ensure_counter_tools(builder: Builder) -> CounterTools:
+    """Build (or reuse) the counter tools image and the amd64 bookworm base under it.
+
+    Needs nothing of a target, so :mod:`archbench.run.target` starts it beside the
+    target's base and image. Log: ``count-tools.build.log`` in the log dir.
+    ``builder``'s ``rebuild``, apt cache and build network are not applied: the hash
+    pins every input, and the tools build downloads directly on the engine's default
+    network.
+
+    Raises:
+        BaseImageError: the amd64 bookworm base cannot be bootstrapped.
+        ImageBuildError: the build fails (its log is kept in the log dir).
+    """
+    builder = dataclasses.replace(builder, rebuild=False, apt_proxy=None, network_mode=None)
+    # Targets built side by side ask for the same tools at once: one builds, the others
+    # then find the image.
+    with _TOOLS_LOCKS_GUARD:
+        lock = _TOOLS_LOCKS.setdefault(str(builder.client.api.base_url), threading.Lock())
+    with lock:
+        base = ensure_base(builder, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64)
+        tools = plan_tools(base.tag, base.image_id)
+        tools_id, _ = ensure_image(builder, tools, "count-tools.build.log")
+    return CounterTools(tools.tag, tools_id)
+
+
+_TOOLS_LOCKS: dict[str, threading.Lock] = {}
+_TOOLS_LOCKS_GUARD = threading.Lock()
+
+
+def ensure_counting_image(
+    builder: Builder,
+    bench_tag: str,
+    bench_id: str,
+    arch: Arch,
+    tools: CounterTools | None = None,
+) -> CountingImage:
+    """Build (or reuse) the counting layer over ``bench_tag``.
+
+    ``tools``: the counter tools image (:func:`ensure_counter_tools`, made here when
+    None). Log: ``count-<arch>.build.log`` in the log dir. ``builder``'s ``rebuild``
+    is not applied: the hash pins every input (a rebuilt benchmark image has a new
+    id, hence a new layer).
 
     Raises:
         BaseImageError: the amd64 bookworm base cannot be bootstrapped.
         ImageBuildError: a build fails (its log is kept in the log dir).
     """
+    if tools is None:
+        tools = ensure_counter_tools(builder)
     builder = dataclasses.replace(builder, rebuild=False, apt_proxy=None, network_mode=None)
-    base = ensure_base(builder, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64)
-    tools = plan_tools(base.tag, base.image_id)
-    tools_id, _ = ensure_image(builder, tools, "count-tools.build.log")
+    tools_id = tools.image_id
 
     def with_counter_files(spec: ImageSpec) -> ImageSpec:
         found = counter_files(builder, tools.tag, arch)

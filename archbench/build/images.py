@@ -316,6 +316,61 @@ def plan_cross_image(
     )
 
 
+CROSS_PREFIX_END = "COPY cross/target-status "
+"""The cross stage's first instruction that needs the target base (its dpkg status)."""
+
+
+def plan_cross_prefix(spec: ImageSpec, build_base_id: str) -> ImageSpec | None:
+    """The cross stage ``spec`` up to its first use of the target base's dpkg status.
+
+    What comes before (the cross toolchain's install, the drivers' compile) needs
+    nothing of the target's base, so it can be built while that base bootstraps
+    (:func:`warm_cross_stage`): the engine's layer cache then gives the full stage
+    those steps, instruction for instruction the same. ``archbench/cross-prefix:
+    <target>-<hash>``; None when the Dockerfile has no such instruction.
+    """
+    lines = spec.dockerfile.splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if line.startswith(CROSS_PREFIX_END)), None)
+    if cut is None:
+        return None
+    dockerfile = "".join(lines[:cut])
+    # The status is what is not there yet; files the cut Dockerfile does not copy are
+    # in no layer's cache key.
+    files = tuple((path, data) for path, data in spec.files if path != "cross/target-status")
+    return dataclasses.replace(
+        spec,
+        repository="archbench/cross-prefix",
+        dockerfile=dockerfile,
+        files=files,
+        content_hash=content_hash(dockerfile, build_base_id, spec.arch, (), files),
+        profile=None,
+    )
+
+
+def warm_cross_stage(
+    builder: Builder,
+    plan: cross_mod.CrossPlan,
+    build_base_id: str,
+    log_name: str,
+    gnunet: GnunetBuild | None = None,
+) -> bool:
+    """Build the cross stage's first part (:func:`plan_cross_prefix`) ahead of the stage.
+
+    A cache warmer: False, and nothing raised, when it cannot (a stage without the
+    cut, or a build failure; the real stage then builds those steps itself and says
+    why in its own log). True when the prefix image is there.
+    """
+    spec = plan_cross_image(plan, build_base_id, b"", gnunet=gnunet)
+    prefix = plan_cross_prefix(spec, build_base_id)
+    if prefix is None:
+        return False
+    try:
+        ensure_image(builder, prefix, log_name)
+    except ImageBuildError:
+        return False
+    return True
+
+
 def shell_word(value: object) -> str:
     """``value`` as one shell word that no character can break out of (``shlex.quote``).
 

@@ -42,8 +42,9 @@ BENCH_HELP: Final = {
     + " (settings from the matrix, else the suite's defaults)",
     "from_archive": "DIR (or .tar) written by 'invoke archive': verify it, load its images "
     "and rerun its targets on this engine with its matrix; nothing is bootstrapped or built",
-    "metric": "time (default), instructions, or time,instructions: instructions per "
-    "operation counted under QEMU with archbench's TCG plugin (matrix key 'metrics')",
+    "metric": "time, instructions, or time,instructions: instructions per operation "
+    "counted under QEMU with archbench's TCG plugin (default: the matrix key 'metrics', "
+    "else time natively and time,instructions for emulated targets)",
     "gnunet": "libgnunetutil of the selected targets (matrix key 'gnunet'): debian (the "
     "base's libgnunet-dev), TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; "
     "built from source in the image (cross-compiled for emulated targets)",

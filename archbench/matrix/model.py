@@ -361,8 +361,21 @@ class Matrix(Strict):
         """Suite name -> keys ``target`` wrote under its own ``suites:`` (set by :func:`parse`)."""
         return self._explicit.get(target, {})
 
-    metrics: tuple[Literal["time", "instructions"], ...] = Field(default=("time",), min_length=1)
-    """What ``invoke bench`` measures unless ``--metric`` says otherwise."""
+    metrics: tuple[Literal["time", "instructions"], ...] | None = Field(default=None, min_length=1)
+    """What ``invoke bench`` measures unless ``--metric`` says otherwise; None (the key
+    absent): :meth:`metrics_for` decides per target."""
+
+    def metrics_for(self, emulated: bool) -> tuple[str, ...]:
+        """What a target measures when neither ``--metric`` nor ``metrics:`` says.
+
+        ``metrics:`` when the matrix sets it; else time natively and
+        ``time, instructions`` under emulation, where wall-clock times measure QEMU on
+        the host and the exact count is the figure that speaks for the target's CPU
+        (``docs/counting.md``).
+        """
+        if self.metrics is not None:
+            return self.metrics
+        return ("time", "instructions") if emulated else ("time",)
 
     @model_validator(mode="after")
     def _references(self) -> Matrix:

@@ -8,21 +8,33 @@ from collections.abc import Sequence
 
 from archbench.report.comparisons import comparison, emulation, repeatability, summary
 from archbench.report.frame import ReportData
-from archbench.report.model import Chapter, ReportOptions, Section, one_line
+from archbench.report.instructions import section_table
+from archbench.report.model import Chapter, Machine, ReportOptions, Section, Table, one_line
 from archbench.report.schemes import cs_vs_rsa
 from archbench.report.sections import section
 from archbench.report.suites import suite_parts
 from archbench.report.units import unit_label
-from archbench.result import SPEEDUP_DEFINITION, SPEEDUP_HEADER, THESIS_OPS, LoadFailure
+from archbench.result import (
+    SPEEDUP_DEFINITION,
+    SPEEDUP_HEADER,
+    THESIS_OPS,
+    LoadFailure,
+    Result,
+)
 
 
 def build(
-    data: ReportData, options: ReportOptions, failures: Sequence[LoadFailure] = ()
+    data: ReportData,
+    options: ReportOptions,
+    failures: Sequence[LoadFailure] = (),
+    counted: Sequence[Result] = (),
 ) -> Chapter:
     """The neutral view of the whole chapter.
 
     The appendix's sections and tables show the appendix suites; the other
-    suites have parts of their own (:mod:`archbench.report.suites`).
+    suites have parts of their own (:mod:`archbench.report.suites`). ``counted``:
+    instruction-count results; a machine counted in its own run gets its table of
+    counts beside its times (:func:`archbench.report.instructions.section_table`).
 
     Raises:
         ReportError: an unknown or emulated baseline.
@@ -39,7 +51,9 @@ def build(
     citations = sorted({m.result.reference.citation for m in machines if m.result.reference})
     # load() messages start with the path; print it once.
     skipped = tuple((str(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
-    sections, shared = _shared_notes([section(m, options.unit) for m in machines if m.records])
+    sections, shared = _shared_notes(
+        [section(m, options.unit, _counts(m, counted)) for m in machines if m.records]
+    )
     kept = tuple(p for p in parts if p.tables)
     chapter = Chapter(
         unit=options.unit,
@@ -56,6 +70,15 @@ def build(
         figures=options.figures,
     )
     return dataclasses.replace(chapter, opening=tuple(intro(chapter)))
+
+
+def _counts(machine: Machine, counted: Sequence[Result]) -> Table | None:
+    """``machine``'s table of counts: its target's counting results of the same run."""
+    result = machine.result
+    own = [r for r in counted if r.run_id == result.run_id and r.target.name == result.target.name]
+    if not own or result.reference is not None:
+        return None
+    return section_table(f"tab:instructions-{machine.slug}", machine.name, own, counted)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")

@@ -44,7 +44,6 @@ from tabulate import tabulate
 from archbench import REPO_ROOT
 from archbench.errors import ReportError, ReportUsageError
 from archbench.report.model import (
-    FLAG_LEGEND,
     FLAG_MARKS,
     Cell,
     Chapter,
@@ -339,7 +338,7 @@ def latex_table(t: Table, unit: Unit, style: Style, prefix: str = "") -> LatexTa
         for i, text in enumerate(t.notes, start=1)
     ]
     notes += [
-        r"\textsuperscript{" + FLAG_MARKS[f][0] + r"}\," + latex_escape(FLAG_LEGEND[f])
+        r"\textsuperscript{" + FLAG_MARKS[f][0] + r"}\," + latex_escape(t.legend(f))
         for f in t.flags
     ]
     notes += [latex_escape(text) for text in t.version_notes]
@@ -471,7 +470,7 @@ def markdown_table(t: Table, unit: Unit) -> Markdown:
         )
     if t.flags:
         text += "\n\n" + "\n".join(
-            f"- {FLAG_MARKS[f][1]} {markdown_escape(FLAG_LEGEND[f])}" for f in t.flags
+            f"- {FLAG_MARKS[f][1]} {markdown_escape(t.legend(f))}" for f in t.flags
         )
     if t.version_notes:
         text += "\n\n" + "\n".join(f"- {markdown_escape(n)}" for n in t.version_notes)

@@ -30,8 +30,18 @@ from tabulate import tabulate
 from archbench.analysis import median_per_op, spread
 from archbench.errors import ReportError
 from archbench.report.formats import csv_text
+from archbench.report.model import Cell, Ratio, Table
+from archbench.report.sections import grouped
 from archbench.report.units import format_count
-from archbench.result import Operation, Result, write_atomic
+from archbench.result import (
+    THESIS_OPS,
+    Operation,
+    Result,
+    RowKey,
+    operation_label,
+    scheme_label,
+    write_atomic,
+)
 from archbench.suites import COUNTED_SUITES, NOT_COUNTED
 
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
@@ -64,13 +74,13 @@ NOT_COUNTED_NOTE: Final = (
     "empty instructions_per_op cells in the exports)."
 )
 
-RowKey = tuple[str, str, str, int | None, str | None, str]
+CountKey = tuple[str, str, str, int | None, str | None, str]
 """(target, suite, scheme, key bits, param, operation)."""
 
 
-def _native_ns(times: Sequence[Result]) -> dict[RowKey, float]:
+def _native_ns(times: Sequence[Result]) -> dict[CountKey, float]:
     """(target, suite, scheme, bits, param, operation) -> median native ns per operation."""
-    found: dict[RowKey, float] = {}
+    found: dict[CountKey, float] = {}
     for r in times:
         if r.metric != "time" or r.emulated or r.execution is None:
             continue
@@ -385,3 +395,89 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
     except OSError as exc:
         raise ReportError(f"{out_dir}: cannot write the instruction tables: {exc}") from exc
     return paths
+
+
+COUNTS_TO_READ: Final = (
+    "Under emulation a time measures QEMU on this host, not the target's CPU; the count of "
+    "the target's own instructions is exact on any host, whatever its load, so it is the "
+    "figure to compare {arch} by."
+)
+"""The one line of an emulated machine's section saying why its counts are the figure to read."""
+
+
+def _qemu_release(version: str) -> str:
+    """``"qemu-riscv64 version 7.2.22 (Debian 1:7.2+dfsg-7)"`` -> ``"7.2.22"``."""
+    return version.split(" version ", 1)[-1].split(" (", 1)[0]
+
+
+def section_table(
+    label: str, name: str, own: Sequence[Result], counted: Sequence[Result]
+) -> Table | None:
+    """The machine section's table of its blindsig counts, beside its (emulator) times.
+
+    ``name`` is the machine's name in the report; ``own`` are its counting results
+    (same run and target); ``counted`` every counting result of the report, of which
+    the first amd64 target (this run's first, else any) gives the ``× amd64`` column:
+    the machine's count over amd64's for the same row. Without an amd64 count there is
+    no such column. None when ``own`` counted no blindsig row. An emulated machine's
+    caption says why the counts are the figure to read (:data:`COUNTS_TO_READ`).
+    """
+    mine = frame(own)
+    mine = mine[mine["suite"] == "blindsig"]
+    if mine.empty:
+        return None
+    target = str(mine["target"].iloc[0])
+    run_ids = {r.run_id for r in own}
+    everything = frame([r for r in counted if r.target.name != target])
+    base_rows = everything[
+        (everything["arch"] == BASELINE_ARCH) & (everything["suite"] == "blindsig")
+    ]
+    if not base_rows.empty:
+        # Prefer amd64 counted in the same run, else the first one reported.
+        same = base_rows[base_rows["run_id"].isin(run_ids)]
+        base_rows = same if not same.empty else base_rows
+        first = base_rows["target"].iloc[0]
+        base_rows = base_rows[base_rows["target"] == first]
+    baseline = {
+        (str(o), str(s), 0 if pd.isna(b) else int(b)): float(v)
+        for o, s, b, v in zip(
+            base_rows["operation"],
+            base_rows["scheme"],
+            base_rows["key_bits"],
+            base_rows["instructions_per_op"],
+            strict=True,
+        )
+    }
+    rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    columns = ("operation", "scheme", "key_bits", "instructions_per_op")
+    for o, sch, b, v in zip(*(mine[c] for c in columns), strict=True):
+        bits = 0 if pd.isna(b) else int(b)
+        key: RowKey = (str(o), THESIS_OPS, str(sch), bits)
+        cells: tuple[Cell, ...] = (
+            scheme_label(key),
+            operation_label(key, True),
+            format_count(round(float(v))),
+        )
+        if baseline:
+            other = baseline.get((str(o), str(sch), bits))
+            cells += (Ratio(float(v) / other, "×") if other else Ratio(None),)
+        rows.append((key, cells))
+    arch = own[0].target.arch
+    model = next((r.harness.counting.cpu_model for r in own if r.harness.counting), "?")
+    qemu = next((r.harness.counting.qemu_version for r in own if r.harness.counting), "?")
+    caption = (
+        f"Instructions per operation of {name}, {arch} (median over blocks, counted with "
+        f"archbench's QEMU TCG plugin: -cpu {model}, QEMU {_qemu_release(qemu)})"
+    )
+    if own[0].emulated:
+        caption += ". " + COUNTS_TO_READ.format(arch=arch)
+    header: tuple[str, ...] = ("Signature Scheme", "Operation", "Instructions")
+    if baseline:
+        header += (f"× {BASELINE_ARCH}",)
+    return Table(
+        label=label,
+        caption=caption,
+        header=header,
+        align="llr" + ("r" if baseline else ""),
+        groups=grouped(rows),
+    )

@@ -141,11 +141,21 @@ class Table:
     row_notes: tuple[str, ...] = ()
     """What the rows' ``note`` says (an API change inside a call, the work a layer row
     holds, key generation that left the adaptive loop), one line per distinct note."""
+    noise_cause: str = ""
+    """What the run recorded for the rows marked noisy (:func:`archbench.analysis.noise_summary`),
+    printed after the † legend; empty: the legend alone."""
 
     @property
     def rows(self) -> tuple[tuple[Cell, ...], ...]:
         """All rows, groups concatenated."""
         return tuple(row for group in self.groups for row in group)
+
+    def legend(self, flag: str) -> str:
+        """The legend of ``flag`` under this table; the noisy one names the recorded causes."""
+        text = FLAG_LEGEND[flag]
+        if flag == "noisy" and self.noise_cause:
+            text += f"; recorded: {self.noise_cause}"
+        return text
 
     @property
     def flags(self) -> tuple[str, ...]:

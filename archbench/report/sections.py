@@ -14,8 +14,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from archbench.analysis import noise_summary
 from archbench.platforms import Arch
 from archbench.report import versions
+from archbench.report.frame import row_id
 from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
 from archbench.report.units import (
     Unit,
@@ -185,6 +187,20 @@ def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def noise_cause(machine: Machine) -> str | None:
+    """What ``machine``'s run recorded for its rows marked † (noisy), from the rows' noise
+    readings (:func:`archbench.analysis.noise_summary`); None without noisy rows."""
+    rows = {row_id(row): row for row in machine.result.harness.rows}
+    noisy = [
+        (found.noise, found.stop)
+        for record in machine.records
+        if "noisy" in flags_of(record) and (found := rows.get(str(record["row_id"]))) is not None
+    ]
+    execution = machine.result.execution
+    host = execution.host_arch if execution is not None and execution.emulated else None
+    return noise_summary(noisy, emulated_on=host)
+
+
 def gnunet_source_summary(source: Mapping[str, object]) -> str:
     """One phrase naming a source build's provenance (``Execution.gnunet_source``):
     the tarball's name and sha256, the git ref and commit, or the tree and its hash."""
@@ -278,11 +294,13 @@ def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) 
     return text + ("; reference columns: the published figure" if some else "")
 
 
-def section(machine: Machine, unit: Unit) -> Section:
+def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
     """The section of one machine: heading, Setup box, notes and its table.
 
-    GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer) gets a
-    table of its own after the appendix's, which stays the thesis's rows.
+    ``counts``: the machine's instructions per operation
+    (:func:`archbench.report.instructions.section_table`), the first table after the
+    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
+    gets a table of its own after the appendix's, which stays the thesis's rows.
     """
     result = machine.result
     notes: dict[str, int] = {}
@@ -323,6 +341,7 @@ def section(machine: Machine, unit: Unit) -> Section:
         # Published: the thesis's own label and caption, so its \ref still resolves.
         caption = reference.caption or caption
     table = Table(
+        noise_cause=noise_cause(machine) or "",
         label=(reference.table_label if reference else None) or f"tab:comp-sign-{machine.slug}",
         caption=caption,
         header=("Signature Scheme", "Test" if helper_only else "Operation", "Speed"),
@@ -332,9 +351,9 @@ def section(machine: Machine, unit: Unit) -> Section:
         version_notes=blindsig_notes(result),
         row_notes=row_notes(result, (key for key, _ in rows)),
     )
-    extra: tuple[Table, ...] = ()
+    extra: tuple[Table, ...] = () if counts is None else (counts,)
     if taler:
-        extra = (
+        extra += (
             Table(
                 label=f"tab:taler-{machine.slug}",
                 caption=(

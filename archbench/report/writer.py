@@ -219,8 +219,11 @@ def write_reports(
     failures: Sequence[LoadFailure],
     out_dir: Path,
     options: ReportOptions = _DEFAULT,
+    counted: Sequence[Result] = (),
 ) -> list[Path]:
     """Write ``appendix.tex``, ``appendix-standalone.tex``, ``appendix.md`` and the package.
+
+    ``counted``: instruction-count results, shown in their machines' sections.
 
     The package is ``archbench-appendix.sty`` (:data:`archbench.report.formats.STY_FILE`):
     ``\\usepackage{archbench-appendix}`` + ``\\input{appendix}`` compiles anywhere.
@@ -240,7 +243,7 @@ def write_reports(
             is not writable.
     """
     data = results if isinstance(results, ReportData) else prepare(results, failures)
-    built = chapter.build(data, options, failures)
+    built = chapter.build(data, options, failures, counted)
     rendered = {
         out_dir / LATEX_FILE: render_latex_chapter(built, options.style, options.label_prefix),
         out_dir / STANDALONE_FILE: render_standalone(options.style),
@@ -260,10 +263,10 @@ def write_folder(
     """Every text file of a report: the chapter (:func:`write_reports`), the exports and
     the GNUnet witness table, from the one frame of ``data``.
 
-    ``counted`` (instruction-count results) adds ``instructions_per_op`` to the
-    exports (:func:`archbench.report.export.write_exports`); the GNUnet perf vs
-    archbench table is written only when a target ran both suites
-    (:func:`archbench.report.gnunet_perf.write`).
+    ``counted`` (instruction-count results) adds a table of counts to each counted
+    machine's section and ``instructions_per_op`` to the exports
+    (:func:`archbench.report.export.write_exports`); the GNUnet perf vs archbench table
+    is written only when a target ran both suites (:func:`archbench.report.gnunet_perf.write`).
 
     Returns:
         The paths written, in that order.
@@ -272,7 +275,7 @@ def write_folder(
         ReportError: as :func:`write_reports` and the exports.
         OSError: the GNUnet witness table cannot be written.
     """
-    paths = write_reports(data, failures, out_dir, options)
+    paths = write_reports(data, failures, out_dir, options, counted)
     paths += export.write_exports(data.results, out_dir, counted, frame=data.frame)
     paths += gnunet_perf.write(data.results, out_dir)
     return paths

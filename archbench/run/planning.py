@@ -61,7 +61,8 @@ class TargetPlan:
     emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     """Suite -> setting -> value that ``emulated_defaults`` changed for this emulated target."""
     metrics: tuple[str, ...] = ("time",)
-    """``time`` and/or ``instructions`` (``--metric``, else the matrix's ``metrics``)."""
+    """``time`` and/or ``instructions``: ``--metric``, else the matrix's ``metrics``, else
+    time natively and both under emulation (:meth:`archbench.matrix.Matrix.metrics_for`)."""
     count_cpu: str = "max"
     """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
     count_suites: Suites | None = None
@@ -139,7 +140,8 @@ def plan(
     (else the target's own), ``cpus`` gives every container that CPU quota (else the
     target's own); ``suites`` runs only these suites (``--suite``),
     with the target's settings for them or the suite's defaults; ``metrics``
-    (``--metric``) replaces the matrix's ``metrics``; ``gnunet`` (``--gnunet``)
+    (``--metric``) replaces the matrix's ``metrics`` (without either, emulated targets
+    also count instructions); ``gnunet`` (``--gnunet``)
     replaces every target's GNUnet source.
 
     Raises:
@@ -193,8 +195,9 @@ def plan(
             {name: settings.model_dump() for name, settings in enabled.items()}
             | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
         )
+        measured = tuple(metrics) or matrix.metrics_for(emulated)
         count_suites = None
-        if not emulated and "instructions" in (metrics or matrix.metrics):
+        if not emulated and "instructions" in measured:
             keep = dict(matrix.explicit_suite_keys(t.name))
             keep["blindsig"] = keep.get("blindsig", frozenset()) | frozenset(overrides or {})
             count_suites, _ = apply_emulated_defaults(chosen, matrix.emulated_defaults, keep)
@@ -212,7 +215,7 @@ def plan(
                 host_name=t.host,
                 host=host,
                 emulated_settings=adjusted,
-                metrics=tuple(metrics or matrix.metrics),
+                metrics=measured,
                 count_cpu=cpu_model(t.arch, t.cpu),
                 count_suites=count_suites,
                 gnunet=source,

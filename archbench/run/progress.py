@@ -3,7 +3,10 @@
 The pipeline tells a :class:`Reporter` what each target does. On a terminal
 :class:`RichReporter` is a rich live display, one line per target with its stage,
 latest output, elapsed time and ETA; elsewhere (CI, pipes) each stage change is
-printed as one plain line, and build output stays in the logs.
+printed as one plain line, build output stays in the logs, and a stage quiet for
+15 s gets a line saying what it does (:class:`Heartbeat`: downloading, unpacking or
+configuring k of n packages, under QEMU or not, read by :class:`BuildTracker`) and its
+ETA.
 :class:`SilentReporter` records stages for tests.
 
 The harness writes on stderr, as each step starts (``harness/abh/suites/common.py``)::
@@ -127,13 +130,31 @@ class RichReporter:
         self.tasks: dict[str, TaskID] = {}
         self.started: dict[str, float] = {}
         self.steps: dict[str, str] = {}
+        self.heartbeat = Heartbeat()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __enter__(self) -> RichReporter:
         self.display.start()
+        if not self.live:
+            # Without a terminal nothing redraws: a line per quiet interval shows work.
+            self._thread = threading.Thread(target=self._beat, name="heartbeat", daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
         self.display.stop()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(1.0):
+            for target, text in self.heartbeat.due(time.monotonic()):
+                elapsed = time.monotonic() - self.started.get(target, time.monotonic())
+                self.console.print(
+                    f"[{elapsed:7.1f}s] {target}: {text}", markup=False, soft_wrap=True
+                )
 
     def _task(self, target: str) -> TaskID:
         if target not in self.tasks:
@@ -155,6 +176,7 @@ class RichReporter:
 
     def progress(self, target: str, text: str, seconds: float | None, step: str) -> None:
         deadline = None if seconds is None else time.monotonic() + seconds
+        self.heartbeat.expect(target, deadline, step)
         task = self._task(target)
         self.display.update(task, deadline=deadline, eta=_eta(seconds))
         if text:
@@ -167,18 +189,22 @@ class RichReporter:
                 markup=False,
                 soft_wrap=True,
             )
+            self.heartbeat.printed(target, time.monotonic())
 
     def stage(self, target: str, stage: str) -> None:
         self.display.update(self._task(target), stage=stage, detail="", deadline=None, eta="")
+        self.heartbeat.stage(target, stage, time.monotonic())
         if not self.live:
             elapsed = time.monotonic() - self.started[target]
             self.console.print(f"[{elapsed:7.1f}s] {target}: {stage}")
 
     def line(self, target: str, text: str) -> None:
         width = max(20, self.console.width - 50)
+        self.heartbeat.feed(target, text)
         self.display.update(self._task(target), detail=text.strip()[:width])
 
     def finish(self, target: str, ok: bool, message: str) -> None:
+        self.heartbeat.done(target)
         task = self._task(target)
         self.display.update(
             task,
@@ -375,6 +401,201 @@ class SuiteTracker:
             return ""
         ran = self.clock() - self.started[e.suite]
         return f"{e.suite} {e.done}/{e.total} {e.what}, {format_seconds(ran)} in"
+
+
+# ---------------------------------------------------------------- build and bootstrap lines
+
+HEARTBEAT_S = 15.0
+"""Longest silence of plain output (no terminal) while a stage runs, in s."""
+
+BUILD_MARK = "archbench:"
+"""Prefix of the lines archbench's builders add to build output: ``archbench: bootstrapping
+<suite> for <platform>[, second stage under QEMU]`` and ``archbench: building <tag> for
+<platform>[ under QEMU]`` (:mod:`archbench.build.bases`, :mod:`archbench.build.builder`)."""
+
+_MARK = re.compile(r"^archbench: (?P<kind>bootstrapping|building) (?P<what>\S+) for (?P<plat>\S+)")
+_STEP = re.compile(r"^Step (?P<k>\d{1,4})/(?P<n>\d{1,4}) : (?P<cmd>[A-Z]+)")
+_DEB = re.compile(
+    r"^I: (?P<verb>Retrieving|Extracting|Unpacking|Configuring) (?P<pkg>[a-z0-9][a-z0-9+.-]*)"
+    r"(?:\.\.\.| )"
+)
+_DEB_SECOND = re.compile(r"^I: Installing (?:core|base) packages")
+_APT_TOTAL = re.compile(r"^\d+ upgraded, (?P<n>\d+) newly installed")
+_APT = re.compile(r"^(?P<verb>Get:\d+|Unpacking|Setting up) (?P<pkg>\S+)")
+_MMDEB = re.compile(
+    r"^I: (?P<what>downloading packages|extracting archives|installing \S+ packages)"
+)
+# Not packages: debootstrap's index downloads.
+_INDEXES = frozenset({"Release", "InRelease", "Packages"})
+
+
+class BuildTracker:
+    """What one bootstrap or image build is doing, read from its output lines.
+
+    Understands debootstrap's ``I:`` lines (``Retrieving``, ``Extracting``, then in the
+    second stage ``Unpacking`` and ``Configuring``), apt's (``N newly installed``,
+    ``Get:k``, ``Unpacking``, ``Setting up``), mmdebstrap's phases, the engine's
+    ``Step k/n`` and archbench's own :data:`BUILD_MARK` lines, which say what is built
+    for which platform and whether it runs under QEMU. Pure: no clock, no I/O.
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything: a new stage starts."""
+        self.what = ""
+        self.qemu = False
+        self.qemu_later = False
+        self.step = ""
+        self.phase = ""
+        self.done = 0
+        self.total: int | None = None
+        self.retrieved = 0
+
+    def feed(self, text: str) -> None:
+        """Take one line of build or bootstrap output; other lines change nothing."""
+        line = text.strip()
+        if m := _MARK.match(line):
+            self.reset()
+            self.what = m["what"]
+            emulated = "under QEMU" in line
+            bootstrap = m["kind"] == "bootstrapping"
+            self.qemu, self.qemu_later = (False, emulated) if bootstrap else (emulated, False)
+        elif m := _STEP.match(line):
+            self.step = f"step {m['k']}/{m['n']} {m['cmd']}"
+            self.phase, self.done, self.total = "", 0, None
+        elif _DEB_SECOND.match(line):
+            # debootstrap's second stage: the chroot runs the target's own dpkg.
+            self.qemu = self.qemu or self.qemu_later
+            self.total = self.retrieved or self.total
+        elif m := _DEB.match(line):
+            verb = m["verb"]
+            if verb == "Retrieving":
+                if m["pkg"] in _INDEXES:
+                    return
+                self.retrieved += 1
+                self._count("downloading", self.retrieved, None)
+            else:
+                phase = {"Extracting": "extracting", "Unpacking": "unpacking"}.get(
+                    verb, "configuring"
+                )
+                if m["pkg"] in ("required", "base", "the"):
+                    return  # "Unpacking required packages...": a heading, not a package
+                self._count(phase, None, self.retrieved or None)
+        elif m := _APT_TOTAL.match(line):
+            self.total = int(m["n"])
+        elif m := _APT.match(line):
+            verb = m["verb"]
+            phase = (
+                "downloading"
+                if verb.startswith("Get:")
+                else "unpacking"
+                if verb == "Unpacking"
+                else "configuring"
+            )
+            self._count(phase, int(verb[4:]) if verb.startswith("Get:") else None, self.total)
+        elif (event := parse_line(line)) is not None:
+            # A harness inside a stage that has no SuiteTracker (the counting run).
+            self.phase, self.done = f"{event.suite} {event.done}/{event.total} {event.what}", 0
+        elif m := _MMDEB.match(line):
+            self.phase, self.done = m["what"], 0
+            if self.phase.startswith("installing"):
+                # mmdebstrap's dpkg runs inside the chroot from here on.
+                self.qemu = self.qemu or self.qemu_later
+
+    def _count(self, phase: str, done: int | None, total: int | None) -> None:
+        if phase != self.phase:
+            self.phase, self.done = phase, 0
+        self.done = done if done is not None else self.done + 1
+        if total is not None:
+            self.total = total
+
+    def detail(self) -> str:
+        """``"step 5/9 RUN: configuring 41 of 88 packages under QEMU"`` ('' before any line)."""
+        parts = []
+        if self.phase:
+            count = f" {self.done}" if self.done else ""
+            if self.done and self.total and self.done <= self.total:
+                count += f" of {self.total}"
+            one = self.done == 1 and count == " 1"
+            noun = "" if not self.done else " package" if one else " packages"
+            parts.append(f"{self.phase}{count}{noun}")
+        text = ": ".join(p for p in (self.step, *parts) if p)
+        # A build's COPY, ADD and LABEL steps run nothing, emulated or not.
+        if text and self.qemu and (not self.step or self.step.endswith(" RUN")):
+            text += " under QEMU"
+        return text
+
+
+class Heartbeat:
+    """Which targets are due a line of plain output, and what it says.
+
+    A target is due when its stage has printed nothing for :data:`HEARTBEAT_S`; its line
+    names the stage, what the build is doing (:class:`BuildTracker`) and the time left
+    against the stage's stored duration (``ETA 1m10s``; ``ETA passed`` once it ran
+    longer than last time; ``no ETA`` for a first build). Safe to share between threads;
+    the clock is the caller's (monotonic s).
+    """
+
+    def __init__(self, interval: float = HEARTBEAT_S) -> None:
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._stages: dict[str, tuple[str, float]] = {}
+        self._last: dict[str, float] = {}
+        self._deadline: dict[str, float | None] = {}
+        self._builds: dict[str, BuildTracker] = {}
+
+    def stage(self, target: str, stage: str, now: float) -> None:
+        """``target`` entered ``stage`` at ``now`` (that line was just printed)."""
+        with self._lock:
+            self._stages[target] = (stage, now)
+            self._last[target] = now
+            self._deadline[target] = None
+            self._builds.setdefault(target, BuildTracker()).reset()
+
+    def expect(self, target: str, deadline: float | None, step: str) -> None:
+        """The running stage's end is expected at ``deadline`` (None: unknown)."""
+        with self._lock:
+            if target in self._stages:
+                self._deadline[target] = deadline
+
+    def printed(self, target: str, now: float) -> None:
+        """A line about ``target`` was printed at ``now``."""
+        with self._lock:
+            self._last[target] = now
+
+    def feed(self, target: str, text: str) -> None:
+        """A line of ``target``'s build output (see :class:`BuildTracker`)."""
+        with self._lock:
+            self._builds.setdefault(target, BuildTracker()).feed(text)
+
+    def done(self, target: str) -> None:
+        """``target`` finished: no more lines for it."""
+        with self._lock:
+            self._stages.pop(target, None)
+
+    def due(self, now: float) -> list[tuple[str, str]]:
+        """``(target, line)`` for each target quiet for :attr:`interval` s; marks them printed."""
+        out = []
+        with self._lock:
+            for target, (stage, since) in self._stages.items():
+                if now - self._last.get(target, since) < self.interval:
+                    continue
+                self._last[target] = now
+                build = self._builds.get(target)
+                detail = build.detail() if build is not None else ""
+                deadline = self._deadline.get(target)
+                eta = (
+                    "no ETA"
+                    if deadline is None
+                    else _eta(deadline - now)
+                    if deadline >= now
+                    else "ETA passed"
+                )
+                ran = format_seconds(now - since)
+                out.append((target, f"{stage}: {detail or 'working'}, {ran} in ({eta})"))
+        return out
 
 
 # ---------------------------------------------------------------- stored durations

@@ -19,15 +19,20 @@ gpg, GNUnet's perf programs, Taler's helpers) are not.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
 import shutil
 import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import docker
 
@@ -35,10 +40,13 @@ from archbench import upstream as importer
 from archbench.build import (
     COUNTER_IN_IMAGE,
     Builder,
+    CounterTools,
     CrossBuild,
+    CrossPlan,
     GnunetBuild,
     ImageSpec,
     ensure_base,
+    ensure_counter_tools,
     ensure_counting_image,
     ensure_target_image,
     pack_build_tree,
@@ -46,6 +54,7 @@ from archbench.build import (
     prepare_build_tree,
     prepare_cross,
     resolve_gnunet,
+    warm_cross_stage,
 )
 from archbench.errors import HarnessError, Interrupted
 from archbench.hosts import check_emulation, engine_version
@@ -178,6 +187,17 @@ def execute_target(
         apt_proxy=None if p.remote else ws.apt_proxy,  # the cache is this machine's
         network_mode=p.host.build_network if p.host else None,
     )
+    tools: Future[CounterTools] | None = None
+    if "instructions" in p.metrics:
+        # The counter tools need nothing of the target: built beside its base and image.
+        tools = side_by_side(
+            reporter,
+            name,
+            "count tools",
+            builder,
+            ensure_counter_tools,
+            (durations, stage_key("image", p.host_name, "count-tools", "amd64"), ws.run_id),
+        )
     qemu = qemu_cpu = None
     if p.emulated and not p.remote:
         # binfmt_misc of this machine matters only for the local engine; on a
@@ -206,12 +226,12 @@ def execute_target(
             image_key = stage_key(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
             )
-        with timed("base", base_key):
-            base = ensure_base(builder, p.target.base, p.base, arch)
+
+        def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
             # Emulated targets: the drivers are cross-compiled from the same release's
             # base for the engine's own architecture (archbench.build.cross).
-            cross_plan, build_base_id = prepare_cross(
-                builder,
+            return prepare_cross(
+                b,
                 base_name=p.target.base,
                 base=p.base,
                 target_arch=arch,
@@ -221,6 +241,51 @@ def execute_target(
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
+            )
+
+        def cross_prefix(b: Builder, crossing: Future[tuple[CrossPlan | None, str]]) -> bool:
+            # While the target's base bootstraps: the cross stage's toolchain and compile,
+            # which need nothing of that base (the engine's layer cache keeps them).
+            plan, build_base_id = crossing.result()
+            if plan is None:
+                return False
+            return warm_cross_stage(
+                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build
+            )
+
+        with timed("base", base_key):
+            # The engine's own base bootstraps beside the target's: one is mostly QEMU
+            # on one core, the other downloads and unpacks natively.
+            emulated_here = p.emulated and not p.remote
+            crossing = warming = None
+            if emulated_here:
+                crossing = side_by_side(
+                    reporter,
+                    name,
+                    "build base",
+                    builder,
+                    cross_base,
+                    (
+                        durations,
+                        stage_key("base", p.host_name, p.target.base, h.arch.key),
+                        ws.run_id,
+                    ),
+                )
+                warming = side_by_side(
+                    reporter,
+                    name,
+                    "cross prefix",
+                    builder,
+                    functools.partial(cross_prefix, crossing=crossing),
+                    (
+                        durations,
+                        stage_key("image", p.host_name, "cross-prefix", arch.key),
+                        ws.run_id,
+                    ),
+                )
+            base = ensure_base(builder, p.target.base, p.base, arch)
+            cross_plan, build_base_id = (
+                crossing.result() if crossing is not None else cross_base(builder)
             )
         if not base.reused:
             durations.record(base_key, outcome.seconds["base"], ws.run_id)
@@ -248,6 +313,10 @@ def execute_target(
             )
 
         with timed("image", image_key):
+            if warming is not None:
+                # The cross stage would build the same steps again beside the warm-up.
+                with contextlib.suppress(Exception):
+                    warming.result()
             spec, image_id, reused = ensure_target_image(
                 builder,
                 plan_spec,
@@ -261,6 +330,11 @@ def execute_target(
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
         if build_only:
             outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
+            if tools is not None:
+                # Built before anything is measured; a failure is the count stage's to
+                # report (after the times are stored), not the build pass's.
+                with contextlib.suppress(Exception):
+                    tools.result()
             return
         image_tag = run_image = spec.tag
         base_tag, base_built = base.tag, base.built or None
@@ -363,7 +437,7 @@ def execute_target(
         # later loses nothing already measured.
         paths.append(ws.store.save(result))
     if "instructions" in p.metrics:
-        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed)
+        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed, tools)
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
@@ -418,12 +492,15 @@ def count_target(
     execution: Execution,
     target: TargetInfo,
     timed: Callable[[str], AbstractContextManager[None]],
+    tools: Future[CounterTools] | None = None,
 ) -> list[Path]:
     """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
 
     ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
     progress display; ``builder.on_line`` gets notes and the harness's lines;
     ``execution`` is the timing run's, with the counting layer's image put in.
+    ``tools``: the counter tools being built beside the target (:func:`side_by_side`);
+    None: built here.
 
     Raises:
         BaseImageError, ImageBuildError: the counting layer cannot be built.
@@ -447,7 +524,8 @@ def count_target(
         return []
     suites = planned.only(chosen)
     with timed("count image"):
-        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch)
+        made = tools.result() if tools is not None else None
+        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch, made)
     paths = []
     for index in range(1, p.repeat + 1):
         with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
@@ -483,6 +561,78 @@ def count_target(
         )
         paths.append(ws.store.save(result))
     return paths
+
+
+T = TypeVar("T")
+
+
+SIDE_REUSED_S = 5.0
+"""Side work shorter than this (s) found its images up to date: its time is no ETA."""
+SIDE_QUIET_S = 2.0
+"""Side work done within this (s) shows no row at all (it found everything up to date)."""
+
+
+def side_by_side(
+    reporter: Reporter,
+    name: str,
+    what: str,
+    builder: Builder,
+    work: Callable[[Builder], T],
+    timing: tuple[TimingStore, str, str] | None = None,
+) -> Future[T]:
+    """Start ``work(builder)`` on a thread of its own; its result or error is the future's.
+
+    The work shows as a row of its own, ``<name> · <what>``, with its own build lines
+    (its stage, heartbeats and an ok or FAILED line), so that it does not mix with the
+    target's; work done within :data:`SIDE_QUIET_S` (everything up to date) shows no row,
+    unless it failed. ``timing``: (store, key, run id) of its stored duration, the ETA of
+    the next build (a run that found everything up to date, under :data:`SIDE_REUSED_S`,
+    keeps the last one). The thread is a daemon: Ctrl-C does not wait for a bootstrap
+    to end. A failure surfaces where the target waits for the result, as if made there.
+    """
+    row = f"{name} · {what}"
+    side = dataclasses.replace(builder, on_line=lambda text: reporter.line(row, text))
+    future: Future[T] = Future()
+
+    shown = threading.Lock()
+    announced: list[bool] = []
+
+    def announce() -> None:
+        # Only work that takes a while gets a row: a warm rerun's checks say nothing.
+        with shown:
+            if future.done():
+                return
+            announced.append(True)
+            reporter.stage(row, "build")
+            if timing is not None:
+                reporter.progress(row, "", timing[0].get(timing[1]), "build")
+
+    def run() -> None:
+        timer = threading.Timer(SIDE_QUIET_S, announce)
+        timer.daemon = True
+        timer.start()
+        started = time.monotonic()
+        try:
+            value = work(side)
+        except BaseException as exc:  # handed to whoever waits for it
+            with shown:
+                timer.cancel()
+                if not announced:
+                    reporter.stage(row, "build")  # a failure always shows
+                reporter.finish(row, False, str(exc).splitlines()[0] if str(exc) else repr(exc))
+                future.set_exception(exc)
+        else:
+            took = time.monotonic() - started
+            if timing is not None and took >= SIDE_REUSED_S:
+                timing[0].record(timing[1], took, timing[2])
+            with shown:
+                timer.cancel()
+                if announced:
+                    reporter.finish(row, True, f"ready after {format_seconds(took)}")
+                future.set_result(value)
+
+    threading.Thread(target=run, name=row, daemon=True).start()
+    return future
 
 
 class _Timer:

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.docker
 
 MATRIX = """
 version: 1
+metrics: [time]
 defaults:
   blindsig: {{iterations: 2, repetitions: 3, rsa_bits: [1024], warmup: 0}}
 bases:

@@ -32,7 +32,7 @@ def test_readme_starts_with_the_two_set_up_commands() -> None:
     text = README.read_text(encoding="utf-8")
     first_section = text.index("\n## ")
     assert text.index("\nbash scripts/setup-host.sh && .venv/bin/invoke bench") < first_section
-    assert text.index("\nbash scripts/setup-host.sh && .venv/bin/pytest") < first_section
+    assert text.index("\nbash scripts/setup-host.sh --tests && .venv/bin/pytest") < first_section
 
 
 def test_readme_is_at_most_150_lines() -> None:

@@ -242,3 +242,24 @@ def test_resume_keeps_a_counting_target_only_with_its_counts(tmp_path: Path) -> 
     store.save(measured.model_copy(update={"metric": "instructions", "harness": harness}))
     assert is_complete(store, run_id, both)
     assert is_complete(store, run_id, counted)
+
+
+def test_emulated_targets_count_by_default_and_native_ones_time() -> None:
+    m = load(REPO / "matrix.yml")
+    plans = {p.name: p.metrics for p in plan(m, m.targets, {"local": Arch.AMD64})}
+    assert plans["amd64-trixie"] == ("time",)
+    assert plans["riscv64-trixie"] == ("time", "instructions")
+    assert plans["ppc64le-bookworm"] == ("time", "instructions")
+    # --metric wins over the default, for emulated and native targets alike.
+    flagged = plan(m, m.targets, {"local": Arch.AMD64}, metrics=("time",))
+    assert {p.metrics for p in flagged} == {("time",)}
+
+
+def test_matrix_metrics_key_wins_over_the_emulated_default() -> None:
+    text = (REPO / "matrix.yml").read_text() + "\nmetrics: [time]\n"
+    m = parse(text, "matrix.yml")
+    assert {p.metrics for p in plan(m, m.targets, {"local": Arch.AMD64})} == {("time",)}
+    both = parse((REPO / "matrix.yml").read_text() + "\nmetrics: [time, instructions]\n", "m")
+    (native,) = plan(both, both.select(["amd64-trixie"]), {"local": Arch.AMD64})
+    assert native.metrics == ("time", "instructions")
+    assert native.count_suites is not None  # counted with the emulated defaults
