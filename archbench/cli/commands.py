@@ -27,6 +27,7 @@ turns them into exit codes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,7 +60,6 @@ from archbench.errors import (
     LimitExceeded,
     MatrixError,
     ReportError,
-    ResultsError,
     TargetsFailed,
 )
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
@@ -182,10 +182,9 @@ def history(s: Settings, f: HistoryFlags) -> None:
         extend=f.extend or None,
         apt_proxy=s.apt_proxy,
         build_jobs=integer("invoke.yaml archbench.build_jobs", s.build_jobs, 1, 16),
+        on_wait=show,
     )
-    # One writer of the results folder at a time, as for invoke bench.
-    with folder_lock(options.results, ResultsError, "results folder", show):
-        done = run.measure_history(options)
+    done = run.measure_history(options)
     results = {
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
     }
@@ -262,10 +261,9 @@ def bench(s: Settings, f: BenchFlags) -> None:
         TargetsFailed: some targets failed; the others' results are kept.
         ArchbenchError: whatever :func:`archbench.run.bench` raises.
     """
-    options = bench_options(s, f)
-    # One bench at a time per results folder; a second waits and says so.
-    with folder_lock(options.results, ResultsError, "results folder", show):
-        done = run.bench(options)
+    # One bench at a time per results folder (run.bench takes its lock once the flags
+    # and engines are checked); a second waits and says so.
+    done = run.bench(dataclasses.replace(bench_options(s, f), on_wait=show))
     print_outcomes(done)
     for o in done.outcomes:
         if o.ok and o.result_paths:

@@ -32,13 +32,13 @@ import contextlib
 import dataclasses
 import random
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from archbench.build import resolve_apt_proxy
-from archbench.errors import Interrupted, MatrixError
+from archbench.errors import Interrupted, MatrixError, ResultsError
 from archbench.hosts import connect_host, engine_arch
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
@@ -59,6 +59,7 @@ from archbench.result import (
     HistoryVersion,
     ResultStore,
     RunManifest,
+    folder_lock,
     new_run_id,
 )
 from archbench.run.planning import TargetPlan, plan
@@ -96,6 +97,8 @@ class HistoryOptions:
     extend: str | None = None
     apt_proxy: str = "auto"
     build_jobs: int = 2
+    on_wait: Callable[[str], None] = print
+    """Where the line goes that says this history waits for another writer of the results."""
 
 
 @dataclass(frozen=True)
@@ -293,89 +296,96 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         manifest = manifest.model_copy(
             update={"versions": (*manifest.versions, *(v.entry for v in versions))}
         )
-    for v in versions:
-        store.save_manifest(
-            RunManifest(
-                run_id=v.entry.run_id,
-                started_at=now,
-                matrix_file=matrix_file,
-                matrix_text=matrix_text,
-                targets=tuple(p.name for p in v.plans),
-                overrides=dict(options.overrides),
-                repeat=options.rounds,
-                cpus=options.cpus,
-                suites=tuple(options.suites),
-                metrics=("time", "instructions"),
-                gnunet=v.entry.gnunet,
-                history=history_id,
+    # One writer of the results folder at a time, taken once everything is checked.
+    with folder_lock(store.root, ResultsError, "results folder", options.on_wait):
+        for v in versions:
+            store.save_manifest(
+                RunManifest(
+                    run_id=v.entry.run_id,
+                    started_at=now,
+                    matrix_file=matrix_file,
+                    matrix_text=matrix_text,
+                    targets=tuple(p.name for p in v.plans),
+                    overrides=dict(options.overrides),
+                    repeat=options.rounds,
+                    cpus=options.cpus,
+                    suites=tuple(options.suites),
+                    metrics=("time", "instructions"),
+                    gnunet=v.entry.gnunet,
+                    history=history_id,
+                )
             )
-        )
-    store.save_history(manifest)
-    orders = round_orders([v.entry.run_id for v in versions], options.rounds, seed)
-    by_run = {v.entry.run_id: v for v in versions}
-    with contextlib.ExitStack() as stack:
-        shown: Reporter = reporter if reporter is not None else stack.enter_context(RichReporter())
+        store.save_history(manifest)
+        orders = round_orders([v.entry.run_id for v in versions], options.rounds, seed)
+        by_run = {v.entry.run_id: v for v in versions}
+        with contextlib.ExitStack() as stack:
+            shown: Reporter = (
+                reporter if reporter is not None else stack.enter_context(RichReporter())
+            )
 
-        def tell(text: str) -> None:
-            shown.stage("history", text)
+            def tell(text: str) -> None:
+                shown.stage("history", text)
 
-        tell(
-            f"history {history_id}: {len(versions)} versions, {options.rounds} rounds, seed {seed}"
-        )
-        try:
-            for v in versions:
-                tell(f"build: {v.entry.label} (run {v.entry.run_id})")
-                built = execute(
-                    clients,
-                    v.plans,
-                    v.workspace,
-                    host_archs,
-                    RunOptions(build_only=True, build_first=True, build_jobs=options.build_jobs),
-                    reporter=shown,
-                )
-                v.outcomes.extend(o for o in built if not o.ok)
-                ok = {o.name for o in built if o.ok}
-                v.plans = [p for p in v.plans if p.name in ok]
-            for index, order in enumerate(orders, start=1):
-                for run_id in order:
-                    v = by_run[run_id]
-                    timed = [
-                        dataclasses.replace(
-                            p,
-                            metrics=("time",),
-                            repeat=1,
-                            first_repeat=index,
-                            total_repeats=options.rounds,
-                            interleaved=session,
-                        )
+            tell(
+                f"history {history_id}: {len(versions)} versions, {options.rounds} rounds, "
+                f"seed {seed}"
+            )
+            try:
+                for v in versions:
+                    tell(f"build: {v.entry.label} (run {v.entry.run_id})")
+                    built = execute(
+                        clients,
+                        v.plans,
+                        v.workspace,
+                        host_archs,
+                        RunOptions(
+                            build_only=True, build_first=True, build_jobs=options.build_jobs
+                        ),
+                        reporter=shown,
+                    )
+                    v.outcomes.extend(o for o in built if not o.ok)
+                    ok = {o.name for o in built if o.ok}
+                    v.plans = [p for p in v.plans if p.name in ok]
+                for index, order in enumerate(orders, start=1):
+                    for run_id in order:
+                        v = by_run[run_id]
+                        timed = [
+                            dataclasses.replace(
+                                p,
+                                metrics=("time",),
+                                repeat=1,
+                                first_repeat=index,
+                                total_repeats=options.rounds,
+                                interleaved=session,
+                            )
+                            for p in v.plans
+                            if not p.emulated
+                        ]
+                        if not timed:
+                            continue
+                        tell(f"round {index}/{options.rounds}: {v.entry.label}")
+                        done = execute(clients, timed, v.workspace, host_archs, reporter=shown)
+                        v.outcomes.extend(o for o in done if not o.ok)
+                    manifest = manifest.model_copy(
+                        update={
+                            "order": (
+                                *manifest.order,
+                                HistoryRound(session=session, round=index, order=order),
+                            )
+                        }
+                    )
+                    store.save_history(manifest)
+                for v in versions:
+                    counted = [
+                        dataclasses.replace(p, metrics=("instructions",), interleaved=session)
                         for p in v.plans
-                        if not p.emulated
                     ]
-                    if not timed:
-                        continue
-                    tell(f"round {index}/{options.rounds}: {v.entry.label}")
-                    done = execute(clients, timed, v.workspace, host_archs, reporter=shown)
-                    v.outcomes.extend(o for o in done if not o.ok)
-                manifest = manifest.model_copy(
-                    update={
-                        "order": (
-                            *manifest.order,
-                            HistoryRound(session=session, round=index, order=order),
-                        )
-                    }
-                )
-                store.save_history(manifest)
-            for v in versions:
-                counted = [
-                    dataclasses.replace(p, metrics=("instructions",), interleaved=session)
-                    for p in v.plans
-                ]
-                tell(f"count: {v.entry.label}")
-                done = execute(clients, counted, v.workspace, host_archs, reporter=shown)
-                v.outcomes.extend(done)
-        except KeyboardInterrupt:
-            raise Interrupted(
-                f"interrupted; the rounds that finished are kept in {store.root} and "
-                f"{store.root / history_id / 'history.json'} says which ran"
-            ) from None
-    return HistoryRun(store, manifest, {v.entry.run_id: tuple(v.outcomes) for v in versions})
+                    tell(f"count: {v.entry.label}")
+                    done = execute(clients, counted, v.workspace, host_archs, reporter=shown)
+                    v.outcomes.extend(done)
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"interrupted; the rounds that finished are kept in {store.root} and "
+                    f"{store.root / history_id / 'history.json'} says which ran"
+                ) from None
+        return HistoryRun(store, manifest, {v.entry.run_id: tuple(v.outcomes) for v in versions})

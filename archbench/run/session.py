@@ -11,7 +11,7 @@ found is the caller's to print.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ import docker.errors
 
 from archbench.analysis import metric_names
 from archbench.build import resolve_apt_proxy
-from archbench.errors import Interrupted, MatrixError
+from archbench.errors import Interrupted, MatrixError, ResultsError
 from archbench.hosts import connect_host, engine_arch
 from archbench.inputs import check_cpuset_fits, cpuset, integer
 from archbench.matrix import (
@@ -38,7 +38,7 @@ from archbench.matrix import (
     read_matrix_text,
 )
 from archbench.platforms import Arch
-from archbench.result import ResultStore, RunManifest, check_run_id, new_run_id
+from archbench.result import ResultStore, RunManifest, check_run_id, folder_lock, new_run_id
 from archbench.run.archives import (
     load_for_targets,
     local_targets,
@@ -87,6 +87,8 @@ class BenchOptions:
     apt_proxy: str = ""
     build_jobs: str = "2"
     gnunet: GnunetSource | None = None
+    on_wait: Callable[[str], None] = print
+    """Where the line goes that says this run waits for another writer of the results folder."""
 
 
 @dataclass(frozen=True)
@@ -268,46 +270,51 @@ def bench(options: BenchOptions) -> BenchRun:
     if arc is not None:
         loaded = load_for_targets(clients[LOCAL_HOST], arc, [p.name for p in plans])
         plans = [dataclasses.replace(p, archived=loaded[p.name]) for p in plans]
-    if not build_only:
-        store.save_manifest(manifest)
-    ws = Workspace(
-        store=store,
-        run_id=run_id,
-        work_dir=options.work,
-        apt_proxy=resolve_apt_proxy(clients.get(LOCAL_HOST), options.apt_proxy),
-    )
-    build_jobs = integer("invoke.yaml archbench.build_jobs", options.build_jobs, 1, 16)
-    run_options = RunOptions(
-        build_only=build_only,
-        rebuild=rebuild,
-        resume=bool(resume),
-        build_first=True,
-        build_jobs=build_jobs,
-    )
-    with RichReporter() as reporter:
-        reporter.console.print(f"run {run_id}")
-        durations = TimingStore(options.work)
-        for p in plans:
-            mode = "emulated (QEMU)" if p.emulated else "native"
-            where = f"{p.host_name}, {p.target.arch.platform} {mode}"
-            eta = durations.run_estimate(p.host_name, p.name, p.suites, p.repeat)
-            reporter.expect(p.name, eta, where)
-            if p.emulated_settings:
-                reporter.console.print(
-                    f"{p.name}: emulated_defaults of the matrix set "
-                    f"{describe_emulated_changes(p.emulated_settings)} "
-                    "(a target's own settings or --rsa-bits etc. override them)",
-                    markup=False,
-                    soft_wrap=True,
-                )
-        try:
-            outcomes = execute(clients, plans, ws, host_archs, run_options, reporter=reporter)
-        except KeyboardInterrupt:
-            raise Interrupted(
-                f"interrupted; finished results are kept in {store.root / run_id} and this "
-                f"run's containers were removed. Finish it with: invoke bench --resume {run_id}"
-            ) from None
-    if not build_only:
-        done = {o.name: o.seconds for o in outcomes if o.ok and not o.skipped}
-        store.save_manifest(manifest.model_copy(update={"seconds": {**manifest.seconds, **done}}))
-    return BenchRun(store, run_id, tuple(outcomes))
+    # One writer of the results folder at a time, taken only now that every flag and the
+    # engines have been checked: a refused run leaves no folder behind.
+    with folder_lock(store.root, ResultsError, "results folder", options.on_wait):
+        if not build_only:
+            store.save_manifest(manifest)
+        ws = Workspace(
+            store=store,
+            run_id=run_id,
+            work_dir=options.work,
+            apt_proxy=resolve_apt_proxy(clients.get(LOCAL_HOST), options.apt_proxy),
+        )
+        build_jobs = integer("invoke.yaml archbench.build_jobs", options.build_jobs, 1, 16)
+        run_options = RunOptions(
+            build_only=build_only,
+            rebuild=rebuild,
+            resume=bool(resume),
+            build_first=True,
+            build_jobs=build_jobs,
+        )
+        with RichReporter() as reporter:
+            reporter.console.print(f"run {run_id}")
+            durations = TimingStore(options.work)
+            for p in plans:
+                mode = "emulated (QEMU)" if p.emulated else "native"
+                where = f"{p.host_name}, {p.target.arch.platform} {mode}"
+                eta = durations.run_estimate(p.host_name, p.name, p.suites, p.repeat)
+                reporter.expect(p.name, eta, where)
+                if p.emulated_settings:
+                    reporter.console.print(
+                        f"{p.name}: emulated_defaults of the matrix set "
+                        f"{describe_emulated_changes(p.emulated_settings)} "
+                        "(a target's own settings or --rsa-bits etc. override them)",
+                        markup=False,
+                        soft_wrap=True,
+                    )
+            try:
+                outcomes = execute(clients, plans, ws, host_archs, run_options, reporter=reporter)
+            except KeyboardInterrupt:
+                raise Interrupted(
+                    f"interrupted; finished results are kept in {store.root / run_id} and this "
+                    f"run's containers were removed. Finish it with: invoke bench --resume {run_id}"
+                ) from None
+        if not build_only:
+            done = {o.name: o.seconds for o in outcomes if o.ok and not o.skipped}
+            store.save_manifest(
+                manifest.model_copy(update={"seconds": {**manifest.seconds, **done}})
+            )
+        return BenchRun(store, run_id, tuple(outcomes))
