@@ -210,7 +210,7 @@ def test_invoke_bench_and_report(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| CS                 | 10x signing" in done.stdout
-    (run_dir,) = (tmp_path / "results").iterdir()
+    (run_dir,) = [p for p in (tmp_path / "results").iterdir() if p.is_dir()]
     assert (run_dir / "ci-amd64.json").is_file()
     done = _invoke("report", "--results", str(tmp_path / "results"), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
@@ -283,7 +283,7 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(
     output = proc.stdout.read() if proc.stdout else ""
     assert proc.returncode == 130, output
     assert "Finish it with: invoke bench --resume" in output
-    (run_dir,) = results.iterdir()
+    (run_dir,) = [p for p in results.iterdir() if p.is_dir()]
     assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_dir.name}"}) == []
     assert sorted(p.name for p in run_dir.iterdir() if p.is_file()) == ["ci-amd64.json", "run.json"]
     load_result(run_dir / "ci-amd64.json")

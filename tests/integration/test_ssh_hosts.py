@@ -238,7 +238,7 @@ def test_lost_connection_fails_that_target_only_and_resume_finishes_it(
             proc.kill()
         if sshd.proc is None:
             sshd.start()
-    (run_dir,) = results.iterdir()
+    (run_dir,) = [p for p in results.iterdir() if p.is_dir()]
     run_id = run_dir.name
     assert proc.returncode == 10, output
     assert "1 target(s) failed (1 kept their results)" in output, output
