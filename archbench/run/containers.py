@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -418,7 +419,9 @@ def leftover_containers(client: docker.DockerClient) -> Iterator[Container]:
     yield from client.containers.list(all=True, filters={"label": LABEL})
 
 
-def remove_run_containers(client: docker.DockerClient, run_id: str, rounds: int = 5) -> int:
+def remove_run_containers(
+    client: docker.DockerClient, run_id: str, rounds: int = 5, settle_s: float = 30.0
+) -> int:
     """Force-remove every container of ``run_id`` on this engine; returns how many.
 
     Used on Ctrl-C (after :meth:`ContainerGate.close`) and before
@@ -426,16 +429,19 @@ def remove_run_containers(client: docker.DockerClient, run_id: str, rounds: int 
     thread waiting for it returns. The listing is sparse (one request, no
     per-container inspect that fails when a container vanishes meanwhile);
     a container already gone or being removed by its own worker is not an
-    error, and the engine is asked again until it lists none (at most
-    ``rounds`` times). Errors of an unreachable engine are swallowed, since
-    there is nothing left to clean on it from here.
+    error. The engine is asked again until it lists none: ``rounds`` removal
+    passes, then up to ``settle_s`` s for removals still in progress (a running
+    container's forced removal takes seconds on a loaded machine, and the engine
+    lists it until it is gone). Errors of an unreachable engine are swallowed,
+    since there is nothing left to clean on it from here.
     """
     removed = 0
+    label = {"label": f"{LABEL_RUN}={run_id}"}
     try:
         for _ in range(rounds):
-            found = client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+            found = client.api.containers(all=True, filters=label)
             if not found:
-                break
+                return removed
             for c in found:
                 try:
                     client.api.remove_container(c["Id"], force=True)
@@ -445,6 +451,9 @@ def remove_run_containers(client: docker.DockerClient, run_id: str, rounds: int 
                 except docker.errors.APIError as exc:
                     if exc.status_code != 409:  # 409: removal already in progress
                         raise
+        deadline = time.monotonic() + settle_s
+        while client.api.containers(all=True, filters=label) and time.monotonic() < deadline:
+            time.sleep(0.2)
     except (docker.errors.DockerException, requests.exceptions.RequestException):
         pass
     return removed
