@@ -11,7 +11,9 @@ created its next container.
 from __future__ import annotations
 
 import _thread
+import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,17 @@ class _InterruptAt(SilentReporter):
         super().stage(target, stage)
         if (target, stage) == (self.target, self.at):
             _thread.interrupt_main()
+
+
+@pytest.fixture(autouse=True)
+def python_sigint() -> Iterator[None]:
+    """Python's SIGINT handler while a test runs: ``_thread.interrupt_main()`` does nothing
+    while SIGINT is ignored, as it is in a process started from a background shell."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.mark.parametrize(
