@@ -13,8 +13,9 @@ import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
@@ -28,6 +29,9 @@ from archbench.result.model import (
     RunManifest,
 )
 from archbench.result.paths import FILE_NAME, check_run_id, inside, write_texts
+
+M = TypeVar("M", bound=BaseModel)
+"""A stored manifest's model (:class:`RunManifest`, :class:`HistoryManifest`)."""
 
 
 def repeat_groups(results: Sequence[Result]) -> dict[tuple[str, str, str], list[Result]]:
@@ -189,14 +193,7 @@ class ResultStore:
             raise ResultsError(
                 f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
             )
-        text = read_text(path, ResultsError, "the run manifest", MAX_RESULT_BYTES)
-        data = load_json(text, str(path), ResultsError)
-        try:
-            manifest = RunManifest.model_validate(data)
-        except ValidationError as exc:
-            raise ResultsError(
-                f"{path}: unreadable run manifest: {describe_problems(exc)}"
-            ) from exc
+        manifest = _read_manifest(path, RunManifest, "the run manifest", "run manifest")
         if manifest.run_id != run_id:
             raise ResultsError(
                 f"{path}: the manifest says run {quote(manifest.run_id)} but lies in "
@@ -232,12 +229,7 @@ class ResultStore:
             raise ResultsError(
                 f"{path}: no history {history_id!r} in {self.root} (latest: {known})"
             )
-        text = read_text(path, ResultsError, "the history manifest", MAX_RESULT_BYTES)
-        data = load_json(text, str(path), ResultsError)
-        try:
-            manifest = HistoryManifest.model_validate(data)
-        except ValidationError as exc:
-            raise ResultsError(f"{path}: unreadable history: {describe_problems(exc)}") from exc
+        manifest = _read_manifest(path, HistoryManifest, "the history manifest", "history")
         if manifest.history_id != history_id:
             raise ResultsError(
                 f"{path}: the manifest says history {quote(manifest.history_id)} but lies in "
@@ -353,6 +345,21 @@ class ResultStore:
             except ResultsError as exc:
                 failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
         return merged, failures
+
+
+def _read_manifest(path: Path, model: type[M], what: str, name: str) -> M:
+    """``path`` read through the bounded reader and validated as ``model``.
+
+    Raises:
+        ResultsError: not a regular file, too large, not JSON, or not a ``model``
+            (``"<path>: unreadable <name>: ..."``).
+    """
+    text = read_text(path, ResultsError, what, MAX_RESULT_BYTES)
+    data = load_json(text, str(path), ResultsError)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: unreadable {name}: {describe_problems(exc)}") from exc
 
 
 def result_key(result: Result) -> tuple[object, ...]:
