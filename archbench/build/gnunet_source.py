@@ -652,9 +652,12 @@ def _tar_info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
 
 
 def _unpack(f: IO[bytes], dest: Path, where: str, strip_top: bool) -> None:
-    """Extract the tar stream ``f`` into ``dest`` with tarfile's ``data`` filter (no
-    absolute names, no ``..``, no links out of ``dest``, no devices), its one top
-    folder stripped when ``strip_top``."""
+    """Extract the tar stream ``f`` into ``dest`` as untrusted input (:func:`_extract`),
+    its one top folder stripped when ``strip_top``.
+
+    Raises:
+        SourceError: unreadable or corrupt archive, or a member :func:`_extract` refuses.
+    """
     try:
         with tarfile.open(fileobj=f, mode="r|*") as tar:
             _extract(tar, dest, where, strip_top)
@@ -663,8 +666,23 @@ def _unpack(f: IO[bytes], dest: Path, where: str, strip_top: bool) -> None:
 
 
 def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> None:
+    """Write the members of ``tar`` below ``dest``: regular files, folders and symbolic
+    links whose target stays inside ``dest``; hard links become copies of an earlier member.
+
+    The rules are those of tarfile's ``data`` filter (PEP 706): no absolute name, no
+    ``..``, no link out of ``dest``, no device or FIFO, no set-id bits, owner not kept.
+    They are applied here rather than through ``filter="data"`` because that filter came
+    with Python 3.11.4, and Debian 12's own Python is 3.11.2 (archbench supports
+    3.11.2 and later). No write follows a symbolic link: every file is created with
+    ``O_NOFOLLOW | O_EXCL`` under a parent folder whose real path lies inside ``dest``.
+
+    Raises:
+        SourceError: more than ``MAX_TREE_FILES`` members or ``MAX_TREE_BYTES`` bytes,
+            not one top folder (``strip_top``), or a member the rules refuse.
+    """
     top: str | None = None
     count = size = 0
+    root = os.path.realpath(dest)
     for member in tar:
         count += 1
         size += member.size
@@ -673,6 +691,7 @@ def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> N
                 f"{where}: more than {MAX_TREE_FILES} files or {MAX_TREE_BYTES} bytes"
             )
         name = member.name.strip("/")
+        linkname = member.linkname
         if strip_top:
             first, _, rest = name.partition("/")
             if top is None:
@@ -684,14 +703,74 @@ def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> N
                 )
             name = rest
             if member.islnk():
-                member = member.replace(linkname=member.linkname.partition("/")[2], deep=False)
+                linkname = linkname.partition("/")[2]
         if not name:
             continue
-        member = member.replace(name=name, deep=False)
-        try:
-            tar.extract(member, dest, filter="data")
-        except tarfile.FilterError as exc:
-            raise SourceError(f"{where}: refused member {quote(name, 120)}: {exc}") from None
+        _extract_member(tar, member, name, linkname, root, where)
+
+
+def _inside(root: str, path: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def _extract_member(
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    name: str,
+    linkname: str,
+    root: str,
+    where: str,
+) -> None:
+    """One member of :func:`_extract`, checked and written (see there for the rules)."""
+
+    def refuse(why: str) -> SourceError:
+        return SourceError(f"{where}: refused member {quote(name, 120)}: {why}")
+
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or "\0" in name:
+        raise refuse("an absolute name or one with '..'")
+    target = os.path.join(root, *[p for p in parts if p not in ("", ".")])
+    parent = os.path.dirname(target)
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        raise refuse("not a file, folder or link (devices and FIFOs are not source)")
+    os.makedirs(parent, exist_ok=True)
+    if not _inside(root, os.path.realpath(parent)):
+        raise refuse("its folder is a link out of the tree")
+    mode = member.mode & 0o755 if member.isdir() or member.mode & 0o100 else member.mode & 0o644
+    if member.isdir():
+        if os.path.lexists(target) and not os.path.isdir(target):
+            raise refuse("a folder where a file or link was")
+        os.makedirs(target, mode=0o755, exist_ok=True)
+        os.chmod(target, mode | 0o700)
+        return
+    if member.issym():
+        if os.path.isabs(linkname) or not _inside(
+            root, os.path.normpath(os.path.join(parent, linkname))
+        ):
+            raise refuse(f"a link to {quote(linkname, 120)}, outside the tree")
+        os.symlink(linkname, target)
+        return
+    source: IO[bytes] | None
+    if member.islnk():
+        link_parts = linkname.strip("/").split("/")
+        if ".." in link_parts or os.path.isabs(linkname):
+            raise refuse(f"a hard link to {quote(linkname, 120)}, outside the tree")
+        earlier = os.path.join(root, *link_parts)
+        if not _inside(root, os.path.realpath(earlier)) or not os.path.isfile(earlier):
+            raise refuse(f"a hard link to {quote(linkname, 120)}, which is no earlier file")
+        source = open(earlier, "rb")  # noqa: SIM115  # closed below
+    else:
+        source = tar.extractfile(member)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileExistsError:
+        raise refuse("a second member of that name") from None
+    with os.fdopen(fd, "wb") as out, contextlib.ExitStack() as stack:
+        if source is not None:
+            stack.enter_context(source)
+            shutil.copyfileobj(source, out, 1024 * 1024)
+        os.fchmod(out.fileno(), mode)
 
 
 def _export(mirror: Path, commit: str, dest: Path, where: str) -> None:

@@ -551,3 +551,70 @@ def test_every_shared_tarball_prepares_with_the_stub_only_where_needed(
     # 0.21.2 and 0.22.2 carry doc/handbook/meson.build; 0.24.3 and 0.27.0 have a submodule.
     stub = (tmp_path / "b/doc/handbook/meson.build").read_text(encoding="utf-8") == HANDBOOK_STUB
     assert stub == (tag in ("v0.24.3", "v0.27.0")), built.changes
+
+
+def _evil_tarball(path: Path, members: list[tarfile.TarInfo]) -> str:
+    """A tarball with a .version and ``members`` (regular files get 1 byte each)."""
+    with tarfile.open(path, "w:gz") as tar:
+        version = tarfile.TarInfo("gnunet-0.27.0/.version")
+        version.size = 7
+        tar.addfile(version, io.BytesIO(b"0.27.0\n"))
+        for info in members:
+            info.name = f"gnunet-0.27.0/{info.name}"
+            if info.isfile():
+                info.size = 1
+            tar.addfile(info, io.BytesIO(b"x") if info.isfile() else None)
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+@pytest.mark.parametrize(
+    ("members", "refused"),
+    [
+        # A link to a folder outside, then a file written through it.
+        ([_member("out", tarfile.SYMTYPE, "../../outside"), _member("out/f")], "out"),
+        ([_member("abs", tarfile.SYMTYPE, "/etc")], "abs"),
+        ([_member("h", tarfile.LNKTYPE, "gnunet-0.27.0/../../../etc/passwd")], "h"),
+        ([_member("dev", tarfile.CHRTYPE)], "dev"),
+        ([_member("fifo", tarfile.FIFOTYPE)], "fifo"),
+        ([_member("twice"), _member("twice")], "twice"),
+    ],
+)
+def test_archive_members_never_reach_outside_the_build_copy(
+    tmp_path: Path, members: list[tarfile.TarInfo], refused: str
+) -> None:
+    """The rules of tarfile's ``data`` filter hold on every Python archbench supports
+    (3.11.2 has no such filter): nothing is written outside, the member is named."""
+    (tmp_path / "outside").mkdir()
+    path = tmp_path / "evil.tar.gz"
+    sha = _evil_tarball(path, members)
+    resolved = resolve_gnunet(GnunetTarball(tarball=str(path), sha256=sha), tmp_path / "work")
+    with pytest.raises(SourceError, match=rf"refused member '{refused}'"):
+        prepare_build_tree(resolved, tmp_path / "b" / "c")
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+def test_links_inside_the_tree_and_modes_are_kept_without_set_id_bits(tmp_path: Path) -> None:
+    script = _member("bin/run")
+    script.mode = 0o4755
+    link = _member("bin/again", tarfile.SYMTYPE, "run")
+    hard = _member("bin/copy", tarfile.LNKTYPE, "gnunet-0.27.0/bin/run")
+    tree = fake_tree(tmp_path / "t", version="0.27.0")
+    path = tmp_path / "g.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(tree, arcname="gnunet-0.27.0")
+        for info in (script, link, hard):
+            info.name = f"gnunet-0.27.0/{info.name}"
+            info.size = 1 if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(b"x") if info.isfile() else None)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    resolved = resolve_gnunet(GnunetTarball(tarball=str(path), sha256=sha), tmp_path / "work")
+    prepare_build_tree(resolved, tmp_path / "b")
+    assert (tmp_path / "b/bin/run").stat().st_mode & 0o7777 == 0o755
+    assert os.readlink(tmp_path / "b/bin/again") == "run"
+    assert (tmp_path / "b/bin/copy").read_bytes() == b"x"
