@@ -13,6 +13,30 @@ cd "$(dirname "$0")/.."
 
 say() { printf '[setup] %s\n' "$*"; }
 
+# Long quiet steps (apt, pip) keep their output in a log and say every 15 s what they
+# do, so a first run is never silent for long; on failure the log's end is shown.
+step_log=/var/log/archbench-setup.log
+: >"$step_log"
+quietly() {
+  local what=$1 pid t=0 last
+  shift
+  "$@" >>"$step_log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    t=$((t + 1))
+    if [ $((t % 15)) -eq 0 ]; then
+      last=$(grep -v '^WARNING: Location' "$step_log" | tail -n 1 | tr -cd '[:print:]' | cut -c1-90)
+      say "$what, ${t}s in${last:+: $last}"
+    fi
+  done
+  if ! wait "$pid"; then
+    echo "[setup] $what failed; the end of $step_log:" >&2
+    tail -n 20 "$step_log" >&2
+    exit 1
+  fi
+}
+
 tests=0
 case "${1:-}" in
   "") ;;
@@ -25,16 +49,20 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# mmdebstrap: the base images' bootstrap (archbench.build.bases); debootstrap: its
-# fallback where mmdebstrap is missing (Debian 11 and older).
-packages=(docker.io qemu-user-static mmdebstrap debootstrap python3 python3-venv)
+# mmdebstrap: the base images' bootstrap (archbench.build.bases); arch-test: mmdebstrap's
+# check of a foreign architecture (a Recommends, which --no-install-recommends drops:
+# without it a riscv64 bootstrap stops with "install arch-test for foreign architecture
+# support"); debootstrap: the fallback where mmdebstrap is missing (Debian 11 and older).
+packages=(docker.io qemu-user-static mmdebstrap arch-test debootstrap python3 python3-venv)
 if [ "$tests" = 1 ]; then
   # texlive + poppler-utils: the report compile test (pdflatex, pdftoppm);
   # curl: the taler-helper recipe's fetch test; openssh-server (+ client): the ssh:// host
   # test, whose fixture starts its own sshd on a loopback port; gcc, make, pkgconf and the
   # -dev packages: the native harness tests; chromium: the results page's browser test
   # (headless, from disk).
-  packages+=(curl chromium openssh-client openssh-server
+  # git: the tests of git sources (a pristine machine has none); dpkg-dev: the tests of
+  # the GNUnet build script (dpkg-buildflags).
+  packages+=(curl chromium openssh-client openssh-server git dpkg-dev
              gcc make pkgconf libgnunet-dev libsodium-dev
              texlive-latex-base texlive-latex-recommended texlive-latex-extra
              texlive-fonts-recommended poppler-utils)
@@ -45,8 +73,10 @@ for p in "${packages[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # --error-on=any: an index that cannot be fetched stops here, not as "no such package".
+  quietly "apt-get update" apt-get update --error-on=any
+  quietly "installing ${#missing[@]} packages" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
   if [[ " ${missing[*]} " == *" openssh-server "* ]] && [ -d /run/systemd/system ]; then
     # The package starts a system sshd on port 22; the tests need only the binary.
     say "openssh-server installed for the tests; leaving its system service off"
@@ -73,7 +103,8 @@ say "docker engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) 
 if ! dpkg-query -W -f='${Status}' apt-cacher-ng 2>/dev/null | grep -q "install ok installed"; then
   say "installing apt-cacher-ng (package cache for builds)"
   echo "apt-cacher-ng apt-cacher-ng/tunnelenable boolean false" | debconf-set-selections
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends apt-cacher-ng >/dev/null
+  quietly "installing apt-cacher-ng" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends apt-cacher-ng
 fi
 mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
 [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 ~ /^https?:/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
@@ -91,25 +122,28 @@ fi
 say "apt-cacher-ng is up on port 3142"
 
 if [ ! -x .venv/bin/python ]; then
-  say "creating .venv"
+  say "creating .venv with $(python3 --version)"
   python3 -m venv .venv
 fi
-# Reinstall whenever pyproject.toml (the dependency list) changed since the last install,
-# and add the dev extras the first time --tests asks for them.
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-extras=""
+# The virtualenv is installed from a lock file (exact versions, every file's sha256:
+# requirements/*.lock, refreshed by scripts/lock.sh), so a new release of a dependency
+# cannot change what a first run installs. Reinstall whenever the lock changed since the
+# last install; the dev lock (a superset) the first time --tests asks for it.
+lock=requirements/main.lock
 probe="import archbench, invoke, matplotlib, plotly"
 if [ "$tests" = 1 ] || [ -e .venv/.archbench-dev ]; then
-  extras="[dev]"
+  lock=requirements/dev.lock
   probe="$probe, pytest, mypy"
 fi
-if [ "$(cat .venv/.archbench-pyproject.sha256 2>/dev/null)" != "$want" ] \
+want=$(sha256sum "$lock" | cut -d' ' -f1)
+if [ "$(cat .venv/.archbench-lock.sha256 2>/dev/null)" != "$want" ] \
    || ! .venv/bin/python -c "$probe" 2>/dev/null; then
-  say "installing archbench${extras:+ with its dev extras} into .venv"
-  .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".${extras}"
-  echo "$want" > .venv/.archbench-pyproject.sha256
-  if [ -n "$extras" ]; then touch .venv/.archbench-dev; fi
+  say "installing archbench from $lock into .venv"
+  quietly "pip install -r $lock" .venv/bin/pip install --require-hashes --no-deps -r "$lock"
+  # archbench itself, editable, built by the locked setuptools (no download).
+  quietly "pip install -e ." .venv/bin/pip install --no-deps --no-build-isolation -e .
+  echo "$want" > .venv/.archbench-lock.sha256
+  if [ "$lock" = requirements/dev.lock ]; then touch .venv/.archbench-dev; fi
 fi
 
 # binfmt_misc and the qemu handlers, through archbench's own preflight.
