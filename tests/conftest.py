@@ -6,6 +6,9 @@ Fixtures shared by the integration tests: ``engine_client`` and
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator
+
 import docker
 import pytest
 from helpers import CI_MATRIX, REPO
@@ -35,6 +38,46 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "docker" in item.keywords or "emulated" in item.keywords:
             item.add_marker(skip)
+
+
+#: Skips that are right in CI too, by the start of their reason: the test is for another
+#: host architecture or another GNUnet on the host. Every other skip fails when ``CI`` is
+#: set: CI's setup installs every tool the tests need, so a missing one is a defect.
+RIGHT_IN_CI = (
+    "the native target is amd64",
+    "the CI matrix's native target is amd64",
+    "the CI image is amd64",
+    "the target is amd64",
+    "the targets are amd64",
+    "archives a native amd64 run",
+    "this host's GNUnet has the layer",
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    """In CI (``CI`` set), a skip is a failure unless :data:`RIGHT_IN_CI` says otherwise."""
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()
+    if not (os.environ.get("CI") and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+    reason = reason.removeprefix("Skipped: ")
+    if reason.startswith(RIGHT_IN_CI):
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped in CI, where every tool the tests need is installed: {reason}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the pristine machine's stage times (``test_pristine_docker.py``) when that
+    test ran: how long a new user's first command took, in every CI log."""
+    times = REPO / ".archbench" / "pristine-times.txt"
+    if times.is_file():
+        terminalreporter.write_sep("-", "pristine machine: stage times")
+        terminalreporter.write(times.read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="session")
