@@ -1,0 +1,364 @@
+"""A pristine Debian machine in a container, for the README's two commands run from zero.
+
+A fresh machine is a fresh root file system, not a second dockerd on a host that has
+done earlier work: a package installed months ago hides a missing install step. So the
+machine here is a Debian root bootstrapped by mmdebstrap (``--variant=important``, the
+base system of a Debian install, plus ``ca-certificates``, which every Debian machine
+image has), imported as an image, and run as a container with its own Docker engine
+(its own data root, a folder of the host's, since overlay2 cannot stack on overlay2),
+QEMU and binfmt_misc. Into it go a copy of this tree (the files git tracks or would
+track: a clean clone in CI), ``shared/`` read-only beside it, and exactly what every
+machine of this workplace has that a pristine root lacks and archbench must not depend
+on: the CA certificates under ``/usr/local/share/ca-certificates/`` and pip's settings
+(``/etc/pip.conf``, ``/etc/xdg/pip/``, ``PIP_*``, ``SSL_CERT_FILE``,
+``REQUESTS_CA_BUNDLE``). Nothing else comes from the host but its apt cache: the
+machine's apt, and the apt-cacher-ng that ``setup-host.sh`` installs inside it, fetch
+through the host's apt-cacher-ng on port 3142 (reached through the engine's bridge
+gateway, as archbench's own builds reach it), so that downloads do not dominate.
+
+binfmt_misc is not namespaced for a container in the host's user namespace: the
+machine sees the host's handlers. :meth:`PristineMachine.doctor_fix_registers` proves
+``invoke doctor --fix`` registers them from nothing, in a user namespace with a
+binfmt_misc instance of its own (Linux 6.7 and later), which starts empty; nothing on
+the host is unregistered.
+
+Capabilities: ``--privileged`` fails on this workplace's machines ("unable to apply
+caps": ``CAP_SYS_RESOURCE`` is not in the bounding set), so the container gets every
+capability but that one, and no seccomp, AppArmor or masked /proc paths
+(:data:`RUN_OPTIONS`); the host's cgroup tree is mounted read-write (cgroup v1 here).
+
+Used by ``tests/integration/test_pristine_docker.py`` and ``benchmarks/first_run.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+from docker.models.containers import Container
+from helpers import REPO
+
+from archbench.build import resolve_apt_proxy
+
+SHARED = REPO.parent / "shared"
+IMAGE_REPOSITORY = "archbench-pristine"
+LABEL = "org.archbench.pristine"
+#: Where the tree and shared/ lie inside the machine: ``shared/`` beside the clone,
+#: as on this workplace's machines and in CI.
+HOME = "/root/work"
+CLONE = f"{HOME}/main"
+#: The target of the README's first command (``--arch riscv64`` in matrix.yml).
+TARGET = "riscv64-trixie"
+
+#: ``docker run``'s options for the machine. The docker CLI, not the SDK, starts it: the
+#: SDK has no ``systempaths=unconfined`` (the engine's MaskedPaths and ReadonlyPaths).
+RUN_OPTIONS = (
+    "--cap-add=ALL",
+    "--cap-drop=SYS_RESOURCE",
+    "--security-opt=seccomp=unconfined",
+    "--security-opt=apparmor=unconfined",
+    "--security-opt=systempaths=unconfined",
+    "--cgroupns=host",
+    "--volume=/sys/fs/cgroup:/sys/fs/cgroup:rw",
+)
+
+#: The variables of the host's environment that the machine gets (pip's settings).
+ENV_NAMES = re.compile(r"^(PIP_[A-Z_]+|SSL_CERT_FILE|REQUESTS_CA_BUNDLE)$")
+
+#: ``set -x``'s trace of a README command: where each part of the ``&&`` chain starts.
+TRACE = re.compile(r"^\+\+\+ (?P<command>.+)$")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line the machine printed, ``at`` seconds after the command started."""
+
+    at: float
+    text: str
+
+
+@dataclass
+class Transcript:
+    """A command's output in the machine, line by line with times, and its exit code."""
+
+    command: str
+    lines: list[Line] = field(default_factory=list)
+    exit_code: int | None = None
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        """The output as printed (no times)."""
+        return "\n".join(line.text for line in self.lines)
+
+    def longest_silence(self) -> tuple[float, str]:
+        """The longest gap in seconds between two printed lines (or the start and the
+        first line, or the last line and the end), and the line after it."""
+        gaps: list[tuple[float, str]] = []
+        previous = 0.0
+        for line in self.lines:
+            gaps.append((line.at - previous, line.text))
+            previous = line.at
+        gaps.append((self.seconds - previous, "(the end)"))
+        return max(gaps)
+
+    def parts(self) -> list[tuple[str, float]]:
+        """``[(command, seconds)]`` of each part of the ``&&`` chain, from ``set -x``'s
+        trace lines (``+++ command``): setup, bench, report."""
+        starts = [(m["command"], line.at) for line in self.lines if (m := TRACE.match(line.text))]
+        ends = [at for _, at in starts[1:]] + [self.seconds]
+        return [(command, end - at) for (command, at), end in zip(starts, ends, strict=True)]
+
+    def stage_starts(self, target: str) -> list[tuple[str, float]]:
+        """``[(stage, at)]``: when ``target`` entered each stage, from the plain progress
+        lines ``[  12.3s] <target>: <stage>`` (a stage's first line only)."""
+        pattern = re.compile(rf"^\[ *[0-9.]+s\] {re.escape(target)}: (?P<stage>[a-z]+)$")
+        seen: list[tuple[str, float]] = []
+        for line in self.lines:
+            m = pattern.match(line.text)
+            if m and m["stage"] not in {s for s, _ in seen}:
+                seen.append((m["stage"], line.at))
+        return seen
+
+
+def bootstrap_root(suite: str, out: Path, proxy: str | None) -> None:
+    """Bootstrap Debian ``suite`` (``--variant=important`` + ``ca-certificates``) into the
+    tar ``out`` with mmdebstrap, through the apt proxy ``proxy`` when one is given.
+    mmdebstrap picks Debian's default mirror: no mirror is named here.
+
+    Raises:
+        subprocess.CalledProcessError: mmdebstrap failed (its output is in the error).
+    """
+    command = ["mmdebstrap", "--variant=important", "--include=ca-certificates", "--quiet"]
+    if proxy:
+        # mmdebstrap keeps --aptopt in the root's apt.conf.d: the machine must not.
+        command += [
+            f'--aptopt=Acquire::http::Proxy "{proxy}"',
+            '--customize-hook=rm -f "$1/etc/apt/apt.conf.d/99mmdebstrap"',
+        ]
+    subprocess.run([*command, suite, str(out)], check=True, capture_output=True, text=True)
+
+
+def root_image(client: docker.DockerClient, suite: str) -> str:
+    """A freshly bootstrapped Debian ``suite`` root imported as an image; its tag.
+
+    Bootstrapped anew on every call (a minute or so through the apt cache): the root is
+    the fresh machine, and nothing of an earlier test's may be in it.
+    """
+    tag = f"{IMAGE_REPOSITORY}:{suite}-{uuid.uuid4().hex[:8]}"
+    with tempfile.TemporaryDirectory(prefix="archbench-pristine-root-") as tmp:
+        tar = Path(tmp) / "root.tar"
+        bootstrap_root(suite, tar, "http://127.0.0.1:3142" if _acng_up() else None)
+        repository, _, name = tag.partition(":")
+        client.api.import_image(src=str(tar), repository=repository, tag=name)
+    return tag
+
+
+def _acng_up() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 3142), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def tree_tar(repo: Path = REPO) -> bytes:
+    """The files of ``repo`` that git tracks or would track (untracked ones not ignored),
+    as they are on disk, in a tar under ``main/``: a clean clone of the tree as it would
+    be committed. A file deleted but not yet committed is left out."""
+    names = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout.split(b"\0")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for raw in sorted(n for n in names if n):
+            name = raw.decode()
+            path = repo / name
+            if path.is_symlink() or path.is_file():
+                tar.add(path, arcname=f"main/{name}", recursive=False)
+    return buffer.getvalue()
+
+
+def _files_tar(paths: list[Path]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in paths:
+            tar.add(path, arcname=str(path).lstrip("/"))
+    return buffer.getvalue()
+
+
+class PristineMachine:
+    """A running pristine machine (see the module's docstring); use :func:`machine`."""
+
+    def __init__(self, container: Container, data_root: Path, env: dict[str, str]) -> None:
+        self.container = container
+        self.data_root = data_root
+        self.env = env
+
+    def sh(self, script: str, check: bool = True) -> str:
+        """Run ``script`` with bash as root in the machine; its output (stdout + stderr).
+
+        Raises:
+            AssertionError: ``check`` and the script exited non-zero.
+        """
+        code, out = self.container.exec_run(["bash", "-c", script], environment=self.env)
+        assert isinstance(out, bytes)
+        text = out.decode(errors="replace")
+        assert not check or code == 0, f"{script!r} exited {code}:\n{text[-3000:]}"
+        return text
+
+    def run(self, command: str, log: Path, timeout: float = 3600) -> Transcript:
+        """Run the README ``command`` word for word in the clone, as a new user's shell
+        would, each line timed as it arrives and written to ``log`` (``[  12.3s] text``);
+        ``set -x`` traces where each part of an ``&&`` chain starts (``+++ part``).
+
+        ``CI`` is not set inside: the machine is a user's, not a CI runner.
+        """
+        script = f"cd {CLONE} && PS4='+++ ' && set -x && {command}"
+        assert self.container.client is not None
+        api = self.container.client.api
+        exec_id = api.exec_create(
+            self.container.id, ["bash", "-c", script], environment=self.env, tty=False
+        )["Id"]
+        transcript = Transcript(command)
+        start = time.monotonic()
+        done = threading.Event()
+
+        def watchdog() -> None:
+            if not done.wait(timeout):
+                with contextlib.suppress(docker.errors.DockerException):
+                    self.container.kill()
+
+        threading.Thread(target=watchdog, daemon=True).start()
+        pending = b""
+        with log.open("w", encoding="utf-8") as out:
+            for chunk in api.exec_start(exec_id, stream=True, demux=False):
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for raw in complete:
+                    text = raw.decode(errors="replace").rstrip("\r")
+                    line = Line(time.monotonic() - start, text)
+                    transcript.lines.append(line)
+                    out.write(f"[{line.at:7.1f}s] {text}\n")
+                    out.flush()
+            if pending:
+                transcript.lines.append(Line(time.monotonic() - start, pending.decode()))
+        done.set()
+        transcript.seconds = time.monotonic() - start
+        transcript.exit_code = api.exec_inspect(exec_id)["ExitCode"]
+        return transcript
+
+    def doctor_fix_registers(self, arch_binary: str) -> str:
+        """Prove that ``invoke doctor --fix`` registers QEMU's handlers on a machine that
+        has none: in a user namespace with a binfmt_misc instance of its own (empty when
+        mounted; Linux 6.7 and later), run doctor --fix for riscv64, then ``arch_binary``
+        (a riscv64 program in the machine) through the handler it registered. The host's
+        handlers are neither seen nor touched. Returns that output.
+        """
+        script = (
+            "unshare --user --map-root-user --mount bash -ec '"
+            "mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc; "
+            'echo "handlers before: $(ls /proc/sys/fs/binfmt_misc | grep -c qemu || true)"; '
+            f"cd {CLONE} && .venv/bin/invoke doctor --fix --arch riscv64; "
+            'grep -E "^(enabled|flags)" /proc/sys/fs/binfmt_misc/qemu-riscv64; '
+            f"{arch_binary} --version | head -1'"
+        )
+        return self.sh(script)
+
+
+@contextlib.contextmanager
+def machine(client: docker.DockerClient, image: str) -> Iterator[PristineMachine]:
+    """A pristine machine from the root ``image`` (:func:`root_image`), with this tree at
+    ``/root/work/main`` and ``shared/`` read-only at ``/root/work/shared``; removed with
+    its engine's data root on exit, whatever happened."""
+    proxy = resolve_apt_proxy(client, "auto")
+    data_root = Path(tempfile.mkdtemp(prefix="archbench-pristine-docker-", dir="/var/tmp"))
+    env = {k: v for k, v in os.environ.items() if ENV_NAMES.match(k)}
+    env["DEBIAN_FRONTEND"] = "noninteractive"
+    mounts = [f"--volume={data_root}:/var/lib/docker:rw"]
+    if SHARED.is_dir():
+        mounts.append(f"--volume={SHARED}:{HOME}/shared:ro")
+    started = subprocess.run(
+        ["docker", "run", "--detach", f"--label={LABEL}=1", "--hostname=pristine",
+         *RUN_OPTIONS, *mounts, image, "sleep", "infinity"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    container = client.containers.get(started.stdout.strip())
+    try:
+        node = PristineMachine(container, data_root, env)
+        node.sh(f"mkdir -p {HOME}")
+        container.put_archive(HOME, tree_tar())
+        host_files = [
+            p
+            for p in (
+                *Path("/usr/local/share/ca-certificates").glob("*"),
+                Path("/etc/pip.conf"),
+                *Path("/etc/xdg/pip").glob("*"),
+            )
+            if p.is_file()
+        ]
+        container.put_archive("/", _files_tar(host_files))
+        node.sh("update-ca-certificates >/dev/null")
+        if proxy:
+            # The machine's apt, and the apt-cacher-ng setup-host.sh installs, through
+            # the host's cache: a site's apt proxy, as a machine on a network may have.
+            node.sh(
+                f"echo 'Acquire::http::Proxy \"{proxy}\";' > /etc/apt/apt.conf.d/01proxy; "
+                f"mkdir -p /etc/apt-cacher-ng; echo 'Proxy: {proxy}' "
+                "> /etc/apt-cacher-ng/zz-site-proxy.conf"
+            )
+        yield node
+    finally:
+        with contextlib.suppress(docker.errors.DockerException):
+            container.remove(force=True)
+        # The inner engine's files belong to root and may hold overlay mounts' leftovers.
+        shutil.rmtree(data_root, ignore_errors=True)
+
+
+def remove_image(client: docker.DockerClient, tag: str) -> None:
+    """Remove the root image ``tag`` (and nothing else)."""
+    with contextlib.suppress(docker.errors.DockerException):
+        client.images.remove(tag, force=True)
+
+
+def readme_commands(readme: Path = REPO / "README.md") -> tuple[str, str]:
+    """The README's two set-up commands, word for word: (main job, tests).
+
+    Raises:
+        AssertionError: the README does not open with exactly two ``sh`` blocks of one
+            command each before its first heading after the title.
+    """
+    text = readme.read_text(encoding="utf-8")
+    head = text.split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.+?)\n```", head, re.DOTALL)
+    assert len(blocks) == 2, f"README.md opens with {len(blocks)} sh blocks, not 2"
+    first, second = (b.strip() for b in blocks)
+    assert "\n" not in first and "\n" not in second, "each set-up block is one command"
+    return first, second
+
+
+def stage_table(parts: list[tuple[str, float]], stages: list[tuple[str, float]]) -> str:
+    """The first command's stage times as text: setup, then the target's stages from its
+    progress lines (base, image, run, count, ...), then report, and the total (s)."""
+    (_, t_setup), (_, t_bench), (_, t_report) = parts
+    start = t_setup
+    rows = [("setup", t_setup)]
+    ends = [at for _, at in stages[1:]] + [start + t_bench]
+    rows += [(stage, end - at) for (stage, at), end in zip(stages, ends, strict=True)]
+    rows += [("report", t_report), ("total", t_setup + t_bench + t_report)]
+    return "\n".join(f"{name:<10} {seconds:7.1f} s" for name, seconds in rows)
