@@ -18,7 +18,7 @@ say() { printf '[setup] %s\n' "$*"; }
 step_log=/var/log/archbench-setup.log
 : >"$step_log"
 quietly() {
-  local what=$1 pid t=0 last
+  local what=$1 pid t=0 last shown=""
   shift
   "$@" >>"$step_log" 2>&1 &
   pid=$!
@@ -27,7 +27,12 @@ quietly() {
     t=$((t + 1))
     if [ $((t % 15)) -eq 0 ]; then
       last=$(grep -v '^WARNING: Location' "$step_log" | tail -n 1 | tr -cd '[:print:]' | cut -c1-90)
-      say "$what, ${t}s in${last:+: $last}"
+      if [ -n "$last" ] && [ "$last" != "$shown" ]; then
+        say "$what, ${t}s in: $last"
+        shown=$last
+      else
+        say "$what, ${t}s in (no new output)"
+      fi
     fi
   done
   if ! wait "$pid"; then
@@ -139,7 +144,10 @@ want=$(sha256sum "$lock" | cut -d' ' -f1)
 if [ "$(cat .venv/.archbench-lock.sha256 2>/dev/null)" != "$want" ] \
    || ! .venv/bin/python -c "$probe" 2>/dev/null; then
   say "installing archbench from $lock into .venv"
-  quietly "pip install -r $lock" .venv/bin/pip install --require-hashes --no-deps -r "$lock"
+  # --no-compile: Python writes the bytecode of what it imports when first imported;
+  # compiling every file of plotly, pandas and scipy up front took minutes on 2 cores.
+  quietly "pip install -r $lock" .venv/bin/pip install --no-compile --require-hashes \
+    --no-deps -r "$lock"
   # archbench itself, editable, built by the locked setuptools (no download).
   quietly "pip install -e ." .venv/bin/pip install --no-deps --no-build-isolation -e .
   echo "$want" > .venv/.archbench-lock.sha256

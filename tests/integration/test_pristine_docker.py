@@ -19,9 +19,9 @@ from pathlib import Path
 
 import docker
 import pytest
+from helpers import REPO
 from pristine import (
     CLONE,
-    REPO,
     TARGET,
     machine,
     readme_commands,
