@@ -127,7 +127,8 @@ fi
 say "apt-cacher-ng is up on port 3142"
 
 if [ ! -x .venv/bin/python ]; then
-  quietly "creating .venv with $(python3 --version)" python3 -m venv .venv
+  say "creating .venv with $(python3 --version)"
+  quietly "creating .venv" python3 -m venv .venv
 fi
 # The virtualenv is installed from a lock file (exact versions, every file's sha256:
 # requirements/*.lock, refreshed by scripts/lock.sh), so a new release of a dependency
