@@ -20,6 +20,7 @@ step_log=/var/log/archbench-setup.log
 quietly() {
   local what=$1 pid t=0 last shown=""
   shift
+  say "$what"
   "$@" >>"$step_log" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null; do
@@ -106,9 +107,8 @@ say "docker engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) 
 # (invoke.yaml apt_proxy: auto uses it when it listens on port 3142). Debian mirrors are
 # remapped to the backend in backends_debian: this machine's own mirror from its apt sources.
 if ! dpkg-query -W -f='${Status}' apt-cacher-ng 2>/dev/null | grep -q "install ok installed"; then
-  say "installing apt-cacher-ng (package cache for builds)"
   echo "apt-cacher-ng apt-cacher-ng/tunnelenable boolean false" | debconf-set-selections
-  quietly "installing apt-cacher-ng" env DEBIAN_FRONTEND=noninteractive \
+  quietly "installing apt-cacher-ng (package cache for builds)" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends apt-cacher-ng
 fi
 mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
@@ -127,8 +127,7 @@ fi
 say "apt-cacher-ng is up on port 3142"
 
 if [ ! -x .venv/bin/python ]; then
-  say "creating .venv with $(python3 --version)"
-  quietly "creating .venv" python3 -m venv .venv
+  quietly "creating .venv with $(python3 --version)" python3 -m venv .venv
 fi
 # The virtualenv is installed from a lock file (exact versions, every file's sha256:
 # requirements/*.lock, refreshed by scripts/lock.sh), so a new release of a dependency
@@ -143,13 +142,12 @@ fi
 want=$(sha256sum "$lock" | cut -d' ' -f1)
 if [ "$(cat .venv/.archbench-lock.sha256 2>/dev/null)" != "$want" ] \
    || ! .venv/bin/python -c "$probe" 2>/dev/null; then
-  say "installing archbench from $lock into .venv"
   # --no-compile: Python writes the bytecode of what it imports when first imported;
   # compiling every file of plotly, pandas and scipy up front took minutes on 2 cores.
-  quietly "pip install -r $lock" .venv/bin/pip install --no-compile --require-hashes \
-    --no-deps -r "$lock"
+  quietly "installing archbench's dependencies from $lock into .venv" \
+    .venv/bin/pip install --no-compile --require-hashes --no-deps -r "$lock"
   # archbench itself, editable, built by the locked setuptools (no download).
-  quietly "pip install -e ." .venv/bin/pip install --no-deps --no-build-isolation -e .
+  quietly "installing archbench into .venv" .venv/bin/pip install --no-deps --no-build-isolation -e .
   echo "$want" > .venv/.archbench-lock.sha256
   if [ "$lock" = requirements/dev.lock ]; then touch .venv/.archbench-dev; fi
 fi
