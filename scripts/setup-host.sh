@@ -98,8 +98,16 @@ if ! docker info >/dev/null 2>&1; then
     say "starting dockerd (log: /var/log/archbench-dockerd.log)"
     nohup dockerd >/var/log/archbench-dockerd.log 2>&1 &
   fi
-  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
-  docker info >/dev/null 2>&1 || { echo "dockerd did not come up; see /var/log/archbench-dockerd.log" >&2; exit 1; }
+  for t in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    if [ $((t % 15)) -eq 0 ]; then say "waiting for dockerd, ${t}s"; fi
+    sleep 1
+  done
+  if ! docker info >/dev/null 2>&1; then
+    echo "[setup] dockerd did not come up in 60 s; the end of its log:" >&2
+    tail -n 15 /var/log/archbench-dockerd.log >&2 2>/dev/null || true
+    exit 1
+  fi
 fi
 say "docker engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) is up"
 
