@@ -98,13 +98,13 @@ if ! docker info >/dev/null 2>&1; then
     say "starting dockerd (log: /var/log/archbench-dockerd.log)"
     nohup dockerd >/var/log/archbench-dockerd.log 2>&1 &
   fi
-  for t in $(seq 1 60); do
+  for t in $(seq 1 180); do
     docker info >/dev/null 2>&1 && break
     if [ $((t % 15)) -eq 0 ]; then say "waiting for dockerd, ${t}s"; fi
     sleep 1
   done
   if ! docker info >/dev/null 2>&1; then
-    echo "[setup] dockerd did not come up in 60 s; the end of its log:" >&2
+    echo "[setup] dockerd did not come up in 180 s; the end of its log:" >&2
     tail -n 15 /var/log/archbench-dockerd.log >&2 2>/dev/null || true
     exit 1
   fi
