@@ -11,10 +11,12 @@ writes a file and never imports ``docker``:
   (:func:`repeatability`) and order statistics;
 * :mod:`~archbench.analysis.comparison`: two runs row by row, B/A with an interval
   and a verdict (:class:`RowComparison`, ``invoke compare``): over paired rounds for
-  an interleaved session, widened by the between-run spread for separate runs, and
-  exact for instruction counts;
-* :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and its two-stage
-  bootstrap over rounds (:func:`round_ratio_interval`);
+  an interleaved session, over container runs (``--repeat``) for separate runs (no
+  interval without them), exact for instruction counts; verdicts under
+  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`);
+* :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and of separate
+  runs' container runs, with Student-t intervals on the log scale
+  (:func:`round_ratio_interval`, :func:`repeat_ratio_interval`);
 * :mod:`~archbench.analysis.environment`: what a result was measured with and what
   changed between two (:func:`environment_diff`);
 * :mod:`~archbench.analysis.steps`: where a series of runs steps and why
@@ -41,16 +43,19 @@ not allowed.
 from __future__ import annotations
 
 from archbench.analysis.comparison import (
-    BETWEEN_RUN_FLOOR,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
+    MIN_COUNT_EFFECT,
+    NO_INTERVAL,
     RowComparison,
     RowKey,
     compare,
+    control_false_discoveries,
     counts,
     row_key,
     target_pairs,
     unmatched,
+    verdict,
 )
 from archbench.analysis.counting import (
     cpu_model,
@@ -62,7 +67,12 @@ from archbench.analysis.counting import (
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
 from archbench.analysis.gate import over_limit
 from archbench.analysis.noise import noise_cause_text, noise_summary
-from archbench.analysis.rounds import round_ratio_interval
+from archbench.analysis.rounds import (
+    TInterval,
+    repeat_ratio_interval,
+    round_ratio_interval,
+    round_t_interval,
+)
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
     DEFAULT_CV_THRESHOLD,
@@ -76,12 +86,13 @@ from archbench.analysis.stats import (
 from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, find_steps, series
 
 __all__ = [
-    "BETWEEN_RUN_FLOOR",
     "DEFAULT_CI_TARGET",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
     "DEFAULT_THRESHOLD",
+    "MIN_COUNT_EFFECT",
+    "NO_INTERVAL",
     "Change",
     "Environment",
     "RowComparison",
@@ -89,7 +100,9 @@ __all__ = [
     "SeriesKey",
     "SeriesPoint",
     "Step",
+    "TInterval",
     "compare",
+    "control_false_discoveries",
     "counts",
     "cpu_model",
     "environment_diff",
@@ -103,8 +116,10 @@ __all__ = [
     "order_statistics",
     "over_limit",
     "parse_metrics",
+    "repeat_ratio_interval",
     "repeatability",
     "round_ratio_interval",
+    "round_t_interval",
     "row_key",
     "series",
     "slowdown",
@@ -112,4 +127,5 @@ __all__ = [
     "summarize",
     "target_pairs",
     "unmatched",
+    "verdict",
 ]

@@ -177,7 +177,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
         overrides=chosen,
         suites=tuple(split(f.suite, "--suite")),
         cpus=parse_cpus("--cpus", f.cpus),
-        rounds=5 if f.rounds is None else integer("--rounds", f.rounds, 1, 100),
+        rounds=8 if f.rounds is None else integer("--rounds", f.rounds, 1, 100),
         seed=None if f.seed is None else integer("--seed", f.seed, 0, 2**31 - 1),
         extend=f.extend or None,
         apt_proxy=s.apt_proxy,

@@ -80,9 +80,10 @@ def history_steps(
 ) -> list[tuple[str, RowKey, Step]]:
     """Every step of every row and architecture across the versions, in series order.
 
-    ``(architecture, row, step)``; counts step beyond the row's block-to-block spread,
-    times when the pair's interval (paired over rounds where the versions were
-    interleaved) excludes 1 and the change exceeds 5 %
+    ``(architecture, row, step)``; counts step beyond the row's block-to-block spread and
+    0.1 %, times when the pair's interval (paired over rounds where the versions were
+    interleaved) excludes 1, the change exceeds 5 % and the p-value adjusted by
+    Benjamini–Hochberg over the whole history is at most 5 %
     (:func:`archbench.analysis.find_steps`). Each step names the two versions and what
     changed between their environments (:attr:`Step.cause`).
     """
@@ -98,8 +99,9 @@ def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
     """The steps as a Markdown table (instructions first), or a line saying there are none."""
     if not steps:
         return (
-            "### Steps\n\nNo row steps across the series (counts within their spread, "
-            "times within their intervals).\n"
+            "### Steps\n\nNo row steps across the series (counts within their spread and "
+            "0.1 %, times within their intervals or not kept by the false-discovery "
+            "control).\n"
         )
     rows = [
         [

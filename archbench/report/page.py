@@ -350,8 +350,9 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
                     traces[i].append(Point(label, value, f"{columns[i]}<br>{label}: {text}", link))
             cells.append(tuple(line))
         note = (
-            "Median over the row's blocks, with the half-width of its 95 % interval where "
-            "the row has one (6 blocks or more); a cell links to its raw samples."
+            "Median over the row's blocks, with ± the half-width of its 95 % interval where "
+            "the row has one (6 blocks or more): the spread within the container run(s) "
+            "measured, not how far another run would lie; a cell links to its raw samples."
             if metric == "time"
             else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "
             "its raw counts."

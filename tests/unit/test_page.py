@@ -61,6 +61,7 @@ def test_cells_show_time_and_counts_per_operation_and_link_to_their_samples() ->
     timed, counts = page.runs[0].tables
     # helpers.row: 10 operations per block; CS signing blocks are 90 000..90 007 ns.
     assert timed.cells[0][0].text.startswith("9.00 µs ±")
+    assert "not how far another run would lie" in timed.note
     # 300 000 instructions per block of 10: 30 000 per operation.
     assert counts.cells[0][0].text == "30 000"
     links = [c.anchor for t in page.runs[0].tables for line in t.cells for c in line]

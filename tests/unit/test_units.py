@@ -100,6 +100,9 @@ def test_measured_rows_print_the_digits_their_interval_supports() -> None:
     markdown = render_markdown([box])
     line = next(x for x in markdown.splitlines() if "10x signing" in x)
     assert re.search(r"\| +6\.08 ms ±\d\.\d % \|$", line), line
+    # The ± says what it covers: one run's blocks, not another run (issue 30).
+    assert "- ±: half-width of the 95 % interval of the row's median over its blocks" in markdown
+    assert "how far another run on the same machine would lie is not in it" in markdown
     ops = render_markdown([box], options=ReportOptions(unit="ops/s"))
     line = next(x for x in ops.splitlines() if "| CS " in x and "signing" in x)
     assert re.search(r"\| +1640 ops/s ±\d\.\d % \|$", line), line
