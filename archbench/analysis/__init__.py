@@ -21,6 +21,8 @@ writes a file and never imports ``docker``:
   changed between two (:func:`environment_diff`);
 * :mod:`~archbench.analysis.steps`: where a series of runs steps and why
   (:func:`find_steps`, :func:`series`; ``invoke history``);
+* :mod:`~archbench.analysis.changes`: change points over a history's whole series,
+  counts and times (PELT, :func:`whole_series`);
 * :mod:`~archbench.analysis.gate`: ``--fail-above``, counted rows beyond a limit
   (:func:`over_limit`);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
@@ -42,6 +44,7 @@ not allowed.
 
 from __future__ import annotations
 
+from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
@@ -94,6 +97,7 @@ __all__ = [
     "MIN_COUNT_EFFECT",
     "NO_INTERVAL",
     "Change",
+    "ChangePoint",
     "Environment",
     "RowComparison",
     "RowKey",
@@ -103,6 +107,7 @@ __all__ = [
     "TInterval",
     "compare",
     "control_false_discoveries",
+    "count_changes",
     "counts",
     "cpu_model",
     "environment_diff",
@@ -126,6 +131,8 @@ __all__ = [
     "spread",
     "summarize",
     "target_pairs",
+    "time_changes",
     "unmatched",
     "verdict",
+    "whole_series",
 ]

@@ -72,9 +72,11 @@ from archbench.report import (
     ReportRequest,
     check_label_prefix,
     compare_runs,
+    history_changes,
     history_steps,
     parse_style,
     parse_unit,
+    render_changes_markdown,
     render_history_markdown,
     render_instructions_markdown,
     render_markdown_table,
@@ -192,6 +194,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
     show(render_history_markdown(done.manifest, results))
     steps = history_steps(done.manifest, results)
     show(render_steps_markdown(steps))
+    show(render_changes_markdown(history_changes(done.manifest, results)))
     # The page's folder is invoke report's --out: one writer at a time.
     with folder_lock(Path(s.reports), ReportError, "--out", show):
         for p in write_page_from_store(

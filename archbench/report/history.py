@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from archbench.analysis import RowKey, Step, find_steps, median_per_op, row_key
+from archbench.analysis import (
+    ChangePoint,
+    RowKey,
+    Step,
+    find_steps,
+    median_per_op,
+    row_key,
+    whole_series,
+)
 from archbench.analysis import series as analysis_series
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
@@ -119,6 +127,49 @@ def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
         + tabulate(
             rows,
             headers=["arch", "row", "metric", "versions", "ratio", "what changed"],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+        + "\n"
+    )
+
+
+def history_changes(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> list[tuple[str, RowKey, ChangePoint]]:
+    """Every change point over the whole series of every row and architecture
+    (:func:`archbench.analysis.whole_series`): counts of every version, times of the
+    versions of the first session; instructions first, then the appendix's row order."""
+    runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
+    found = whole_series(runs)
+    return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
+
+
+def render_changes_markdown(changes: Sequence[tuple[str, RowKey, ChangePoint]]) -> str:
+    """The change points as a Markdown table, or a line saying there are none."""
+    head = (
+        "### Change points over the whole series\n\n"
+        "Each row's series segmented at once (PELT, BIC penalty; counts beyond their "
+        "spread and 0.1 %, times beyond 5 % and the noise left after each round's "
+        "common drift); ratio: the segment after over the segment before.\n\n"
+    )
+    if not changes:
+        return head + "No row changes level over the series.\n"
+    rows = [
+        [
+            arch,
+            key.label.removeprefix(f"{key.suite} "),
+            change.metric,
+            f"{change.before} → {change.after}",
+            f"{change.ratio:.4f}×" if change.metric == "instructions" else f"{change.ratio:.3f}×",
+        ]
+        for arch, key, change in changes
+    ]
+    return (
+        head
+        + tabulate(
+            rows,
+            headers=["arch", "row", "metric", "between", "ratio"],
             tablefmt="github",
             disable_numparse=True,
         )
