@@ -23,8 +23,8 @@ writes a file and never imports ``docker``:
   (:func:`find_steps`, :func:`series`; ``invoke history``);
 * :mod:`~archbench.analysis.changes`: change points over a history's whole series,
   counts and times (PELT, :func:`whole_series`);
-* :mod:`~archbench.analysis.gate`: ``--fail-above``, counted rows beyond a limit
-  (:func:`over_limit`);
+* :mod:`~archbench.analysis.gate`: ``--fail-above`` and matrix.yml's per-row
+  ``limits:``, counted rows beyond a limit (:func:`over_limit`, :func:`over_limits`);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
@@ -68,7 +68,7 @@ from archbench.analysis.counting import (
     spread,
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
-from archbench.analysis.gate import over_limit
+from archbench.analysis.gate import RowLimit, limit_for, over_limit, over_limits, parse_row_limit
 from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.rounds import (
     TInterval,
@@ -101,6 +101,7 @@ __all__ = [
     "Environment",
     "RowComparison",
     "RowKey",
+    "RowLimit",
     "SeriesKey",
     "SeriesPoint",
     "Step",
@@ -113,6 +114,7 @@ __all__ = [
     "environment_diff",
     "environment_of",
     "find_steps",
+    "limit_for",
     "median_interval",
     "median_per_op",
     "metric_names",
@@ -120,7 +122,9 @@ __all__ = [
     "noise_summary",
     "order_statistics",
     "over_limit",
+    "over_limits",
     "parse_metrics",
+    "parse_row_limit",
     "repeat_ratio_interval",
     "repeatability",
     "round_ratio_interval",

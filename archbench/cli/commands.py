@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archbench import matrix, run, upstream
-from archbench.analysis import over_limit, parse_metrics
+from archbench.analysis import RowLimit, over_limits, parse_metrics
 from archbench.build import base_tag, image_labels
 from archbench.cli.config import Settings
 from archbench.cli.options import (
@@ -204,15 +204,19 @@ def history(s: Settings, f: HistoryFlags) -> None:
     where = done.store.root / done.manifest.history_id / "history.json"
     show(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
-    if limit is not None:
-        over = over_limit([step for _, _, step in steps], limit)
+    limits = matrix.load(options.matrix).row_limits
+    if limit is not None or limits:
+        over = over_limits([(key, step) for _, key, step in steps], limit, limits)
         if over:
+            gate = f"--fail-above {limit}" if limit is not None else "the matrix's limits"
             raise LimitExceeded(
-                f"{len(over)} counted step(s) grew beyond --fail-above {limit}: "
+                f"{len(over)} counted step(s) grew beyond {gate}: "
                 + "; ".join(
                     f"{arch} {key.label} {step.before} → {step.after} {step.ratio:.3f}×"
+                    f" (limit {lim:g})"
                     for arch, key, step in steps
-                    if step in over
+                    for item, lim in over
+                    if item is step
                 )
             )
 
@@ -379,8 +383,19 @@ def compare(s: Settings, f: CompareFlags) -> None:
         confidence=level,
         threshold=change,
         fail_above=limit,
+        limits=_matrix_limits(Path(s.matrix)),
     )
     compare_runs(request, on_line=show)
+
+
+def _matrix_limits(path: Path) -> tuple[RowLimit, ...]:
+    """matrix.yml's ``limits:`` for ``invoke compare``'s gate; none without a matrix file
+    (comparing stored runs needs none).
+
+    Raises:
+        MatrixError: the file exists and is invalid.
+    """
+    return matrix.load(path).row_limits if path.is_file() else ()
 
 
 def import_logs(s: Settings, f: ImportFlags) -> None:

@@ -483,3 +483,42 @@ def test_execution_without_interleaved_loads_as_an_ordinary_run() -> None:
         }
     )
     assert ex.interleaved is None and ex.repeat_index == 1
+
+
+def test_the_matrixs_row_limits_win_over_fail_above_for_the_rows_they_name(tmp_path: Path) -> None:
+    from archbench.analysis import limit_for, parse_row_limit
+
+    root = _store(
+        tmp_path,
+        [
+            counted({"signing": [1000] * 3, "blinding": [500] * 3}, run_id=RUN_A),
+            counted({"signing": [1100] * 3, "blinding": [515] * 3}, run_id=RUN_B),
+        ],
+    )
+
+    def gate(fail_above: float | None, *limits: tuple[str, float]) -> str:
+        request = CompareRequest(
+            results=root,
+            out=tmp_path / "out",
+            run_a=RUN_A,
+            run_b=RUN_B,
+            fail_above=fail_above,
+            limits=tuple(parse_row_limit(name, ratio) for name, ratio in limits),
+        )
+        try:
+            compare_runs(request, lambda _: None)
+        except LimitExceeded as err:
+            return str(err)
+        return "passed"
+
+    # signing grew 10 %, blinding 3 %.
+    assert "2 counted row(s)" in gate(1.02)
+    assert "1 counted row(s)" in gate(1.02, ("signing", 1.2))
+    assert "blindsig CS blinding 1.0300× (limit 1.02)" in gate(1.02, ("signing", 1.2))
+    assert gate(None, ("signing", 1.2)) == "passed"
+    said = gate(None, ("CS signing", 1.05), ("signing", 1.5))
+    assert said.startswith("the matrix's limits: 1 counted row(s)") and "(limit 1.05)" in said
+    limits = [parse_row_limit("signing", 1.5), parse_row_limit("RSA-2048 signing", 1.1)]
+    assert limit_for("RSA", 2048, "signing", limits, None) == 1.1
+    assert limit_for("RSA", 4096, "signing", limits, None) == 1.5
+    assert limit_for("CS", 0, "blinding", limits, 1.02) == 1.02
