@@ -193,7 +193,8 @@ def history(s: Settings, f: HistoryFlags) -> None:
     show()
     show(render_history_markdown(done.manifest, results))
     steps = history_steps(done.manifest, results)
-    show(render_steps_markdown(steps))
+    alone = history_steps(done.manifest, results, rate=1.0)
+    show(render_steps_markdown(steps, sum(step.metric == "time" for _, _, step in alone)))
     show(render_changes_markdown(history_changes(done.manifest, results)))
     # The page's folder is invoke report's --out: one writer at a time.
     with folder_lock(Path(s.reports), ReportError, "--out", show):

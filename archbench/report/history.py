@@ -84,7 +84,7 @@ def _cell(
 
 
 def history_steps(
-    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]], *, rate: float = 0.05
 ) -> list[tuple[str, RowKey, Step]]:
     """Every step of every row and architecture across the versions, in series order.
 
@@ -93,20 +93,32 @@ def history_steps(
     interleaved) excludes 1, the change exceeds 5 % and the p-value adjusted by
     Benjamini–Hochberg over the whole history is at most 5 %
     (:func:`archbench.analysis.find_steps`). Each step names the two versions and what
-    changed between their environments (:attr:`Step.cause`).
+    changed between their environments (:attr:`Step.cause`). ``rate``: the false
+    discovery rate of the timed steps (1: no control, each pair's interval alone).
     """
     runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
     found = []
     for key, points in analysis_series(runs).items():
-        for step in find_steps(points):
+        for step in find_steps(points, rate=rate):
             found.append((key.arch, key.row, step))
     return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
 
 
-def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
-    """The steps as a Markdown table (instructions first), or a line saying there are none."""
+def render_steps_markdown(
+    steps: Sequence[tuple[str, RowKey, Step]], alone: int | None = None
+) -> str:
+    """The steps as a Markdown table (instructions first), or a line saying there are none;
+    with ``alone`` (the timed steps the pairs' own intervals call), a line saying how many
+    timed steps the false-discovery control kept."""
+    timed = sum(step.metric == "time" for _, _, step in steps)
+    control = (
+        f"\n{timed} timed step(s) under Benjamini–Hochberg control of false discoveries at "
+        f"5 % over the history's timed points ({alone} by the pairs' own intervals alone).\n"
+        if alone is not None
+        else ""
+    )
     if not steps:
-        return (
+        return control + (
             "### Steps\n\nNo row steps across the series (counts within their spread and "
             "0.1 %, times within their intervals or not kept by the false-discovery "
             "control).\n"
@@ -131,6 +143,7 @@ def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
             disable_numparse=True,
         )
         + "\n"
+        + control
     )
 
 
