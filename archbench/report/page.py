@@ -37,7 +37,7 @@ from archbench.analysis import RowKey, median_interval, median_per_op, row_key
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import SeriesCell, series
-from archbench.report.units import format_count, format_time_ns
+from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     HistoryManifest,
     LoadFailure,
@@ -199,6 +199,18 @@ def _time_per_op(row: Row) -> tuple[float, tuple[float, float] | None] | None:
     return middle, median_interval(per_op)
 
 
+def _printed_text(row: Row) -> str:
+    """A published figure per operation to the digits the source printed, then as printed."""
+    per_op = row.samples_ns[0] / row.ops_per_block
+    scale, unit = next(((f, u) for f, u in _TIME_SCALES if per_op >= f), _TIME_SCALES[-1])
+    digits = printed_digits(row.printed or "")
+    text = f"{format_ratio(per_op / scale, digits=digits)} {unit}"
+    return f"{text} (printed: {row.printed} per {row.ops_per_block} operations)"
+
+
+_TIME_SCALES: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+
+
 def _time_text(middle: float, interval: tuple[float, float] | None) -> str:
     text = format_time_ns(middle)
     if interval is not None:
@@ -223,7 +235,12 @@ def _environment(result: Result) -> list[tuple[str, str]]:
         ("base", result.target.base),
         ("profile", result.target.profile),
         ("CPU", setup.cpu_model),
-        ("cores", str(setup.cores)),
+        (
+            "cores",
+            "unknown (not printed)"
+            if result.reference is not None and "cores" in result.reference.placeholders
+            else str(setup.cores),
+        ),
         ("machine", setup.machine),
         ("kernel", setup.kernel),
         ("OS", setup.os),
@@ -260,6 +277,8 @@ def _environment(result: Result) -> list[tuple[str, str]]:
             lines.append(("interleaved session", f"{ex.interleaved}, round {ex.repeat_index}"))
     elif result.reference is not None:
         lines.append(("execution", f"{result.reference.label}: {result.reference.source}"))
+        if result.reference.notes:
+            lines.append(("notes", result.reference.notes))
     lines.append(("started", result.harness.started_at))
     return lines
 
@@ -342,6 +361,8 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
                     got = _time_per_op(row)
                     value = got[0] if got else None
                     text = _time_text(*got) if got else ""
+                    if row.printed is not None and got:
+                        text = _printed_text(row)
                 else:
                     value = _count_per_op(row)
                     text = format_count(round(value)) if value is not None else ""
@@ -349,9 +370,13 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
                 if value is not None and value > 0:
                     traces[i].append(Point(label, value, f"{columns[i]}<br>{label}: {text}", link))
             cells.append(tuple(line))
+        published = all(r.reference is not None for r in chosen)
         note = (
-            "Median over the row's blocks, with ± the half-width of its 95 % interval where "
-            "the row has one (6 blocks or more): the spread within the container run(s) "
+            "Published figures per operation, to the digits the source printed, then as "
+            "printed; no interval (a single published figure); a cell links to its sample."
+            if metric == "time" and published
+            else "Median over the row's blocks, with ± the half-width of its 95 % interval "
+            "where the row has one (6 blocks or more): the spread within the container run(s) "
             "measured, not how far another run would lie; a cell links to its raw samples."
             if metric == "time"
             else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "

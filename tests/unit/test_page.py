@@ -154,3 +154,25 @@ def test_invoke_report_writes_the_page_with_the_history_of_its_run(tmp_path: Pat
     # invoke history's own call: exactly the history given.
     again = write_page_from_store(store, tmp_path / "h", histories=[(manifest, results)])
     assert again == [tmp_path / "h" / PAGE_FILE]
+
+
+def test_reference_data_is_shown_as_printed_with_unknowns_and_notes() -> None:
+    from archbench.upstream import reference
+
+    loaded, failures = reference.load_reference()
+    assert failures == []
+    page = assemble(loaded, generated_at="2026-12-01T12:00:00Z")
+    run = page.runs[0]
+    timed = run.tables[0]
+    texts = {c.text for line in timed.cells for c in line}
+    # The thesis printed "10 000 ms" for ten RSA-4096 key generations: one digit, not "1.00 s".
+    assert "1 s (printed: 10 000 ms per 10 operations)" in texts
+    assert "20.4 µs (printed: 0.204 ms per 10 operations)" in texts
+    assert not any("±" in t for t in texts)
+    assert timed.note.startswith("Published figures per operation, to the digits the source")
+    env = run.environment
+    cores = [c.text for c in env.cells[env.rows.index("cores")]]
+    placeholders = sum("cores" in r.reference.placeholders for r in loaded if r.reference)
+    assert cores.count("unknown (not printed)") == placeholders == 2
+    notes = [c.text for c in env.cells[env.rows.index("notes")]]
+    assert all(n.startswith("Figures as printed in the thesis") for n in notes)
