@@ -118,11 +118,11 @@ def render_steps_markdown(
         else ""
     )
     if not steps:
-        return control + (
+        return (
             "### Steps\n\nNo row steps across the series (counts within their spread and "
             "0.1 %, times within their intervals or not kept by the false-discovery "
             "control).\n"
-        )
+        ) + control
     rows = [
         [
             arch,
