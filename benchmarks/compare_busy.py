@@ -3,7 +3,7 @@
 
 Given two run ids of the results store, prints for the timed rows and for the counted
 rows apart: how many got each verdict, how the times were compared (interleaved over
-how many rounds, or separate runs widened by which between-run spread), and whether the
+how many rounds, or separate runs over their container runs, or no interval), and whether the
 goal is met:
 
 - ``--want no-change`` (A/A): at least 90 % of the timed rows with a verdict are
@@ -91,10 +91,14 @@ def goal(rows: Sequence[RowComparison], want: str, want_counts: str | None = Non
     timed = [r for r in rows if r.metric == "time"]
     counted = [r for r in rows if r.metric == "instructions"]
     rounds = sorted({r.rounds for r in timed if r.interleaved})
-    spreads = sorted({round(r.between_spread, 3) for r in timed if r.between_spread})
+    spreads = sorted(
+        {round(r.between_spread or 0.0, 3) for r in timed if r.spread_source == "repeats"}
+    )
     how = f"interleaved over {rounds} rounds" if rounds else ""
     if spreads:
-        how += ("; " if how else "") + f"not interleaved, widened by {spreads}"
+        how += ("; " if how else "") + f"not interleaved, container runs' spread {spreads}"
+    if any(r.verdict == "no interval" for r in timed):
+        how += ("; " if how else "") + "not interleaved: no interval"
     print(f"timed rows ({how or 'none'}): {dict(sorted(counts(timed).items()))}")
     decided = [r for r in timed if r.verdict in DECIDED]
     ok = True

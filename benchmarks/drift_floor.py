@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How much this machine's speed drifts between back-to-back runs: the floor of ``invoke compare``.
+"""How much this machine's speed drifts between back-to-back runs (``invoke compare``'s noise).
 
 Two stored runs that were not interleaved differ by what the machine did between them
 (other jobs, frequency, the neighbours of a cloud VM), which no interval computed inside
@@ -13,8 +13,8 @@ takes a row's median, and prints:
 - the ratios of consecutive runs' medians (what an A/A ``invoke compare`` of two stored
   runs would see) and the largest of them;
 - ``between-run CV``: the coefficient of variation of the run medians
-  (:func:`archbench.analysis.repeatability`'s ``between_cv``), the figure
-  :data:`archbench.analysis.comparison.BETWEEN_RUN_FLOOR` is set from.
+  (:func:`archbench.analysis.repeatability`'s ``between_cv``), the figure the noise
+  models of ``benchmarks/coverage.py`` take for the spread between runs.
 
 ``--hog`` starts one busy shell loop (``sh -c 'while :; do :; done'``) for the duration and
 stops it at the end, so a quiet machine can be measured with "one extra busy core".

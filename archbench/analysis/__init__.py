@@ -11,16 +11,20 @@ writes a file and never imports ``docker``:
   (:func:`repeatability`) and order statistics;
 * :mod:`~archbench.analysis.comparison`: two runs row by row, B/A with an interval
   and a verdict (:class:`RowComparison`, ``invoke compare``): over paired rounds for
-  an interleaved session, widened by the between-run spread for separate runs, and
-  exact for instruction counts;
-* :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and its two-stage
-  bootstrap over rounds (:func:`round_ratio_interval`);
+  an interleaved session, over container runs (``--repeat``) for separate runs (no
+  interval without them), exact for instruction counts; verdicts under
+  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`);
+* :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and of separate
+  runs' container runs, with Student-t intervals on the log scale
+  (:func:`round_ratio_interval`, :func:`repeat_ratio_interval`);
 * :mod:`~archbench.analysis.environment`: what a result was measured with and what
   changed between two (:func:`environment_diff`);
 * :mod:`~archbench.analysis.steps`: where a series of runs steps and why
   (:func:`find_steps`, :func:`series`; ``invoke history``);
-* :mod:`~archbench.analysis.gate`: ``--fail-above``, counted rows beyond a limit
-  (:func:`over_limit`);
+* :mod:`~archbench.analysis.changes`: change points over a history's whole series,
+  counts and times (PELT, :func:`whole_series`);
+* :mod:`~archbench.analysis.gate`: ``--fail-above`` and matrix.yml's per-row
+  ``limits:``, counted rows beyond a limit (:func:`over_limit`, :func:`over_limits`);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
@@ -40,17 +44,21 @@ not allowed.
 
 from __future__ import annotations
 
+from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
-    BETWEEN_RUN_FLOOR,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
+    MIN_COUNT_EFFECT,
+    NO_INTERVAL,
     RowComparison,
     RowKey,
     compare,
+    control_false_discoveries,
     counts,
     row_key,
     target_pairs,
     unmatched,
+    verdict,
 )
 from archbench.analysis.counting import (
     cpu_model,
@@ -60,9 +68,14 @@ from archbench.analysis.counting import (
     spread,
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
-from archbench.analysis.gate import over_limit
+from archbench.analysis.gate import RowLimit, limit_for, over_limit, over_limits, parse_row_limit
 from archbench.analysis.noise import noise_cause_text, noise_summary
-from archbench.analysis.rounds import round_ratio_interval
+from archbench.analysis.rounds import (
+    TInterval,
+    repeat_ratio_interval,
+    round_ratio_interval,
+    round_t_interval,
+)
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
     DEFAULT_CV_THRESHOLD,
@@ -76,25 +89,32 @@ from archbench.analysis.stats import (
 from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, find_steps, series
 
 __all__ = [
-    "BETWEEN_RUN_FLOOR",
     "DEFAULT_CI_TARGET",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
     "DEFAULT_THRESHOLD",
+    "MIN_COUNT_EFFECT",
+    "NO_INTERVAL",
     "Change",
+    "ChangePoint",
     "Environment",
     "RowComparison",
     "RowKey",
+    "RowLimit",
     "SeriesKey",
     "SeriesPoint",
     "Step",
+    "TInterval",
     "compare",
+    "control_false_discoveries",
+    "count_changes",
     "counts",
     "cpu_model",
     "environment_diff",
     "environment_of",
     "find_steps",
+    "limit_for",
     "median_interval",
     "median_per_op",
     "metric_names",
@@ -102,14 +122,21 @@ __all__ = [
     "noise_summary",
     "order_statistics",
     "over_limit",
+    "over_limits",
     "parse_metrics",
+    "parse_row_limit",
+    "repeat_ratio_interval",
     "repeatability",
     "round_ratio_interval",
+    "round_t_interval",
     "row_key",
     "series",
     "slowdown",
     "spread",
     "summarize",
     "target_pairs",
+    "time_changes",
     "unmatched",
+    "verdict",
+    "whole_series",
 ]

@@ -5,32 +5,38 @@ suite, scheme, key size or parameter, operation and process count) and every met
 
 * **Timed rows of an interleaved session** (both runs' files carry the same
   ``Execution.interleaved`` id; ``repeat_index`` is the round): the rounds are paired
-  and the ratio is the geometric mean of the per-round ratios of medians, with a
-  two-stage bootstrap interval over rounds (:mod:`archbench.analysis.rounds`).
-* **Timed rows of two runs that were not interleaved**: B/A of the median per-operation
-  times, with a bootstrap interval of both rows' blocks resampled independently
-  (``scipy.stats.bootstrap``, percentile method, fixed seed), *widened* by the spread
-  between runs that no block of either run can see: the machine was another machine when
-  B ran. The spread ``s`` (relative, a coefficient of variation of a run's level) is the
-  larger of :data:`BETWEEN_RUN_FLOOR` (measured on this project's 2-core VM, see the
-  constant) and the CV of the per-repeat medians where a run has ``--repeat`` runs. The
-  log half-widths of the bootstrap interval and of the between-run term
-  ``z · √2 · s`` (two runs, each off by ``s``) add in quadrature, as independent
-  uncertainties do (JCGM 100:2008, *Guide to the expression of uncertainty in
-  measurement*, §5.1.2).
+  and the ratio is the geometric mean of the per-round ratios of medians, with the
+  Student-t interval of the per-round log ratios (:func:`archbench.analysis.rounds.
+  round_t_interval`): it covers everything that varies from round to round.
+* **Timed rows of two runs that were not interleaved**: the machine was another machine
+  when B ran, and no block of either run can see by how much. Where a run has several
+  container runs (``--repeat``), each container run's median is one draw of the run's
+  level and the interval is the pooled two-sample t interval of the log medians
+  (:func:`archbench.analysis.rounds.repeat_ratio_interval`): it covers the variation
+  from container run to container run seen inside each invocation, not a shift of the
+  whole machine between the two invocations (another job started). Where neither run
+  has two container runs, nothing measured says how far apart two runs lie: the row
+  gets the ratio of the median per-operation times, no interval and the verdict
+  ``no interval`` ("not interleaved: no interval").
 * **Counted rows** (``metric == "instructions"``): the exact ratio of the median
   instructions per operation. Counts do not drift with load, so the only noise is the
   row's own block-to-block spread (:func:`archbench.analysis.counting.spread`, the
   relative range); a change is called ``more instructions``/``fewer instructions`` only
-  beyond the larger of the two rows' spreads, and the row's ``low``/``high`` are the
-  ratio divided and multiplied by ``1 + spread``.
+  beyond the larger of the two rows' spreads and :data:`MIN_COUNT_EFFECT`, and the row's
+  ``low``/``high`` are the ratio divided and multiplied by ``1 + spread``.
 
 The verdict of timed rows follows ``pyperf compare_to`` and ``asv compare``: ``slower``
 (``faster``) only when the whole interval lies above (below) 1 *and* the ratio differs
 from 1 by more than ``threshold`` (default 5 %); otherwise ``no significant change``.
-Rows with fewer than :data:`MIN_SAMPLES` blocks on a side, or invalid on a side, get no
-verdict (``too few samples``, ``invalid``). A row both timed and counted whose verdicts
-disagree (times say slower, counts say identical) says so in its ``note``.
+One comparison tests every row at once (some 27 per target), so the timed rows' p-values
+are controlled for false discoveries: a row is called only when its Benjamini–Hochberg
+adjusted p-value (Benjamini & Hochberg, JRSS B 57, 1995; ``scipy.stats.
+false_discovery_control``) is at most ``1 - confidence`` (5 %) as well, which keeps the
+expected share of wrongly called rows among the called ones at 5 %. Each row keeps its
+own (unadjusted) interval. Rows with fewer than :data:`MIN_SAMPLES` blocks on a side,
+or invalid on a side, get no verdict (``too few samples``, ``invalid``). A row both
+timed and counted whose verdicts disagree says so in its ``note``, and only what is
+known.
 """
 
 from __future__ import annotations
@@ -39,14 +45,16 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 from archbench.analysis.counting import spread as count_spread
-from archbench.analysis.rounds import MIN_ROUNDS, round_ratio_interval
+from archbench.analysis.rounds import (
+    MIN_ROUNDS,
+    TInterval,
+    repeat_ratio_interval,
+    round_t_interval,
+)
 from archbench.result import METRICS, Metric, Result, Row, merge_repeats
-
-if TYPE_CHECKING:
-    import numpy as np
 
 Verdict = Literal[
     "faster",
@@ -54,28 +62,27 @@ Verdict = Literal[
     "more instructions",
     "fewer instructions",
     "no significant change",
+    "no interval",
     "too few samples",
     "invalid",
 ]
-SpreadSource = Literal["floor", "repeats", "rounds", "counts"]
+SpreadSource = Literal["repeats", "rounds", "counts"]
 
 MIN_SAMPLES: Final = 3
 """Fewest per-operation samples per side for an interval and a verdict of timed rows."""
 DEFAULT_CONFIDENCE: Final = 0.95
 DEFAULT_THRESHOLD: Final = 0.05
-DEFAULT_RESAMPLES: Final = 2000
-BETWEEN_RUN_FLOOR: Final = 0.06
-"""Relative spread (CV) of a run's level between two runs that were not interleaved.
+MIN_COUNT_EFFECT: Final = 0.001
+"""Smallest relative change of instructions per operation called a change (0.1 %).
 
-Measured on the project's 2-core VM shared with other jobs (load average 5-6), with
-``benchmarks/drift_floor.py`` (8 back-to-back runs of 12 s of a 2048-bit modular
-exponentiation on the host, 2026-12-02): consecutive runs differed by up to 29 %
-(a step when another job started), the CV of the eight run medians was 0.12; issue 21's
-two ``invoke bench`` runs 28 s apart differed by 5-11 %. 0.06 makes the widened
-95 % interval of an otherwise exact ratio ``×/÷ 1.18`` (``exp(1.96 · √2 · 0.06)``), which
-covers the 5-20 % that back-to-back runs differ by here; a step as large as the 29 % one
-is still called, as it should be when nothing but interleaving can tell it from a
-change. ``docs/measurement.md`` has the figures."""
+Counts of a deterministic operation have no spread, so without a minimum one instruction
+in a million would be a verdict. 0.1 % is a tenth of the narrowest time interval
+archbench measures (±1.1 %, the median half-width of adaptive repetitions on the build
+VM, ``docs/measurement.md``): a smaller change of the instructions cannot show in any
+time we measure, and the gate's limits are percents (iai-callgrind's examples use 2 %)."""
+NO_INTERVAL: Final = "not interleaved: no interval"
+"""The note of a timed row of two separate runs without container runs to measure the
+spread between runs from."""
 
 
 @dataclass(frozen=True, order=True)
@@ -132,6 +139,10 @@ class RowComparison:
     spread_source: SpreadSource | None = None
     spread: float | None = None
     note: str = ""
+    df: int = 0
+    p_value: float = math.nan
+    q_value: float = math.nan
+    own_verdict: Verdict | None = None
 
     @property
     def changed(self) -> bool:
@@ -162,80 +173,6 @@ def per_op_ns(row: Row) -> list[float]:
     return [s / row.ops_per_block for s in row.samples_ns]
 
 
-def ratio_interval(
-    a_ns: Sequence[float],
-    b_ns: Sequence[float],
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """``median(b) / median(a)`` with its bootstrap interval: ``(ratio, low, high)``.
-
-    The two samples are resampled independently (they come from different
-    runs); percentile interval at ``confidence``. This is the interval of the
-    blocks alone: :func:`widen` adds what lies between two runs.
-
-    Raises:
-        ValueError: fewer than :data:`MIN_SAMPLES` values on a side, or a
-            value that is not positive and finite.
-    """
-    for name, xs in (("a", a_ns), ("b", b_ns)):
-        if len(xs) < MIN_SAMPLES:
-            raise ValueError(f"{name}: {len(xs)} samples, need at least {MIN_SAMPLES}")
-        if any(not math.isfinite(x) or x <= 0 for x in xs):
-            raise ValueError(f"{name}: samples must be positive finite ns")
-    ratio = statistics.median(b_ns) / statistics.median(a_ns)
-    if len(set(a_ns)) == 1 and len(set(b_ns)) == 1:
-        return ratio, ratio, ratio  # no spread to resample (exact counts, say)
-    # Imported here: scipy takes about a second to import, which `invoke bench`
-    # would otherwise pay (run.archives -> gnunet_perf_tables -> compare_tables -> here).
-    import numpy as np
-    from scipy import stats as sps
-
-    def statistic(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-        return np.asarray(np.median(b, axis=axis) / np.median(a, axis=axis))
-
-    res = sps.bootstrap(
-        (np.asarray(a_ns, dtype=float), np.asarray(b_ns, dtype=float)),
-        statistic,
-        vectorized=True,
-        paired=False,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    low = float(res.confidence_interval.low)
-    high = float(res.confidence_interval.high)
-    return ratio, min(low, ratio), max(high, ratio)
-
-
-def widen(
-    ratio: float, low: float, high: float, between: float, confidence: float = DEFAULT_CONFIDENCE
-) -> tuple[float, float]:
-    """``(low, high)`` widened by a between-run spread ``between`` (relative, a CV).
-
-    Each side's log half-width ``log(ratio/low)``, ``log(high/ratio)`` is combined in
-    quadrature with ``z · √2 · between``, ``z`` the normal quantile of ``confidence``
-    (two runs, each off by ``between``; independent uncertainties, JCGM 100:2008
-    §5.1.2).
-
-    Raises:
-        ValueError: ``between`` negative or not finite, or an interval that does not
-            hold ``ratio``.
-    """
-    if not math.isfinite(between) or between < 0:
-        raise ValueError(f"between-run spread must be a fraction >= 0, got {between}")
-    if not 0 < low <= ratio <= high:
-        raise ValueError(f"interval [{low}, {high}] does not hold the ratio {ratio}")
-    z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
-    extra = z * math.sqrt(2) * math.log1p(between)
-    down = math.hypot(math.log(ratio / low), extra)
-    up = math.hypot(math.log(high / ratio), extra)
-    return ratio * math.exp(-down), ratio * math.exp(up)
-
-
 def verdict(ratio: float, low: float, high: float, threshold: float = DEFAULT_THRESHOLD) -> Verdict:
     """``slower``/``faster`` when the interval excludes 1 and the change exceeds ``threshold``.
 
@@ -251,20 +188,22 @@ def verdict(ratio: float, low: float, high: float, threshold: float = DEFAULT_TH
     return "no significant change"
 
 
-def count_verdict(ratio: float, spread: float) -> Verdict:
-    """``more``/``fewer instructions`` when ``ratio`` lies beyond ``1 + spread`` (either way).
+def count_verdict(ratio: float, spread: float, min_effect: float = MIN_COUNT_EFFECT) -> Verdict:
+    """``more``/``fewer instructions`` when ``ratio`` lies beyond ``1 + max(spread,
+    min_effect)`` (either way).
 
-    ``spread``: the rows' relative block-to-block range (0 for exact counts: then any
-    change is called).
+    ``spread``: the rows' relative block-to-block range (0 for exact counts);
+    ``min_effect``: the smallest change worth a verdict (:data:`MIN_COUNT_EFFECT`).
 
     Raises:
         ValueError: ``spread`` negative or not finite.
     """
     if not math.isfinite(spread) or spread < 0:
         raise ValueError(f"spread must be a fraction >= 0, got {spread}")
-    if ratio > 1 + spread:
+    bound = max(spread, min_effect)
+    if ratio > 1 + bound:
         return "more instructions"
-    if ratio < 1 / (1 + spread):
+    if ratio < 1 / (1 + bound):
         return "fewer instructions"
     return "no significant change"
 
@@ -354,43 +293,23 @@ def round_samples(files: Sequence[Result], target: str, key: RowKey) -> dict[int
     return out
 
 
-def _repeat_spread(row: Row) -> float | None:
-    medians = row.run_medians_ns
-    if not medians or len(medians) < 2:
-        return None
-    return statistics.stdev(medians) / statistics.fmean(medians)
-
-
-def between_run_spread(row_a: Row, row_b: Row, floor: float) -> tuple[float, SpreadSource]:
-    """The relative spread between two runs' levels for a row, and where it comes from.
-
-    The larger of ``floor`` and the root mean square of each side's CV of per-repeat
-    medians (``Row.run_medians_ns``, set when a run has ``--repeat`` runs).
-    """
-    cvs = [cv for cv in (_repeat_spread(row_a), _repeat_spread(row_b)) if cv is not None]
-    if cvs:
-        repeats = math.sqrt(math.fsum(cv * cv for cv in cvs) / len(cvs))
-        if repeats > floor:
-            return repeats, "repeats"
-    return floor, "floor"
-
-
 def compare(
     a: Sequence[Result],
     b: Sequence[Result],
     *,
     confidence: float = DEFAULT_CONFIDENCE,
     threshold: float = DEFAULT_THRESHOLD,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    floor: float = BETWEEN_RUN_FLOOR,
+    control: bool = True,
 ) -> list[RowComparison]:
     """Compare every row measured in both ``a`` and ``b``, timed and counted.
 
     ``a`` and ``b`` are one run's results each, as stored (one file per repeat or round,
     both metrics) or already merged; targets pair as :func:`pair_targets` says, per
     metric. Rows are keyed by A's target name; rows only one side has are left out.
-    Timed rows come first, then counted rows, each sorted by key. ``floor``: the
-    between-run spread of runs that were not interleaved (:data:`BETWEEN_RUN_FLOOR`).
+    Timed rows come first, then counted rows, each sorted by key. ``control``: decide
+    the timed rows' verdicts under Benjamini–Hochberg over all of them
+    (:func:`control_false_discoveries`); False leaves that to the caller (a history
+    controls over all its pairs at once).
 
     Raises:
         ResultsError: a target's repeats in one run measured different rows.
@@ -408,15 +327,55 @@ def compare(
                 if metric == "instructions":
                     out.append(_compare_counts(key, ra, rb))
                     continue
+                in_a = round_samples(side_a.files, target, key)
+                in_b = round_samples(side_b.files, target, key)
                 rounds = None
                 if paired:
-                    in_a = round_samples(side_a.files, target, key)
-                    in_b = round_samples(side_b.files, target, key)
                     rounds = [(in_a[i], in_b[i]) for i in sorted(in_a.keys() & in_b.keys())]
-                out.append(
-                    _compare_times(key, ra, rb, rounds, confidence, threshold, n_resamples, floor)
+                levels = (
+                    [statistics.median(xs) for xs in in_a.values() if xs],
+                    [statistics.median(xs) for xs in in_b.values() if xs],
                 )
+                out.append(_compare_times(key, ra, rb, rounds, levels, confidence, threshold))
+    if control:
+        out = control_false_discoveries(out, 1 - confidence, threshold)
     return _notes(out)
+
+
+def control_false_discoveries(
+    rows: Sequence[RowComparison],
+    rate: float = 1 - DEFAULT_CONFIDENCE,
+    threshold: float = (DEFAULT_THRESHOLD),
+) -> list[RowComparison]:
+    """``rows`` with the timed verdicts decided under Benjamini–Hochberg at ``rate``.
+
+    Every timed row with a p-value gets its adjusted ``q_value``; a row stays ``slower``
+    or ``faster`` only when ``q_value <= rate`` (and its own interval and ``threshold``
+    call it); a row the control overrules keeps its interval's verdict in
+    ``own_verdict``. Other rows pass unchanged. Benjamini & Hochberg (1995) hold the
+    false discovery rate at ``rate`` for independent or positively dependent tests (rows
+    of one machine slowed by one cause are positively dependent).
+
+    Raises:
+        ValueError: ``rate`` outside (0, 1).
+    """
+    if not 0 < rate < 1:
+        raise ValueError(f"false discovery rate must lie in (0, 1), got {rate}")
+    tested = [i for i, r in enumerate(rows) if r.metric == "time" and math.isfinite(r.p_value)]
+    out = list(rows)
+    if not tested:
+        return out
+    from scipy.stats import false_discovery_control
+
+    qs = false_discovery_control([rows[i].p_value for i in tested], method="bh")
+    for i, q in zip(tested, qs, strict=True):
+        r = rows[i]
+        own = verdict(r.ratio, r.low, r.high, threshold)
+        said = own if float(q) <= rate else "no significant change"
+        out[i] = replace(
+            r, q_value=float(q), verdict=said, own_verdict=own if said != own else None
+        )
+    return out
 
 
 def _compare_times(
@@ -424,10 +383,9 @@ def _compare_times(
     row_a: Row,
     row_b: Row,
     rounds: list[tuple[list[float], list[float]]] | None,
+    levels: tuple[list[float], list[float]],
     confidence: float,
     threshold: float,
-    n_resamples: int,
-    floor: float,
 ) -> RowComparison:
     xa, xb = per_op_ns(row_a), per_op_ns(row_b)
     base = RowComparison(
@@ -445,36 +403,34 @@ def _compare_times(
         return base
     if min(len(xa), len(xb)) < MIN_SAMPLES:
         return replace(base, verdict="too few samples")
+    got: TInterval | None
     if rounds is not None and len(rounds) >= MIN_ROUNDS:
-        ratio, low, high = round_ratio_interval(
-            rounds, confidence=confidence, n_resamples=n_resamples
+        got = round_t_interval(rounds, confidence=confidence)
+        source: SpreadSource = "rounds"
+        note = ""
+    else:
+        got = repeat_ratio_interval(*levels, confidence=confidence) if all(levels) else None
+        source = "repeats"
+        note = (
+            f"interleaved, but only {len(rounds)} paired round(s) (need {MIN_ROUNDS}): "
+            "compared as separate runs"
+            if rounds is not None
+            else ""
         )
-        return replace(
-            base,
-            ratio=ratio,
-            low=low,
-            high=high,
-            verdict=verdict(ratio, low, high, threshold),
-            rounds=len(rounds),
-            spread_source="rounds",
-        )
-    ratio, low, high = ratio_interval(xa, xb, confidence=confidence, n_resamples=n_resamples)
-    between, source = between_run_spread(row_a, row_b, floor)
-    low, high = widen(ratio, low, high, between, confidence)
-    note = (
-        f"interleaved, but only {len(rounds)} paired round(s) (need {MIN_ROUNDS}): "
-        "compared as separate runs"
-        if rounds is not None
-        else ""
-    )
+    if got is None:
+        text = "; ".join(n for n in (note, NO_INTERVAL) if n)
+        return replace(base, verdict="no interval", note=text)
     return replace(
         base,
-        ratio=ratio,
-        low=low,
-        high=high,
-        verdict=verdict(ratio, low, high, threshold),
-        between_spread=between,
+        ratio=got.ratio,
+        low=got.low,
+        high=got.high,
+        verdict=verdict(got.ratio, got.low, got.high, threshold),
+        rounds=len(rounds) if source == "rounds" and rounds is not None else 0,
+        between_spread=got.sd,
         spread_source=source,
+        df=got.df,
+        p_value=got.p_value,
         note=note,
     )
 
@@ -535,13 +491,18 @@ def _notes(rows: list[RowComparison]) -> list[RowComparison]:
         ):
             out.append(r)
             continue
-        spread = f" (spread ±{count_row.spread:.1%})" if count_row.spread is not None else ""
-        text = (
-            f"times say {time_row.verdict} ({time_row.ratio:.3f}×), instruction counts say "
-            f"{count_row.verdict} ({count_row.ratio:.4f}×{spread})"
-        )
+        spread = f", spread ±{count_row.spread:.1%}" if count_row.spread else ""
         if count_row.verdict == "no significant change":
-            text += ": the machine changed, not the code"
+            text = (
+                f"the counts did not change ({count_row.ratio:.4f}×{spread}); the times did "
+                f"({time_row.verdict}, {time_row.ratio:.3f}×): a cause outside the counted "
+                "instructions, such as the machine, the cache or memory"
+            )
+        else:
+            text = (
+                f"times say {time_row.verdict} ({time_row.ratio:.3f}×), instruction counts "
+                f"say {count_row.verdict} ({count_row.ratio:.4f}×{spread})"
+            )
         out.append(replace(r, note="; ".join(n for n in (r.note, text) if n)))
     return out
 

@@ -1,4 +1,4 @@
-"""The ratio B/A of two images measured in interleaved rounds, with its interval over rounds.
+"""B/A of interleaved rounds, and of separate runs' repeats, with a Student-t interval.
 
 An interleaved session measures A and B in alternating rounds (A B B A …) on one engine,
 so whatever the machine does in a round (another job, a frequency change, a noisy
@@ -10,22 +10,26 @@ The statistic is the geometric mean over rounds of the per-round ratio of median
 ``exp(mean_r log(median(B_r) / median(A_r)))``: a drift that multiplies both sides of a
 round cancels in its ratio, and the mean of logs treats a 10 % change up and down alike.
 
-Its interval is a two-stage (hierarchical) bootstrap, paired at the top: resample rounds
-with replacement, each round bringing its A and its B; inside every drawn round, resample
-A's blocks and B's blocks with replacement; take the statistic; the percentile interval
-of ``n_resamples`` such replicates. This is the resampling of Kalibera & Jones,
-"Rigorous Benchmarking in Reasonable Time" (ISMM 2013, §5: resample with replacement at
-every level of the experiment), with the pairing of a paired bootstrap at the level where
-A and B share a cause of variation. Resampling the lower level as well adds the within-
-round variance a second time, which overstates the variance slightly (Davison & Hinkley,
-*Bootstrap Methods and their Application*, 1997, §3.8): the conservative side, and the
-one that keeps an interval honest with the few rounds (3 to 10) an interleaved session
-affords, where resampling rounds alone would return the range of three numbers.
+Its interval is the Student-t interval of the mean of the per-round log ratios,
+``mean ± t(n-1) · sd / √n`` (Student 1908; the one-sample t interval of any statistics
+text, e.g. Wasserman, *All of Statistics*, §10.2), exponentiated. Each round's log
+ratio carries everything that varies from round to round: the noise of both medians
+inside the round and whatever part of the machine's drift does not cancel between A
+and B; the t quantile gives the interval its nominal coverage with the few rounds (3 to
+10) an interleaved session affords, where a bootstrap over rounds returns little more
+than the range of three values. Its coverage under this project's noise models is
+measured by ``benchmarks/coverage.py`` and pinned by ``tests/unit/test_coverage.py``.
 
-Rows of one round are resampled as per-operation times (ns), so rounds whose blocks were
-calibrated to different sizes still compare. The seed is fixed: the same rounds always
-give the same interval. numpy is imported inside the function (this module is imported
-by :mod:`archbench.analysis.comparison`, which ``invoke bench`` loads).
+Two runs that were *not* interleaved are compared by their container runs
+(``--repeat``): each repeat's median is one draw of the run's level, and the pooled
+two-sample t interval of the log medians (:func:`repeat_ratio_interval`) covers the
+level's variation from container run to container run, as seen inside each
+invocation. A run with a single container run gives no estimate of it; with no repeat
+on either side there is no interval at all.
+
+Rows of one round are per-operation times (ns), so rounds whose blocks were calibrated
+to different sizes still compare. scipy's special functions (fast to import) give the t
+quantile; scipy.stats is not imported here (this module is loaded by ``invoke bench``).
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 MIN_ROUNDS: Final = 3
-"""Fewest paired rounds for an interval over rounds: two rounds resample to three values."""
+"""Fewest paired rounds for an interval over rounds: with two, t(1) = 12.7 makes an
+interval too wide to tell anything (the default of ``invoke history --rounds`` is 8)."""
 MIN_BLOCKS: Final = 1
 """Fewest blocks per side in a round (one block is that round's median)."""
 
@@ -75,43 +81,118 @@ def round_ratio(rounds: Sequence[Round]) -> float:
     return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios))
 
 
-def round_ratio_interval(
-    rounds: Sequence[Round],
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """``(ratio, low, high)``: :func:`round_ratio` and its two-stage bootstrap interval.
+def _t_quantile(p: float, df: float) -> float:
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, p))
+
+
+def t_p_value(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t statistic ``t`` with ``df`` degrees of freedom.
+
+    Raises:
+        ValueError: ``df`` below 1.
+    """
+    if df < 1:
+        raise ValueError(f"degrees of freedom must be >= 1, got {df}")
+    if math.isinf(t):
+        return 0.0
+    from scipy.special import stdtr
+
+    return float(2 * stdtr(df, -abs(t)))
+
+
+@dataclass(frozen=True)
+class TInterval:
+    """A ratio B/A with its Student-t interval on the log scale.
+
+    ``ratio``, ``low``, ``high``: dimensionless; ``sd``: the standard deviation of one
+    log level (rounds: of one round's log ratio; repeats: the pooled one of a container
+    run's log median), a relative spread; ``df``: the t quantile's degrees of freedom;
+    ``p_value``: two-sided, of the hypothesis ratio = 1 (for false-discovery control).
+    """
+
+    ratio: float
+    low: float
+    high: float
+    sd: float
+    df: int
+    p_value: float
+
+
+def _t_interval(mean: float, sd: float, scale: float, df: int, confidence: float) -> TInterval:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    se = sd * scale
+    half = _t_quantile((1 + confidence) / 2, df) * se
+    t = mean / se if se > 0 else (0.0 if mean == 0 else math.copysign(math.inf, mean))
+    return TInterval(
+        ratio=math.exp(mean),
+        low=math.exp(mean - half),
+        high=math.exp(mean + half),
+        sd=sd,
+        df=df,
+        p_value=t_p_value(t, df),
+    )
+
+
+def round_t_interval(rounds: Sequence[Round], *, confidence: float = 0.95) -> TInterval:
+    """:func:`round_ratio` with the t interval of the per-round log ratios (module docs).
 
     ``rounds``: one ``(a_ns, b_ns)`` pair per round, per-operation times in ns, any number
-    of blocks per side. The interval is the percentile interval at ``confidence`` of
-    ``n_resamples`` replicates (module docstring); ``low <= ratio <= high`` always holds.
+    of blocks per side; ``df`` is ``len(rounds) - 1``.
 
     Raises:
         ValueError: fewer than :data:`MIN_ROUNDS` rounds, a side of a round without
             blocks, a time that is not positive and finite, or ``confidence`` outside
             (0, 1).
     """
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    ratio = round_ratio(rounds)
-    import numpy as np
+    logs = [math.log(r) for r in round_ratios(rounds)]
+    n = len(logs)
+    mean = math.fsum(logs) / n
+    return _t_interval(mean, statistics.stdev(logs), 1 / math.sqrt(n), n - 1, confidence)
 
-    rng = np.random.default_rng(seed)
-    n_rounds = len(rounds)
-    # Stage 2 first: for every round, n_resamples bootstrap medians of each side; a
-    # replicate then draws rounds (stage 1) and, for each draw, one of its round's
-    # pre-drawn stage-2 replicates at random, so a round drawn twice gets two.
-    inner = np.empty((n_rounds, n_resamples))
-    for r, (a, b) in enumerate(rounds):
-        xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        ia = rng.integers(0, len(xa), size=(n_resamples, len(xa)))
-        ib = rng.integers(0, len(xb), size=(n_resamples, len(xb)))
-        inner[r] = np.log(np.median(xb[ib], axis=1)) - np.log(np.median(xa[ia], axis=1))
-    drawn = rng.integers(0, n_rounds, size=(n_resamples, n_rounds))
-    which = rng.integers(0, n_resamples, size=(n_resamples, n_rounds))
-    replicates = np.exp(inner[drawn, which].mean(axis=1))
-    alpha = (1 - confidence) / 2
-    low, high = np.quantile(replicates, [alpha, 1 - alpha])
-    return ratio, min(float(low), ratio), max(float(high), ratio)
+
+def round_ratio_interval(
+    rounds: Sequence[Round], *, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """``(ratio, low, high)`` of :func:`round_t_interval`.
+
+    Raises:
+        ValueError: as :func:`round_t_interval`.
+    """
+    got = round_t_interval(rounds, confidence=confidence)
+    return got.ratio, got.low, got.high
+
+
+def repeat_ratio_interval(
+    a_levels: Sequence[float], b_levels: Sequence[float], *, confidence: float = 0.95
+) -> TInterval | None:
+    """B/A of two runs that were not interleaved, from their container runs' medians.
+
+    ``a_levels``/``b_levels``: the median per-operation time (ns) of each container run
+    (``--repeat``) of A and of B. The ratio is ``exp(mean log b - mean log a)``; the
+    interval the pooled two-sample t interval of the log medians (Welch would need two
+    repeats on each side; one variance for both runs of one row on one machine lets a
+    side with one container run be compared with a side with several), ``df`` the sum of
+    both sides' ``n - 1``. None when no side has two container runs: nothing measured
+    says how much a run's level varies.
+
+    Raises:
+        ValueError: a side without levels, a level that is not positive and finite, or
+            ``confidence`` outside (0, 1).
+    """
+    for name, xs in (("A", a_levels), ("B", b_levels)):
+        if not xs:
+            raise ValueError(f"{name} has no container runs")
+        if any(not math.isfinite(x) or x <= 0 for x in xs):
+            raise ValueError(f"{name}'s levels must be positive finite ns")
+    la = [math.log(x) for x in a_levels]
+    lb = [math.log(x) for x in b_levels]
+    df = len(la) + len(lb) - 2
+    if df < 1:
+        return None
+    ma, mb = math.fsum(la) / len(la), math.fsum(lb) / len(lb)
+    ss = math.fsum((x - ma) ** 2 for x in la) + math.fsum((x - mb) ** 2 for x in lb)
+    sd = math.sqrt(ss / df)
+    return _t_interval(mb - ma, sd, math.sqrt(1 / len(la) + 1 / len(lb)), df, confidence)

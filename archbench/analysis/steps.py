@@ -12,7 +12,11 @@ only beyond the noise of the levels on either side:
 * **times**: a step where the interval of the ratio to the previous point excludes 1 and
   the ratio exceeds the threshold (:func:`archbench.analysis.comparison.verdict`); the
   interval is :func:`archbench.analysis.comparison.compare`'s: over paired rounds when
-  the two runs were interleaved, widened by the between-run spread when they were not.
+  the two runs were interleaved, over their container runs when they were not (no
+  interval, so no step, without them). A history tests every row of every pair at
+  once, so :func:`series` adjusts the p-values of all its timed points together
+  (Benjamini–Hochberg, as ``invoke compare`` does over one comparison's rows) and a
+  timed step needs its adjusted ``q_value`` at most ``1 - confidence`` as well.
 
 Comparing neighbours, not fitting segments (asv's ``step_detect`` fits a piecewise
 constant function with a penalty), suits series of a handful of well-measured points:
@@ -23,6 +27,7 @@ and the environment diff between the two runs (:func:`environment_diff`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +36,7 @@ from typing import Final, Literal
 from archbench.analysis.comparison import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
+    MIN_COUNT_EFFECT,
     RowKey,
     compare,
     count_verdict,
@@ -51,6 +57,8 @@ class SeriesPoint:
     range (0: exact). ``ratio``, ``low``/``high``: times only, this point over the
     previous one (B/A) as :func:`compare` gives it, with its interval; NaN for the first
     point or when none was computed (then ``value``'s ratio is used and there is no step).
+    ``p_value``: times only, of "ratio = 1"; ``q_value`` its Benjamini–Hochberg adjusted
+    value over the history's timed points (NaN: not controlled, the interval decides).
     """
 
     label: str
@@ -61,6 +69,8 @@ class SeriesPoint:
     low: float = math.nan
     high: float = math.nan
     environment: Environment | None = None
+    p_value: float = math.nan
+    q_value: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -92,13 +102,17 @@ class Step:
 
 
 def find_steps(
-    points: Sequence[SeriesPoint], *, threshold: float = DEFAULT_THRESHOLD
+    points: Sequence[SeriesPoint],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    rate: float = 1 - DEFAULT_CONFIDENCE,
 ) -> list[Step]:
     """The steps of one series, in order (module docstring for the rules).
 
     All points must have the same ``metric``. ``threshold``: the smallest change of a
     timed series called a step (a fraction, as ``invoke compare --threshold``); counted
-    series use their spread instead. A timed point without an interval is never a step.
+    series use their spread and :data:`MIN_COUNT_EFFECT` instead. A timed point without
+    an interval is never a step; one with a ``q_value`` above ``rate`` neither.
 
     Raises:
         ValueError: points of mixed metrics, a value that is not positive and finite,
@@ -117,13 +131,14 @@ def find_steps(
         before, after = points[i - 1], points[i]
         ratio = after.value / before.value
         if after.metric == "instructions":
-            said = count_verdict(ratio, max(before.spread, after.spread))
+            said = count_verdict(ratio, max(before.spread, after.spread), MIN_COUNT_EFFECT)
             moved = said != "no significant change"
         else:
             if math.isnan(after.low) or math.isnan(after.high):
                 continue
             ratio = after.ratio if math.isfinite(after.ratio) else ratio
             moved = verdict(ratio, after.low, after.high, threshold) in ("slower", "faster")
+            moved = moved and not after.q_value > rate
         if not moved:
             continue
         changes: tuple[Change, ...] = ()
@@ -163,15 +178,15 @@ def series(
     runs: Sequence[tuple[str, Sequence[Result]]],
     *,
     confidence: float = DEFAULT_CONFIDENCE,
-    n_resamples: int = 1000,
 ) -> dict[SeriesKey, list[SeriesPoint]]:
     """Every row's series per architecture and metric across ``runs``, in their order.
 
     ``runs``: (label, that run's results as stored: both metrics, repeats or rounds as
     files) in series order. A run that lacks a row leaves it out of that row's series;
     its next point is compared with the last one it has. Timed points get the interval
-    :func:`compare` gives the pair; an architecture with several targets in a run is
-    left to :func:`compare`'s pairing by target name.
+    and p-value :func:`compare` gives the pair, and the p-values of all timed points are
+    adjusted together (Benjamini–Hochberg, :func:`control_points`); an architecture
+    with several targets in a run is left to :func:`compare`'s pairing by target name.
 
     Raises:
         ResultsError: a run's repeats of one target measured different rows.
@@ -180,7 +195,7 @@ def series(
     last: dict[SeriesKey, int] = {}
     for metric_m in METRICS:
         per_run = [(label, _by_arch(results, metric_m)) for label, results in runs]
-        cache: dict[tuple[int, int, str], dict[RowKey, tuple[float, float, float]]] = {}
+        cache: dict[tuple[int, int, str], dict[RowKey, tuple[float, float, float, float]]] = {}
         for i, (label, by_arch) in enumerate(per_run):
             for arch, results in sorted(by_arch.items()):
                 for res in results:
@@ -203,16 +218,14 @@ def series(
                             )
                         else:
                             times = sorted(x / row.ops_per_block for x in row.samples_ns)
-                            ratio = low = high = math.nan
+                            ratio = low = high = p_value = math.nan
                             if skey in last:
                                 j = last[skey]
                                 pair = cache.get((j, i, arch))
                                 if pair is None:
-                                    pair = _intervals(
-                                        runs[j][1], runs[i][1], arch, confidence, n_resamples
-                                    )
+                                    pair = _intervals(runs[j][1], runs[i][1], arch, confidence)
                                     cache[(j, i, arch)] = pair
-                                ratio, low, high = pair.get(key, (math.nan,) * 3)
+                                ratio, low, high, p_value = pair.get(key, (math.nan,) * 4)
                             point = SeriesPoint(
                                 label,
                                 _median(times),
@@ -221,10 +234,35 @@ def series(
                                 low=low,
                                 high=high,
                                 environment=env,
+                                p_value=p_value,
                             )
                         out.setdefault(skey, []).append(point)
                         last[skey] = i
-    return dict(sorted(out.items()))
+    return control_points(dict(sorted(out.items())), 1 - confidence)
+
+
+def control_points(
+    all_series: dict[SeriesKey, list[SeriesPoint]], rate: float
+) -> dict[SeriesKey, list[SeriesPoint]]:
+    """``all_series`` with every timed point's ``q_value``: its p-value adjusted by
+    Benjamini–Hochberg over all timed points that have one, at false discovery rate
+    ``rate`` (``scipy.stats.false_discovery_control``).
+    """
+    where = [
+        (k, i)
+        for k, points in all_series.items()
+        for i, p in enumerate(points)
+        if p.metric == "time" and math.isfinite(p.p_value)
+    ]
+    if not where:
+        return all_series
+    from scipy.stats import false_discovery_control
+
+    qs = false_discovery_control([all_series[k][i].p_value for k, i in where], method="bh")
+    out = {k: list(points) for k, points in all_series.items()}
+    for (k, i), q in zip(where, qs, strict=True):
+        out[k][i] = dataclasses.replace(out[k][i], q_value=float(q))
+    return out
 
 
 def _median(xs: Sequence[float]) -> float:
@@ -233,16 +271,17 @@ def _median(xs: Sequence[float]) -> float:
 
 
 def _intervals(
-    a: Sequence[Result], b: Sequence[Result], arch: str, confidence: float, n_resamples: int
-) -> dict[RowKey, tuple[float, float, float]]:
-    """Row (keyed by ``arch``) -> B/A and its interval of the pair's timed rows on ``arch``."""
+    a: Sequence[Result], b: Sequence[Result], arch: str, confidence: float
+) -> dict[RowKey, tuple[float, float, float, float]]:
+    """Row (keyed by ``arch``) -> B/A, its interval and p-value of the pair's timed rows on
+    ``arch`` (not yet controlled for false discoveries)."""
     side_a = [r for r in a if r.target.arch == arch and r.metric == "time"]
     side_b = [r for r in b if r.target.arch == arch and r.metric == "time"]
     out = {}
-    for c in compare(side_a, side_b, confidence=confidence, n_resamples=n_resamples):
+    for c in compare(side_a, side_b, confidence=confidence, control=False):
         if not math.isnan(c.low):
             key = RowKey(arch, *(getattr(c.key, f) for f in _ROW_FIELDS))
-            out[key] = (c.ratio, c.low, c.high)
+            out[key] = (c.ratio, c.low, c.high, c.p_value)
     return out
 
 

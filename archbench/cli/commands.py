@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archbench import matrix, run, upstream
-from archbench.analysis import over_limit, parse_metrics
+from archbench.analysis import RowLimit, over_limits, parse_metrics
 from archbench.build import base_tag, image_labels
 from archbench.cli.config import Settings
 from archbench.cli.options import (
@@ -72,9 +72,11 @@ from archbench.report import (
     ReportRequest,
     check_label_prefix,
     compare_runs,
+    history_changes,
     history_steps,
     parse_style,
     parse_unit,
+    render_changes_markdown,
     render_history_markdown,
     render_instructions_markdown,
     render_markdown_table,
@@ -177,7 +179,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
         overrides=chosen,
         suites=tuple(split(f.suite, "--suite")),
         cpus=parse_cpus("--cpus", f.cpus),
-        rounds=5 if f.rounds is None else integer("--rounds", f.rounds, 1, 100),
+        rounds=8 if f.rounds is None else integer("--rounds", f.rounds, 1, 100),
         seed=None if f.seed is None else integer("--seed", f.seed, 0, 2**31 - 1),
         extend=f.extend or None,
         apt_proxy=s.apt_proxy,
@@ -191,7 +193,9 @@ def history(s: Settings, f: HistoryFlags) -> None:
     show()
     show(render_history_markdown(done.manifest, results))
     steps = history_steps(done.manifest, results)
-    show(render_steps_markdown(steps))
+    alone = history_steps(done.manifest, results, rate=1.0)
+    show(render_steps_markdown(steps, sum(step.metric == "time" for _, _, step in alone)))
+    show(render_changes_markdown(history_changes(done.manifest, results)))
     # The page's folder is invoke report's --out: one writer at a time.
     with folder_lock(Path(s.reports), ReportError, "--out", show):
         for p in write_page_from_store(
@@ -201,15 +205,19 @@ def history(s: Settings, f: HistoryFlags) -> None:
     where = done.store.root / done.manifest.history_id / "history.json"
     show(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
-    if limit is not None:
-        over = over_limit([step for _, _, step in steps], limit)
+    limits = matrix.load(options.matrix).row_limits
+    if limit is not None or limits:
+        over = over_limits([(key, step) for _, key, step in steps], limit, limits)
         if over:
+            gate = f"--fail-above {limit}" if limit is not None else "the matrix's limits"
             raise LimitExceeded(
-                f"{len(over)} counted step(s) grew beyond --fail-above {limit}: "
+                f"{len(over)} counted step(s) grew beyond {gate}: "
                 + "; ".join(
                     f"{arch} {key.label} {step.before} → {step.after} {step.ratio:.3f}×"
+                    f" (limit {lim:g})"
                     for arch, key, step in steps
-                    if step in over
+                    for item, lim in over
+                    if item is step
                 )
             )
 
@@ -376,8 +384,19 @@ def compare(s: Settings, f: CompareFlags) -> None:
         confidence=level,
         threshold=change,
         fail_above=limit,
+        limits=_matrix_limits(Path(s.matrix)),
     )
     compare_runs(request, on_line=show)
+
+
+def _matrix_limits(path: Path) -> tuple[RowLimit, ...]:
+    """matrix.yml's ``limits:`` for ``invoke compare``'s gate; none without a matrix file
+    (comparing stored runs needs none).
+
+    Raises:
+        MatrixError: the file exists and is invalid.
+    """
+    return matrix.load(path).row_limits if path.is_file() else ()
 
 
 def import_logs(s: Settings, f: ImportFlags) -> None:

@@ -57,7 +57,7 @@ HISTORY_HELP: Final = {
     "base": "the series of matrix bases (e.g. debian-bookworm,debian-trixie), comma-separated;"
     " with --gnunet: as many entries (paired in order) or one (for every version)",
     "rounds": "timed rounds of the native targets, each running every version once in a "
-    "shuffled order (1-100, default 5); emulated targets are counted only",
+    "shuffled order (1-100, default 8); emulated targets are counted only",
     "seed": "seed of the rounds' orders (default: drawn and recorded in history.json)",
     "extend": "HISTORY_ID: append these versions to a stored history (its matrix and targets),"
     " measured in a session of their own; the others are not measured again",

@@ -39,6 +39,7 @@ from pydantic import (
     model_validator,
 )
 
+from archbench.analysis import RowLimit, parse_row_limit
 from archbench.errors import MatrixError
 from archbench.inputs import (
     BaseName,
@@ -360,6 +361,22 @@ class Matrix(Strict):
     def explicit_suite_keys(self, target: str) -> dict[str, frozenset[str]]:
         """Suite name -> keys ``target`` wrote under its own ``suites:`` (set by :func:`parse`)."""
         return self._explicit.get(target, {})
+
+    limits: dict[str, Any] = Field(default_factory=dict)
+    """The gate's limit per operation or row (``signing: 1.02``, ``RSA-4096 key
+    generation: 1.5``), besides ``--fail-above`` (:func:`archbench.analysis.parse_row_limit`)."""
+
+    @field_validator("limits")
+    @classmethod
+    def _limits(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name, ratio in value.items():
+            parse_row_limit(name, ratio)  # raises ValueError with the key and what is allowed
+        return value
+
+    @property
+    def row_limits(self) -> tuple[RowLimit, ...]:
+        """``limits:`` parsed (validated when the matrix was)."""
+        return tuple(parse_row_limit(name, ratio) for name, ratio in self.limits.items())
 
     metrics: tuple[Literal["time", "instructions"], ...] | None = Field(default=None, min_length=1)
     """What ``invoke bench`` measures unless ``--metric`` says otherwise; None (the key

@@ -57,7 +57,13 @@ from archbench.report.formats import (
     render_standalone,
 )
 from archbench.report.frame import ReportData, machine_names
-from archbench.report.history import history_steps, render_history_markdown, render_steps_markdown
+from archbench.report.history import (
+    history_changes,
+    history_steps,
+    render_changes_markdown,
+    render_history_markdown,
+    render_steps_markdown,
+)
 from archbench.report.instructions import render_instructions_markdown
 from archbench.report.model import (
     FLAG_LEGEND,
@@ -128,6 +134,7 @@ __all__ = [
     "format_number",
     "format_ratio",
     "format_speed",
+    "history_changes",
     "history_steps",
     "latex_escape",
     "machine_names",
@@ -135,6 +142,7 @@ __all__ = [
     "parse_style",
     "parse_unit",
     "prepare",
+    "render_changes_markdown",
     "render_history_markdown",
     "render_instructions_markdown",
     "render_latex",

@@ -5,8 +5,9 @@ critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as
 ``compare-<A>-vs-<B>.tex`` / ``.csv`` (:func:`archbench.report.compare_runs`,
 ``invoke compare``). Ratios are B/A per operation, of times or of instructions:
 above 1 means B is slower (or executes more instructions). Each target says how its
-times were compared: over interleaved rounds, or as two runs that were not interleaved
-with the between-run spread their intervals were widened by.
+times were compared and what their intervals cover: over interleaved rounds, over the
+container runs of two runs that were not interleaved, or not at all (no interval); the
+summary says how many rows changed under the false-discovery control.
 
 This module is pure: it never imports ``docker``.
 """
@@ -21,7 +22,7 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.analysis import RowComparison, counts
+from archbench.analysis import NO_INTERVAL, RowComparison, counts
 from archbench.report.formats import csv_text, latex_escape, markdown_escape
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import write_atomic
@@ -30,6 +31,8 @@ COLUMNS: Final = ("target", "row", "metric", "A", "B", "B/A", "interval", "verdi
 
 
 def _interval(r: RowComparison) -> str:
+    if r.verdict == "no interval":
+        return NO_INTERVAL
     if math.isnan(r.low):
         return ""
     if r.metric == "instructions":
@@ -66,41 +69,56 @@ def _cells(r: RowComparison) -> list[str]:
 
 
 def summary_line(rows: Sequence[RowComparison]) -> str:
-    """``"12 rows: 2 slower, 1 faster, 9 no significant change"``."""
+    """``"12 rows: 2 slower, 1 faster, 9 no significant change"``, then how many timed rows
+    changed under the false-discovery control (and by their own intervals, where more)."""
     tally = counts(rows)
     parts = ", ".join(f"{n} {v}" for v, n in sorted(tally.items(), key=lambda kv: -kv[1]))
-    return f"{len(rows)} rows: {parts}" if rows else "no row was measured in both runs"
+    if not rows:
+        return "no row was measured in both runs"
+    text = f"{len(rows)} rows: {parts}"
+    tested = [r for r in rows if r.metric == "time" and math.isfinite(r.q_value)]
+    if tested:
+        changed = sum(r.changed for r in tested)
+        alone = sum((r.own_verdict or r.verdict) in ("slower", "faster") for r in tested)
+        text += (
+            f"; {changed} of the {len(tested)} timed rows with an interval changed under "
+            "Benjamini–Hochberg control of false discoveries at 5 %"
+        )
+        if alone != changed:
+            text += f" ({alone} by their own intervals alone)"
+    return text
 
 
 def design_lines(rows: Sequence[RowComparison]) -> list[str]:
-    """Per target, how its timed rows were compared: over paired rounds, or as two runs that
-    were not interleaved with the between-run spread their intervals were widened by."""
+    """Per target, how its timed rows were compared and what their intervals cover: over
+    paired rounds, over the container runs of two runs that were not interleaved, or not
+    at all."""
     lines = []
     targets = sorted({r.key.target for r in rows if r.metric == "time"})
     for target in targets:
         timed = [r for r in rows if r.key.target == target and r.metric == "time"]
         rounds = sorted({r.rounds for r in timed if r.interleaved})
-        spreads = [r for r in timed if r.between_spread is not None]
+        repeats = sorted({r.df for r in timed if r.spread_source == "repeats"})
         if rounds:
             n = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
             lines.append(
-                f"{target}: interleaved, {n} paired rounds: each time interval is over rounds"
-                " (two-stage bootstrap, rounds resampled)"
+                f"{target}: interleaved, {n} paired rounds: each time interval is the "
+                "Student-t interval of the per-round log ratios; it covers what varies "
+                "from round to round"
             )
-        if spreads:
-            widths = sorted(r.between_spread or 0.0 for r in spreads)
-            width = f"±{widths[0]:.1%}"
-            if widths[-1] > widths[0]:
-                width += f" to ±{widths[-1]:.1%}"
-            source = (
-                "the floor measured between back-to-back runs on a busy 2-core VM"
-                if all(r.spread_source == "floor" for r in spreads)
-                else "the floor, or the spread of the runs' repeats where larger"
-            )
+        if repeats:
+            df = f"{repeats[0]}" if len(repeats) == 1 else f"{repeats[0]}-{repeats[-1]}"
             lines.append(
-                f"{target}: A and B were not interleaved (two runs at two times): each time "
-                f"interval is widened by a between-run spread of {width} ({source}); "
-                "measure them interleaved for a tighter comparison"
+                f"{target}: A and B were not interleaved: each time interval is the t "
+                f"interval over both runs' container runs ({df} degrees of freedom); it "
+                "covers the spread between container runs inside each run, not a shift of "
+                "the machine between the two runs; measure them interleaved for more"
+            )
+        if any(r.verdict == "no interval" for r in timed):
+            lines.append(
+                f"{target}: A and B were not interleaved and neither has two container "
+                f"runs: ratios only ({NO_INTERVAL}); measure them interleaved "
+                "('invoke history') or with '--repeat 3' or more"
             )
     return lines
 
@@ -119,9 +137,9 @@ def markdown(rows: Sequence[RowComparison], run_a: str, run_b: str, confidence: 
     lines that name targets.
     """
     head = (
-        f"B/A per operation, A = {run_a}, B = {run_b} (times: median ratio with its "
+        f"B/A per operation, A = {run_a}, B = {run_b} (times: ratio with its "
         f"{confidence:.0%} interval; instructions: exact ratio, a change only beyond the "
-        "rows' block-to-block spread; > 1: B slower or more instructions)"
+        "rows' block-to-block spread and 0.1 %; > 1: B slower or more instructions)"
     )
     # The texts from results files (target, row) escaped as appendix.md's tables are:
     # a target name's | or ` cannot end a cell or start code, nor its < start HTML.
@@ -192,6 +210,9 @@ def frame(rows: Sequence[RowComparison], run_a: str, run_b: str) -> pd.DataFrame
                 "interleaved_rounds": r.rounds or None,
                 "between_run_spread": r.between_spread,
                 "spread_source": r.spread_source,
+                "degrees_of_freedom": r.df or None,
+                "p_value": None if math.isnan(r.p_value) else r.p_value,
+                "bh_q_value": None if math.isnan(r.q_value) else r.q_value,
                 "count_spread": r.spread,
                 "note": r.note or None,
             }

@@ -342,6 +342,7 @@ def latex_table(t: Table, unit: Unit, style: Style, prefix: str = "") -> LatexTa
         for f in t.flags
     ]
     notes += [latex_escape(text) for text in t.version_notes]
+    notes += [latex_escape(t.spread_note)] if t.spread_note else []
     notes += [r"\textit{Note}: " + latex_escape(text) for text in t.row_notes]
     return LatexTable(
         label=prefix + t.label,
@@ -474,6 +475,8 @@ def markdown_table(t: Table, unit: Unit) -> Markdown:
         )
     if t.version_notes:
         text += "\n\n" + "\n".join(f"- {markdown_escape(n)}" for n in t.version_notes)
+    if t.spread_note:
+        text += "\n\n- " + markdown_escape(t.spread_note)
     if t.row_notes:
         text += "\n\nNotes on rows:\n\n"
         text += "\n".join(f"- {markdown_escape(n)}" for n in t.row_notes)

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
-from archbench.analysis import RowKey, Step, find_steps, median_per_op, row_key
+from archbench.analysis import (
+    ChangePoint,
+    RowKey,
+    Step,
+    find_steps,
+    median_per_op,
+    row_key,
+    whole_series,
+)
 from archbench.analysis import series as analysis_series
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
@@ -76,31 +84,45 @@ def _cell(
 
 
 def history_steps(
-    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]], *, rate: float = 0.05
 ) -> list[tuple[str, RowKey, Step]]:
     """Every step of every row and architecture across the versions, in series order.
 
-    ``(architecture, row, step)``; counts step beyond the row's block-to-block spread,
-    times when the pair's interval (paired over rounds where the versions were
-    interleaved) excludes 1 and the change exceeds 5 %
+    ``(architecture, row, step)``; counts step beyond the row's block-to-block spread and
+    0.1 %, times when the pair's interval (paired over rounds where the versions were
+    interleaved) excludes 1, the change exceeds 5 % and the p-value adjusted by
+    Benjamini–Hochberg over the whole history is at most 5 %
     (:func:`archbench.analysis.find_steps`). Each step names the two versions and what
-    changed between their environments (:attr:`Step.cause`).
+    changed between their environments (:attr:`Step.cause`). ``rate``: the false
+    discovery rate of the timed steps (1: no control, each pair's interval alone).
     """
     runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
     found = []
     for key, points in analysis_series(runs).items():
-        for step in find_steps(points):
+        for step in find_steps(points, rate=rate):
             found.append((key.arch, key.row, step))
     return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
 
 
-def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
-    """The steps as a Markdown table (instructions first), or a line saying there are none."""
+def render_steps_markdown(
+    steps: Sequence[tuple[str, RowKey, Step]], alone: int | None = None
+) -> str:
+    """The steps as a Markdown table (instructions first), or a line saying there are none;
+    with ``alone`` (the timed steps the pairs' own intervals call), a line saying how many
+    timed steps the false-discovery control kept."""
+    timed = sum(step.metric == "time" for _, _, step in steps)
+    control = (
+        f"\n{timed} timed step(s) under Benjamini–Hochberg control of false discoveries at "
+        f"5 % over the history's timed points ({alone} by the pairs' own intervals alone).\n"
+        if alone is not None
+        else ""
+    )
     if not steps:
         return (
-            "### Steps\n\nNo row steps across the series (counts within their spread, "
-            "times within their intervals).\n"
-        )
+            "### Steps\n\nNo row steps across the series (counts within their spread and "
+            "0.1 %, times within their intervals or not kept by the false-discovery "
+            "control).\n"
+        ) + control
     rows = [
         [
             arch,
@@ -117,6 +139,50 @@ def render_steps_markdown(steps: Sequence[tuple[str, RowKey, Step]]) -> str:
         + tabulate(
             rows,
             headers=["arch", "row", "metric", "versions", "ratio", "what changed"],
+            tablefmt="github",
+            disable_numparse=True,
+        )
+        + "\n"
+        + control
+    )
+
+
+def history_changes(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> list[tuple[str, RowKey, ChangePoint]]:
+    """Every change point over the whole series of every row and architecture
+    (:func:`archbench.analysis.whole_series`): counts of every version, times of the
+    versions of the first session; instructions first, then the appendix's row order."""
+    runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
+    found = whole_series(runs)
+    return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
+
+
+def render_changes_markdown(changes: Sequence[tuple[str, RowKey, ChangePoint]]) -> str:
+    """The change points as a Markdown table, or a line saying there are none."""
+    head = (
+        "### Change points over the whole series\n\n"
+        "Each row's series segmented at once (PELT, BIC penalty; counts beyond their "
+        "spread and 0.1 %, times beyond 5 % and the noise left after each round's "
+        "common drift); ratio: the segment after over the segment before.\n\n"
+    )
+    if not changes:
+        return head + "No row changes level over the series.\n"
+    rows = [
+        [
+            arch,
+            key.label.removeprefix(f"{key.suite} "),
+            change.metric,
+            f"{change.before} → {change.after}",
+            f"{change.ratio:.4f}×" if change.metric == "instructions" else f"{change.ratio:.3f}×",
+        ]
+        for arch, key, change in changes
+    ]
+    return (
+        head
+        + tabulate(
+            rows,
+            headers=["arch", "row", "metric", "between", "ratio"],
             tablefmt="github",
             disable_numparse=True,
         )

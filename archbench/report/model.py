@@ -35,6 +35,12 @@ FLAG_LEGEND: Final[dict[str, str]] = {
     "single_sample": "a single sample: no spread is known",
 }
 
+SPREAD_NOTE: Final = (
+    "±: half-width of the 95 % interval of the row's median over its blocks, within the "
+    "container run(s) measured; how far another run on the same machine would lie is not "
+    "in it (between runs, see invoke compare)"
+)
+"""The legend of a measured cell's ``±``, under every table and on the results page."""
 
 Style = Literal["thesis", "booktabs"]
 STYLES: Final[tuple[Style, ...]] = get_args(Style)
@@ -156,6 +162,13 @@ class Table:
         if flag == "noisy" and self.noise_cause:
             text += f"; recorded: {self.noise_cause}"
         return text
+
+    @property
+    def spread_note(self) -> str:
+        """What a cell's ``±`` covers, when some cell has one; else empty."""
+        if not any(isinstance(c, Speed) and c.spread is not None for row in self.rows for c in row):
+            return ""
+        return SPREAD_NOTE
 
     @property
     def flags(self) -> tuple[str, ...]:

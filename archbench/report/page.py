@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 import os
 import statistics
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +38,7 @@ from archbench.analysis import RowKey, median_interval, median_per_op, row_key
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import SeriesCell, series
-from archbench.report.units import format_count, format_time_ns
+from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     HistoryManifest,
     LoadFailure,
@@ -199,6 +200,17 @@ def _time_per_op(row: Row) -> tuple[float, tuple[float, float] | None] | None:
     return middle, median_interval(per_op)
 
 
+def _printed_text(row: Row) -> str:
+    """A published figure per operation, to the digits the source printed."""
+    per_op = row.samples_ns[0] / row.ops_per_block
+    scale, unit = next(((f, u) for f, u in _TIME_SCALES if per_op >= f), _TIME_SCALES[-1])
+    digits = printed_digits(row.printed or "")
+    return f"{format_ratio(per_op / scale, digits=digits)} {unit}"
+
+
+_TIME_SCALES: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
+
+
 def _time_text(middle: float, interval: tuple[float, float] | None) -> str:
     text = format_time_ns(middle)
     if interval is not None:
@@ -223,7 +235,12 @@ def _environment(result: Result) -> list[tuple[str, str]]:
         ("base", result.target.base),
         ("profile", result.target.profile),
         ("CPU", setup.cpu_model),
-        ("cores", str(setup.cores)),
+        (
+            "cores",
+            "unknown (not printed)"
+            if result.reference is not None and "cores" in result.reference.placeholders
+            else str(setup.cores),
+        ),
         ("machine", setup.machine),
         ("kernel", setup.kernel),
         ("OS", setup.os),
@@ -260,6 +277,8 @@ def _environment(result: Result) -> list[tuple[str, str]]:
             lines.append(("interleaved session", f"{ex.interleaved}, round {ex.repeat_index}"))
     elif result.reference is not None:
         lines.append(("execution", f"{result.reference.label}: {result.reference.source}"))
+        if result.reference.notes:
+            lines.append(("notes", result.reference.notes))
     lines.append(("started", result.harness.started_at))
     return lines
 
@@ -288,7 +307,8 @@ def _samples(result: Result, row: Row, json_path: str | None) -> Samples:
     blocks = tuple(row.instructions or ()) if counted else tuple(row.samples_ns)
     return Samples(
         anchor=_samples_anchor(result, key),
-        title=f"{_column(result)}: {_row_label(key)} ({result.metric}, run {result.run_id})",
+        title=f"{_column(result)}: {_row_label(key)} ({result.metric}, run {result.run_id})"
+        + (f"; printed as {row.printed} per {row.ops_per_block} operations" if row.printed else ""),
         unit="instructions" if counted else "ns",
         ops_per_block=row.ops_per_block,
         blocks=blocks,
@@ -342,6 +362,8 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
                     got = _time_per_op(row)
                     value = got[0] if got else None
                     text = _time_text(*got) if got else ""
+                    if row.printed is not None and got:
+                        text = _printed_text(row)
                 else:
                     value = _count_per_op(row)
                     text = format_count(round(value)) if value is not None else ""
@@ -349,24 +371,21 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
                 if value is not None and value > 0:
                     traces[i].append(Point(label, value, f"{columns[i]}<br>{label}: {text}", link))
             cells.append(tuple(line))
+        published = all(r.reference is not None for r in chosen)
         note = (
-            "Median over the row's blocks, with the half-width of its 95 % interval where "
-            "the row has one (6 blocks or more); a cell links to its raw samples."
+            "Published figures per operation (the printed figure of a block divided by its "
+            "operations), to the digits the source printed; no interval (one published "
+            "figure); a cell links to its sample, the figure as printed."
+            if metric == "time" and published
+            else "Median over the row's blocks, with ± the half-width of its 95 % interval "
+            "where the row has one (6 blocks or more): the spread within the container run(s) "
+            "measured, not how far another run would lie; a cell links to its raw samples."
             if metric == "time"
             else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "
             "its raw counts."
         )
         tables.append(Table(title, note, columns, labels, tuple(cells)))
-        figures.append(
-            Figure(
-                anchor("fig", run_id, metric),
-                f"{title}, run {run_id}",
-                y_title,
-                "bar",
-                labels,
-                tuple(Trace(columns[i], tuple(p)) for i, p in traces.items() if p),
-            )
-        )
+        figures += _operation_figures(run_id, metric, title, y_title, keys, labels, columns, traces)
     return RunSection(
         run_id,
         anchor("run", run_id),
@@ -374,6 +393,54 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
         tuple(f for f in figures if f.traces),
         _environment_table(results),
     )
+
+
+def _operation_figures(
+    run_id: str,
+    metric: str,
+    title: str,
+    y_title: str,
+    keys: Sequence[RowKey],
+    labels: Sequence[str],
+    columns: Sequence[str],
+    traces: Mapping[int, Sequence[Point]],
+) -> list[Figure]:
+    """One figure per operation (small multiples): x the schemes and sizes, a trace per
+    target, so a figure holds a handful of short categories whatever the rows and
+    machines, and its tick labels never crowd its plot area."""
+    groups: dict[tuple[str, str, int], list[str]] = {}
+    for key, label in zip(keys, labels, strict=True):
+        groups.setdefault((key.suite, key.operation, key.processes), []).append(label)
+    out = []
+    for (suite, operation, processes), members in groups.items():
+        inside = set(members)
+        words = operation.replace("_", " ") + (f" ×{processes}" if processes > 1 else "")
+        figure_traces = []
+        for i, points in traces.items():
+            mine = [
+                Point(_scheme_part(p.x, suite, words), p.y, p.hover, p.anchor)
+                for p in points
+                if p.x in inside
+            ]
+            if mine:
+                figure_traces.append(Trace(columns[i], tuple(mine)))
+        out.append(
+            Figure(
+                anchor("fig", run_id, metric, suite, operation, processes),
+                f"{title}: {suite} {words}, run {run_id}",
+                y_title,
+                "bar",
+                tuple(_scheme_part(m, suite, words) for m in members),
+                tuple(figure_traces),
+            )
+        )
+    return out
+
+
+def _scheme_part(label: str, suite: str, words: str) -> str:
+    """``"RSA-2048"`` of ``"blindsig RSA-2048 signing"``: what tells a group's rows apart."""
+    inner = label.removeprefix(f"{suite} ").removesuffix(f" {words}").strip()
+    return inner or label
 
 
 def _history_section(
@@ -520,6 +587,12 @@ def _plotly_text(text: str) -> str:
     return "<br>".join(html.escape(part, quote=False) for part in text.split("<br>"))
 
 
+PLOT_HEIGHT: Final = 320
+"""Height of a figure's plot area in px (the browser test asks for at least 300)."""
+LEGEND_PER_ROW: Final = 3
+"""Legend entries per row below a figure, at the page's 1200 px (targets' names are long)."""
+
+
 def _figure_html(figure: Figure) -> str:
     import plotly.graph_objects as go  # slow to import: only when a page is drawn
 
@@ -537,18 +610,35 @@ def _figure_html(figure: Figure) -> str:
             fig.add_trace(go.Bar(textposition="none", **common))
         else:
             fig.add_trace(go.Scatter(mode="lines+markers", **common))
+    # The legend goes below the plot, wrapping, with room for every entry: a legend
+    # beside a plot shows only what fits its height. The height grows with the legend
+    # and the longest tick label, so the plot area itself keeps PLOT_HEIGHT px.
+    legend_rows = math.ceil(len(figure.traces) / LEGEND_PER_ROW)
+    tick_px = 7 * max((len(x) for x in figure.x), default=0)
+    bottom = 76 + min(tick_px, 160) + 22 * legend_rows
     fig.update_layout(
         title={"text": _plotly_text(figure.title)},
-        yaxis={"type": "log", "title": {"text": figure.y_title}},
+        yaxis={"type": "log", "title": {"text": figure.y_title}, "automargin": True},
         xaxis={
             "type": "category",
             "categoryorder": "array",
             "categoryarray": [_plotly_text(x) for x in figure.x],
+            "automargin": True,
         },
         barmode="group",
-        legend={"title": {"text": "click to hide or show"}},
-        margin={"l": 70, "r": 20, "t": 60, "b": 120},
-        height=460,
+        showlegend=True,  # with one target too: the legend names what the bars are
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -min(tick_px, 160) / PLOT_HEIGHT - 0.12,
+            "x": 0,
+            "title": {"text": "click to hide or show:", "side": "top"},
+            # A fixed share of the width per entry: plotly wraps such a legend into rows.
+            "entrywidth": 0.95 / LEGEND_PER_ROW,
+            "entrywidthmode": "fraction",
+        },
+        margin={"l": 80, "r": 20, "t": 60, "b": bottom},
+        height=60 + PLOT_HEIGHT + bottom,
         template="plotly_white",
     )
     return str(

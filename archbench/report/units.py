@@ -125,7 +125,8 @@ def format_ratio(value: float, thousands_sep: str = " ", digits: int | None = No
 
     ``3.0195`` -> ``"3.02"``, ``0.0000760`` -> ``"0.0000760"``, ``13157.9``
     -> ``"13 200"``; with ``digits=1``, ``5.0`` -> ``"5"`` (0.005 / 0.001
-    claims no more). See :func:`format_significant` for grouping and exponents.
+    claims no more) and ``49 019.6`` -> ``"50 000"`` (never exponent notation below
+    :data:`SCIENTIFIC_FROM`). See :func:`format_significant` for grouping and exponents.
 
     Raises:
         ValueError: ``value`` is not positive and finite.
@@ -134,7 +135,12 @@ def format_ratio(value: float, thousands_sep: str = " ", digits: int | None = No
         raise ValueError(f"a ratio must be positive and finite, got {value!r}")
     if value >= SCIENTIFIC_FROM or value < 1e-12:
         return f"{value:.2e}"
-    return format_significant(value, RATIO_DIGITS if digits is None else digits, thousands_sep)
+    text = format_significant(value, RATIO_DIGITS if digits is None else digits, thousands_sep)
+    if "e" in text:
+        # A ratio reads as a whole number, its zeros as the thesis prints "10 000 ms":
+        # "50 000×", never "5e+04×" beside "13 200×" in one column.
+        text = f"{float(text):,.0f}".replace(",", thousands_sep)
+    return text
 
 
 # --- significant digits: what a figure's source supports ---------------------------

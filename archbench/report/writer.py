@@ -33,9 +33,10 @@ from typing import Final
 from archbench.analysis import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
+    RowLimit,
     compare,
     environment_diff,
-    over_limit,
+    over_limits,
     target_pairs,
     unmatched,
 )
@@ -524,6 +525,8 @@ class CompareRequest:
     fraction in [0, 1]) called slower or faster
     (:func:`archbench.analysis.comparison.compare`). ``fail_above``: a ratio (1.02) that
     no counted row may exceed (:func:`archbench.analysis.over_limit`); None: no gate.
+    ``limits``: matrix.yml's per-operation or per-row limits, which win over
+    ``fail_above`` for the rows they name (:func:`archbench.analysis.over_limits`).
     """
 
     results: Path
@@ -536,6 +539,7 @@ class CompareRequest:
     confidence: float = DEFAULT_CONFIDENCE
     threshold: float = DEFAULT_THRESHOLD
     fail_above: float | None = None
+    limits: tuple[RowLimit, ...] = ()
 
 
 def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> list[Path]:
@@ -612,17 +616,25 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         ) from exc
     for p in written:
         on_line(f"wrote {p}")
-    if request.fail_above is not None:
+    if request.fail_above is not None or request.limits:
+        gate = (
+            f"--fail-above {request.fail_above:g}"
+            if request.fail_above is not None
+            else "the matrix's limits"
+        )
         if not any(r.metric == "instructions" for r in rows):
             on_line(
-                f"note: --fail-above {request.fail_above:g} gates counted rows only, and these "
+                f"note: {gate} gates counted rows only, and these "
                 "runs share none (measure with --metric time,instructions)"
             )
-        over = over_limit(rows, request.fail_above)
+        over = over_limits([(r.key, r) for r in rows], request.fail_above, request.limits)
         if over:
-            listed = "; ".join(f"{r.key.target} {r.key.label} {r.ratio:.4f}×" for r in over)
+            listed = "; ".join(
+                f"{r.key.target} {r.key.label} {r.ratio:.4f}× (limit {limit:g})"
+                for r, limit in over
+            )
             raise LimitExceeded(
-                f"--fail-above {request.fail_above:g}: {len(over)} counted row(s) grew beyond "
+                f"{gate}: {len(over)} counted row(s) grew beyond "
                 f"the limit: {listed}; if the growth is intended, raise the limit"
             )
     return written

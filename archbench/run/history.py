@@ -92,7 +92,7 @@ class HistoryOptions:
     overrides: Mapping[str, object] = field(default_factory=dict)
     suites: tuple[str, ...] = ()
     cpus: float | None = None
-    rounds: int = 5
+    rounds: int = 8
     seed: int | None = None
     extend: str | None = None
     apt_proxy: str = "auto"

@@ -1,57 +1,69 @@
-"""Run comparison: bootstrap interval of B/A, verdicts, pairing and rendering."""
+"""Run comparison: the t interval of B/A over container runs, verdicts, pairing, rendering."""
 
 from __future__ import annotations
 
 import math
-import statistics
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.analysis import comparison
+from archbench.analysis import comparison, repeat_ratio_interval
 from archbench.report import compare_tables
 from archbench.report.units import format_time_ns
 from archbench.result import Result, ResultStore
 
 
 def _run(
-    samples: dict[tuple[str, str, int | None], list[int]], name: str = "amd64-trixie"
+    samples: dict[tuple[str, str, int | None], list[int]],
+    name: str = "amd64-trixie",
+    levels: tuple[float, ...] = (1.0,),
 ) -> list[Result]:
-    rows = [row(s, op, xs, key_bits=bits) for (s, op, bits), xs in samples.items()]
-    return [result(name, "amd64", "x86_64", "Xeon", rows)]
+    """One run; with several ``levels``, one container run (repeat) per level, its blocks
+    scaled by it."""
+    out = []
+    for i, level in enumerate(levels, 1):
+        rows = [
+            row(s, op, [round(x * level) for x in xs], key_bits=bits)
+            for (s, op, bits), xs in samples.items()
+        ]
+        r = result(name, "amd64", "x86_64", "Xeon", rows)
+        assert r.execution is not None
+        ex = r.execution.model_copy(update={"repeat_index": i, "repeat_count": len(levels)})
+        out.append(r.model_copy(update={"execution": ex}))
+    return out
 
 
-def test_ratio_interval_of_separated_samples_excludes_one() -> None:
-    a = [100.0, 101.0, 99.0, 100.5, 100.2, 99.8]
-    b = [120.0, 121.0, 119.5, 120.4, 119.9, 120.2]
-    ratio, low, high = comparison.ratio_interval(a, b)
-    assert ratio == pytest.approx(statistics.median(b) / statistics.median(a))
-    assert 1.18 < low <= ratio <= high < 1.23
-    assert comparison.verdict(ratio, low, high) == "slower"
-    assert comparison.verdict(1 / ratio, 1 / high, 1 / low) == "faster"
+def test_repeat_interval_is_the_pooled_t_interval_of_the_log_medians() -> None:
+    from scipy import stats
+
+    a = [100.0, 104.0, 97.0]
+    b = [121.0, 118.0, 125.0, 119.0]
+    got = repeat_ratio_interval(a, b)
+    assert got is not None
+    la, lb = np.log(a), np.log(b)
+    ratio = math.exp(lb.mean() - la.mean())
+    test = stats.ttest_ind(lb, la, equal_var=True)
+    ci = test.confidence_interval(0.95)
+    assert (got.ratio, got.low, got.high) == pytest.approx(
+        (ratio, math.exp(ci.low), math.exp(ci.high)), rel=1e-9
+    )
+    assert got.p_value == pytest.approx(test.pvalue, rel=1e-9) and got.df == 5
+    assert comparison.verdict(got.ratio, got.low, got.high) == "slower"
 
 
-def test_ratio_interval_is_reproducible_for_the_same_inputs() -> None:
-    a = [100.0, 130.0, 90.0, 110.0, 105.0]
-    b = [102.0, 95.0, 125.0, 99.0, 111.0]
-    assert comparison.ratio_interval(a, b) == comparison.ratio_interval(a, b)
-
-
-def test_overlapping_samples_give_no_significant_change() -> None:
-    a = [100.0, 130.0, 90.0, 110.0, 105.0]
-    b = [102.0, 95.0, 125.0, 99.0, 111.0]
-    ratio, low, high = comparison.ratio_interval(a, b)
-    assert low < 1 < high
-    assert comparison.verdict(ratio, low, high) == "no significant change"
-
-
-def test_constant_samples_give_an_exact_interval() -> None:
-    ratio, low, high = comparison.ratio_interval([50.0] * 3, [75.0] * 4)
-    assert (ratio, low, high) == (1.5, 1.5, 1.5)
+def test_a_side_with_one_container_run_uses_the_others_spread_and_none_gives_nothing() -> None:
+    got = repeat_ratio_interval([100.0], [120.0, 126.0, 114.0])
+    assert got is not None and got.df == 2 and got.low < 1.2 < got.high
+    assert repeat_ratio_interval([100.0], [120.0]) is None
+    with pytest.raises(ValueError, match="A has no container runs"):
+        repeat_ratio_interval([], [1.0, 2.0])
+    with pytest.raises(ValueError, match="B's levels must be positive"):
+        repeat_ratio_interval([1.0, 2.0], [0.0])
 
 
 def test_a_change_below_the_threshold_is_no_significant_change() -> None:
@@ -62,46 +74,43 @@ def test_a_change_below_the_threshold_is_no_significant_change() -> None:
         comparison.verdict(1.0, 0.9, 1.1, threshold=-0.1)
 
 
-@pytest.mark.parametrize(("a", "b"), [([1.0, 2.0], [1.0, 2.0, 3.0]), ([1.0, 2.0, 0.0], [1.0] * 3)])
-def test_ratio_interval_refuses_too_few_or_impossible_samples(
-    a: list[float], b: list[float]
-) -> None:
-    with pytest.raises(ValueError, match="samples"):
-        comparison.ratio_interval(a, b)
-
-
 def test_compare_matches_rows_and_gives_verdicts() -> None:
-    a = _run(
-        {
-            ("RSA", "signing", 2048): [1000, 1010, 990, 1005, 995],
-            ("CS", "signing", None): [500, 505, 495, 502, 498],
-            ("RSA", "verifying", 2048): [100, 101],
-        }
-    )
-    b = _run(
-        {
-            ("RSA", "signing", 2048): [2000, 2020, 1980, 2010, 1990],
-            ("CS", "signing", None): [501, 504, 496, 500, 499],
-            ("RSA", "verifying", 2048): [100, 101],
-            ("RSA", "blinding", 2048): [10, 11, 12],  # only in B: left out
-        }
-    )
+    samples_a: dict[tuple[str, str, int | None], list[int]] = {
+        ("RSA", "signing", 2048): [1000, 1010, 990, 1005, 995],
+        ("CS", "signing", None): [500, 505, 495, 502, 498],
+        ("RSA", "verifying", 2048): [100, 101],
+    }
+    samples_b: dict[tuple[str, str, int | None], list[int]] = {
+        ("RSA", "signing", 2048): [2000, 2020, 1980, 2010, 1990],
+        ("CS", "signing", None): [501, 504, 496, 500, 499],
+        ("RSA", "verifying", 2048): [100, 101],
+        ("RSA", "blinding", 2048): [10, 11, 12],  # only in B: left out
+    }
+    a, b = _run(samples_a), _run(samples_b)
     rows = {(r.key.scheme, r.key.operation): r for r in comparison.compare(a, b)}
     assert set(rows) == {("RSA", "signing"), ("CS", "signing"), ("RSA", "verifying")}
     assert comparison.unmatched(a, b) == (0, 1)  # RSA blinding only in B
     rsa = rows[("RSA", "signing")]
     assert rsa.ratio == pytest.approx(2.0)
     assert rsa.a_ns == pytest.approx(100.0)  # 1000 ns per block of 10 operations
-    assert rsa.verdict == "slower"
-    assert rows[("CS", "signing")].verdict == "no significant change"
+    # One container run each: nothing says how far apart two runs lie.
+    assert rsa.verdict == "no interval" and math.isnan(rsa.low)
+    assert rsa.note == comparison.NO_INTERVAL
     verifying = rows[("RSA", "verifying")]
     assert verifying.verdict == "too few samples"
     assert math.isnan(verifying.low)
-    assert comparison.counts(rows.values()) == {
-        "slower": 1,
-        "no significant change": 1,
-        "too few samples": 1,
+    assert comparison.counts(rows.values()) == {"no interval": 2, "too few samples": 1}
+    # Three container runs each, 3 % apart: the runs' own spread gives the interval.
+    levels = (1.0, 1.03, 0.98)
+    with_repeats = {
+        (r.key.scheme, r.key.operation): r
+        for r in comparison.compare(_run(samples_a, levels=levels), _run(samples_b, levels=levels))
     }
+    rsa = with_repeats[("RSA", "signing")]
+    assert rsa.verdict == "slower" and rsa.spread_source == "repeats" and rsa.df == 4
+    # sd of log(1, 1.03, 0.98) 0.0253, t(4) 2.776, √(2/3): 2 x/÷ exp(0.0574).
+    assert 1.88 < rsa.low < 1.90 and 2.11 < rsa.high < 2.13
+    assert with_repeats[("CS", "signing")].verdict == "no significant change"
 
 
 def test_invalid_rows_get_no_verdict() -> None:
@@ -125,8 +134,9 @@ def test_single_targets_with_different_names_are_paired() -> None:
 
 
 def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
-    a = _run({("RSA", "signing", 2048): [60_800_000, 61_000_000, 60_500_000]})
-    b = _run({("RSA", "signing", 2048): [121_600_000, 122_000_000, 121_000_000]})
+    levels = (1.0, 1.01, 0.99)
+    a = _run({("RSA", "signing", 2048): [60_800_000, 61_000_000, 60_500_000]}, levels=levels)
+    b = _run({("RSA", "signing", 2048): [121_600_000, 122_000_000, 121_000_000]}, levels=levels)
     rows = comparison.compare(a, b)
     md = compare_tables.markdown(rows, "A1", "B2", 0.95)
     line = next(ln for ln in md.splitlines() if ln.startswith("| amd64-trixie"))
@@ -141,13 +151,17 @@ def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
         cells[6],
         "slower",
     ]
-    # Two runs that were not interleaved: the blocks' interval (about [1.99, 2.01])
-    # widened by the between-run floor, 2 x/÷ exp(1.96 · √2 · ln 1.06) = [1.70, 2.35].
-    low, high = (float(x) for x in cells[6].strip("[]").split(","))
-    assert 1.69 < low < 1.71 and 2.34 < high < 2.36
-    assert "amd64-trixie: A and B were not interleaved" in md
+    # Two runs that were not interleaved, three container runs each at levels 1 % apart:
+    # the log medians' pooled sd 0.01, t(4) = 2.776, √(2/3): 2 x/÷ exp(0.0227).
+    assert rows[0].low == pytest.approx(2 * math.exp(-0.0227), rel=1e-3)
+    assert cells[6] == "[1.96, 2.05]"
+    assert "amd64-trixie: A and B were not interleaved: each time interval is the t" in md
     assert "2.00×" in md and "slower" in md
-    assert "1 rows: 1 slower" in md
+    assert "1 rows: 1 slower; 1 of the 1 timed rows with an interval changed" in md
+    one = comparison.compare(a[:1], b[:1])
+    md = compare_tables.markdown(one, "A1", "B2", 0.95)
+    assert "| 2.00× | not interleaved: no interval | no interval |" in md
+    assert "neither has two container runs: ratios only" in md
     paths = compare_tables.write(rows, "A1", "B2", tmp_path, 0.95)
     assert [p.name for p in paths] == ["compare-A1-vs-B2.tex", "compare-A1-vs-B2.csv"]
     tex = paths[0].read_text()
@@ -176,28 +190,24 @@ positive = st.floats(min_value=1.0, max_value=1e9, allow_nan=False, allow_infini
 
 @settings(max_examples=40, deadline=None)
 @given(
-    a=st.lists(positive, min_size=3, max_size=12),
-    b=st.lists(positive, min_size=3, max_size=12),
+    a=st.lists(positive, min_size=1, max_size=6),
+    b=st.lists(positive, min_size=2, max_size=6),
+    scale=st.floats(min_value=0.1, max_value=10),
 )
-def test_interval_always_contains_the_ratio_and_verdict_agrees(
-    a: list[float], b: list[float]
+def test_repeat_interval_holds_the_ratio_scales_with_b_and_agrees_with_its_verdict(
+    a: list[float], b: list[float], scale: float
 ) -> None:
-    ratio, low, high = comparison.ratio_interval(a, b, n_resamples=200)
-    assert low <= ratio <= high
-    v = comparison.verdict(ratio, low, high)
-    if v == "slower":
-        assert low > 1
-    elif v == "faster":
-        assert high < 1
-    else:
-        assert v == "no significant change"
-
-
-@settings(max_examples=25, deadline=None)
-@given(a=st.lists(positive, min_size=3, max_size=8), scale=st.floats(min_value=0.1, max_value=10))
-def test_ratio_scales_with_b(a: list[float], scale: float) -> None:
-    ratio, _, _ = comparison.ratio_interval(a, [x * scale for x in a], n_resamples=100)
-    assert ratio == pytest.approx(scale, rel=1e-9)
+    got = repeat_ratio_interval(a, b)
+    assert got is not None and got.low <= got.ratio <= got.high
+    v = comparison.verdict(got.ratio, got.low, got.high)
+    assert v == "no significant change" or (v == "slower") == (got.low > 1)
+    # Excluding 1 from a 95 % interval is p < 0.05.
+    assert (got.low > 1 or got.high < 1) == (got.p_value < 0.05) or got.sd == 0
+    scaled = repeat_ratio_interval(a, [x * scale for x in b])
+    assert scaled is not None
+    assert (scaled.ratio, scaled.low, scaled.high) == pytest.approx(
+        (got.ratio * scale, got.low * scale, got.high * scale), rel=1e-9
+    )
 
 
 # --- the command line -----------------------------------------------------------------
@@ -225,7 +235,7 @@ def test_invoke_compare_prints_and_writes(tmp_path: Path) -> None:
         "compare", "20261201T000000Z-aaaaaa", "20261201T010000Z-bbbbbb", results=results, out=out
     )
     assert done.returncode == 0, done.stderr
-    assert "2 rows: 1 slower, 1 no significant change" in done.stdout
+    assert "2 rows: 2 no interval" in done.stdout
     assert "| amd64-trixie | blindsig CS signing" in done.stdout
     stem = "compare-20261201T000000Z-aaaaaa-vs-20261201T010000Z-bbbbbb"
     assert (out / f"{stem}.tex").is_file() and (out / f"{stem}.csv").is_file()

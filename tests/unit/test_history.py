@@ -156,3 +156,6 @@ def test_a_count_that_steps_is_found_with_its_versions() -> None:
     same = {a: [_counted(a, 10_000)], b: [_counted(b, 10_000)]}
     assert history_steps(manifest, same) == []
     assert "No row steps across the series" in render_steps_markdown([])
+    said = render_steps_markdown(steps, alone=2)
+    assert "0 timed step(s) under Benjamini–Hochberg control" in said
+    assert "(2 by the pairs' own intervals alone)" in said

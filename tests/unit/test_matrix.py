@@ -236,3 +236,19 @@ def test_unknown_suite_key_and_algorithm_are_named() -> None:
 def test_rsa_large_sizes_are_checked() -> None:
     msg = _err(SUITES.replace("sodium: {repetitions: 16}", "rsa-large: {bits: [2048, 20000]}"))
     assert "RSA key size 20000 is not allowed" in msg
+
+
+def test_limits_per_operation_and_row_are_parsed_and_bad_ones_named() -> None:
+    m = parse(GOOD + "limits:\n  signing: 1.02\n  RSA-4096 key generation: 1.5\n  CS blinding: 2\n")
+    by_name = {(lim.scheme, lim.key_bits, lim.operation): lim.ratio for lim in m.row_limits}
+    assert by_name == {
+        (None, None, "signing"): 1.02,
+        ("RSA", 4096, "key_generation"): 1.5,
+        ("CS", None, "blinding"): 2.0,
+    }
+    assert parse(GOOD).row_limits == ()
+    text = _err(GOOD + "limits:\n  sigining: 1.02\n")
+    assert "m.yml" in text and "limits: 'sigining' is not an operation or row" in text
+    assert "did you mean 'signing'?" in text
+    assert "limit 0.98 is not a ratio in (1, 100]" in _err(GOOD + "limits: {signing: 0.98}\n")
+    assert "only RSA rows have a key size" in _err(GOOD + "limits: {CS-2048 signing: 1.1}\n")

@@ -61,6 +61,7 @@ def test_cells_show_time_and_counts_per_operation_and_link_to_their_samples() ->
     timed, counts = page.runs[0].tables
     # helpers.row: 10 operations per block; CS signing blocks are 90 000..90 007 ns.
     assert timed.cells[0][0].text.startswith("9.00 µs ±")
+    assert "not how far another run would lie" in timed.note
     # 300 000 instructions per block of 10: 30 000 per operation.
     assert counts.cells[0][0].text == "30 000"
     links = [c.anchor for t in page.runs[0].tables for line in t.cells for c in line]
@@ -153,3 +154,26 @@ def test_invoke_report_writes_the_page_with_the_history_of_its_run(tmp_path: Pat
     # invoke history's own call: exactly the history given.
     again = write_page_from_store(store, tmp_path / "h", histories=[(manifest, results)])
     assert again == [tmp_path / "h" / PAGE_FILE]
+
+
+def test_reference_data_is_shown_as_printed_with_unknowns_and_notes() -> None:
+    from archbench.upstream import reference
+
+    loaded, failures = reference.load_reference()
+    assert failures == []
+    page = assemble(loaded, generated_at="2026-12-01T12:00:00Z")
+    run = page.runs[0]
+    timed = run.tables[0]
+    texts = {c.text for line in timed.cells for c in line}
+    # The thesis printed "10 000 ms" for ten RSA-4096 key generations: one digit, not "1.00 s".
+    assert "1 s" in texts
+    assert "20.4 µs" in texts
+    assert not any("±" in t for t in texts)
+    assert any(x.title.endswith("; printed as 10 000 ms per 10 operations") for x in page.samples)
+    assert timed.note.startswith("Published figures per operation (the printed figure of a")
+    env = run.environment
+    cores = [c.text for c in env.cells[env.rows.index("cores")]]
+    placeholders = sum("cores" in r.reference.placeholders for r in loaded if r.reference)
+    assert cores.count("unknown (not printed)") == placeholders == 2
+    notes = [c.text for c in env.cells[env.rows.index("notes")]]
+    assert all(n.startswith("Figures as printed in the thesis") for n in notes)

@@ -91,3 +91,72 @@ def test_the_page_can_be_looked_at(page: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 50_000
+
+
+MEASURE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const b = document.body, plots = [...document.querySelectorAll(".js-plotly-plot")];
+  const inside = (r, box) => r.left >= box.left - 1 && r.right <= box.right + 1
+    && r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+  b.setAttribute("data-plot-heights", plots.map(
+    p => Math.round(p.querySelector(".nsewdrag").getBoundingClientRect().height)).join(","));
+  b.setAttribute("data-legend-shown", plots.map(p => {
+    const box = p.querySelector(".main-svg").getBoundingClientRect();
+    const shown = [...p.querySelectorAll(".legend .traces")]
+      .filter(t => t.getBoundingClientRect().height > 0 && inside(t.getBoundingClientRect(), box));
+    return shown.length + "/" + p.data.length;
+  }).join(","));
+  b.setAttribute("data-clipped-ticks", plots.map(p => {
+    const box = p.querySelector(".main-svg").getBoundingClientRect();
+    return [...p.querySelectorAll(".xtick text, .ytick text")]
+      .filter(t => !inside(t.getBoundingClientRect(), box)).length;
+  }).join(","));
+  b.setAttribute("data-scroll",
+    document.documentElement.scrollWidth + "/" + document.documentElement.clientWidth);
+}, 2000));
+</script>"""
+
+
+@pytest.mark.parametrize("machines", [1, 5, 11])
+def test_a_reader_at_1280_px_sees_every_figure_whole(machines: int, tmp_path: Path) -> None:
+    """The thesis's reference data on 1, 5 and 11 machines: every plot area at least
+    300 px tall, the legend showing every machine, no tick label cut, no sideways scroll.
+    A screenshot of each goes to ``$ARCHBENCH_ARTIFACTS`` when set (CI keeps it)."""
+    import os
+    import shutil
+
+    from archbench.report.page import assemble, render_page
+    from archbench.upstream import reference
+
+    loaded, failures = reference.load_reference()
+    assert failures == [] and len(loaded) >= machines
+    html = render_page(assemble(loaded[:machines], generated_at="2026-12-03T08:00:00Z"))
+    page = tmp_path / "results.html"
+    page.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    chromium = find_chromium()
+    done = chromium_run(
+        chromium, tmp_path / "profile", "--window-size=1280,2000", "--dump-dom", page.as_uri()
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = dict(
+        re.findall(r'data-(plot-heights|legend-shown|clipped-ticks|scroll)="([^"]*)"', done.stdout)
+    )
+    heights = [int(h) for h in seen["plot-heights"].split(",")]
+    assert heights and min(heights) >= 300, heights
+    for shown in seen["legend-shown"].split(","):
+        got, traces = shown.split("/")
+        assert got == traces, seen["legend-shown"]
+    assert set(seen["clipped-ticks"].split(",")) == {"0"}, seen["clipped-ticks"]
+    width, viewport = seen["scroll"].split("/")
+    assert int(width) <= int(viewport), seen["scroll"]
+    shot = tmp_path / f"results-{machines}-machines.png"
+    done = chromium_run(
+        chromium,
+        tmp_path / "profile",
+        f"--screenshot={shot}",
+        "--window-size=1280,2400",
+        page.as_uri(),
+    )
+    assert done.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG")
+    if os.environ.get("ARCHBENCH_ARTIFACTS"):
+        shutil.copy(shot, Path(os.environ["ARCHBENCH_ARTIFACTS"]) / shot.name)

@@ -55,7 +55,9 @@ def test_ratios_keep_the_digits_of_the_coarser_input() -> None:
     # 0.005 / 0.001: one digit each, so "5", not "5.00"
     assert format_ratio(0.005 / 0.001, digits=ratio_digits(1, 1)) == "5"
     assert format_ratio(2684 / 0.204, digits=ratio_digits(4, 3)) == "13 200"
-    assert format_ratio(10_000 / 0.204, digits=ratio_digits(1, 3)) == "5e+04"
+    # Issue 30: a ratio is never printed as "5e+04" (beside "13 200" in one column).
+    assert format_ratio(10_000 / 0.204, digits=ratio_digits(1, 3)) == "50 000"
+    assert format_ratio(10_000 / 0.204, r"\,", ratio_digits(1, 3)) == r"50\,000"
     assert ratio_digits(None, 2) == 2 and ratio_digits(None, None) is None
     assert ratio_digits(None, 5) == 3
 
@@ -100,6 +102,9 @@ def test_measured_rows_print_the_digits_their_interval_supports() -> None:
     markdown = render_markdown([box])
     line = next(x for x in markdown.splitlines() if "10x signing" in x)
     assert re.search(r"\| +6\.08 ms ±\d\.\d % \|$", line), line
+    # The ± says what it covers: one run's blocks, not another run (issue 30).
+    assert "- ±: half-width of the 95 % interval of the row's median over its blocks" in markdown
+    assert "how far another run on the same machine would lie is not in it" in markdown
     ops = render_markdown([box], options=ReportOptions(unit="ops/s"))
     line = next(x for x in ops.splitlines() if "| CS " in x and "signing" in x)
     assert re.search(r"\| +1640 ops/s ±\d\.\d % \|$", line), line
