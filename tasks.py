@@ -29,12 +29,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _errors_to_exit(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ArchbenchError as exc:
-            # Messages quote file names and fields: escaped, and in the terminal's encoding.
-            message = cli.safe_text(f"archbench: {exc}", getattr(sys.stderr, "encoding", None))
-            raise Exit(message, code=exc.exit_code) from exc
+        # A reader of stdout that goes away (| head) does not stop the work half-done.
+        with cli.guard_stdout() as guard:
+            try:
+                done = fn(*args, **kwargs)
+            except ArchbenchError as exc:
+                # Messages quote file names and fields: escaped, in the terminal's encoding.
+                message = cli.safe_text(f"archbench: {exc}", getattr(sys.stderr, "encoding", None))
+                raise Exit(message, code=exc.exit_code) from exc
+        if guard.closed_pipe:
+            raise Exit(code=cli.SIGPIPE_EXIT)  # quiet, as SIGPIPE would end it
+        return done
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 

@@ -58,7 +58,7 @@ from archbench.cli.options import (
     ImportFlags,
     ReportFlags,
 )
-from archbench.cli.terminal import safe_text, show
+from archbench.cli.terminal import SIGPIPE_EXIT, guard_stdout, safe_text, show
 
 __all__ = [
     "ARCHIVE_HELP",
@@ -71,6 +71,7 @@ __all__ = [
     "IMAGES_HELP",
     "IMPORT_HELP",
     "REPORT_HELP",
+    "SIGPIPE_EXIT",
     "ArchiveFlags",
     "BenchFlags",
     "CiMatrixFlags",
@@ -88,6 +89,7 @@ __all__ = [
     "clean",
     "compare",
     "doctor",
+    "guard_stdout",
     "history",
     "images",
     "import_logs",

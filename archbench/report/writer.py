@@ -586,6 +586,15 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
             "key size and operation); select one target on each side with --target"
         )
+    # The files first: a reader of the table that goes away (| head) loses nothing.
+    try:
+        with folder_lock(request.out, ReportError, "--out", on_line):
+            written = compare_tables.write(rows, run_a, run_b, request.out, level)
+    except OSError as exc:
+        raise ReportError(
+            f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "
+            "give a directory"
+        ) from exc
     if run_a == run_b:
         on_line(f"note: {run_a} is compared with itself; every ratio is 1")
     for ra, rb in target_pairs(sides[0], sides[1]):
@@ -602,14 +611,6 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     for run_id, n in ((run_a, only_a), (run_b, only_b)):
         if n:
             on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
-    try:
-        with folder_lock(request.out, ReportError, "--out", on_line):
-            written = compare_tables.write(rows, run_a, run_b, request.out, level)
-    except OSError as exc:
-        raise ReportError(
-            f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "
-            "give a directory"
-        ) from exc
     for p in written:
         on_line(f"wrote {p}")
     if request.fail_above is not None:

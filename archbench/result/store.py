@@ -191,7 +191,7 @@ class ResultStore:
         if not path.exists():
             known = ", ".join(self.runs()[-5:]) or "none"
             raise ResultsError(
-                f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
+                f"{path}: no run {quote(run_id)} to resume in {self.root} (latest runs: {known})"
             )
         manifest = _read_manifest(path, RunManifest, "the run manifest", "run manifest")
         if manifest.run_id != run_id:
@@ -227,7 +227,7 @@ class ResultStore:
         if not path.exists():
             known = ", ".join(self.histories()[-5:]) or "none"
             raise ResultsError(
-                f"{path}: no history {history_id!r} in {self.root} (latest: {known})"
+                f"{path}: no history {quote(history_id)} in {self.root} (latest: {known})"
             )
         manifest = _read_manifest(path, HistoryManifest, "the history manifest", "history")
         if manifest.history_id != history_id:

@@ -498,7 +498,7 @@ CASES: list[Case] = [
         "flag",
         ("report", {"run": "../../etc"}),
         "is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "report-bits-abc",
@@ -550,7 +550,7 @@ CASES: list[Case] = [
             },
         ),
         "is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "import-arch-empty",
@@ -563,7 +563,7 @@ CASES: list[Case] = [
         "flag",
         ("compare", {"run_a": "../../etc", "run_b": "x"}),
         "RUN_A '../../etc' is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "compare-target-empty",
@@ -585,9 +585,9 @@ CASES: list[Case] = [
         "resume",
         "../../../tmp",
         "--resume '../../../tmp' is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
-    Case("resume-abs", "resume", "/etc", "is not a run id", "ResultsError"),
+    Case("resume-abs", "resume", "/etc", "is not a run id", "MatrixError"),
     # --- GNUnet sources (issue 20) ---------------------------------------------------
     *[
         Case(f"gnunet-path-{i}", "matrix-field", ("gnunet-path", v), "is not allowed")
@@ -612,10 +612,8 @@ CASES: list[Case] = [
             ]
         )
     ],
-    Case("resume-dot", "resume", "..", "is not a run id", "ResultsError"),
-    Case(
-        "resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "ResultsError"
-    ),
+    Case("resume-dot", "resume", "..", "is not a run id", "MatrixError"),
+    Case("resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "MatrixError"),
 ]
 
 
@@ -1052,3 +1050,84 @@ ISSUE_23_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_23_CASES
+
+
+# --- issue 32: every refused flag exits 2, its value cut; paths no file system takes ----
+LONG_NAME = "/tmp/" + "n" * 300
+ISSUE_32_CASES: list[Case] = [
+    Case(
+        "compare-fail-above-text",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "fail_above": "x" * 100_000}),
+        "--fail-above 'xxxx",
+        "ReportUsageError",
+    ),
+    Case(
+        "compare-threshold-huge",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "threshold": "9" * 100_000}),
+        "(100000 chars): give a fraction",
+        "ReportUsageError",
+    ),
+    Case(
+        "history-fail-above-low",
+        "flag",
+        ("history", {"gnunet": "a,b", "fail_above": "0.5"}),
+        "--fail-above '0.5': give a ratio",
+        "ReportUsageError",
+    ),
+    Case(
+        "report-results-long-name",
+        "flag",
+        ("report", {"results": LONG_NAME}),
+        "has a name longer than 255 bytes",
+    ),
+    Case("report-out-nul", "flag", ("report", {"out": "a\x00b"}), "holds a NUL byte"),
+    Case(
+        "compare-results-long-name",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "results": LONG_NAME}),
+        "--results: ",
+    ),
+    Case("bench-matrix-long-name", "flag", ("bench", {"matrix": LONG_NAME}), "--matrix: "),
+    Case(
+        "bench-archive-long-name", "flag", ("bench", {"from_archive": LONG_NAME}), "--from-archive"
+    ),
+    Case(
+        "archive-run-id-long",
+        "flag",
+        ("archive", {"run_id": "r" * 5000}),
+        "(5000 chars) is not a run id",
+    ),
+    Case("archive-out-long", "flag", ("archive", {"run_id": "r1", "out": LONG_NAME}), "--out: "),
+    Case("bench-arch-long", "flag", ("bench", {"arch": "v" * 5000}), "unknown architecture 'vvv"),
+    Case("bench-metric-long", "flag", ("bench", {"metric": "m" * 5000}), "(5000 chars)"),
+    Case("clean-host-long", "flag", ("clean", {"host": "h" * 5000}), "(5000 chars)"),
+    Case(
+        "report-style-long",
+        "flag",
+        ("report", {"style": "s" * 5000}),
+        "(5000 chars) is not one of",
+        "ReportUsageError",
+    ),
+    Case(
+        "report-label-long",
+        "flag",
+        ("report", {"label_prefix": "l" * 5000}),
+        "(5000 chars) is not allowed",
+        "ReportUsageError",
+    ),
+    Case(
+        "import-target-long",
+        "flag",
+        ("import_", {"logs": "x.log", "target": "T" * 5000, "arch": "amd64"}),
+        "--target 'TTTT",
+    ),
+    Case(
+        "import-logs-long-name",
+        "flag",
+        ("import_", {"logs": LONG_NAME, "target": "t", "arch": "amd64"}),
+        "LOGS: ",
+    ),
+]
+CASES += ISSUE_32_CASES
