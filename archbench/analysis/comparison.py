@@ -383,6 +383,7 @@ def compare(
     threshold: float = DEFAULT_THRESHOLD,
     n_resamples: int = DEFAULT_RESAMPLES,
     floor: float = BETWEEN_RUN_FLOOR,
+    interleaved: bool = True,
 ) -> list[RowComparison]:
     """Compare every row measured in both ``a`` and ``b``, timed and counted.
 
@@ -391,6 +392,8 @@ def compare(
     metric. Rows are keyed by A's target name; rows only one side has are left out.
     Timed rows come first, then counted rows, each sorted by key. ``floor``: the
     between-run spread of runs that were not interleaved (:data:`BETWEEN_RUN_FLOOR`).
+    ``interleaved`` False: the session ids the files carry are not trusted (the runs'
+    own history says otherwise), so no rounds are paired.
 
     Raises:
         ResultsError: a target's repeats in one run measured different rows.
@@ -402,7 +405,7 @@ def compare(
             rows_a = {row_key(target, r): r for r in side_a.merged.harness.rows}
             rows_b = {row_key(target, r): r for r in side_b.merged.harness.rows}
             session = side_a.session
-            paired = session is not None and session == side_b.session
+            paired = interleaved and session is not None and session == side_b.session
             for key in sorted(rows_a.keys() & rows_b.keys()):
                 ra, rb = rows_a[key], rows_b[key]
                 if metric == "instructions":

@@ -36,7 +36,7 @@ from markupsafe import Markup
 from archbench.analysis import RowKey, median_interval, median_per_op, row_key
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
-from archbench.report.history import SeriesCell, series
+from archbench.report.history import NO_RESULTS, SeriesCell, series
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import (
     HistoryManifest,
@@ -386,7 +386,14 @@ def _history_section(
             names[v.run_id],
             v.label,
             v.run_id,
-            "" if v.session == first_session else "another session: not interleaved",
+            "; ".join(
+                note
+                for note, applies in (
+                    ("another session: not interleaved", v.session != first_session),
+                    (NO_RESULTS, not results.get(v.run_id)),
+                )
+                if applies
+            ),
         )
         for v in manifest.versions
     )

@@ -378,6 +378,62 @@ class ReportRequest:
     options: ReportOptions = _DEFAULT
 
 
+def _sessions_agree(
+    store: ResultStore,
+    run_a: str,
+    run_b: str,
+    sides: Sequence[Sequence[Result]],
+    on_line: Callable[[str], None],
+) -> bool:
+    """Whether the session id the results files of both runs carry may pair their rounds.
+
+    A session id is a claim of the files; the runs' own manifests (``run.json`` naming
+    their history, and that history's ``history.json``) must say the two runs are
+    versions of one history measured in that one session. Otherwise ``on_line`` hears
+    why, and the runs are compared as runs that were not interleaved.
+    """
+
+    def sessions(side: Sequence[Result]) -> set[str]:
+        return {r.execution.interleaved for r in side if r.execution and r.execution.interleaved}
+
+    claimed = sessions(sides[0]) & sessions(sides[1])
+    if not claimed or run_a == run_b:
+        return True
+    why = ""
+    try:
+        histories = {store.load_manifest(r).history for r in (run_a, run_b)}
+        history_id = histories.pop() if len(histories) == 1 else None
+        if history_id is None:
+            why = "their run.json files name no common history"
+        else:
+            of = {v.run_id: v.session for v in store.load_history(history_id).versions}
+            if of.get(run_a) is None or of.get(run_b) is None:
+                why = f"history {history_id} does not list both"
+            elif of[run_a] != of[run_b] or of[run_a] not in claimed:
+                why = f"history {history_id} says they ran in different sessions"
+    except ResultsError as exc:
+        why = f"their manifests cannot be read ({exc})"
+    if not why:
+        return True
+    on_line(
+        f"note: the results files of {run_a} and {run_b} claim one interleaved session, but "
+        f"{why}; compared as runs that were not interleaved"
+    )
+    return False
+
+
+def _no_run(store: ResultStore, missing: Sequence[str], known: Sequence[str]) -> str:
+    """Why the runs ``missing`` cannot be read: not there, or a history's folder."""
+    histories = set(store.histories())
+    said = [
+        f"{r} is a history, not a run (its runs are in its history.json)"
+        if r in histories
+        else f"no run {r}"
+        for r in missing
+    ]
+    return f"{'; '.join(said)} in {store.root}; runs there: {', '.join(known[-8:]) or 'none'}"
+
+
 def _runs(
     store: ResultStore, asked: tuple[str, ...] | None, on_line: Callable[[str], None]
 ) -> list[str] | None:
@@ -387,15 +443,14 @@ def _runs(
         ReportError: a run asked for is not in the store; the message lists the latest.
     """
     known = store.runs()
+    for note in store.notes():
+        on_line(f"note: {note}")
     if asked is None:
         return None
     if asked:
         missing = [r for r in asked if r not in known]
         if missing:
-            raise ReportError(
-                f"no run {', '.join(missing)} in {store.root}; runs there: "
-                f"{', '.join(known[-8:]) or 'none'}"
-            )
+            raise ReportError(_no_run(store, missing, known))
         return list(asked)
     latest = store.latest_run()
     if latest:
@@ -563,12 +618,11 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     store = ResultStore(request.results)
     run_a, run_b = request.run_a, request.run_b
     known = store.runs()
+    for note in store.notes():
+        on_line(f"note: {note}")
     missing = [r for r in (run_a, run_b) if r not in known]
     if missing:
-        raise ReportError(
-            f"no run {', '.join(missing)} in {store.root}; runs there: "
-            f"{', '.join(known[-8:]) or 'none'}"
-        )
+        raise ReportError(_no_run(store, missing, known))
     sides = []
     for run_id in (run_a, run_b):
         loaded, failures = store.load_all([run_id], merge=False, metric=None)
@@ -580,7 +634,10 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             )
         )
     level = request.confidence
-    rows = compare(sides[0], sides[1], confidence=level, threshold=request.threshold)
+    trusted = _sessions_agree(store, run_a, run_b, sides, on_line)
+    rows = compare(
+        sides[0], sides[1], confidence=level, threshold=request.threshold, interleaved=trusted
+    )
     if not rows:
         raise ReportError(
             f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "

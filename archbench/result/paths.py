@@ -96,7 +96,9 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         # mkstemp creates 0600; results and reports are meant to be shared.
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # A file name that is not UTF-8 (a lone surrogate in text) is written as
+            # \udce9, never a UnicodeEncodeError that loses the whole output.
+            fh.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

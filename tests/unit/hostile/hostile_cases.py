@@ -15,6 +15,8 @@ Kinds:
 * ``manifest-bytes``: ``run.json`` of run ``20261129T220000Z-abcdef``, loaded by
   :meth:`ResultStore.load_manifest` (the file in a run directory named otherwise
   when the case says so).
+* ``history-bytes``: ``history.json`` of history ``20261129T220000Z-abcdef``, loaded by
+  :meth:`ResultStore.load_history` (validated as a whole, issue 32).
 * ``setup-bytes``: an import's setup.yml, :func:`archbench.upstream.load_setup`.
 * ``log``: an upstream log for ``invoke import`` (scan + build), before writing.
 * ``flag``: keyword arguments of an invoke task, called in process.
@@ -1131,3 +1133,94 @@ ISSUE_32_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_32_CASES
+
+
+def _history(**over: Any) -> bytes:
+    """A history of two versions (runs r1, r2) in one session s1, round 1 run, edited."""
+    doc: dict[str, Any] = {
+        "format": "archbench-history",
+        "version": 1,
+        "history_id": "20261129T220000Z-abcdef",
+        "created_at": "x",
+        "matrix_file": "matrix.yml",
+        "matrix_text": "version: 1",
+        "targets": ["t"],
+        "rounds": 2,
+        "seed": 1,
+        "versions": [
+            {"label": "a", "gnunet": "debian", "run_id": "r1", "session": "s1"},
+            {"label": "b", "gnunet": "debian", "run_id": "r2", "session": "s1"},
+        ],
+        "order": [{"session": "s1", "round": 1, "order": ["r2", "r1"]}],
+    }
+    doc.update(over)
+    return json.dumps(doc).encode()
+
+
+_V = {"label": "c", "gnunet": "debian", "run_id": "r3", "session": "s1"}
+ISSUE_32_CASES_HISTORY: list[Case] = [
+    Case(
+        "history-run-twice",
+        "history-bytes",
+        _history(versions=[*json.loads(_history())["versions"], {**_V, "run_id": "r1"}]),
+        "name the same run r1",
+        "ResultsError",
+    ),
+    Case(
+        "history-label-twice",
+        "history-bytes",
+        _history(versions=[*json.loads(_history())["versions"], {**_V, "label": "a"}]),
+        "have one label 'a'",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-of-no-session",
+        "history-bytes",
+        _history(order=[{"session": "s9", "round": 1, "order": ["r1", "r2"]}]),
+        "session s9 measured no version",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-beyond-rounds",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 3, "order": ["r1", "r2"]}]),
+        "but rounds is 2",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-twice",
+        "history-bytes",
+        _history(
+            order=[
+                {"session": "s1", "round": 1, "order": ["r1", "r2"]},
+                {"session": "s1", "round": 1, "order": ["r2", "r1"]},
+            ]
+        ),
+        "listed twice",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-misses-a-run",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 1, "order": ["r1", "r1"]}]),
+        "not once each of its versions' runs",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-foreign-run",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 1, "order": ["r1", "r2", "r7"]}]),
+        "not once each",
+        "ResultsError",
+    ),
+    Case(
+        "history-other-id",
+        "history-bytes",
+        _history(history_id="20261129T220000Z-ffffff"),
+        "the manifest says history",
+        "ResultsError",
+    ),
+    Case("history-deep", "history-bytes", DEEP_JSON, "nested deeper", "ResultsError"),
+    Case("history-latin1", "history-bytes", b'{"a": "caf\xe9"}', "not UTF-8", "ResultsError"),
+]
+CASES += ISSUE_32_CASES_HISTORY
