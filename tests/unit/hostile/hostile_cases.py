@@ -1224,3 +1224,27 @@ ISSUE_32_CASES_HISTORY: list[Case] = [
     Case("history-latin1", "history-bytes", b'{"a": "caf\xe9"}', "not UTF-8", "ResultsError"),
 ]
 CASES += ISSUE_32_CASES_HISTORY
+
+
+# --- issue 32: YAML's booleans and numbers where text is meant ---------------------------
+ISSUE_32_CASES_YAML: list[Case] = [
+    Case(
+        "matrix-target-name-on",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("name: amd64-trixie", "name: on").encode(),
+        "YAML reads an unquoted on, yes, y or true as true; write the text in quotes",
+    ),
+    Case(
+        "matrix-target-name-no",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("name: amd64-trixie", "name: no").encode(),
+        "off, no, n or false as false",
+    ),
+    Case(
+        "matrix-suite-number",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("suite: trixie", "suite: 13").encode(),
+        "write it in quotes, e.g. '13'",
+    ),
+]
+CASES += ISSUE_32_CASES_YAML
