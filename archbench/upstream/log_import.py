@@ -52,6 +52,7 @@ from archbench.result import (
     Setup,
     TargetInfo,
     folder_lock,
+    shown_path,
 )
 from archbench.upstream.gnunet_log import LogScan, build_rows, scan_log
 
@@ -354,7 +355,8 @@ def scan_files(
                 f"{path}: named twice (also as {seen[resolved]}); its samples would count twice"
             )
         seen[resolved] = path
-    return [scan_log(read_log(p), str(p), scheme=scheme, rsa_bits=rsa_bits) for p in paths]
+    # A log name that is not UTF-8 is recorded escaped (\xe9): results are UTF-8 JSON.
+    return [scan_log(read_log(p), shown_path(p), scheme=scheme, rsa_bits=rsa_bits) for p in paths]
 
 
 @dataclass(frozen=True)

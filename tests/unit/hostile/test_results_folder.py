@@ -19,6 +19,7 @@ from helpers import result, row
 from archbench.analysis import compare
 from archbench.errors import MatrixError
 from archbench.matrix import parse_gnunet
+from archbench.platforms import Arch
 from archbench.report import (
     CompareRequest,
     ReportRequest,
@@ -35,6 +36,7 @@ from archbench.result import (
     RunManifest,
 )
 from archbench.run.history import versions_of
+from archbench.upstream import LogImport, import_logs, parse_setup
 
 OLD = "20261129T220000Z-aaaaaa"
 NEW = "20261130T220000Z-bbbbbb"
@@ -218,3 +220,22 @@ def test_compare_checks_the_runs_history_before_pairing_rounds(
     (paired,) = compare(a, b)
     (unpaired,) = compare(a, b, interleaved=False)
     assert paired.rounds == 3 and unpaired.rounds == 0
+
+
+def test_a_log_whose_name_is_not_utf8_is_imported_with_its_name_escaped(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / os.fsdecode(b"perf_crypto_rsa_caf\xe9.log")
+    log.write_text("10x 2048-signing took 34 ms\n")
+    done = import_logs(
+        LogImport(
+            paths=(log,),
+            setup=parse_setup({"cpu_model": "c", "cores": 2}, "cli", Arch.AMD64),
+            target="box",
+            arch=Arch.AMD64,
+            run_id=OLD,
+            results=tmp_path / "results",
+        )
+    )
+    stored = done.path.read_text(encoding="utf-8")
+    assert "perf_crypto_rsa_caf\\\\xe9.log" in stored
