@@ -89,11 +89,8 @@ def _setup_problem(err: dict[str, Any]) -> str:
         return f"  {where}: unknown key {quote(key)}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
-    msg = problem(err)
-    if err["type"] == "string_type" and isinstance(err.get("input"), int | float):
-        # YAML reads 0.19 and 1.10 as numbers; versions must be quoted.
-        msg = msg.removesuffix(")") + ": write it in quotes)"
-    return f"  {where}: {msg}"
+    # problem() says to quote what YAML read as a number or a boolean (0.19, on).
+    return f"  {where}: {problem(err)}"
 
 
 def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -> str:
