@@ -23,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import re
 import statistics
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -568,6 +570,40 @@ def _figure_html(figure: Figure) -> str:
     )
 
 
+MAX_EAGER_FIGURES: Final = 40
+"""Figures drawn when the page opens; a page with more draws each as it comes near the
+screen (a page of 1,000 runs had not been drawn after 180 s)."""
+CUT_AT: Final = 120
+"""Characters of a string from results shown on the page; the whole value on hover."""
+
+
+def cut(text: object, limit: int = CUT_AT) -> Markup:
+    """``text`` as escaped HTML, cut to ``limit`` characters with an ellipsis and the
+    whole value in the ``title`` (shown on hover); short text as it is."""
+    value = str(text)
+    if len(value) <= limit:
+        return Markup.escape(value)
+    return Markup('<span class="cut" title="{}">{}…</span>').format(value, value[:limit])
+
+
+def relative_href(path: str) -> str:
+    """A relative path as a URL for ``href``: each segment percent-encoded, and starting
+    with ``./`` or ``../``, so that no first segment (``javascript:x``) reads as a scheme.
+    """
+    url = urllib.parse.quote(path, safe="/")
+    return url if url.startswith(("./", "../")) else "./" + url
+
+
+def _deferred(html: str) -> str:
+    """Plotly's figure HTML with its drawing script kept as text, run by the page's
+    observer when the figure comes near the screen."""
+    return re.sub(
+        r'<script(?: type="text/javascript")?>',
+        '<script type="application/x-archbench-deferred">',
+        html,
+    )
+
+
 def _plotly_js() -> str:
     from plotly.offline import get_plotlyjs  # slow to import: only when a page is drawn
 
@@ -599,6 +635,8 @@ def render_page(page: Page) -> str:
         # Every output ends with a newline: a truncated file is then told from a whole one.
         keep_trailing_newline=True,
     )
+    env.filters["cut"] = cut
+    env.filters["href"] = relative_href
     try:
         template = env.get_template(PAGE_TEMPLATE)
     except jinja2.TemplateNotFound as exc:
@@ -607,9 +645,13 @@ def render_page(page: Page) -> str:
         ) from exc
     # The two pieces of markup: plotly's own output, whose JSON escapes < > / (and our
     # labels are escaped before they reach it), and plotly.js, checked for </script.
-    figures = {f.anchor: Markup(_figure_html(f)) for f in page.figures}  # noqa: S704
+    deferred = len(page.figures) > MAX_EAGER_FIGURES
+    figures = {
+        f.anchor: Markup(_deferred(_figure_html(f)) if deferred else _figure_html(f))  # noqa: S704
+        for f in page.figures
+    }
     plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
-    return template.render(page=page, figures=figures, plotly_js=plotly_js)
+    return template.render(page=page, figures=figures, plotly_js=plotly_js, deferred=deferred)
 
 
 def write_page(page: Page, out_dir: Path) -> list[Path]:
