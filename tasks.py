@@ -51,6 +51,17 @@ finds the same matrix, results and reports; paths given as flags start at the
 current directory, as a shell's do."""
 
 
+try:
+    # invoke reads invoke.yaml after this module and before any task, with its own
+    # loader: a broken file would end in invoke's traceback. Said here in our words.
+    cli.check_invoke_yaml(PROJECT_DIR / "invoke.yaml")
+except ArchbenchError as _exc:
+    sys.stderr.write(
+        cli.safe_text(f"archbench: {_exc}", getattr(sys.stderr, "encoding", None)) + "\n"
+    )
+    raise SystemExit(_exc.exit_code) from None
+
+
 def _settings(c: Context) -> cli.Settings:
     return cli.resolve_settings(c.config.get("archbench", {}), PROJECT_DIR)
 

@@ -33,7 +33,7 @@ from archbench.cli.commands import (
     import_logs,
     report,
 )
-from archbench.cli.config import Settings, resolve_settings
+from archbench.cli.config import Settings, check_invoke_yaml, resolve_settings
 from archbench.cli.helptext import (
     ARCHIVE_HELP,
     BENCH_HELP,
@@ -85,6 +85,7 @@ __all__ = [
     "Settings",
     "archive",
     "bench",
+    "check_invoke_yaml",
     "ci_matrix",
     "clean",
     "compare",

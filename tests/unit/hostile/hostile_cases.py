@@ -1038,7 +1038,7 @@ ISSUE_23_CASES: list[Case] = [
         ALIAS_BOMB.replace(b"version: 1", b"x: {<<: {k: *a8}}\nversion: 1"),
         "expanded",
     ),
-    Case("matrix-tab-comment", "matrix-bytes", b"version: 1\t# one\n", "line 1, column 11"),
+    Case("matrix-tab-not-comment", "matrix-bytes", b"version: 1\tone\n", "line 1, column 11"),
     # Empty path settings mean the project root: refused (issue 23, kind 2).
     *[
         Case(f"settings-empty-{key}", "settings", {key: value}, f"'archbench.{key}'", "MatrixError")

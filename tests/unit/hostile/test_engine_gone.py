@@ -12,8 +12,8 @@ from pathlib import Path
 import docker
 
 from archbench.hosts import answers
+from archbench.run import TargetOutcome
 from archbench.run.schedule import disk_full, full_disk, lost_connection
-from archbench.run.target import TargetOutcome
 
 RUN = "20261129T224000Z-1a2b3c"
 

@@ -27,9 +27,10 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
+from archbench import matrix
 from archbench.cli import SIGPIPE_EXIT
-from archbench.errors import ReportError
-from archbench.result import ResultStore, folder_lock
+from archbench.errors import ReportError, ResultsError
+from archbench.result import ResultStore, folder_lock, load
 
 TASKS = load_tasks("archbench_tasks_flags")
 LOCK_FILE = ".archbench.lock"
@@ -298,3 +299,44 @@ def test_a_lock_is_removed_when_its_holder_is_done(tmp_path: Path) -> None:
     with folder_lock(out, ReportError, "--out", print):
         pass
     assert list(out.iterdir()) == []
+
+
+# --- second-round leftovers (kind 7) ---------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (b"archbench:\n  results: [unclosed\n", "invoke.yaml: not valid YAML"),
+        (b"- a\n- b\n", "expected a mapping of settings"),
+        (b"archbench: {results: caf\xe9}\n", "not UTF-8"),
+    ],
+)
+def test_a_broken_invoke_yaml_is_said_in_our_words(tmp_path: Path, text: bytes, said: str) -> None:
+    (tmp_path / "tasks.py").write_bytes((REPO / "tasks.py").read_bytes())
+    (tmp_path / "invoke.yaml").write_bytes(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "--list"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("archbench: ") and said in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_matrix_may_come_from_a_pipe_read_once_and_bounded(tmp_path: Path) -> None:
+    read, write = os.pipe()
+    os.write(write, GOOD_MATRIX.encode())
+    os.close(write)
+    m = matrix.load(Path(f"/dev/fd/{read}"))
+    assert [t.name for t in m.targets] == ["amd64-trixie", "arm64-noble"]
+    os.close(read)
+    # A FIFO named as a results file is still refused (results are files, not streams).
+    os.mkfifo(tmp_path / "t1.json")
+    with pytest.raises(ResultsError, match="FIFO"):
+        load(tmp_path / "t1.json")

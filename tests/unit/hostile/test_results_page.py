@@ -14,8 +14,8 @@ from pathlib import Path
 
 from helpers import result, row
 
-from archbench.report import ReportRequest, render_report
-from archbench.report.page import MAX_EAGER_FIGURES, PAGE_FILE, cut, relative_href
+from archbench.report import PAGE_FILE, ReportRequest, render_report
+from archbench.report.page import MAX_EAGER_FIGURES, cut, relative_href
 from archbench.result import ResultStore
 
 RUN = "20261129T224000Z-1a2b3c"
