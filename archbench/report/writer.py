@@ -519,6 +519,12 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     )
     out_dir = request.out
     counted = _select_counted(counted, request)
+    # Outputs repeat a machine's environment per row: long values are cut there and
+    # stored whole once (environments.json), so the outputs stay bounded by the inputs.
+    chosen, whole = export.bound_environments(chosen)
+    counted, whole_counted = export.bound_environments(counted)
+    for key, fields in whole_counted.items():
+        whole.setdefault(key, {}).update(fields)
     options = request.options
     # One report at a time per --out: a second waits (and says so) instead of removing
     # the figures the first just wrote.
@@ -544,6 +550,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
             # A counting-only run (--metric instructions): its tables are the report.
             on_line("no timing results selected: writing the instruction tables only")
         paths += instructions.write_all(counted, chosen, out_dir)
+        paths += export.write_environments(whole, out_dir)
         # The results page: these runs and the stored histories that hold them.
         paths += page.write_page_from_store(
             store,
@@ -654,7 +661,8 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
         ) from exc
     if run_a == run_b:
         on_line(f"note: {run_a} is compared with itself; every ratio is 1")
-    for ra, rb in target_pairs(sides[0], sides[1]):
+    shown = [export.bound_environments(side)[0] for side in sides]
+    for ra, rb in target_pairs(shown[0], shown[1]):
         changes = environment_diff(ra, rb)
         names = (
             ra.target.name

@@ -8,6 +8,7 @@ page over many runs draws its figures as they come near the screen.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -77,3 +78,21 @@ def test_a_page_over_many_runs_draws_figures_on_demand(tmp_path: Path) -> None:
     assert deferred == text.count("Plotly.newPlot(") == figures
     assert "new IntersectionObserver" in text
     print(f"\n{len(runs)} runs: {figures} figures, page {len(text) / 1e6:.1f} MB, {elapsed:.1f} s")
+
+
+def test_outputs_stay_bounded_by_their_inputs(tmp_path: Path) -> None:
+    """A long CPU model is repeated per row nowhere: cut there, stored once (kind 8)."""
+    cpu = "Z" * 300_000
+    rows = [row("RSA", "signing", [1000 + i, 1001, 1002], 512 + 8 * i) for i in range(150)]
+    store = ResultStore(tmp_path / "results")
+    store.save(result("a", "amd64", "x86_64", cpu, rows, run_id=RUN))
+    size_in = sum(p.stat().st_size for p in (tmp_path / "results").rglob("*.json"))
+    render_report(ReportRequest(store.root, tmp_path / "out", plots=False), lambda _line: None)
+    written = {p.name: p.stat().st_size for p in (tmp_path / "out").iterdir()}
+    total = sum(written.values()) - written.get(PAGE_FILE, 0)  # the page inlines plotly.js
+    assert total < 3 * size_in, written  # was 150 x 300 kB in the CSV alone
+    whole = json.loads((tmp_path / "out" / "environments.json").read_text())
+    assert whole == {f"{RUN}/a": {"cpu_model": cpu}}
+    csv = (tmp_path / "out" / "results.csv").read_text(encoding="utf-8")
+    assert "300000 chars; whole in environments.json" in csv
+    assert csv.count("Z" * 201) == 0
