@@ -61,9 +61,11 @@ def read_bytes(
     streaming ``/dev/zero``. A symlink to a regular file is read. At most
     ``max_bytes + 1`` bytes are ever read, in 1 MiB chunks.
 
-    With ``pipes``, a pipe is read too (``--matrix <(...)``: process substitution
-    hands a ``/dev/fd/N`` pipe), once, to its end, bounded like a file; a pipe whose
-    writer sends nothing for :data:`PIPE_WAIT` seconds is refused, never waited on.
+    With ``pipes``, an anonymous pipe is read too (``--matrix <(...)``: process
+    substitution hands a ``/dev/fd/N`` pipe; ``/dev/stdin`` of ``... |``), once, to its
+    end, bounded like a file; one whose writer sends nothing for :data:`PIPE_WAIT`
+    seconds is refused, never waited on. A FIFO named in the file system is still
+    refused at once (it may have no writer at all).
 
     Raises:
         error: the file cannot be opened or read, is not a regular file (nor, with
@@ -85,7 +87,7 @@ def read_bytes(
         raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
     try:
         kind = os.fstat(fd).st_mode
-        pipe = pipes and stat.S_ISFIFO(kind)
+        pipe = pipes and stat.S_ISFIFO(kind) and _anonymous_pipe(fd)
         if not stat.S_ISREG(kind) and not pipe:
             raise error(
                 f"{path}: cannot read {what}: it is {_file_kind(kind)}, not a regular file; "
@@ -112,6 +114,16 @@ def read_bytes(
     if size > max_bytes:
         raise error(f"{path}: {what} is larger than {_size(max_bytes)}; refusing to read it")
     return b"".join(chunks)
+
+
+def _anonymous_pipe(fd: int) -> bool:
+    """True when ``fd`` is a pipe with a writer at its other end from the start (a shell's
+    ``<(...)`` or ``|``), not a FIFO named in the file system, which may have no writer
+    and would be waited on: Linux names an anonymous pipe ``pipe:[inode]``."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
 
 
 def _file_kind(mode: int) -> str:
