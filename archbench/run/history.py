@@ -228,6 +228,14 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
     if not 1 <= options.rounds <= MAX_ROUNDS:
         raise MatrixError(f"--rounds {options.rounds}: allowed 1 to {MAX_ROUNDS}")
     old = store.load_history(options.extend) if options.extend is not None else None
+    if old is not None:
+        there = set(store.runs())
+        gone = [f"v{i} {v.run_id}" for i, v in enumerate(old.versions, 1) if v.run_id not in there]
+        if gone:
+            options.on_wait(
+                f"note: history {old.history_id} names runs that are not in {store.root}: "
+                f"{', '.join(gone[:8])}; their versions are kept and shown without results"
+            )
     pairs = versions_of(options.sources, options.bases, len(old.versions) if old else 0)
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import result, row
+from helpers import REPO, result, row
 
 from archbench.analysis import compare
-from archbench.errors import MatrixError
+from archbench.errors import ArchbenchError, MatrixError
 from archbench.matrix import parse_gnunet
 from archbench.platforms import Arch
 from archbench.report import (
@@ -35,6 +35,7 @@ from archbench.result import (
     ResultStore,
     RunManifest,
 )
+from archbench.run import HistoryOptions, measure_history
 from archbench.run.history import versions_of
 from archbench.upstream import LogImport, import_logs, parse_setup
 
@@ -239,3 +240,28 @@ def test_a_log_whose_name_is_not_utf8_is_imported_with_its_name_escaped(
     )
     stored = done.path.read_text(encoding="utf-8")
     assert "perf_crypto_rsa_caf\\\\xe9.log" in stored
+
+
+def test_extend_names_the_runs_its_history_has_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ResultStore(tmp_path / "results")
+    store.save(_result(OLD))  # NEW's folder is gone
+    manifest = _history((HIST, HIST)).model_copy(
+        update={"matrix_text": (REPO / "matrix.yml").read_text(), "matrix_file": "m.yml"}
+    )
+    store.save_history(manifest)
+    # No engine answers here: the history stops at connecting, after the note.
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'none.sock'}")
+    lines: list[str] = []
+    options = HistoryOptions(
+        matrix=REPO / "matrix.yml",
+        results=store.root,
+        work=tmp_path / "work",
+        sources=(parse_gnunet("debian"),),
+        extend=HIST,
+        on_wait=lines.append,
+    )
+    with pytest.raises(ArchbenchError):
+        measure_history(options)
+    assert any(f"names runs that are not in {store.root}: v2 {NEW}" in line for line in lines)
