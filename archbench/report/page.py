@@ -689,19 +689,23 @@ def histories_with(
     store: ResultStore,
     run_ids: Sequence[str],
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+    problems: list[str] | None = None,
 ) -> list[History]:
     """The stored histories that hold any of ``run_ids``, each with its versions' results.
 
     ``select`` narrows each version's results (``--target``, ``--arch``, ``--suite``).
-    A history whose manifest or results files cannot be read is left out (the report
-    names bad results files already).
+    A history whose manifest cannot be read (or does not hold together: a run named
+    twice, rounds that do not match its versions) is left out, and why is appended to
+    ``problems``; bad results files the report names already.
     """
     wanted = set(run_ids)
     found: list[History] = []
     for history_id in store.histories():
         try:
             manifest = store.load_history(history_id)
-        except ResultsError:  # an unreadable manifest: not this page's to report
+        except ResultsError as exc:
+            if problems is not None:
+                problems.append(f"history left out: {exc}")
             continue
         runs = [v.run_id for v in manifest.versions]
         if not wanted & set(runs):
@@ -737,12 +741,13 @@ def write_page_from_store(
         ReportError: the template is missing, or the page cannot be written.
         ResultsError: a target's repeated runs cannot be merged.
     """
+    problems: list[str] = []
     if histories is None:
-        histories = histories_with(store, sorted({r.run_id for r in results}), select)
+        histories = histories_with(store, sorted({r.run_id for r in results}), select, problems)
     page = assemble(
         results,
         histories,
         json_path=relative_json(store, out_dir),
-        failures=[f.message for f in failures],
+        failures=[*(f.message for f in failures), *problems],
     )
     return write_page(page, out_dir)

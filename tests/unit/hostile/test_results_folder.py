@@ -10,6 +10,7 @@ not pair rounds on a session id the runs' own history contradicts.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -265,3 +266,17 @@ def test_extend_names_the_runs_its_history_has_lost(
     with pytest.raises(ArchbenchError):
         measure_history(options)
     assert any(f"names runs that are not in {store.root}: v2 {NEW}" in line for line in lines)
+
+
+def test_a_history_that_does_not_hold_together_is_named_on_the_page(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results")
+    store.save(_result(OLD))
+    store.save(_result(NEW))
+    path = store.save_history(_history((HIST, HIST)))
+    doc = json.loads(path.read_text())
+    doc["versions"][1]["run_id"] = OLD  # one run twice: v1 v1, and NEW dropped
+    path.write_text(json.dumps(doc))
+    request = ReportRequest(results=store.root, out=tmp_path / "out", runs=(OLD,), plots=False)
+    render_report(request, on_line=lambda _line: None)
+    page = (tmp_path / "out" / "results.html").read_text(encoding="utf-8")
+    assert "history left out" in page and f"name the same run {OLD}" in page
