@@ -29,12 +29,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _errors_to_exit(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ArchbenchError as exc:
-            # Messages quote file names and fields: escaped, and in the terminal's encoding.
-            message = cli.safe_text(f"archbench: {exc}", getattr(sys.stderr, "encoding", None))
-            raise Exit(message, code=exc.exit_code) from exc
+        # A reader of stdout that goes away (| head) does not stop the work half-done.
+        with cli.guard_stdout() as guard:
+            try:
+                done = fn(*args, **kwargs)
+            except ArchbenchError as exc:
+                # Messages quote file names and fields: escaped, in the terminal's encoding.
+                message = cli.safe_text(f"archbench: {exc}", getattr(sys.stderr, "encoding", None))
+                raise Exit(message, code=exc.exit_code) from exc
+        if guard.closed_pipe:
+            raise Exit(code=cli.SIGPIPE_EXIT)  # quiet, as SIGPIPE would end it
+        return done
 
     return wrapper  # type: ignore[return-value]  # functools.wraps keeps the signature
 
@@ -44,6 +49,17 @@ PROJECT_DIR = Path(__file__).resolve().parent
 invoke.yaml and INVOKE_ARCHBENCH_* start here, so `invoke` run from a subdirectory
 finds the same matrix, results and reports; paths given as flags start at the
 current directory, as a shell's do."""
+
+
+try:
+    # invoke reads invoke.yaml after this module and before any task, with its own
+    # loader: a broken file would end in invoke's traceback. Said here in our words.
+    cli.check_invoke_yaml(PROJECT_DIR / "invoke.yaml")
+except ArchbenchError as _exc:
+    sys.stderr.write(
+        cli.safe_text(f"archbench: {_exc}", getattr(sys.stderr, "encoding", None)) + "\n"
+    )
+    raise SystemExit(_exc.exit_code) from None
 
 
 def _settings(c: Context) -> cli.Settings:

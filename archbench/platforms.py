@@ -61,7 +61,8 @@ class Arch(enum.Enum):
         for arch in cls:
             if key in (arch.key, arch.value):
                 return arch
-        raise ValueError(f"unknown architecture {key!r}; allowed: {', '.join(cls.keys())}")
+        shown = f"{key[:40]!r}…" if len(key) > 40 else repr(key)  # cut: a value echoed
+        raise ValueError(f"unknown architecture {shown}; allowed: {', '.join(cls.keys())}")
 
     @classmethod
     def from_machine(cls, machine: str) -> Arch:
@@ -78,7 +79,7 @@ class Arch(enum.Enum):
             if m in arch.uname_machines or m == arch.key or m == arch.debian_arch:
                 return arch
         raise ValueError(
-            f"unsupported machine {machine!r}; supported: "
+            f"unsupported machine {machine[:40]!r}; supported: "
             + ", ".join(sorted(m for a in cls for m in a.uname_machines))
         )
 

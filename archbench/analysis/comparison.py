@@ -300,6 +300,7 @@ def compare(
     confidence: float = DEFAULT_CONFIDENCE,
     threshold: float = DEFAULT_THRESHOLD,
     control: bool = True,
+    interleaved: bool = True,
 ) -> list[RowComparison]:
     """Compare every row measured in both ``a`` and ``b``, timed and counted.
 
@@ -309,7 +310,9 @@ def compare(
     Timed rows come first, then counted rows, each sorted by key. ``control``: decide
     the timed rows' verdicts under Benjamini–Hochberg over all of them
     (:func:`control_false_discoveries`); False leaves that to the caller (a history
-    controls over all its pairs at once).
+    controls over all its pairs at once). ``interleaved`` False: the session ids the
+    files carry are not trusted (the runs' own history says otherwise), so no rounds are
+    paired.
 
     Raises:
         ResultsError: a target's repeats in one run measured different rows.
@@ -321,7 +324,7 @@ def compare(
             rows_a = {row_key(target, r): r for r in side_a.merged.harness.rows}
             rows_b = {row_key(target, r): r for r in side_b.merged.harness.rows}
             session = side_a.session
-            paired = session is not None and session == side_b.session
+            paired = interleaved and session is not None and session == side_b.session
             for key in sorted(rows_a.keys() & rows_b.keys()):
                 ra, rb = rows_a[key], rows_b[key]
                 if metric == "instructions":

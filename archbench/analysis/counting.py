@@ -15,6 +15,7 @@ import statistics
 from collections.abc import Sequence
 
 from archbench.errors import MatrixError
+from archbench.inputs import quote
 from archbench.platforms import Arch
 from archbench.result import Metric
 
@@ -67,7 +68,7 @@ def metric_names(names: Sequence[str]) -> tuple[Metric, ...]:
         elif name == "instructions":
             out.append("instructions")
         else:
-            raise MatrixError(f"unknown metric {name!r}; allowed: {', '.join(METRICS)}")
+            raise MatrixError(f"unknown metric {quote(name)}; allowed: {', '.join(METRICS)}")
     return tuple(out)
 
 
@@ -82,9 +83,11 @@ def parse_metrics(text: str) -> tuple[str, ...]:
         raise MatrixError(f"--metric: give one or more of {', '.join(METRICS)}")
     for name in names:
         if name not in METRICS:
-            raise MatrixError(f"--metric: unknown metric {name!r}; allowed: {', '.join(METRICS)}")
+            raise MatrixError(
+                f"--metric: unknown metric {quote(name)}; allowed: {', '.join(METRICS)}"
+            )
     if len(set(names)) != len(names):
-        raise MatrixError(f"--metric: {text!r} names a metric twice")
+        raise MatrixError(f"--metric: {quote(text)} names a metric twice")
     return names
 
 

@@ -39,11 +39,14 @@ Research behind these rules: ``/tmp/i20/API.md`` (issue 20), sections 2 and 3.
 
 from __future__ import annotations
 
+import bz2
 import contextlib
 import fcntl
+import gzip
 import hashlib
 import http.client
 import io
+import lzma
 import os
 import re
 import shutil
@@ -53,13 +56,16 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal
 
+import zstandard
+
 from archbench.errors import SourceError
-from archbench.inputs import check_gnunet_version, did_you_mean, quote
+from archbench.inputs import check_gnunet_version, did_you_mean, quote, read_bytes
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetSource, GnunetTarball
 
 PREPARE_VERSION: Final = 1
@@ -70,6 +76,13 @@ MAX_TARBALL_BYTES: Final = 512 * 1024 * 1024
 MAX_TREE_BYTES: Final = 4 * 1024 * 1024 * 1024
 """What a tree may unpack or copy to, at most (GNUnet 0.27 is 33 MB)."""
 MAX_TREE_FILES: Final = 500_000
+MAX_PACKED_BYTES: Final = 256 * 1024 * 1024
+"""What a prepared tree may hold to be packed into an image's build context, which is
+held in memory (GNUnet 0.27's tree is 33 MB)."""
+MAX_VERSION_BYTES: Final = 4096
+"""A ``.version`` larger than this is no version; it is never read whole."""
+MAX_MESON_BYTES: Final = 1024 * 1024
+"""``doc/meson.build`` is read up to this much to look for ``subdir('handbook')``."""
 DOWNLOAD_TIMEOUT: Final = 60.0
 """Seconds a download may wait for the server on one read."""
 GIT_TIMEOUT: Final = 1800.0
@@ -201,6 +214,15 @@ def _resolve_tarball(source: GnunetTarball, cache: Path) -> ResolvedSource:
 
 def _resolve_git(source: GnunetGit, mirrors: Path) -> ResolvedSource:
     where = f"git {source.git}"
+    if source.git.startswith("file://"):
+        local = Path(source.git.removeprefix("file://"))
+        if not local.is_dir():
+            raise SourceError(f"{where}: no such folder; give the path of a git repository")
+        if not ((local / ".git").exists() or (local / "HEAD").is_file()):
+            raise SourceError(
+                f"{where}: not a git repository (no .git, and not a bare repository); for a "
+                "working tree that is not under git use gnunet: {path: ...} (--gnunet PATH)"
+            )
     mirror = mirrors / (hashlib.sha256(source.git.encode()).hexdigest()[:24] + ".git")
     with _locked(mirror.with_suffix(".lock")):
         git = _Git(source.git, where)
@@ -252,7 +274,7 @@ def _resolve_path(source: GnunetPath) -> ResolvedSource:
     state = working_tree(directory)
     tree_sha256 = hash_tree(directory, state.files, where)
     if state.git:
-        git = _Git(str(directory), where)
+        git = _Git(str(directory), where, tree=directory)
         described = git.out(
             ["-C", str(directory), "describe", "--tags", "--match", "v[0-9]*", "HEAD"],
             check=False,
@@ -261,8 +283,7 @@ def _resolve_path(source: GnunetPath) -> ResolvedSource:
             described += "-dirty"
     else:
         described = ""
-    dot_version = directory / ".version"
-    on_disk = dot_version.read_text(errors="replace")[:200] if dot_version.is_file() else ""
+    on_disk = _small_text(directory / ".version", MAX_VERSION_BYTES, where)
     return ResolvedSource(
         kind="path",
         location=str(directory),
@@ -273,6 +294,19 @@ def _resolve_path(source: GnunetPath) -> ResolvedSource:
         version=_version(described, on_disk, where),
         origin=directory,
     )
+
+
+def _small_text(path: Path, limit: int, where: str) -> str:
+    """The text of the small file ``path`` ("" when there is none), read through the
+    bounded reader: a FIFO or device at the name is refused, never read, and at most
+    ``limit`` bytes are read.
+
+    Raises:
+        SourceError: not a regular file, or larger than ``limit``.
+    """
+    if not path.exists() and not path.is_symlink():
+        return ""
+    return read_bytes(path, SourceError, f"{where}: {path.name}", limit).decode(errors="replace")
 
 
 def _version(described: str, dot_version: str, where: str) -> str:
@@ -394,26 +428,104 @@ def _download(url: str, out: IO[bytes], max_bytes: int, where: str) -> None:
 def tarball_version(path: Path, where: str) -> str:
     """The ``.version`` at the top of the tarball (or of its one top folder), checked.
 
+    The whole archive is read first, streaming (:func:`tar_members`): a damaged one is
+    refused as damaged, never read as one without a ``.version``.
+
     Raises:
-        SourceError: not a tar archive, or no usable ``.version``.
+        SourceError: not a tar archive, a damaged one, or no usable ``.version``.
     """
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            for member in tar:
-                parts = member.name.strip("/").split("/")
-                if parts[-1] == ".version" and len(parts) <= 2 and member.isfile():
-                    f = tar.extractfile(member)
-                    text = f.read(200).decode(errors="replace") if f is not None else ""
-                    return _version("", text, where)
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    found: str | None = None
+    with path.open("rb") as f:
+        for member, data in tar_members(f, where):
+            parts = member.name.strip("/").split("/")
+            if found is None and parts[-1] == ".version" and len(parts) <= 2 and member.isfile():
+                head = data.read(MAX_VERSION_BYTES) if data is not None else b""
+                found = head.decode(errors="replace")
+    if found is None:
         raise SourceError(
-            f"{where}: not a tar archive that can be read (gzip, bzip2 or xz): "
-            f"{quote(str(exc), 200)}"
+            f"{where}: no .version at its top; GNUnet's release tarballs carry one, and "
+            "without it GNUnet calls itself 'unknown' (scripts/get_version.sh)"
+        )
+    return _version("", found, where)
+
+
+COMPRESSIONS: Final = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
+"""Magic numbers of the compressions a ``tarball:`` source may have (else a plain tar)."""
+_DAMAGE: Final = (
+    tarfile.TarError,
+    OSError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+    zstandard.ZstdError,
+)
+"""What the decompressors and tarfile raise on damaged input (gzip's and bzip2's own
+errors are OSError, xz's LZMAError, zstd's ZstdError, a torn deflate stream zlib.error)."""
+
+
+def _decompressed(f: IO[bytes]) -> tuple[io.BufferedIOBase | IO[bytes], str]:
+    """``f`` decompressed by what its first bytes say, and the compression's name."""
+    if not isinstance(f, io.BufferedReader):
+        f = io.BufferedReader(f)  # type: ignore[type-var]  # any binary stream
+    magic = f.peek(6)[:6]  # a pipe (git archive) cannot seek back
+    for prefix, name in COMPRESSIONS:
+        if magic.startswith(prefix):
+            if name == "gzip":
+                return gzip.GzipFile(fileobj=f, mode="rb"), name
+            if name == "bzip2":
+                return bz2.BZ2File(f, "rb"), name
+            if name == "xz":
+                return lzma.LZMAFile(f, "rb"), name
+            reader = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+            return reader, name
+    return f, "uncompressed"
+
+
+def tar_members(f: IO[bytes], where: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes] | None]]:
+    """The members of the tar stream ``f`` (plain, gzip, bzip2, xz or zstd), in order,
+    each with its data (to be read before the next), and then a check of the rest.
+
+    tarfile ends its iteration quietly at a damaged header after the first; so the
+    stream is then read to its end, in 1 MiB chunks: what follows the last member must
+    be the tar's zero blocks, and the decompressor's own check (gzip's CRC, xz's and
+    zstd's checksums) must pass. At most :data:`MAX_TREE_FILES` members and
+    :data:`MAX_TREE_BYTES` bytes (as the headers declare them) are accepted.
+
+    Raises:
+        SourceError: a damaged archive ("not a tar archive that can be read: damaged
+            (<compression>: ...)"), or one beyond the limits.
+    """
+    stream, kind = _decompressed(f)
+    count = size = 0
+    try:
+        with tarfile.open(fileobj=stream, mode="r|") as tar:
+            for member in tar:
+                count += 1
+                size += member.size
+                if count > MAX_TREE_FILES or size > MAX_TREE_BYTES:
+                    raise SourceError(
+                        f"{where}: more than {MAX_TREE_FILES} files or {MAX_TREE_BYTES} bytes"
+                    )
+                yield member, tar.extractfile(member) if member.isfile() else None
+            tail = 0
+            while chunk := stream.read(1024 * 1024):
+                tail += len(chunk)
+                if chunk.count(0) != len(chunk):
+                    raise tarfile.ReadError("data after the last member that is no tar header")
+                if tail > MAX_TREE_BYTES:
+                    raise tarfile.ReadError(f"more than {MAX_TREE_BYTES} bytes after its end")
+        if count == 0:
+            raise tarfile.ReadError("no member at all")
+    except _DAMAGE as exc:
+        raise SourceError(
+            f"{where}: not a tar archive that can be read: damaged ({kind}: "
+            f"{quote(str(exc), 200)}); fetch the release tarball again and pin its sha256"
         ) from None
-    raise SourceError(
-        f"{where}: no .version at its top; GNUnet's release tarballs carry one, and "
-        "without it GNUnet calls itself 'unknown' (scripts/get_version.sh)"
-    )
 
 
 # ---------------------------------------------------------------- working trees
@@ -440,7 +552,7 @@ def working_tree(directory: Path) -> TreeState:
     if not (directory / ".git").exists():
         return TreeState(files=_every_file(directory), git=False)
     where = f"path {directory}"
-    git = _Git(str(directory), where)
+    git = _Git(str(directory), where, tree=directory)
     base = ["-C", str(directory)]
     listed = git.out([*base, "ls-files", "-z", "-c", "-o", "--exclude-standard"], raw=True)
     files = sorted(
@@ -508,11 +620,17 @@ def hash_tree(
                 target = os.readlink(path)
                 kind, digest = "l", hashlib.sha256(os.fsencode(target)).hexdigest()
                 if copy_to is not None:
-                    (copy_to / name).parent.mkdir(parents=True, exist_ok=True)
-                    os.symlink(target, copy_to / name)
+                    os.symlink(target, _inside(copy_to, name))
             elif stat.S_ISREG(st.st_mode):
                 kind = "x" if st.st_mode & 0o111 else "f"
-                digest, n = _hash_file(path, copy_to / name if copy_to is not None else None)
+                # Checked before reading, by the apparent size (a sparse file's too).
+                if size + st.st_size > MAX_TREE_BYTES:
+                    raise SourceError(
+                        f"{where}: more than {MAX_TREE_BYTES} bytes of files ({quote(name)} "
+                        f"alone has {st.st_size}); that is no GNUnet source tree"
+                    )
+                copy = _inside(copy_to, name) if copy_to is not None else None
+                digest, n = _hash_file(path, copy, MAX_TREE_BYTES - size)
                 size += n
                 if copy_to is not None:
                     os.chmod(copy_to / name, 0o755 if kind == "x" else 0o644)
@@ -528,21 +646,57 @@ def hash_tree(
     return total.hexdigest()
 
 
-def _hash_file(path: Path, copy: Path | None) -> tuple[str, int]:
+def _hash_file(path: Path, copy: Path | None, limit: int) -> tuple[str, int]:
+    """sha256 and size of the regular file ``path``, streamed in 1 MiB chunks, at most
+    ``limit`` bytes (a file that grows while read is refused); copied to ``copy``.
+
+    The file is opened without following a symlink and without blocking, and must still
+    be a regular file once open (it may have been swapped since ``lstat``).
+    """
     h = hashlib.sha256()
     n = 0
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     with contextlib.ExitStack() as stack:
-        src = stack.enter_context(path.open("rb"))
+        src = stack.enter_context(os.fdopen(os.open(path, flags), "rb"))
+        if not stat.S_ISREG(os.fstat(src.fileno()).st_mode):
+            raise OSError(0, "not a regular file any more")
         out = None
         if copy is not None:
-            copy.parent.mkdir(parents=True, exist_ok=True)
             out = stack.enter_context(copy.open("xb"))
         while chunk := src.read(1024 * 1024):
             h.update(chunk)
             n += len(chunk)
+            if n > limit:
+                raise OSError(0, f"grew past {MAX_TREE_BYTES} bytes while read")
             if out is not None:
                 out.write(chunk)
     return h.hexdigest(), n
+
+
+def _inside(root: Path, name: str) -> Path:
+    """``root / name`` with every folder between made as a real folder of ``root``.
+
+    A folder on the way that is a symlink (a copied ``doc/handbook`` pointing elsewhere)
+    is replaced by a real folder in the copy, so that nothing written there follows it
+    out of ``root``; nothing outside ``root`` is touched.
+
+    Raises:
+        OSError: ``name`` leaves ``root`` (``..``, absolute) or a folder cannot be made.
+    """
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or ".." in parts:
+        raise OSError(0, f"{quote(name)} is not a path inside the copy")
+    here = root
+    for part in parts[:-1]:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            here.unlink()
+        if not here.exists():
+            here.mkdir()
+    final = here / parts[-1]
+    if final.is_symlink():
+        final.unlink()
+    return final
 
 
 # ---------------------------------------------------------------- build trees
@@ -611,7 +765,8 @@ def pack_build_tree(tree: BuildTree) -> bytes:
 
     Raises:
         SourceError: the tree holds something else than files, folders and symlinks, or
-            more than :data:`MAX_TREE_FILES` entries or :data:`MAX_TREE_BYTES` bytes.
+            more than :data:`MAX_TREE_FILES` entries or :data:`MAX_PACKED_BYTES` bytes
+            (the tar is held in memory as the image's build context).
     """
     buffer = io.BytesIO()
     root = tree.root
@@ -632,8 +787,12 @@ def pack_build_tree(tree: BuildTree) -> bytes:
                 tar.addfile(_tar_info(name, tarfile.DIRTYPE, 0o755))
             elif stat.S_ISREG(st.st_mode):
                 size += st.st_size
-                if size > MAX_TREE_BYTES:
-                    raise SourceError(f"build tree {root}: more than {MAX_TREE_BYTES} bytes")
+                if size > MAX_PACKED_BYTES:
+                    raise SourceError(
+                        f"build tree {root}: more than {MAX_PACKED_BYTES} bytes (by the files' "
+                        "apparent sizes, checked before reading); GNUnet's tree is about "
+                        "33 MB: remove large files from the source, or build a release tarball"
+                    )
                 info = _tar_info(name, tarfile.REGTYPE, 0o755 if st.st_mode & 0o100 else 0o644)
                 info.size = st.st_size
                 with path.open("rb") as f:
@@ -652,22 +811,10 @@ def _tar_info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:
 
 
 def _unpack(f: IO[bytes], dest: Path, where: str, strip_top: bool) -> None:
-    """Extract the tar stream ``f`` into ``dest`` as untrusted input (:func:`_extract`),
-    its one top folder stripped when ``strip_top``.
-
-    Raises:
-        SourceError: unreadable or corrupt archive, or a member :func:`_extract` refuses.
-    """
-    try:
-        with tarfile.open(fileobj=f, mode="r|*") as tar:
-            _extract(tar, dest, where, strip_top)
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise SourceError(f"{where}: cannot unpack: {quote(str(exc), 200)}") from None
-
-
-def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> None:
-    """Write the members of ``tar`` below ``dest``: regular files, folders and symbolic
-    links whose target stays inside ``dest``; hard links become copies of an earlier member.
+    """Extract the tar stream ``f`` (:func:`tar_members`: any compression a source may
+    have, checked to its end, bounded) into ``dest`` as untrusted input, its one top
+    folder stripped when ``strip_top``: regular files, folders and symbolic links whose
+    target stays inside ``dest``; hard links become copies of an earlier member.
 
     The rules are those of tarfile's ``data`` filter (PEP 706): no absolute name, no
     ``..``, no link out of ``dest``, no device or FIFO, no set-id bits, owner not kept.
@@ -677,19 +824,12 @@ def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> N
     ``O_NOFOLLOW | O_EXCL`` under a parent folder whose real path lies inside ``dest``.
 
     Raises:
-        SourceError: more than ``MAX_TREE_FILES`` members or ``MAX_TREE_BYTES`` bytes,
-            not one top folder (``strip_top``), or a member the rules refuse.
+        SourceError: a damaged archive, one beyond the limits, not one top folder
+            (``strip_top``), or a member the rules refuse.
     """
     top: str | None = None
-    count = size = 0
     root = os.path.realpath(dest)
-    for member in tar:
-        count += 1
-        size += member.size
-        if count > MAX_TREE_FILES or size > MAX_TREE_BYTES:
-            raise SourceError(
-                f"{where}: more than {MAX_TREE_FILES} files or {MAX_TREE_BYTES} bytes"
-            )
+    for member, data in tar_members(f, where):
         name = member.name.strip("/")
         linkname = member.linkname
         if strip_top:
@@ -698,7 +838,7 @@ def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> N
                 top = first
             if first != top:
                 raise SourceError(
-                    f"{where}: not one top folder ({top!r} and {first!r}); GNUnet's "
+                    f"{where}: not one top folder ({quote(top)} and {quote(first)}); GNUnet's "
                     "tarballs unpack into gnunet-VERSION/"
                 )
             name = rest
@@ -706,22 +846,32 @@ def _extract(tar: tarfile.TarFile, dest: Path, where: str, strip_top: bool) -> N
                 linkname = linkname.partition("/")[2]
         if not name:
             continue
-        _extract_member(tar, member, name, linkname, root, where)
+        try:
+            _extract_member(member, data, name, linkname, root, where)
+        except OSError as exc:
+            raise SourceError(f"{where}: cannot unpack {quote(name, 120)}: {exc}") from None
 
 
-def _inside(root: str, path: str) -> bool:
+def _below(root: str, path: str) -> bool:
+    """Whether the real path ``path`` is ``root`` or lies below it (both real paths)."""
     return path == root or path.startswith(root + os.sep)
 
 
 def _extract_member(
-    tar: tarfile.TarFile,
     member: tarfile.TarInfo,
+    data: IO[bytes] | None,
     name: str,
     linkname: str,
     root: str,
     where: str,
 ) -> None:
-    """One member of :func:`_extract`, checked and written (see there for the rules)."""
+    """One member of :func:`_unpack`, checked and written (see there for the rules);
+    ``data`` is a regular file's content, streamed.
+
+    Raises:
+        SourceError: the rules refuse the member.
+        OSError: writing failed.
+    """
 
     def refuse(why: str) -> SourceError:
         return SourceError(f"{where}: refused member {quote(name, 120)}: {why}")
@@ -734,7 +884,7 @@ def _extract_member(
     if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
         raise refuse("not a file, folder or link (devices and FIFOs are not source)")
     os.makedirs(parent, exist_ok=True)
-    if not _inside(root, os.path.realpath(parent)):
+    if not _below(root, os.path.realpath(parent)):
         raise refuse("its folder is a link out of the tree")
     mode = member.mode & 0o755 if member.isdir() or member.mode & 0o100 else member.mode & 0o644
     if member.isdir():
@@ -744,23 +894,21 @@ def _extract_member(
         os.chmod(target, mode | 0o700)
         return
     if member.issym():
-        if os.path.isabs(linkname) or not _inside(
+        if os.path.isabs(linkname) or not _below(
             root, os.path.normpath(os.path.join(parent, linkname))
         ):
             raise refuse(f"a link to {quote(linkname, 120)}, outside the tree")
         os.symlink(linkname, target)
         return
-    source: IO[bytes] | None
+    source: IO[bytes] | None = data
     if member.islnk():
         link_parts = linkname.strip("/").split("/")
         if ".." in link_parts or os.path.isabs(linkname):
             raise refuse(f"a hard link to {quote(linkname, 120)}, outside the tree")
         earlier = os.path.join(root, *link_parts)
-        if not _inside(root, os.path.realpath(earlier)) or not os.path.isfile(earlier):
+        if not _below(root, os.path.realpath(earlier)) or not os.path.isfile(earlier):
             raise refuse(f"a hard link to {quote(linkname, 120)}, which is no earlier file")
         source = open(earlier, "rb")  # noqa: SIM115  # closed below
-    else:
-        source = tar.extractfile(member)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
         fd = os.open(target, flags, 0o600)
@@ -815,50 +963,137 @@ def _finish(dest: Path, version: str, where: str) -> BuildTree:
     else:
         raise SourceError(f"{where}: neither meson.build nor configure at the top")
     dot_version = dest / ".version"
-    own = dot_version.read_text(errors="replace").strip() if dot_version.is_file() else None
-    if own != version:
-        if dot_version.is_symlink() or dot_version.exists():
-            dot_version.unlink()
-        dot_version.write_text(version + "\n", encoding="ascii")
+    try:
+        own: str | None = _small_text(dot_version, MAX_VERSION_BYTES, where).strip() or None
+    except SourceError:
+        own = None  # a .version that is no version: replaced below
+    if own != version or dot_version.is_symlink():
+        _write_new(dest, ".version", version + "\n")
         changes.append(f"wrote .version: {version}")
     doc = dest / "doc" / "meson.build"
     handbook = dest / "doc" / "handbook" / "meson.build"
     if (
         build_system == "meson"
         and doc.is_file()
-        and not handbook.exists()
-        and HANDBOOK_SUBDIR.search(doc.read_text(errors="replace"))
+        and not doc.is_symlink()
+        and not (handbook.exists() and not _leaves(dest, handbook))
+        and HANDBOOK_SUBDIR.search(_small_text(doc, MAX_MESON_BYTES, where))
     ):
-        handbook.parent.mkdir(parents=True, exist_ok=True)
-        handbook.write_text(HANDBOOK_STUB, encoding="ascii")
+        _write_new(dest, "doc/handbook/meson.build", HANDBOOK_STUB)
         changes.append("added an empty doc/handbook/meson.build (the handbook submodule)")
     return BuildTree(root=dest, build_system=build_system, version=version, changes=tuple(changes))
+
+
+def _leaves(root: Path, path: Path) -> bool:
+    """True when ``path`` resolves outside ``root`` (through a symlink on the way)."""
+    resolved, base = path.resolve(), root.resolve()
+    return resolved != base and base not in resolved.parents
+
+
+def _write_new(root: Path, name: str, text: str) -> None:
+    """Write ``text`` at ``root / name`` as a new file: no symlink on the way is followed
+    (:func:`_inside`), and the file is created, never opened through a link."""
+    path = _inside(root, name)
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(text)
 
 
 # ---------------------------------------------------------------- git, locks
 
 
-def _git_env() -> dict[str, str]:
+QUIET_CONFIG: Final = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.askPass", ""),
+    ("credential.helper", ""),
+    ("diff.external", ""),
+)
+"""Settings that would make git run a command the user's tree (its ``.git/config``)
+names: a file-system monitor, hooks, a pager, credential helpers. Clean/smudge filters
+have names of their own; :func:`_quiet_filters` turns each off."""
+
+
+def _git_env(extra: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
     # No prompt for credentials (a run must not hang), C messages for our errors, and
-    # optional locks off: git status would otherwise refresh the user's index.
-    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+    # optional locks off: git status would otherwise refresh the user's index. Settings
+    # go through GIT_CONFIG_COUNT (git 2.31+): no name needs quoting for a command line.
+    config = [*QUIET_CONFIG, *extra]
+    env = {
+        **os.environ,
+        "GIT_TERMINAL_PROMPT": "0",
+        "LC_ALL": "C",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "GIT_PAGER": "cat",
+        "GIT_CONFIG_COUNT": str(len(config)),
+    }
+    for i, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def _quiet_filters(directory: Path) -> list[tuple[str, str]]:
+    """Settings that turn off every ``filter.<name>`` the tree's config defines.
+
+    ``git status`` runs a filter's ``clean`` command on files whose stat changed; the
+    command is the tree's to name, so archbench runs none: each filter's ``clean``,
+    ``smudge`` and ``process`` are set empty (git then runs no command) and
+    ``required`` false. Reading the config runs nothing.
+    """
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(directory),
+                "config",
+                "--null",
+                "--name-only",
+                "--get-regexp",
+                r"^filter\.",
+            ],
+            capture_output=True,
+            timeout=GIT_QUICK_TIMEOUT,
+            env=_git_env(),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names = {
+        key.decode(errors="surrogateescape")[len("filter.") :].rpartition(".")[0]
+        for key in done.stdout.split(b"\0")
+        if key.startswith(b"filter.")
+    }
+    out: list[tuple[str, str]] = []
+    for name in sorted(n for n in names if n):
+        out += [(f"filter.{name}.{k}", "") for k in ("clean", "smudge", "process")]
+        out.append((f"filter.{name}.required", "false"))
+    return out
 
 
 def _last_line(err: bytes | str) -> str:
+    """The line of git's message that says what went wrong: the first ``fatal:`` or
+    ``error:`` line (git's last lines are advice), else the last line."""
     text = err.decode(errors="replace") if isinstance(err, bytes) else err
     lines = [x.strip() for x in text.splitlines() if x.strip()]
-    return quote(lines[-1] if lines else "no message", 300)
+    said = next((x for x in lines if x.startswith(("fatal:", "error:"))), None)
+    return quote(said or (lines[-1] if lines else "no message"), 300)
 
 
 class _Git:
     """git for one remote or tree: only the transport its URL needs, no prompts."""
 
-    def __init__(self, url: str, where: str) -> None:
+    def __init__(self, url: str, where: str, tree: Path | None = None) -> None:
         self.where = where
         allow = ["-c", "protocol.allow=never", "-c", "protocol.https.allow=always"]
         if url.startswith("file://"):
             allow += ["-c", "protocol.file.allow=always"]
-        self.prefix = ["git", *allow, "-c", "core.fsmonitor=false"]
+        self.prefix = ["git", *allow]
+        # A user's working tree: none of the commands its config names is run.
+        self.config = _quiet_filters(tree) if tree is not None else []
 
     def run(
         self, args: list[str], timeout: float = GIT_QUICK_TIMEOUT
@@ -868,7 +1103,7 @@ class _Git:
                 [*self.prefix, *args],
                 capture_output=True,
                 timeout=timeout,
-                env=_git_env(),
+                env=_git_env(self.config),
                 check=False,
             )
         except FileNotFoundError:

@@ -33,7 +33,7 @@ from archbench.cli.commands import (
     import_logs,
     report,
 )
-from archbench.cli.config import Settings, resolve_settings
+from archbench.cli.config import Settings, check_invoke_yaml, resolve_settings
 from archbench.cli.helptext import (
     ARCHIVE_HELP,
     BENCH_HELP,
@@ -58,7 +58,7 @@ from archbench.cli.options import (
     ImportFlags,
     ReportFlags,
 )
-from archbench.cli.terminal import safe_text, show
+from archbench.cli.terminal import SIGPIPE_EXIT, guard_stdout, safe_text, show
 
 __all__ = [
     "ARCHIVE_HELP",
@@ -71,6 +71,7 @@ __all__ = [
     "IMAGES_HELP",
     "IMPORT_HELP",
     "REPORT_HELP",
+    "SIGPIPE_EXIT",
     "ArchiveFlags",
     "BenchFlags",
     "CiMatrixFlags",
@@ -84,10 +85,12 @@ __all__ = [
     "Settings",
     "archive",
     "bench",
+    "check_invoke_yaml",
     "ci_matrix",
     "clean",
     "compare",
     "doctor",
+    "guard_stdout",
     "history",
     "images",
     "import_logs",

@@ -63,7 +63,7 @@ from archbench.errors import (
     TargetsFailed,
 )
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
-from archbench.inputs import cpuset, integer
+from archbench.inputs import cpuset, integer, path_flag, quote
 from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet
 from archbench.platforms import Arch
 from archbench.report import (
@@ -104,6 +104,7 @@ from archbench.run import (
 )
 from archbench.upstream import (
     LogImport,
+    check_import_name,
     describe,
     load_setup,
     log_paths,
@@ -123,7 +124,7 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
     targets, selected = split(f.target, "--target"), archs(f.arch)
     quota = parse_cpus("--cpus", f.cpus)
     return BenchOptions(
-        matrix=Path(f.matrix or s.matrix),
+        matrix=given("--matrix", f.matrix, s.matrix),
         results=Path(s.results),
         work=Path(s.work),
         targets=tuple(targets),
@@ -135,12 +136,22 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
         cpus=quota,
         resume=f.resume,
         suites=tuple(split(f.suite, "--suite")),
-        from_archive=Path(f.from_archive) if f.from_archive else None,
+        from_archive=path_flag("--from-archive", f.from_archive) if f.from_archive else None,
         metrics=parse_metrics(f.metric) if f.metric is not None else (),
         apt_proxy=s.apt_proxy,
         build_jobs=s.build_jobs,
         gnunet=parse_gnunet(f.gnunet) if f.gnunet is not None else None,
     )
+
+
+def given(flag: str, value: str, default: str) -> Path:
+    """The path ``--flag`` names (checked by :func:`archbench.inputs.path_flag`), or the
+    setting ``default`` when the flag was not given.
+
+    Raises:
+        MatrixError: a path no file system takes (a NUL byte, a name over 255 bytes).
+    """
+    return path_flag(flag, value) if value else Path(default)
 
 
 def history(s: Settings, f: HistoryFlags) -> None:
@@ -167,9 +178,9 @@ def history(s: Settings, f: HistoryFlags) -> None:
     sources = tuple(parse_gnunet(text, "--gnunet") for text in split(f.gnunet, "--gnunet"))
     bases = tuple(split(f.base, "--base"))
     if f.extend:
-        check_run_id(f.extend, "--extend")
+        check_run_id(f.extend, "--extend", MatrixError)
     options = HistoryOptions(
-        matrix=Path(f.matrix or s.matrix),
+        matrix=given("--matrix", f.matrix, s.matrix),
         results=Path(s.results),
         work=Path(s.work),
         sources=sources,
@@ -229,7 +240,7 @@ def images_options(s: Settings, f: ImagesFlags) -> BenchOptions:
         MatrixError: an empty selection or an unknown architecture.
     """
     return BenchOptions(
-        matrix=Path(f.matrix or s.matrix),
+        matrix=given("--matrix", f.matrix, s.matrix),
         results=Path(s.results),
         work=Path(s.work),
         targets=tuple(split(f.target, "--target")),
@@ -331,10 +342,10 @@ def report(s: Settings, f: ReportFlags) -> None:
     targets = split(f.target, "--target")
     arch_keys = [a.key for a in archs(f.arch)]
     suites = split(f.suite, "--suite")
-    runs = tuple(check_run_id(r, "--run") for r in split(f.run, "--run"))
+    runs = tuple(check_run_id(r, "--run", MatrixError) for r in split(f.run, "--run"))
     request = ReportRequest(
-        results=Path(f.results or s.results),
-        out=Path(f.out or s.reports),
+        results=given("--results", f.results, s.results),
+        out=given("--out", f.out, s.reports),
         runs=None if f.all_runs else runs,
         targets=tuple(targets),
         archs=tuple(arch_keys),
@@ -372,10 +383,10 @@ def compare(s: Settings, f: CompareFlags) -> None:
     targets = split(f.target, "--target")
     arch_keys = [a.key for a in archs(f.arch)]
     suites = split(f.suite, "--suite")
-    check_run_id(f.run_a, "RUN_A"), check_run_id(f.run_b, "RUN_B")
+    check_run_id(f.run_a, "RUN_A", MatrixError), check_run_id(f.run_b, "RUN_B", MatrixError)
     request = CompareRequest(
-        results=Path(f.results or s.results),
-        out=Path(f.out or s.reports),
+        results=given("--results", f.results, s.results),
+        out=given("--out", f.out, s.reports),
         run_a=f.run_a,
         run_b=f.run_b,
         targets=tuple(targets),
@@ -413,9 +424,10 @@ def import_logs(s: Settings, f: ImportFlags) -> None:
         ResultsError: no log matches, a log cannot be read or gives no sample, or
             the results file exists already (never overwritten).
     """
-    paths = log_paths(f.logs)
+    paths = log_paths(str(path_flag("LOGS", f.logs)))
     if not f.target:
         raise MatrixError("--target is required: the name the imported machine is stored under")
+    check_import_name(f.target, "--target")
     chosen = archs(f.arch) if f.arch is not None else []
     if len(chosen) != 1:
         raise MatrixError(f"--arch: name exactly one architecture ({', '.join(Arch.keys())})")
@@ -429,7 +441,7 @@ def import_logs(s: Settings, f: ImportFlags) -> None:
     if f.kernel:
         overrides["kernel"] = f.kernel
     if f.setup:
-        machine = load_setup(Path(f.setup), chosen[0], overrides)
+        machine = load_setup(path_flag("--setup", f.setup), chosen[0], overrides)
     elif "cpu_model" in overrides and "cores" in overrides:
         machine = parse_setup(overrides, "command line", chosen[0])
     else:
@@ -437,14 +449,14 @@ def import_logs(s: Settings, f: ImportFlags) -> None:
             "no setup: pass --setup setup.yml, or --cpu and --cores (and --os, --kernel)"
         )
     bits = None if f.rsa_bits is None else integer("--rsa-bits", f.rsa_bits, 512, 16384)
-    run_id = check_run_id(f.run, "--run") if f.run else new_run_id()
+    run_id = check_run_id(f.run, "--run", MatrixError) if f.run else new_run_id()
     request = LogImport(
         paths=tuple(paths),
         setup=machine,
         target=f.target,
         arch=chosen[0],
         run_id=run_id,
-        results=Path(f.results or s.results),
+        results=given("--results", f.results, s.results),
         scheme=parse_scheme(f.scheme),
         rsa_bits=bits,
     )
@@ -467,11 +479,11 @@ def archive(s: Settings, f: ArchiveFlags) -> None:
         ResultsError: the run is unknown or its manifest cannot be read.
         EngineError: the engine cannot be reached to save the images.
     """
-    store = ResultStore(Path(f.results or s.results))
+    store = ResultStore(given("--results", f.results, s.results))
     summary = create_archive(
         store,
         f.run_id,
-        Path(f.out or f"archives/{f.run_id}"),
+        given("--out", f.out, f"archives/{f.run_id}"),
         tar=f.tar,
         plots=f.plots,
         on_line=show,
@@ -496,7 +508,7 @@ def doctor(s: Settings, f: DoctorFlags) -> None:
     """
     native = Arch.native()
     checked = archs(f.arch)
-    m = matrix.load(Path(f.matrix or s.matrix))
+    m = matrix.load(given("--matrix", f.matrix, s.matrix))
     if not checked:
         checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if f.fix:
@@ -546,13 +558,14 @@ def clean(s: Settings, f: CleanFlags) -> None:
         MatrixError: an unknown host name or a bad matrix.
         EngineError: some hosts could not be reached (the others were cleaned).
     """
-    m = matrix.load(Path(f.matrix or s.matrix))
+    m = matrix.load(given("--matrix", f.matrix, s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
     chosen = split(f.host, "--host") or names
     unknown = [n for n in chosen if n not in names]
     if unknown:
-        raise MatrixError(f"--host: no host {', '.join(unknown)}; known: {', '.join(names)}")
+        shown = ", ".join(quote(n) for n in unknown[:5])
+        raise MatrixError(f"--host: no host {shown}; known: {', '.join(names)}")
     for name in chosen:
         try:
             client = connect_host(m.host(name), name)
@@ -581,7 +594,7 @@ def ci_matrix(s: Settings, f: CiMatrixFlags) -> None:
     Raises:
         MatrixError: a bad selection or matrix.
     """
-    m = matrix.load(Path(f.matrix or s.matrix))
+    m = matrix.load(given("--matrix", f.matrix, s.matrix))
     include = []
     for t in m.select(split(f.target, "--target"), archs(f.arch)):
         runner = RUNNERS.get(t.arch)

@@ -11,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from archbench.errors import MatrixError
-from archbench.inputs import quote
+from archbench.inputs import load_yaml, quote, read_text
+
+MAX_INVOKE_YAML: Final = 256 * 1024
+"""invoke.yaml holds a few settings; a larger one is no settings file."""
 
 _PATHS = {
     "matrix": "matrix.yml",
@@ -92,3 +96,25 @@ def from_project(value: str, project_dir: Path) -> str:
         return str(path.relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
+
+
+def check_invoke_yaml(path: Path) -> None:
+    """Refuse an ``invoke.yaml`` invoke itself would end in a traceback on.
+
+    invoke reads the project's ``invoke.yaml`` after loading ``tasks.py`` and before
+    any task runs, with PyYAML's own loader; ``tasks.py`` calls this first, so a broken
+    file is said in our words. A missing file is fine (the defaults apply).
+
+    Raises:
+        MatrixError: not UTF-8, not YAML, too large, or not a mapping of settings; the
+            message names the file, where, and what to do.
+    """
+    if not path.exists() and not path.is_symlink():
+        return
+    text = read_text(path, MatrixError, "invoke's settings", MAX_INVOKE_YAML)
+    data = load_yaml(text, str(path), MatrixError)
+    if data is not None and not isinstance(data, dict):
+        raise MatrixError(
+            f"{path}: expected a mapping of settings (archbench: {{results: ...}}), got "
+            f"{quote(data)}; fix the file or remove it to use the defaults"
+        )

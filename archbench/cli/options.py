@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from archbench.errors import MatrixError, ReportError
+from archbench.errors import MatrixError, ReportUsageError
 from archbench.inputs import ci_target as check_ci_target
-from archbench.inputs import integer, real, selection
+from archbench.inputs import integer, quote, real, selection
 from archbench.platforms import Arch
 
 
@@ -231,11 +231,13 @@ def overrides(
 
 
 def number(flag: str, text: str, ok: Callable[[float], bool], allowed: str) -> float:
-    """``--flag`` as a float, or a ReportError naming the flag, the value and what is allowed."""
+    """``--flag`` as a float, or a :class:`ReportUsageError` (exit 2, like every refused
+    command-line value) naming the flag, the value (cut to a readable length) and what is
+    allowed."""
     try:
         value = float(text)
-    except ValueError:
+    except (ValueError, TypeError):
         value = float("nan")
     if not ok(value):
-        raise ReportError(f"--{flag} {text!r}: give {allowed}")
+        raise ReportUsageError(f"--{flag} {quote(str(text))}: give {allowed}")
     return value

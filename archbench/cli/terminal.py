@@ -7,14 +7,26 @@ visible escapes (:func:`archbench.inputs.neutralise`), and text the terminal's e
 cannot hold is written in ASCII: ``µs`` as ``us`` (``LC_ALL=C``,
 ``PYTHONIOENCODING=ascii``), anything else as ``?``. Printing never raises
 ``UnicodeEncodeError``.
+
+A reader that goes away (``invoke compare A B | head``) is a quiet exit, as a shell
+user expects of ``SIGPIPE``: :func:`guard_stdout` drops what is printed after the pipe
+closed while the command finishes its work (files written, an import stored whole),
+and the task then exits with status 141 (128 + SIGPIPE) and no message.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
-from typing import Final
+from collections.abc import Iterator
+from typing import Any, Final, TextIO
 
 from archbench.inputs import TERMINAL_CONTROL, neutralise
+
+SIGPIPE_EXIT: Final = 141
+"""The status a shell reports for a command ended by ``SIGPIPE`` (128 + 13)."""
 
 _ASCII_SPELLINGS: Final = {"µ": "u", "μ": "u", "×": "x", "–": "-", "—": "-", "…": "...", "≤": "<="}
 """Spellings of our own non-ASCII characters for a terminal that cannot show them."""
@@ -42,3 +54,61 @@ def show(text: str = "") -> None:
     """Print one line (or a block of lines) to stdout as :func:`safe_text` makes it."""
     out = sys.stdout
     print(safe_text(text, getattr(out, "encoding", None)), file=out)
+
+
+class PipeGuard:
+    """A stand-in for ``sys.stdout`` that stops writing once its reader is gone.
+
+    ``closed_pipe`` turns true at the first ``BrokenPipeError`` (or ``EPIPE``); from
+    then on writes and flushes do nothing and file descriptor 1 points at
+    ``/dev/null``, so neither rich nor the interpreter's last flush raises again.
+    Everything else is the wrapped stream's.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.closed_pipe = False
+
+    def _closed(self) -> None:
+        self.closed_pipe = True
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+
+    def write(self, text: str) -> int:
+        """Write ``text`` unless the reader is gone; returns ``len(text)`` either way."""
+        if not self.closed_pipe:
+            try:
+                self._stream.write(text)
+            except OSError as exc:
+                if not isinstance(exc, BrokenPipeError) and exc.errno != errno.EPIPE:
+                    raise
+                self._closed()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush unless the reader is gone."""
+        if not self.closed_pipe:
+            try:
+                self._stream.flush()
+            except OSError as exc:
+                if not isinstance(exc, BrokenPipeError) and exc.errno != errno.EPIPE:
+                    raise
+                self._closed()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guard_stdout() -> Iterator[PipeGuard]:
+    """``sys.stdout`` as a :class:`PipeGuard` for the block; restored afterwards."""
+    original = sys.stdout
+    guard = PipeGuard(original)
+    sys.stdout = guard
+    try:
+        yield guard
+    finally:
+        guard.flush()
+        sys.stdout = original

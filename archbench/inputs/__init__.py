@@ -45,6 +45,7 @@ from archbench.inputs.flags import (
     cpus_of,
     cpuset,
     integer,
+    path_flag,
     real,
     selection,
 )
@@ -139,6 +140,7 @@ __all__ = [
     "load_yaml",
     "location",
     "neutralise",
+    "path_flag",
     "problem",
     "quote",
     "read_bytes",

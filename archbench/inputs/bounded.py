@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import select
 import stat
 from pathlib import Path
 from typing import Any, Final
@@ -39,12 +40,18 @@ MAX_BYTES: Final = 64 * 1024 * 1024
 """Default cap on a file's size (results files with raw tool logs reach a few MB)."""
 MAX_DEPTH: Final = 64
 """Deepest nesting of mappings/sequences accepted (matrix.yml needs 6)."""
+PIPE_WAIT: Final = 30.0
+"""Seconds a pipe given as a file (``--matrix <(...)``) may stay silent."""
 MAX_NODES: Final = 20_000
 """Most YAML nodes accepted, aliases counted once per use (matrix.yml has ~300)."""
 
 
 def read_bytes(
-    path: Path, error: type[ArchbenchError], what: str, max_bytes: int = MAX_BYTES
+    path: Path,
+    error: type[ArchbenchError],
+    what: str,
+    max_bytes: int = MAX_BYTES,
+    pipes: bool = False,
 ) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes``.
 
@@ -54,9 +61,16 @@ def read_bytes(
     streaming ``/dev/zero``. A symlink to a regular file is read. At most
     ``max_bytes + 1`` bytes are ever read, in 1 MiB chunks.
 
+    With ``pipes``, an anonymous pipe is read too (``--matrix <(...)``: process
+    substitution hands a ``/dev/fd/N`` pipe; ``/dev/stdin`` of ``... |``), once, to its
+    end, bounded like a file; one whose writer sends nothing for :data:`PIPE_WAIT`
+    seconds is refused, never waited on. A FIFO named in the file system is still
+    refused at once (it may have no writer at all).
+
     Raises:
-        error: the file cannot be opened or read, is not a regular file, or
-            is larger than ``max_bytes``; the message names ``path`` and ``what``.
+        error: the file cannot be opened or read, is not a regular file (nor, with
+            ``pipes``, a pipe), or is larger than ``max_bytes``; the message names
+            ``path`` and ``what``.
     """
     chunks: list[bytes] = []
     size = 0
@@ -73,13 +87,24 @@ def read_bytes(
         raise error(f"{path}: cannot read {what}: {exc.strerror or exc}") from exc
     try:
         kind = os.fstat(fd).st_mode
-        if not stat.S_ISREG(kind):
+        pipe = pipes and stat.S_ISFIFO(kind) and _anonymous_pipe(fd)
+        if not stat.S_ISREG(kind) and not pipe:
             raise error(
                 f"{path}: cannot read {what}: it is {_file_kind(kind)}, not a regular file; "
                 "move it away"
             )
         # In chunks: read(max_bytes + 1) would allocate the whole cap up front.
-        while size <= max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes + 1 - size))):
+        while size <= max_bytes:
+            if pipe and not select.select([fd], [], [], PIPE_WAIT)[0]:
+                raise error(
+                    f"{path}: nothing came from the pipe for {PIPE_WAIT:g} s; give {what} as a file"
+                )
+            try:
+                chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            except BlockingIOError:
+                continue  # a pipe's writer has not written yet: select again
+            if not chunk:
+                break
             chunks.append(chunk)
             size += len(chunk)
     except OSError as exc:
@@ -89,6 +114,16 @@ def read_bytes(
     if size > max_bytes:
         raise error(f"{path}: {what} is larger than {_size(max_bytes)}; refusing to read it")
     return b"".join(chunks)
+
+
+def _anonymous_pipe(fd: int) -> bool:
+    """True when ``fd`` is a pipe with a writer at its other end from the start (a shell's
+    ``<(...)`` or ``|``), not a FIFO named in the file system, which may have no writer
+    and would be waited on: Linux names an anonymous pipe ``pipe:[inode]``."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
 
 
 def _file_kind(mode: int) -> str:
@@ -121,13 +156,17 @@ def is_regular(path: Path) -> bool:
 
 
 def decode(data: bytes, source: str, error: type[ArchbenchError], what: str) -> str:
-    """``data`` as strict UTF-8.
+    """``data`` as strict UTF-8, one leading byte order mark dropped.
+
+    One BOM rule for every file read (YAML and JSON alike, results, manifests, archive
+    manifests): a UTF-8 BOM that an editor put first says nothing and is dropped; a
+    BOM anywhere else is text.
 
     Raises:
         error: the bytes are not UTF-8; the message names ``source`` and the offset.
     """
     try:
-        return data.decode("utf-8")
+        return data.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(
             f"{source}: {what} is not UTF-8 text (byte {exc.start}: "
@@ -252,6 +291,42 @@ def _refuse_duplicates(loader: BoundedLoader, pairs: list[tuple[Any, Any]]) -> N
 BoundedLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+_TAB_COMMENT: Final = re.compile(r"[ \t]*\t[ \t]*#")
+
+
+def _tabs_before_comments(text: str) -> str:
+    """``text`` with the tabs that separate a comment (``key: 1\t# why``) as spaces.
+
+    YAML lets tabs separate a comment from what precedes it; PyYAML refuses them
+    ("found character '\\t' that cannot start any token"). Each such tab becomes one
+    space (columns in messages stay right); a ``#`` inside quotes is left alone. Linear
+    in the length of ``text``; text without a tab is returned as it is.
+    """
+    if "\t" not in text:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "\t" not in line or "#" not in line:
+            continue
+        quote_char = ""
+        out: list[str] = []
+        last = 0
+        for m in _TAB_COMMENT.finditer(line):
+            # Quotes opened and not closed before the match: the # is text.
+            for ch in line[last : m.start()]:
+                if quote_char:
+                    quote_char = "" if ch == quote_char else quote_char
+                elif ch in "'\"":
+                    quote_char = ch
+            out.append(line[last : m.start()])
+            run = m.group()
+            out.append(run if quote_char else run.replace("\t", " "))
+            last = m.end()
+        out.append(line[last:])
+        lines[i] = "".join(out)
+    return "\n".join(lines)
+
+
 def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
     """Parse one YAML document with :class:`BoundedLoader`.
 
@@ -264,7 +339,7 @@ def load_yaml(text: str, source: str, error: type[ArchbenchError]) -> Any:
         # PyYAML's scanner is quadratic in flow nesting ([[[[…): refuse before it runs.
         raise error(f"{source}: refused: nested deeper than {MAX_DEPTH} levels ([ and {{)")
     try:
-        loader = BoundedLoader(text)
+        loader = BoundedLoader(_tabs_before_comments(text))
         loader.name = source
         try:
             return loader.get_single_data()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Final
 
 from archbench.errors import MatrixError
@@ -150,3 +151,32 @@ def check_cpuset_fits(cpus: str, ncpu: int, where: str) -> None:
             f"{where}: cpuset {cpus} names CPU {', '.join(map(str, missing[:5]))}, but the "
             f"engine has {ncpu} CPU(s) (0-{ncpu - 1}); pick CPUs from that range"
         )
+
+
+PATH_MAX: Final = 4095
+NAME_MAX: Final = 255
+"""Linux's limits, in bytes, of a whole path and of one name in it."""
+
+
+def path_flag(flag: str, value: object) -> Path:
+    """A path given on the command line (``--results``, ``--out``, ``--matrix``, ...).
+
+    Only what no file system takes is refused here, before anything is read, so a
+    hostile value ends in a short message of ours rather than ``OSError: File name too
+    long``; whether the path exists is the reader's to say.
+
+    Raises:
+        MatrixError: a NUL byte, a name longer than 255 bytes, or a path longer than
+            4095 bytes (the value cut to a readable length).
+    """
+    text = str(value)
+    raw = text.encode("utf-8", "surrogateescape")
+    if "\x00" in text:
+        why = "holds a NUL byte"
+    elif len(raw) > PATH_MAX:
+        why = f"is {len(raw)} bytes long; a path holds at most {PATH_MAX}"
+    elif any(len(part) > NAME_MAX for part in raw.split(b"/")):
+        why = f"has a name longer than {NAME_MAX} bytes, which no file system holds"
+    else:
+        return Path(text)
+    raise MatrixError(f"{flag}: {quote(text)} {why}; give a path to a file or folder")

@@ -108,6 +108,8 @@ def problem(err: Mapping[str, Any]) -> str:
         return "unknown key"
     if kind == "missing":
         return _PLAIN[kind]
+    if kind == "string_type" and isinstance(value, bool | int | float):
+        return _PLAIN[kind] + got + _unquoted(value)
     if kind in _PLAIN:
         return _PLAIN[kind] + got
     bounds = {
@@ -139,6 +141,18 @@ def problem(err: Mapping[str, Any]) -> str:
         return f"is not one of the allowed kinds{got}"
     # Unknown kinds: pydantic's own sentence, which never contains the link.
     return str(err.get("msg", kind)) + got
+
+
+def _unquoted(value: bool | int | float) -> str:
+    """Why YAML gave ``value`` where text was meant, and the fix (quote it)."""
+    if isinstance(value, bool):
+        words = "on, yes, y or true" if value else "off, no, n or false"
+        example = "'on'" if value else "'off'"
+        return (
+            f": YAML reads an unquoted {words} as {str(value).lower()}; write the text "
+            f"in quotes, e.g. {example}"
+        )
+    return f": YAML reads an unquoted {value!r} as a number; write it in quotes, e.g. '{value}'"
 
 
 def location(loc: Sequence[str | int]) -> str:

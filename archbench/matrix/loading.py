@@ -21,7 +21,7 @@ from typing import Any, Final
 from pydantic import ValidationError
 
 from archbench.errors import MatrixError
-from archbench.inputs import did_you_mean, load_yaml, problem, quote, read_text
+from archbench.inputs import decode, did_you_mean, load_yaml, problem, quote, read_bytes
 from archbench.matrix.defaults import explicit_keys, merge_defaults
 from archbench.matrix.gnunet import FIELDS as GNUNET_FIELDS
 from archbench.matrix.model import Base, Host, Matrix, Profile, Recipe, Source, Target, Tls
@@ -84,10 +84,14 @@ def load(path: Path) -> Matrix:
 def read_matrix_text(path: Path) -> str:
     """The text of a matrix file: at most 256 KiB of UTF-8 (the shipped one has 4 KiB).
 
+    A pipe is read too (``--matrix <(generate-matrix)``), once, bounded alike.
+
     Raises:
         MatrixError: unreadable, too large or not UTF-8; the message names the file.
     """
-    return read_text(path, MatrixError, "the matrix", MAX_MATRIX_BYTES)
+    # A pipe too (--matrix <(...)), read once here: the text travels from here on.
+    data = read_bytes(path, MatrixError, "the matrix", MAX_MATRIX_BYTES, pipes=True)
+    return decode(data, str(path), MatrixError, "the matrix")
 
 
 # ---------------------------------------------------------------- explaining

@@ -79,7 +79,7 @@ def check_cpus(where: str, value: object) -> float:
         MatrixError: a bool, not a number, not finite, or out of range.
     """
     if isinstance(value, bool):
-        raise MatrixError(f"{where}: expected a number of CPUs such as 0.5, got {value!r}")
+        raise MatrixError(f"{where}: expected a number of CPUs such as 0.5, got {quote(value)}")
     try:
         cpus = float(value) if isinstance(value, int | float) else float(str(value).strip())
     except (ValueError, OverflowError):
@@ -143,7 +143,7 @@ class Tls(Strict):
         for key in ("ca_cert", "client_cert", "client_key"):
             path = getattr(self, key)
             if path is not None and not Path(path).expanduser().is_file():
-                raise ValueError(f"{key}: no such file {path!r}")
+                raise ValueError(f"{key}: no such file {quote(path)}")
         return self
 
 
@@ -173,7 +173,7 @@ class Host(Strict):
             scheme, sep, rest = self.url.partition("://")
             if not sep or scheme not in ("unix", "tcp", "ssh"):
                 raise ValueError(
-                    f"url {self.url!r}: use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
+                    f"url {quote(self.url)}: use unix://PATH, tcp://HOST:PORT or ssh://USER@HOST"
                 )
             userinfo = rest.split("/", 1)[0].rpartition("@")[0]
             if ":" in userinfo:
@@ -182,7 +182,9 @@ class Host(Strict):
                     "in logs); use an ssh key (ssh-agent) or TLS certificates"
                 )
             if scheme == "tcp" and ":" not in rest:
-                raise ValueError(f"url {self.url!r}: tcp:// needs a port (2375, or 2376 with TLS)")
+                raise ValueError(
+                    f"url {quote(self.url)}: tcp:// needs a port (2375, or 2376 with TLS)"
+                )
         if self.tls is not None and not (self.url or "").startswith("tcp://"):
             raise ValueError("'tls' applies to tcp:// hosts only")
         return self
@@ -315,7 +317,7 @@ class Target(Strict):
             return None
         if isinstance(value, str):
             # A quoted "0.5" is a typo waiting to happen elsewhere: numbers only.
-            raise ValueError(f"cpus must be a number such as 0.5, not the text {value!r}")
+            raise ValueError(f"cpus must be a number such as 0.5, not the text {quote(value)}")
         try:
             return check_cpus("cpus", value)
         except MatrixError as exc:
@@ -332,7 +334,7 @@ class Target(Strict):
             return Arch.from_key(value)
         except ValueError:
             raise ValueError(
-                f"unknown architecture {value!r}; allowed: {', '.join(Arch.keys())}"
+                f"unknown architecture {quote(value)}; allowed: {', '.join(Arch.keys())}"
                 + did_you_mean(value, Arch.keys())
             ) from None
 
@@ -400,22 +402,22 @@ class Matrix(Strict):
         for i, t in enumerate(self.targets):
             where = f"targets[{i}] ({t.name})"
             if t.name in seen:
-                raise ValueError(f"{where}.name: duplicate target name {t.name!r}")
+                raise ValueError(f"{where}.name: duplicate target name {quote(t.name)}")
             seen.add(t.name)
             if t.base not in self.bases:
                 raise ValueError(
-                    f"{where}.base: unknown base {t.base!r}; defined in 'bases': "
+                    f"{where}.base: unknown base {quote(t.base)}; defined in 'bases': "
                     f"{', '.join(self.bases)}" + did_you_mean(t.base, self.bases)
                 )
             if t.host != LOCAL_HOST and t.host not in self.hosts:
                 known = [LOCAL_HOST, *self.hosts]
                 raise ValueError(
-                    f"{where}.host: unknown host {t.host!r}; defined in 'hosts': "
+                    f"{where}.host: unknown host {quote(t.host)}; defined in 'hosts': "
                     f"{', '.join(known)}" + did_you_mean(t.host, known)
                 )
             if t.profile not in self.profiles:
                 raise ValueError(
-                    f"{where}.profile: unknown profile {t.profile!r}; defined in 'profiles': "
+                    f"{where}.profile: unknown profile {quote(t.profile)}; defined in 'profiles': "
                     f"{', '.join(self.profiles)}" + did_you_mean(t.profile, self.profiles)
                 )
             recipe = self.profiles[t.profile].recipe

@@ -20,6 +20,7 @@ from archbench.result import (
     THESIS_OPS,
     LoadFailure,
     Result,
+    shown_path,
 )
 
 
@@ -50,7 +51,7 @@ def build(
     ]
     citations = sorted({m.result.reference.citation for m in machines if m.result.reference})
     # load() messages start with the path; print it once.
-    skipped = tuple((str(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
+    skipped = tuple((shown_path(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
     sections, shared = _shared_notes(
         [section(m, options.unit, _counts(m, counted)) for m in machines if m.records]
     )

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from archbench.analysis import slowdown
 from archbench.errors import ReportError
+from archbench.inputs import quote
 from archbench.report.crossmachine import (
     CellFn,
     CrossSpec,
@@ -144,10 +145,10 @@ def find_baseline(machines: Sequence[Machine], name: str) -> Machine:
                 if same_target
                 else f"choose one of: {', '.join(names)}"
             )
-            raise ReportError(f"--baseline {name!r} names no single machine ({which}){hint}")
+            raise ReportError(f"--baseline {quote(name)} names no single machine ({which}){hint}")
     if chosen.emulated:
         raise ReportError(
-            f"--baseline {name!r} ran under QEMU emulation; emulated timings are never a "
+            f"--baseline {quote(name)} ran under QEMU emulation; emulated timings are never a "
             "yardstick for hardware, choose a native or reference machine"
         )
     return chosen
@@ -172,7 +173,7 @@ def _check_baseline_shares_rows(base: Machine, machines: Sequence[Machine]) -> N
     ]
     suites = ", ".join(sorted({str(r["suite"]) for r in base.records}))
     raise ReportError(
-        f"--baseline {base.name!r}: no other machine measured what it did (suite {suites}), "
+        f"--baseline {quote(base.name)}: no other machine measured what it did (suite {suites}), "
         "so every figure would compare it with itself; choose a machine that shares rows "
         f"with others: {', '.join(usable) or 'none in this selection'}"
     )

@@ -10,6 +10,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -149,3 +150,80 @@ def write_exports(
     if not gnupg.empty:
         rendered[out_dir / GNUPG_CSV_FILE] = csv_text(gnupg)
     return write_texts(rendered, ReportError, "export", "choose a writable output directory")
+
+
+ENVIRONMENTS_FILE: Final = "environments.json"
+"""The whole of every environment value cut in the outputs (:func:`bound_environments`)."""
+ENV_TEXT_LIMIT: Final = 200
+"""Characters of one environment value (CPU model, OS, kernel, a package version) the
+outputs repeat per row; a longer one is cut there and stored whole once."""
+
+
+def _cut_env(long: dict[str, str], field: str, value: str | None) -> str | None:
+    """``value`` cut to :data:`ENV_TEXT_LIMIT` (the whole kept in ``long[field]``)."""
+    if value is None or len(value) <= ENV_TEXT_LIMIT:
+        return value
+    long[field] = value
+    return f"{value[:ENV_TEXT_LIMIT]}… ({len(value)} chars; whole in {ENVIRONMENTS_FILE})"
+
+
+def bound_environments(
+    results: Sequence[Result],
+) -> tuple[list[Result], dict[str, dict[str, str]]]:
+    """``results`` with every environment text longer than :data:`ENV_TEXT_LIMIT` cut,
+    and the whole values by ``"<run id>/<target>"`` and field.
+
+    The CSV, the JSON, the chapter and the page repeat a machine's environment in every
+    row, caption and table; a results file with a megabyte-long CPU model would
+    otherwise grow by that megabyte per row (a 4 MB file gave 330 MB). Cut values end
+    ``… (N chars; whole in environments.json)``; :func:`write_environments` stores the
+    whole ones once. Results without long values are returned as they are.
+    """
+    out: list[Result] = []
+    whole: dict[str, dict[str, str]] = {}
+    for r in results:
+        long: dict[str, str] = {}
+        cut = functools.partial(_cut_env, long)
+
+        setup = r.harness.setup
+        new_setup = setup.model_copy(
+            update={
+                "cpu_model": cut("cpu_model", setup.cpu_model),
+                "os": cut("os", setup.os),
+                "kernel": cut("kernel", setup.kernel),
+                "machine": cut("machine", setup.machine),
+                "gnunet_version": cut("gnunet_version", setup.gnunet_version),
+                "gcc_version": cut("gcc_version", setup.gcc_version),
+                "packages": {k: cut(f"packages.{k}", v) for k, v in setup.packages.items()},
+            }
+        )
+        execution = r.execution
+        if execution is not None:
+            execution = execution.model_copy(
+                update={
+                    "host_cpu": cut("host_cpu", execution.host_cpu),
+                    "qemu_version": cut("qemu_version", execution.qemu_version),
+                }
+            )
+        if not long:
+            out.append(r)
+            continue
+        whole.setdefault(f"{r.run_id}/{r.target.name}", {}).update(long)
+        harness = r.harness.model_copy(update={"setup": new_setup})
+        out.append(r.model_copy(update={"harness": harness, "execution": execution}))
+    return out, whole
+
+
+def write_environments(whole: dict[str, dict[str, str]], out_dir: Path) -> list[Path]:
+    """``environments.json``: the values :func:`bound_environments` cut, once each; none
+    written when nothing was cut.
+
+    Raises:
+        ReportError: ``out_dir`` is not writable.
+    """
+    if not whole:
+        return []
+    text = json.dumps(whole, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return write_texts(
+        {out_dir / ENVIRONMENTS_FILE: text}, ReportError, "export", "choose a writable --out"
+    )

@@ -43,6 +43,7 @@ from tabulate import tabulate
 
 from archbench import REPO_ROOT
 from archbench.errors import ReportError, ReportUsageError
+from archbench.inputs import quote
 from archbench.report.model import (
     FLAG_MARKS,
     Cell,
@@ -212,7 +213,7 @@ def check_label_prefix(text: str) -> str:
     if text == "" or LABEL_PREFIX_GRAMMAR.fullmatch(text):
         return text
     raise ReportUsageError(
-        f"--label-prefix {text!r} is not allowed: use up to 40 letters, digits and ': . _ -', "
+        f"--label-prefix {quote(text)} is not allowed: use up to 40 letters, digits and ': . _ -', "
         "starting with a letter or digit (e.g. 'ab:' gives 'ab:tab:comp-sign-amd-ryzen-7')"
     )
 

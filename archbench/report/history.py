@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from tabulate import tabulate
 
@@ -32,6 +33,9 @@ from archbench.analysis import (
 from archbench.analysis import series as analysis_series
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
+
+NO_RESULTS: Final = "no results stored (the run failed, was interrupted or its folder is gone)"
+"""How a version whose run holds no results file is marked, on the page and in Markdown."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +212,8 @@ def render_history_markdown(
     ]
     for v in manifest.versions:
         other = "" if v.session == first_session else " (another session: not interleaved)"
-        legend.append(f"- {names[v.run_id]}: {v.label} (run {v.run_id}){other}")
+        empty = "" if results.get(v.run_id) else f" — {NO_RESULTS}"
+        legend.append(f"- {names[v.run_id]}: {v.label} (run {v.run_id}){other}{empty}")
     parts = ["\n".join(legend)]
     for metric, title, unit in (
         ("instructions", "Instructions per operation", "instructions"),
@@ -225,7 +230,7 @@ def render_history_markdown(
             for v in manifest.versions:
                 cell = cells.get(v.run_id)
                 if cell is None:
-                    line.append("")
+                    line.append("" if results.get(v.run_id) else "no results")
                     continue
                 text = (
                     format_count(round(cell.value))

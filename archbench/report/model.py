@@ -15,6 +15,7 @@ import pandas as pd
 
 from archbench.analysis import DEFAULT_CV_THRESHOLD, DEFAULT_RESOLUTION_FACTOR
 from archbench.errors import ReportUsageError
+from archbench.inputs import quote
 from archbench.report import versions
 from archbench.report.units import Unit
 from archbench.result import Result
@@ -79,7 +80,7 @@ def parse_style(text: str) -> Style:
     for style in STYLES:
         if text.strip() == style:
             return style
-    raise ReportUsageError(f"--style {text!r} is not one of: {', '.join(STYLES)}")
+    raise ReportUsageError(f"--style {quote(text)} is not one of: {', '.join(STYLES)}")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ import hashlib
 import html
 import math
 import os
+import re
 import statistics
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,7 +39,7 @@ from markupsafe import Markup
 from archbench.analysis import RowKey, median_interval, median_per_op, row_key
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
-from archbench.report.history import SeriesCell, series
+from archbench.report.history import NO_RESULTS, SeriesCell, series
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     HistoryManifest,
@@ -453,7 +455,14 @@ def _history_section(
             names[v.run_id],
             v.label,
             v.run_id,
-            "" if v.session == first_session else "another session: not interleaved",
+            "; ".join(
+                note
+                for note, applies in (
+                    ("another session: not interleaved", v.session != first_session),
+                    (NO_RESULTS, not results.get(v.run_id)),
+                )
+                if applies
+            ),
         )
         for v in manifest.versions
     )
@@ -651,6 +660,40 @@ def _figure_html(figure: Figure) -> str:
     )
 
 
+MAX_EAGER_FIGURES: Final = 40
+"""Figures drawn when the page opens; a page with more draws each as it comes near the
+screen (a page of 1,000 runs had not been drawn after 180 s)."""
+CUT_AT: Final = 120
+"""Characters of a string from results shown on the page; the whole value on hover."""
+
+
+def cut(text: object, limit: int = CUT_AT) -> Markup:
+    """``text`` as escaped HTML, cut to ``limit`` characters with an ellipsis and the
+    whole value in the ``title`` (shown on hover); short text as it is."""
+    value = str(text)
+    if len(value) <= limit:
+        return Markup.escape(value)
+    return Markup('<span class="cut" title="{}">{}…</span>').format(value, value[:limit])
+
+
+def relative_href(path: str) -> str:
+    """A relative path as a URL for ``href``: each segment percent-encoded, and starting
+    with ``./`` or ``../``, so that no first segment (``javascript:x``) reads as a scheme.
+    """
+    url = urllib.parse.quote(path, safe="/")
+    return url if url.startswith(("./", "../")) else "./" + url
+
+
+def _deferred(html: str) -> str:
+    """Plotly's figure HTML with its drawing script kept as text, run by the page's
+    observer when the figure comes near the screen."""
+    return re.sub(
+        r'<script(?: type="text/javascript")?>',
+        '<script type="application/x-archbench-deferred">',
+        html,
+    )
+
+
 def _plotly_js() -> str:
     from plotly.offline import get_plotlyjs  # slow to import: only when a page is drawn
 
@@ -682,6 +725,8 @@ def render_page(page: Page) -> str:
         # Every output ends with a newline: a truncated file is then told from a whole one.
         keep_trailing_newline=True,
     )
+    env.filters["cut"] = cut
+    env.filters["href"] = relative_href
     try:
         template = env.get_template(PAGE_TEMPLATE)
     except jinja2.TemplateNotFound as exc:
@@ -690,9 +735,13 @@ def render_page(page: Page) -> str:
         ) from exc
     # The two pieces of markup: plotly's own output, whose JSON escapes < > / (and our
     # labels are escaped before they reach it), and plotly.js, checked for </script.
-    figures = {f.anchor: Markup(_figure_html(f)) for f in page.figures}  # noqa: S704
+    deferred = len(page.figures) > MAX_EAGER_FIGURES
+    figures = {
+        f.anchor: Markup(_deferred(_figure_html(f)) if deferred else _figure_html(f))  # noqa: S704
+        for f in page.figures
+    }
     plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
-    return template.render(page=page, figures=figures, plotly_js=plotly_js)
+    return template.render(page=page, figures=figures, plotly_js=plotly_js, deferred=deferred)
 
 
 def write_page(page: Page, out_dir: Path) -> list[Path]:
@@ -730,19 +779,23 @@ def histories_with(
     store: ResultStore,
     run_ids: Sequence[str],
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+    problems: list[str] | None = None,
 ) -> list[History]:
     """The stored histories that hold any of ``run_ids``, each with its versions' results.
 
     ``select`` narrows each version's results (``--target``, ``--arch``, ``--suite``).
-    A history whose manifest or results files cannot be read is left out (the report
-    names bad results files already).
+    A history whose manifest cannot be read (or does not hold together: a run named
+    twice, rounds that do not match its versions) is left out, and why is appended to
+    ``problems``; bad results files the report names already.
     """
     wanted = set(run_ids)
     found: list[History] = []
     for history_id in store.histories():
         try:
             manifest = store.load_history(history_id)
-        except ResultsError:  # an unreadable manifest: not this page's to report
+        except ResultsError as exc:
+            if problems is not None:
+                problems.append(f"history left out: {exc}")
             continue
         runs = [v.run_id for v in manifest.versions]
         if not wanted & set(runs):
@@ -778,12 +831,13 @@ def write_page_from_store(
         ReportError: the template is missing, or the page cannot be written.
         ResultsError: a target's repeated runs cannot be merged.
     """
+    problems: list[str] = []
     if histories is None:
-        histories = histories_with(store, sorted({r.run_id for r in results}), select)
+        histories = histories_with(store, sorted({r.run_id for r in results}), select, problems)
     page = assemble(
         results,
         histories,
         json_path=relative_json(store, out_dir),
-        failures=[f.message for f in failures],
+        failures=[*(f.message for f in failures), *problems],
     )
     return write_page(page, out_dir)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from archbench.errors import ReportUsageError
+from archbench.inputs import quote
 from archbench.result import NS_PER_MS
 
 Unit = Literal["ms", "us", "ops/s"]
@@ -48,7 +49,7 @@ def parse_unit(text: str) -> Unit:
     try:
         return UNITS[text.strip()]
     except KeyError:
-        raise ReportUsageError(f"--unit {text!r} is not one of: ms, us (µs), ops/s") from None
+        raise ReportUsageError(f"--unit {quote(text)} is not one of: ms, us (µs), ops/s") from None
 
 
 def format_number(value: float, thousands_sep: str = " ") -> str:

@@ -379,6 +379,62 @@ class ReportRequest:
     options: ReportOptions = _DEFAULT
 
 
+def _sessions_agree(
+    store: ResultStore,
+    run_a: str,
+    run_b: str,
+    sides: Sequence[Sequence[Result]],
+    on_line: Callable[[str], None],
+) -> bool:
+    """Whether the session id the results files of both runs carry may pair their rounds.
+
+    A session id is a claim of the files; the runs' own manifests (``run.json`` naming
+    their history, and that history's ``history.json``) must say the two runs are
+    versions of one history measured in that one session. Otherwise ``on_line`` hears
+    why, and the runs are compared as runs that were not interleaved.
+    """
+
+    def sessions(side: Sequence[Result]) -> set[str]:
+        return {r.execution.interleaved for r in side if r.execution and r.execution.interleaved}
+
+    claimed = sessions(sides[0]) & sessions(sides[1])
+    if not claimed or run_a == run_b:
+        return True
+    why = ""
+    try:
+        histories = {store.load_manifest(r).history for r in (run_a, run_b)}
+        history_id = histories.pop() if len(histories) == 1 else None
+        if history_id is None:
+            why = "their run.json files name no common history"
+        else:
+            of = {v.run_id: v.session for v in store.load_history(history_id).versions}
+            if of.get(run_a) is None or of.get(run_b) is None:
+                why = f"history {history_id} does not list both"
+            elif of[run_a] != of[run_b] or of[run_a] not in claimed:
+                why = f"history {history_id} says they ran in different sessions"
+    except ResultsError as exc:
+        why = f"their manifests cannot be read ({exc})"
+    if not why:
+        return True
+    on_line(
+        f"note: the results files of {run_a} and {run_b} claim one interleaved session, but "
+        f"{why}; compared as runs that were not interleaved"
+    )
+    return False
+
+
+def _no_run(store: ResultStore, missing: Sequence[str], known: Sequence[str]) -> str:
+    """Why the runs ``missing`` cannot be read: not there, or a history's folder."""
+    histories = set(store.histories())
+    said = [
+        f"{r} is a history, not a run (its runs are in its history.json)"
+        if r in histories
+        else f"no run {r}"
+        for r in missing
+    ]
+    return f"{'; '.join(said)} in {store.root}; runs there: {', '.join(known[-8:]) or 'none'}"
+
+
 def _runs(
     store: ResultStore, asked: tuple[str, ...] | None, on_line: Callable[[str], None]
 ) -> list[str] | None:
@@ -388,15 +444,14 @@ def _runs(
         ReportError: a run asked for is not in the store; the message lists the latest.
     """
     known = store.runs()
+    for note in store.notes():
+        on_line(f"note: {note}")
     if asked is None:
         return None
     if asked:
         missing = [r for r in asked if r not in known]
         if missing:
-            raise ReportError(
-                f"no run {', '.join(missing)} in {store.root}; runs there: "
-                f"{', '.join(known[-8:]) or 'none'}"
-            )
+            raise ReportError(_no_run(store, missing, known))
         return list(asked)
     latest = store.latest_run()
     if latest:
@@ -465,6 +520,12 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
     )
     out_dir = request.out
     counted = _select_counted(counted, request)
+    # Outputs repeat a machine's environment per row: long values are cut there and
+    # stored whole once (environments.json), so the outputs stay bounded by the inputs.
+    chosen, whole = export.bound_environments(chosen)
+    counted, whole_counted = export.bound_environments(counted)
+    for key, fields in whole_counted.items():
+        whole.setdefault(key, {}).update(fields)
     options = request.options
     # One report at a time per --out: a second waits (and says so) instead of removing
     # the figures the first just wrote.
@@ -490,6 +551,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
             # A counting-only run (--metric instructions): its tables are the report.
             on_line("no timing results selected: writing the instruction tables only")
         paths += instructions.write_all(counted, chosen, out_dir)
+        paths += export.write_environments(whole, out_dir)
         # The results page: these runs and the stored histories that hold them.
         paths += page.write_page_from_store(
             store,
@@ -567,12 +629,11 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     store = ResultStore(request.results)
     run_a, run_b = request.run_a, request.run_b
     known = store.runs()
+    for note in store.notes():
+        on_line(f"note: {note}")
     missing = [r for r in (run_a, run_b) if r not in known]
     if missing:
-        raise ReportError(
-            f"no run {', '.join(missing)} in {store.root}; runs there: "
-            f"{', '.join(known[-8:]) or 'none'}"
-        )
+        raise ReportError(_no_run(store, missing, known))
     sides = []
     for run_id in (run_a, run_b):
         loaded, failures = store.load_all([run_id], merge=False, metric=None)
@@ -584,15 +645,28 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             )
         )
     level = request.confidence
-    rows = compare(sides[0], sides[1], confidence=level, threshold=request.threshold)
+    trusted = _sessions_agree(store, run_a, run_b, sides, on_line)
+    rows = compare(
+        sides[0], sides[1], confidence=level, threshold=request.threshold, interleaved=trusted
+    )
     if not rows:
         raise ReportError(
             f"runs {run_a} and {run_b} have no row in common (same target, suite, scheme, "
             "key size and operation); select one target on each side with --target"
         )
+    # The files first: a reader of the table that goes away (| head) loses nothing.
+    try:
+        with folder_lock(request.out, ReportError, "--out", on_line):
+            written = compare_tables.write(rows, run_a, run_b, request.out, level)
+    except OSError as exc:
+        raise ReportError(
+            f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "
+            "give a directory"
+        ) from exc
     if run_a == run_b:
         on_line(f"note: {run_a} is compared with itself; every ratio is 1")
-    for ra, rb in target_pairs(sides[0], sides[1]):
+    shown = [export.bound_environments(side)[0] for side in sides]
+    for ra, rb in target_pairs(shown[0], shown[1]):
         changes = environment_diff(ra, rb)
         names = (
             ra.target.name
@@ -606,14 +680,6 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     for run_id, n in ((run_a, only_a), (run_b, only_b)):
         if n:
             on_line(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
-    try:
-        with folder_lock(request.out, ReportError, "--out", on_line):
-            written = compare_tables.write(rows, run_a, run_b, request.out, level)
-    except OSError as exc:
-        raise ReportError(
-            f"--out {request.out}: cannot write the comparison there ({exc.strerror}); "
-            "give a directory"
-        ) from exc
     for p in written:
         on_line(f"wrote {p}")
     if request.fail_above is not None or request.limits:

@@ -97,7 +97,15 @@ from archbench.result.row import (
     Scheme,
     StopReason,
 )
-from archbench.result.store import LoadFailure, ResultStore, merge_repeats, result_key
+from archbench.result.store import (
+    Entry,
+    LoadFailure,
+    ResultStore,
+    merge_repeats,
+    result_key,
+    shown_name,
+    shown_path,
+)
 from archbench.result.vocabulary import (
     COMPARISON_ROWS,
     HELPER_OPERATIONS,
@@ -150,6 +158,7 @@ __all__ = [
     "CountCalibration",
     "Counting",
     "CpuLimits",
+    "Entry",
     "Execution",
     "GnunetBuild",
     "HarnessDocument",
@@ -187,6 +196,8 @@ __all__ = [
     "row_key",
     "scheme_label",
     "scheme_text",
+    "shown_name",
+    "shown_path",
     "sort_key",
     "write_atomic",
     "write_texts",

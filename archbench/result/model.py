@@ -266,3 +266,45 @@ class HistoryManifest(Frozen):
     seed: int = Field(ge=0)
     versions: tuple[HistoryVersion, ...] = Field(min_length=1)
     order: tuple[HistoryRound, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HistoryManifest:
+        """The manifest as a whole: every run once, every label once, and each round's
+        order exactly the runs of its session's versions, rounds 1..``rounds`` each once.
+
+        A history that names one run twice would number its versions wrongly on every
+        page and be written back by ``--extend``; it is refused when read.
+        """
+        seen: dict[str, int] = {}
+        labels: dict[str, int] = {}
+        for i, v in enumerate(self.versions, start=1):
+            if v.run_id in seen:
+                raise ValueError(
+                    f"versions {seen[v.run_id]} and {i} name the same run {v.run_id}; "
+                    "every run is one version, once"
+                )
+            if v.label in labels:
+                raise ValueError(f"versions {labels[v.label]} and {i} have one label {v.label!r}")
+            seen[v.run_id] = i
+            labels[v.label] = i
+        runs_of: dict[str, set[str]] = {}
+        for v in self.versions:
+            runs_of.setdefault(v.session, set()).add(v.run_id)
+        done: set[tuple[str, int]] = set()
+        for r in self.order:
+            if r.session not in runs_of:
+                raise ValueError(f"order: session {r.session} measured no version")
+            if r.round > self.rounds:
+                raise ValueError(
+                    f"order: round {r.round} of {r.session}, but rounds is {self.rounds}"
+                )
+            if (r.session, r.round) in done:
+                raise ValueError(f"order: round {r.round} of session {r.session} is listed twice")
+            done.add((r.session, r.round))
+            if len(r.order) != len(set(r.order)) or set(r.order) != runs_of[r.session]:
+                raise ValueError(
+                    f"order: round {r.round} of session {r.session} runs "
+                    f"{', '.join(r.order) or 'nothing'}, not once each of its versions' runs "
+                    f"({', '.join(sorted(runs_of[r.session]))})"
+                )
+        return self

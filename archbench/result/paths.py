@@ -32,14 +32,20 @@ FILE_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """Target names as file names inside a run directory."""
 
 
-def check_run_id(run_id: str, what: str = "run id") -> str:
+def check_run_id(
+    run_id: str, what: str = "run id", error: type[ArchbenchError] = ResultsError
+) -> str:
     """``run_id`` when it is a safe directory name (:data:`RUN_ID`).
 
+    ``error`` is the class raised: :class:`ResultsError` for a run id read from a file,
+    :class:`MatrixError` (exit 2, like every refused command-line value) for a flag's.
+
     Raises:
-        ResultsError: anything else (``../x``, ``/tmp``, empty, too long).
+        ResultsError: anything else (``../x``, ``/tmp``, empty, too long); ``error``
+            when given.
     """
     if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
-        raise ResultsError(
+        raise error(
             f"{what} {quote(run_id)} is not a run id; run ids are letters, digits, "
             "'.', '_' and '-', starting with a letter or digit (e.g. 20261129T224000Z-1a2b3c)"
         )
@@ -90,7 +96,9 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         # mkstemp creates 0600; results and reports are meant to be shared.
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # A file name that is not UTF-8 (a lone surrogate in text) is written as
+            # \udce9, never a UnicodeEncodeError that loses the whole output.
+            fh.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -115,7 +123,8 @@ def folder_lock(
     One writer at a time per folder: ``invoke report`` and ``compare`` hold their
     ``--out``, ``invoke bench`` and ``import`` their results folder. The lock is
     ``fcntl.flock`` on ``folder/.archbench.lock``, so the kernel releases it when the
-    process ends, ``kill -9`` included: a lock is never left behind. When another
+    process ends, ``kill -9`` included: a lock is never left behind; the file itself is
+    removed when the block ends (a ``kill -9`` leaves an empty, unlocked one). When another
     process holds it, ``on_wait`` receives one line saying so, then this waits.
 
     Raises:
@@ -124,9 +133,44 @@ def folder_lock(
     """
     if folder.exists() and not folder.is_dir():
         raise error(f"{what} {folder}: is a file, not a directory; give a directory")
+    lock = folder / LOCK_FILE
+    while True:
+        fd = _open_lock(folder, error, what)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                on_wait(
+                    f"waiting: another archbench is writing {folder} (it holds "
+                    f"{lock}); this one goes on when it is done"
+                )
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        # The holder before us removed the file it locked: a lock on that file is no
+        # lock; take the one now at the name (the usual flock-and-unlink protocol).
+        held = os.fstat(fd)
+        try:
+            named = os.stat(lock, follow_symlinks=False)
+        except OSError:
+            named = None
+        if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)
+    try:
+        yield folder
+    finally:
+        # Removed while still held, so no lock file is left in the user's folder.
+        with contextlib.suppress(OSError):
+            lock.unlink()
+        os.close(fd)
+
+
+def _open_lock(folder: Path, error: type[ArchbenchError], what: str) -> int:
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(
+        return os.open(
             folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
         )
     except OSError as exc:
@@ -136,18 +180,6 @@ def folder_lock(
             else (exc.strerror or str(exc))
         )
         raise error(f"{what} {folder}: cannot write there: {reason}") from exc
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            on_wait(
-                f"waiting: another archbench is writing {folder} (it holds "
-                f"{folder / LOCK_FILE}); this one goes on when it is done"
-            )
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield folder
-    finally:
-        os.close(fd)
 
 
 def write_texts(

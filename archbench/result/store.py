@@ -9,11 +9,12 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import hashlib
+import os
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -28,7 +29,14 @@ from archbench.result.model import (
     Result,
     RunManifest,
 )
-from archbench.result.paths import FILE_NAME, check_run_id, inside, write_texts
+from archbench.result.paths import (
+    FILE_NAME,
+    LOCK_FILE,
+    RUN_ID,
+    check_run_id,
+    inside,
+    write_texts,
+)
 
 M = TypeVar("M", bound=BaseModel)
 """A stored manifest's model (:class:`RunManifest`, :class:`HistoryManifest`)."""
@@ -120,6 +128,54 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
     return merged
 
 
+EntryKind = Literal["run", "history", "lock", "stray", "unreadable"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One name in a results folder and what it is.
+
+    ``kind``: ``run`` (a folder of results files and/or ``run.json``), ``history`` (a
+    folder with ``history.json``: a series of runs, not a run), ``lock`` (the folder's
+    lock file while a writer holds it), ``stray`` (anything else: a file, a folder
+    whose name is no run id, a name that is not UTF-8) or ``unreadable`` (a folder
+    archbench may not list). ``note``: what a user is told of a stray or unreadable
+    entry, in our words, its name escaped; empty for the others.
+    """
+
+    name: str
+    kind: EntryKind
+    note: str = ""
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_path(path: Path) -> str:
+    """``path`` as text any output can hold: bytes that are not UTF-8 written ``\\xe9``."""
+    text = str(path)
+    return text if _utf8(text) else os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def shown_name(name: str) -> str:
+    """A file name as text a message can hold: bytes that are not UTF-8 (decoded by
+    Python as surrogates) written as ``\\xe9``, and the name cut to a readable length."""
+    return quote(shown_path(Path(name)))
+
+
+def _listable(path: Path) -> bool:
+    try:
+        with os.scandir(path):
+            return True
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class LoadFailure:
     """A results file that could not be loaded, and why."""
@@ -191,7 +247,7 @@ class ResultStore:
         if not path.exists():
             known = ", ".join(self.runs()[-5:]) or "none"
             raise ResultsError(
-                f"{path}: no run {run_id!r} to resume in {self.root} (latest runs: {known})"
+                f"{path}: no run {quote(run_id)} to resume in {self.root} (latest runs: {known})"
             )
         manifest = _read_manifest(path, RunManifest, "the run manifest", "run manifest")
         if manifest.run_id != run_id:
@@ -227,7 +283,7 @@ class ResultStore:
         if not path.exists():
             known = ", ".join(self.histories()[-5:]) or "none"
             raise ResultsError(
-                f"{path}: no history {history_id!r} in {self.root} (latest: {known})"
+                f"{path}: no history {quote(history_id)} in {self.root} (latest: {known})"
             )
         manifest = _read_manifest(path, HistoryManifest, "the history manifest", "history")
         if manifest.history_id != history_id:
@@ -239,7 +295,7 @@ class ResultStore:
 
     def histories(self) -> list[str]:
         """History ids present (folders with a ``history.json``), oldest first."""
-        return [r for r in self.runs() if (self.root / r / HISTORY_NAME).is_file()]
+        return [e.name for e in self.entries() if e.kind == "history"]
 
     def previous_seconds(self, target: str, before: str) -> dict[str, float] | None:
         """Stage times of ``target`` in the newest run older than ``before`` that has them."""
@@ -254,13 +310,64 @@ class ResultStore:
                 return seconds
         return None
 
-    def runs(self) -> list[str]:
-        """Run ids present, oldest first (run ids sort by time)."""
-        if not self.root.is_dir():
+    def entries(self) -> list[Entry]:
+        """Every name in the results folder and what it is (:class:`Entry`), sorted.
+
+        The one reading of a results folder that every command listing runs uses
+        (:meth:`runs`, :meth:`histories`, :meth:`latest_run`, :meth:`load_all`): a
+        history's folder is never taken for a run, nor a lock, a stray file or a folder
+        whose name is no run id; a folder archbench may not read is named, and the rest
+        goes on. Hidden names (``.x``) other than the lock are left out. A results folder
+        that cannot be listed has no entries.
+        """
+        try:
+            with os.scandir(self.root) as it:
+                found = sorted(it, key=lambda e: e.name)
+        except OSError:
             return []
-        return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")
-        )
+        out: list[Entry] = []
+        for e in found:
+            name = e.name
+            if name == LOCK_FILE:
+                out.append(Entry(name, "lock"))
+                continue
+            if name.startswith("."):
+                continue
+            shown = shown_name(name)
+            try:
+                is_dir = e.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                out.append(Entry(name, "stray", f"{shown} is a file, not a run folder"))
+            elif not RUN_ID.fullmatch(name):
+                out.append(
+                    Entry(name, "stray", f"{shown} is not a run id (letters, digits, '._-')")
+                )
+            elif not _listable(self.root / name):
+                out.append(
+                    Entry(
+                        name,
+                        "unreadable",
+                        f"{shown}: cannot read this run folder (permission denied?); "
+                        "its results are left out",
+                    )
+                )
+            elif (self.root / name / HISTORY_NAME).is_file():
+                out.append(Entry(name, "history"))
+            else:
+                out.append(Entry(name, "run"))
+        return out
+
+    def notes(self) -> list[str]:
+        """What :meth:`entries` found that is neither a run nor a history, one line each:
+        ``"<root>/<name>: ..., left alone"``."""
+        return [f"{self.root}/{e.note}; left alone" for e in self.entries() if e.note]
+
+    def runs(self) -> list[str]:
+        """Run ids present, oldest first (run ids sort by time); histories, locks, stray
+        names and unreadable folders are not runs (:meth:`entries`)."""
+        return [e.name for e in self.entries() if e.kind == "run"]
 
     def latest_run(self) -> str | None:
         """The run whose newest results file was written last, or None when none has results.
@@ -282,9 +389,17 @@ class ResultStore:
     def files(self, run_ids: Sequence[str] | None = None) -> Iterator[Path]:
         """Result files of the given runs (all runs when None), sorted."""
         for run_id in run_ids if run_ids is not None else self.runs():
-            for path in sorted((self.root / run_id).glob("[!.]*.json")):
-                if path.name != MANIFEST_NAME:
-                    yield path
+            try:
+                with os.scandir(self.root / run_id) as it:
+                    # Not only regular files: a FIFO or socket at a name is refused by the
+                    # bounded reader, named, never read.
+                    names = sorted(e.name for e in it if not e.is_dir())
+            except OSError:
+                continue  # an unreadable folder: :meth:`load_all` names it
+            for name in names:
+                ours = name.endswith(".json") and not name.startswith(".")
+                if ours and name not in (MANIFEST_NAME, HISTORY_NAME):
+                    yield self.root / run_id / name
 
     def _at_home(self, path: Path, result: Result) -> bool:
         """True when ``path`` is where :meth:`save` puts ``result``."""
@@ -319,7 +434,20 @@ class ResultStore:
         seen: dict[tuple[object, ...], Path] = {}
         seen_bytes: dict[str, Path] = {}
         read: list[tuple[Path, Result, str]] = []
+        asked = set(run_ids) if run_ids is not None else None
+        for e in self.entries():
+            if e.kind == "unreadable" and (asked is None or e.name in asked):
+                failures.append(LoadFailure(self.root / e.name, f"{self.root}/{e.note}"))
         for path in self.files(run_ids):
+            if not _utf8(path.name):
+                failures.append(
+                    LoadFailure(
+                        path,
+                        f"{path.parent}/{shown_name(path.name)}: skipped: its name is not "
+                        "UTF-8 text; rename it",
+                    )
+                )
+                continue
             try:
                 data = read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES)
                 read.append((path, parse_result(data, path), hashlib.sha256(data).hexdigest()))

@@ -45,7 +45,7 @@ from archbench.archive import (
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
 from archbench.hosts import connect_host
-from archbench.inputs import describe_problems, load_json, read_text
+from archbench.inputs import describe_problems, load_json, quote, read_text
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
 from archbench.report import prepare, write_folder
@@ -167,6 +167,7 @@ def create_archive(
     client by host name (default: the engines of the run's matrix).
 
     Raises:
+        MatrixError: ``run_id`` is not a run id (a refused command-line value).
         ResultsError: no such run, or its manifest is unreadable.
         ArchiveError: ``out`` exists, the run has no measured results, or an
             image it used is gone.
@@ -174,14 +175,14 @@ def create_archive(
     """
     started = time.monotonic()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", run_id):
-        raise ArchiveError(
-            f"RUN_ID: {run_id!r} is not a run id (letters, digits and ._- only, e.g. "
+        raise MatrixError(
+            f"RUN_ID: {quote(run_id)} is not a run id (letters, digits and ._- only, e.g. "
             "20261201T090000Z-1a2b3c: a directory name under the results directory)"
         )
     if not (store.root / run_id / MANIFEST_NAME).is_file():
         known = ", ".join(store.runs()[-5:]) or "none"
         raise ArchiveError(
-            f"no run {run_id!r} with a run manifest in {store.root} (latest runs: {known}); "
+            f"no run {quote(run_id)} with a run manifest in {store.root} (latest runs: {known}); "
             "pass --results DIR if it is stored elsewhere"
         )
     run = store.load_manifest(run_id)

@@ -112,7 +112,7 @@ class HistoryRun:
 
 
 def versions_of(
-    sources: Sequence[GnunetSource], bases: Sequence[str]
+    sources: Sequence[GnunetSource], bases: Sequence[str], existing: int = 0
 ) -> list[tuple[GnunetSource | None, str | None]]:
     """The series as ``(source, base)`` pairs, in order; None: the matrix's own.
 
@@ -122,9 +122,12 @@ def versions_of(
     The same version may come twice or more: an A/A series, whose steps and verdicts
     are the noise floor of the machine it ran on.
 
+    ``existing``: the versions a history extended (``--extend``) has already; one more
+    version then makes a series.
+
     Raises:
-        MatrixError: no version, fewer than two or more than :data:`MAX_VERSIONS`, or
-            lengths that do not pair.
+        MatrixError: no version, fewer than two or more than :data:`MAX_VERSIONS` (with
+            ``existing``), or lengths that do not pair.
     """
     if not sources and not bases:
         raise MatrixError(
@@ -144,10 +147,13 @@ def versions_of(
         )
         for i in range(n)
     ]
-    if n < 2:
+    if n + existing < 2:
         raise MatrixError("a history needs at least two versions to compare")
-    if n > MAX_VERSIONS:
-        raise MatrixError(f"a history of {n} versions; at most {MAX_VERSIONS}")
+    if n + existing > MAX_VERSIONS:
+        raise MatrixError(
+            f"a history of {n + existing} versions ({existing} stored, {n} new); "
+            f"at most {MAX_VERSIONS}"
+        )
     return pairs
 
 
@@ -221,11 +227,19 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
     store = ResultStore(options.results)
     if not 1 <= options.rounds <= MAX_ROUNDS:
         raise MatrixError(f"--rounds {options.rounds}: allowed 1 to {MAX_ROUNDS}")
-    pairs = versions_of(options.sources, options.bases)
+    old = store.load_history(options.extend) if options.extend is not None else None
+    if old is not None:
+        there = set(store.runs())
+        gone = [f"v{i} {v.run_id}" for i, v in enumerate(old.versions, 1) if v.run_id not in there]
+        if gone:
+            options.on_wait(
+                f"note: history {old.history_id} names runs that are not in {store.root}: "
+                f"{', '.join(gone[:8])}; their versions are kept and shown without results"
+            )
+    pairs = versions_of(options.sources, options.bases, len(old.versions) if old else 0)
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if options.extend is not None:
-        old = store.load_history(options.extend)
+    if old is not None:
         matrix_file, matrix_text = old.matrix_file, old.matrix_text
         m = parse(
             matrix_text,

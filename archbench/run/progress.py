@@ -68,6 +68,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from archbench.errors import HarnessError
+from archbench.inputs import load_json, read_text
 from archbench.suites import Suites
 
 
@@ -628,9 +630,12 @@ class TimingStore:
         self.path = work_dir / TIMINGS_FILE
 
     def _read(self) -> dict[str, Any]:
+        # Through the bounded reader like every JSON archbench reads (one BOM rule, no
+        # FIFO read); a broken file only loses the ETAs.
         try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            text = read_text(self.path, HarnessError, "the timings file", 16 * 1024 * 1024)
+            doc = load_json(text, str(self.path), HarnessError)
+        except HarnessError:
             return {}
         entries = doc.get("entries") if isinstance(doc, dict) else None
         return entries if isinstance(entries, dict) else {}

@@ -207,9 +207,14 @@ def _pass(
                 outcome.message = f"host {h.name}: {type(exc).__name__}: {redact(str(exc))}"
             if cancel.is_set() and not outcome.ok:
                 outcome.message = "interrupted"
-            elif not outcome.ok and p.remote and not answers(h.client):
-                # A lost connection to a remote engine ends this target only.
-                outcome.message = lost_connection(h.name, h.display, outcome, workspace.run_id)
+            elif not outcome.ok and not answers(h.client):
+                # An engine that went away (a stopped dockerd, a lost ssh host) ends this
+                # target only, in our words with the next step.
+                outcome.message = lost_connection(
+                    h.name, h.display, outcome, workspace.run_id, remote=p.remote
+                )
+            elif not outcome.ok and disk_full(outcome.message):
+                outcome.message = full_disk(h.name, outcome, workspace.run_id)
             reporter.finish(p.name, outcome.ok, outcome.message)
 
     threads = [
@@ -241,11 +246,38 @@ def _pass(
     return [outcomes[p.name] for p in plans]
 
 
-def lost_connection(host: str, display: str, outcome: TargetOutcome, run_id: str) -> str:
-    """The message of a target whose remote host stopped answering during it."""
+def lost_connection(
+    host: str, display: str, outcome: TargetOutcome, run_id: str, remote: bool = True
+) -> str:
+    """The message of a target whose engine stopped answering during it: a remote host
+    lost (ssh, tcp) or this machine's Docker engine stopped; what to do next."""
     stage = outcome.stage or "its start"
+    if not remote:
+        return (
+            f"the Docker engine on this machine ({display}) stopped answering during {stage}; "
+            "the other targets' results are kept. Start it again (systemctl start docker, "
+            "or dockerd as root; 'docker info' answers when it is up), then finish this "
+            f"target with: invoke bench --resume {run_id}"
+        )
     return (
         f"lost the connection to host {host} ({display}) during {stage}; the other "
-        f"targets' results are kept. When the host answers again, finish this target with: "
-        f"invoke bench --resume {run_id}"
+        f"targets' results are kept. When the host answers again (ssh to it; "
+        f"'docker info' there), finish this target with: invoke bench --resume {run_id}"
+    )
+
+
+def disk_full(message: str) -> bool:
+    """True when an engine's or a build's message says its disk is full."""
+    return "no space left on device" in message.lower()
+
+
+def full_disk(host: str, outcome: TargetOutcome, run_id: str) -> str:
+    """The message of a target whose engine ran out of disk during it, and what to do."""
+    stage = outcome.stage or "its start"
+    return (
+        f"the disk of host {host}'s Docker engine is full (no space left on device during "
+        f"{stage}); the other targets' results are kept. Free space there ('docker system "
+        "df' shows what takes it; 'docker builder prune' and 'docker image prune' remove "
+        f"caches and unused images), then finish this target with: invoke bench --resume "
+        f"{run_id}"
     )

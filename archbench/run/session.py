@@ -205,7 +205,7 @@ def bench(options: BenchOptions) -> BenchRun:
         cpus = manifest.cpus if cpus is None else cpus
         manifest = manifest.model_copy(update={"cpus": cpus})
     elif resume:
-        check_run_id(resume, "--resume")
+        check_run_id(resume, "--resume", MatrixError)
         manifest = store.load_manifest(resume)
         # Relative paths in the matrix (gnunet: {path: ../src}) mean what they meant
         # when the run started: relative to its matrix file's folder.

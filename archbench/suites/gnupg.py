@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, field_validator
 
-from archbench.inputs import did_you_mean
+from archbench.inputs import did_you_mean, quote
 from archbench.suites.base import SuiteSettings, SuiteSpec
 
 GNUPG_ALGORITHMS: Final = (
@@ -53,7 +53,7 @@ class GnupgSuite(SuiteSettings):
         for name in value:
             if name not in GNUPG_ALGORITHMS:
                 raise ValueError(
-                    f"unknown algorithm {name!r}; allowed: {', '.join(GNUPG_ALGORITHMS)}"
+                    f"unknown algorithm {quote(name)}; allowed: {', '.join(GNUPG_ALGORITHMS)}"
                     + did_you_mean(name, GNUPG_ALGORITHMS)
                 )
         if len(set(value)) != len(value):

@@ -11,7 +11,7 @@ from typing import Final
 
 from pydantic import Field, StrictInt, StrictStr, field_validator
 
-from archbench.inputs import did_you_mean
+from archbench.inputs import did_you_mean, quote
 from archbench.suites.base import SuiteSettings, SuiteSpec
 
 OPENSSL_ALGORITHMS: Final = (
@@ -84,7 +84,7 @@ class OpensslSpeedSuite(SuiteSettings):
         for name in value:
             if name not in OPENSSL_ALGORITHMS:
                 raise ValueError(
-                    f"unknown algorithm {name!r}; allowed: {', '.join(OPENSSL_ALGORITHMS)}"
+                    f"unknown algorithm {quote(name)}; allowed: {', '.join(OPENSSL_ALGORITHMS)}"
                     + did_you_mean(name, OPENSSL_ALGORITHMS)
                 )
         return tuple(dict.fromkeys(value))

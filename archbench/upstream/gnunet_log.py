@@ -255,7 +255,9 @@ def parse_scheme(value: str) -> Scheme | None:
         return "CS"
     if upper == "RSA":
         return "RSA"
-    raise MatrixError(f"--scheme {value!r}: use cs or rsa (the test_helper the logs come from)")
+    raise MatrixError(
+        f"--scheme {quote(value)}: use cs or rsa (the test_helper the logs come from)"
+    )
 
 
 Tool = Literal["perf_crypto_cs", "perf_crypto_rsa", "test_helper_cs", "test_helper_rsa"]

@@ -52,6 +52,7 @@ from archbench.result import (
     Setup,
     TargetInfo,
     folder_lock,
+    shown_path,
 )
 from archbench.upstream.gnunet_log import LogScan, build_rows, scan_log
 
@@ -85,14 +86,11 @@ def _setup_problem(err: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
         key = loc[-1]
         hint = did_you_mean(key, SETUP_KEYS)
-        return f"  {where}: unknown key {key!r}; allowed: {', '.join(SETUP_KEYS)}{hint}"
+        return f"  {where}: unknown key {quote(key)}; allowed: {', '.join(SETUP_KEYS)}{hint}"
     if err["type"] == "missing":
         return f"  {where}: required key missing"
-    msg = problem(err)
-    if err["type"] == "string_type" and isinstance(err.get("input"), int | float):
-        # YAML reads 0.19 and 1.10 as numbers; versions must be quoted.
-        msg = msg.removesuffix(")") + ": write it in quotes)"
-    return f"  {where}: {msg}"
+    # problem() says to quote what YAML read as a number or a boolean (0.19, on).
+    return f"  {where}: {problem(err)}"
 
 
 def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -> str:
@@ -111,7 +109,7 @@ def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -
             matches = False
         if not matches:
             raise MatrixError(
-                f"{source}: machine {setup_machine!r} does not match --arch {arch.key} "
+                f"{source}: machine {quote(setup_machine)} does not match --arch {arch.key} "
                 f"(whose uname -m prints {' or '.join(sorted(arch.uname_machines))}); "
                 "fix 'machine' or --arch"
             )
@@ -201,12 +199,19 @@ NAME_PATTERN: Final = re.compile(r"^[a-z0-9][a-z0-9_.-]*+$")
 """Target names and run ids become file and directory names (as in matrix.yml)."""
 
 
-def _check_name(value: str, what: str) -> None:
+def check_import_name(value: str, what: str) -> str:
+    """``value`` when it may name an imported machine (it becomes a file name).
+
+    Raises:
+        MatrixError: anything but lower-case letters, digits, '.', '_' and '-' (at most
+            64), the value cut to a readable length.
+    """
     if not NAME_PATTERN.match(value) or len(value) > 64:
         raise MatrixError(
-            f"{what} {value!r}: use lower-case letters, digits, '.', '_' and '-' "
+            f"{what} {quote(value)}: use lower-case letters, digits, '.', '_' and '-' "
             "(it becomes a file name), at most 64 characters"
         )
+    return value
 
 
 def _enumerate(words: Sequence[str]) -> str:
@@ -229,10 +234,11 @@ def build_result(
             setup's machine is of another architecture.
         ResultsError: ``scans`` is empty.
     """
-    _check_name(target, "target name")
+    check_import_name(target, "target name")
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", run_id):
         raise MatrixError(
-            f"run id {run_id!r}: use letters, digits, '.', '_' and '-' (it becomes a directory)"
+            f"run id {quote(run_id)}: use letters, digits, '.', '_' and '-' "
+            "(it becomes a directory)"
         )
     if not scans:
         raise ResultsError("no log to import; name one or more saved outputs")
@@ -346,7 +352,8 @@ def scan_files(
                 f"{path}: named twice (also as {seen[resolved]}); its samples would count twice"
             )
         seen[resolved] = path
-    return [scan_log(read_log(p), str(p), scheme=scheme, rsa_bits=rsa_bits) for p in paths]
+    # A log name that is not UTF-8 is recorded escaped (\xe9): results are UTF-8 JSON.
+    return [scan_log(read_log(p), shown_path(p), scheme=scheme, rsa_bits=rsa_bits) for p in paths]
 
 
 @dataclass(frozen=True)

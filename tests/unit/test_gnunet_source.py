@@ -399,7 +399,7 @@ def test_a_commit_without_a_release_tag_is_refused_as_unknown(tmp_path: Path) ->
     git(src, "tag", "debian-0.24.3")  # not a release tag: describe --match v[0-9]* skips it
     with pytest.raises(SourceError, match=r"GNUnet would call itself 'unknown'"):
         resolve_gnunet(GnunetGit(git=f"file://{src}", ref="master"), tmp_path / "work")
-    with pytest.raises(SourceError, match=r"git file:///nonexistent.git: git clone failed: "):
+    with pytest.raises(SourceError, match=r"git file:///nonexistent.git: no such folder"):
         resolve_gnunet(GnunetGit(git="file:///nonexistent.git", ref="master"), tmp_path / "work")
 
 

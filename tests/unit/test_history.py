@@ -98,7 +98,7 @@ def _manifest(run_a: str, run_b: str) -> HistoryManifest:
                 label="0.27.0", gnunet="/x@sha256:" + SHA, run_id=run_b, session=new_run_id()
             ),
         ),
-        order=(HistoryRound(session=session, round=1, order=(run_b, run_a)),),
+        order=(HistoryRound(session=session, round=1, order=(run_a,)),),
     )
 
 

@@ -446,7 +446,10 @@ def test_setup_unknown_key_suggests_the_closest(tmp_path: Path) -> None:
 def test_setup_types_and_values(tmp_path: Path) -> None:
     msg = _setup_error(tmp_path, "cpu_model: X\ncores: eight\ngnunet_version: 0.19\n")
     assert "cores: must be a whole number (got 'eight', a str)" in msg
-    assert "gnunet_version: must be a string (got 0.19, a float: write it in quotes)" in msg
+    assert (
+        "gnunet_version: must be a string (got 0.19, a float): YAML reads an unquoted 0.19 "
+        "as a number; write it in quotes, e.g. '0.19'" in msg
+    )
     assert "cores: must be at least 1" in _setup_error(tmp_path, "cpu_model: X\ncores: 0\n")
     assert "duplicate key 'cores'" in _setup_error(tmp_path, "cpu_model: X\ncores: 1\ncores: 2\n")
     assert "expected a mapping with cpu_model, cores" in _setup_error(tmp_path, "- a\n- b\n")

@@ -15,6 +15,8 @@ Kinds:
 * ``manifest-bytes``: ``run.json`` of run ``20261129T220000Z-abcdef``, loaded by
   :meth:`ResultStore.load_manifest` (the file in a run directory named otherwise
   when the case says so).
+* ``history-bytes``: ``history.json`` of history ``20261129T220000Z-abcdef``, loaded by
+  :meth:`ResultStore.load_history` (validated as a whole, issue 32).
 * ``setup-bytes``: an import's setup.yml, :func:`archbench.upstream.load_setup`.
 * ``log``: an upstream log for ``invoke import`` (scan + build), before writing.
 * ``flag``: keyword arguments of an invoke task, called in process.
@@ -498,7 +500,7 @@ CASES: list[Case] = [
         "flag",
         ("report", {"run": "../../etc"}),
         "is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "report-bits-abc",
@@ -550,7 +552,7 @@ CASES: list[Case] = [
             },
         ),
         "is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "import-arch-empty",
@@ -563,7 +565,7 @@ CASES: list[Case] = [
         "flag",
         ("compare", {"run_a": "../../etc", "run_b": "x"}),
         "RUN_A '../../etc' is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
     Case(
         "compare-target-empty",
@@ -585,9 +587,9 @@ CASES: list[Case] = [
         "resume",
         "../../../tmp",
         "--resume '../../../tmp' is not a run id",
-        "ResultsError",
+        "MatrixError",
     ),
-    Case("resume-abs", "resume", "/etc", "is not a run id", "ResultsError"),
+    Case("resume-abs", "resume", "/etc", "is not a run id", "MatrixError"),
     # --- GNUnet sources (issue 20) ---------------------------------------------------
     *[
         Case(f"gnunet-path-{i}", "matrix-field", ("gnunet-path", v), "is not allowed")
@@ -612,10 +614,8 @@ CASES: list[Case] = [
             ]
         )
     ],
-    Case("resume-dot", "resume", "..", "is not a run id", "ResultsError"),
-    Case(
-        "resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "ResultsError"
-    ),
+    Case("resume-dot", "resume", "..", "is not a run id", "MatrixError"),
+    Case("resume-newline", "resume", "20261129T220000Z-abcdef\n", "is not a run id", "MatrixError"),
 ]
 
 
@@ -1038,7 +1038,7 @@ ISSUE_23_CASES: list[Case] = [
         ALIAS_BOMB.replace(b"version: 1", b"x: {<<: {k: *a8}}\nversion: 1"),
         "expanded",
     ),
-    Case("matrix-tab-comment", "matrix-bytes", b"version: 1\t# one\n", "line 1, column 11"),
+    Case("matrix-tab-not-comment", "matrix-bytes", b"version: 1\tone\n", "line 1, column 11"),
     # Empty path settings mean the project root: refused (issue 23, kind 2).
     *[
         Case(f"settings-empty-{key}", "settings", {key: value}, f"'archbench.{key}'", "MatrixError")
@@ -1052,3 +1052,199 @@ ISSUE_23_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_23_CASES
+
+
+# --- issue 32: every refused flag exits 2, its value cut; paths no file system takes ----
+LONG_NAME = "/tmp/" + "n" * 300
+ISSUE_32_CASES: list[Case] = [
+    Case(
+        "compare-fail-above-text",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "fail_above": "x" * 100_000}),
+        "--fail-above 'xxxx",
+        "ReportUsageError",
+    ),
+    Case(
+        "compare-threshold-huge",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "threshold": "9" * 100_000}),
+        "(100000 chars): give a fraction",
+        "ReportUsageError",
+    ),
+    Case(
+        "history-fail-above-low",
+        "flag",
+        ("history", {"gnunet": "a,b", "fail_above": "0.5"}),
+        "--fail-above '0.5': give a ratio",
+        "ReportUsageError",
+    ),
+    Case(
+        "report-results-long-name",
+        "flag",
+        ("report", {"results": LONG_NAME}),
+        "has a name longer than 255 bytes",
+    ),
+    Case("report-out-nul", "flag", ("report", {"out": "a\x00b"}), "holds a NUL byte"),
+    Case(
+        "compare-results-long-name",
+        "flag",
+        ("compare", {"run_a": "a", "run_b": "b", "results": LONG_NAME}),
+        "--results: ",
+    ),
+    Case("bench-matrix-long-name", "flag", ("bench", {"matrix": LONG_NAME}), "--matrix: "),
+    Case(
+        "bench-archive-long-name", "flag", ("bench", {"from_archive": LONG_NAME}), "--from-archive"
+    ),
+    Case(
+        "archive-run-id-long",
+        "flag",
+        ("archive", {"run_id": "r" * 5000}),
+        "(5000 chars) is not a run id",
+    ),
+    Case("archive-out-long", "flag", ("archive", {"run_id": "r1", "out": LONG_NAME}), "--out: "),
+    Case("bench-arch-long", "flag", ("bench", {"arch": "v" * 5000}), "unknown architecture 'vvv"),
+    Case("bench-metric-long", "flag", ("bench", {"metric": "m" * 5000}), "(5000 chars)"),
+    Case("clean-host-long", "flag", ("clean", {"host": "h" * 5000}), "(5000 chars)"),
+    Case(
+        "report-style-long",
+        "flag",
+        ("report", {"style": "s" * 5000}),
+        "(5000 chars) is not one of",
+        "ReportUsageError",
+    ),
+    Case(
+        "report-label-long",
+        "flag",
+        ("report", {"label_prefix": "l" * 5000}),
+        "(5000 chars) is not allowed",
+        "ReportUsageError",
+    ),
+    Case(
+        "import-target-long",
+        "flag",
+        ("import_", {"logs": "x.log", "target": "T" * 5000, "arch": "amd64"}),
+        "--target 'TTTT",
+    ),
+    Case(
+        "import-logs-long-name",
+        "flag",
+        ("import_", {"logs": LONG_NAME, "target": "t", "arch": "amd64"}),
+        "LOGS: ",
+    ),
+]
+CASES += ISSUE_32_CASES
+
+
+def _history(**over: Any) -> bytes:
+    """A history of two versions (runs r1, r2) in one session s1, round 1 run, edited."""
+    doc: dict[str, Any] = {
+        "format": "archbench-history",
+        "version": 1,
+        "history_id": "20261129T220000Z-abcdef",
+        "created_at": "x",
+        "matrix_file": "matrix.yml",
+        "matrix_text": "version: 1",
+        "targets": ["t"],
+        "rounds": 2,
+        "seed": 1,
+        "versions": [
+            {"label": "a", "gnunet": "debian", "run_id": "r1", "session": "s1"},
+            {"label": "b", "gnunet": "debian", "run_id": "r2", "session": "s1"},
+        ],
+        "order": [{"session": "s1", "round": 1, "order": ["r2", "r1"]}],
+    }
+    doc.update(over)
+    return json.dumps(doc).encode()
+
+
+_V = {"label": "c", "gnunet": "debian", "run_id": "r3", "session": "s1"}
+ISSUE_32_CASES_HISTORY: list[Case] = [
+    Case(
+        "history-run-twice",
+        "history-bytes",
+        _history(versions=[*json.loads(_history())["versions"], {**_V, "run_id": "r1"}]),
+        "name the same run r1",
+        "ResultsError",
+    ),
+    Case(
+        "history-label-twice",
+        "history-bytes",
+        _history(versions=[*json.loads(_history())["versions"], {**_V, "label": "a"}]),
+        "have one label 'a'",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-of-no-session",
+        "history-bytes",
+        _history(order=[{"session": "s9", "round": 1, "order": ["r1", "r2"]}]),
+        "session s9 measured no version",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-beyond-rounds",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 3, "order": ["r1", "r2"]}]),
+        "but rounds is 2",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-twice",
+        "history-bytes",
+        _history(
+            order=[
+                {"session": "s1", "round": 1, "order": ["r1", "r2"]},
+                {"session": "s1", "round": 1, "order": ["r2", "r1"]},
+            ]
+        ),
+        "listed twice",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-misses-a-run",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 1, "order": ["r1", "r1"]}]),
+        "not once each of its versions' runs",
+        "ResultsError",
+    ),
+    Case(
+        "history-round-foreign-run",
+        "history-bytes",
+        _history(order=[{"session": "s1", "round": 1, "order": ["r1", "r2", "r7"]}]),
+        "not once each",
+        "ResultsError",
+    ),
+    Case(
+        "history-other-id",
+        "history-bytes",
+        _history(history_id="20261129T220000Z-ffffff"),
+        "the manifest says history",
+        "ResultsError",
+    ),
+    Case("history-deep", "history-bytes", DEEP_JSON, "nested deeper", "ResultsError"),
+    Case("history-latin1", "history-bytes", b'{"a": "caf\xe9"}', "not UTF-8", "ResultsError"),
+]
+CASES += ISSUE_32_CASES_HISTORY
+
+
+# --- issue 32: YAML's booleans and numbers where text is meant ---------------------------
+ISSUE_32_CASES_YAML: list[Case] = [
+    Case(
+        "matrix-target-name-on",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("name: amd64-trixie", "name: on").encode(),
+        "YAML reads an unquoted on, yes, y or true as true; write the text in quotes",
+    ),
+    Case(
+        "matrix-target-name-no",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("name: amd64-trixie", "name: no").encode(),
+        "off, no, n or false as false",
+    ),
+    Case(
+        "matrix-suite-number",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("suite: trixie", "suite: 13").encode(),
+        "write it in quotes, e.g. '13'",
+    ),
+]
+CASES += ISSUE_32_CASES_YAML

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from archbench import matrix
 from archbench.errors import MatrixError, ResultsError
-from archbench.inputs import CONTROL, load_json, load_yaml, neutralise
+from archbench.inputs import CONTROL, decode, load_json, load_yaml, neutralise
 
 
 def test_yaml_merge_keys_are_applied_and_explicit_keys_win() -> None:
@@ -41,11 +41,31 @@ def test_a_key_twice_beside_a_merge_is_still_refused() -> None:
         load_yaml("x: {<<: {a: 1}, a: 2, a: 3}", "m.yml", MatrixError)
 
 
-def test_a_tab_before_an_inline_comment_names_line_and_column() -> None:
+def test_a_tab_before_an_inline_comment_is_taken_as_yaml_allows() -> None:
+    # YAML separates a comment by spaces or tabs; PyYAML alone refused the tab (issue 32).
+    text = "version: 1\nsuite: x\t# why\nimage: 'a\t# kept'\t\t# c\n\t# a comment line\n"
+    assert load_yaml(text, "m.yml", MatrixError) == {
+        "version": 1,
+        "suite": "x",
+        "image": "a\t# kept",
+    }
+    matrix.parse(GOOD_MATRIX.replace("version: 1\n", "version: 1\t# one\n"), "m.yml")
+
+
+def test_a_tab_elsewhere_still_names_line_and_column() -> None:
     with pytest.raises(
         MatrixError, match=r"(?s)'\\t' that cannot start any token.*line 2, column 9"
     ):
-        load_yaml("version: 1\nsuite: x\t# why\n", "m.yml", MatrixError)
+        load_yaml("version: 1\nsuite: x\tmore\n", "m.yml", MatrixError)
+
+
+def test_one_byte_order_mark_rule_for_every_file() -> None:
+    bom = "\ufeff"
+    assert load_yaml(bom + "a: 1\n", "m.yml", MatrixError) == {"a": 1}
+    text = decode(b"\xef\xbb\xbf" + b'{"a": 1}', "r.json", ResultsError, "the results file")
+    assert load_json(text, "r.json", ResultsError) == {"a": 1}
+    # Only the first BOM is a mark; one inside is text.
+    assert decode(b"\xef\xbb\xbfx\xef\xbb\xbf", "f", ResultsError, "f") == "x\ufeff"
 
 
 _SCALARS = (
