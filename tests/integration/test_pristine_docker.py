@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import docker
 import pytest
@@ -33,6 +32,8 @@ from pristine import (
 pytestmark = [pytest.mark.docker, pytest.mark.pristine]
 
 TIMES = REPO / ".archbench" / "pristine-times.txt"
+#: The machine's transcripts, kept after the test (pytest removes old tmp_path folders).
+LOGS = REPO / ".archbench" / "pristine"
 #: The longest a user may look at an unchanged screen (issue 27).
 MAX_SILENCE_S = 20.0
 
@@ -63,11 +64,12 @@ def root(engine_client: docker.DockerClient) -> Iterator[str]:
 
 
 def test_the_first_command_runs_to_a_report_on_a_pristine_machine(
-    engine_client: docker.DockerClient, root: str, tmp_path: Path
+    engine_client: docker.DockerClient, root: str
 ) -> None:
     first, _ = readme_commands()
     with machine(engine_client, root) as node:
-        transcript = node.run(first, tmp_path / "first-command.log")
+        LOGS.mkdir(parents=True, exist_ok=True)
+        transcript = node.run(first, LOGS / "first-command.log")
         text = transcript.text()
         assert transcript.exit_code == 0, text[-4000:]
         parts = transcript.parts()
@@ -110,14 +112,15 @@ def test_the_first_command_runs_to_a_report_on_a_pristine_machine(
 
 
 def test_the_test_commands_setup_installs_what_the_tests_need(
-    engine_client: docker.DockerClient, root: str, tmp_path: Path
+    engine_client: docker.DockerClient, root: str
 ) -> None:
     _, second = readme_commands()
     setup, _, pytest_command = second.partition(" && ")
     assert setup == "bash scripts/setup-host.sh --tests", second
     assert pytest_command.startswith(".venv/bin/pytest"), second
     with machine(engine_client, root) as node:
-        transcript = node.run(setup, tmp_path / "setup-tests.log")
+        LOGS.mkdir(parents=True, exist_ok=True)
+        transcript = node.run(setup, LOGS / "setup-tests.log")
         assert transcript.exit_code == 0, transcript.text()[-4000:]
         assert "Traceback" not in transcript.text()
         python = node.sh(f"{CLONE}/.venv/bin/python --version").strip()
@@ -125,7 +128,7 @@ def test_the_test_commands_setup_installs_what_the_tests_need(
         tests = " ".join(TESTS_IN_MACHINE)
         done = node.run(
             f"CI=true .venv/bin/pytest --run-docker -p no:cacheprovider -q {tests}",
-            tmp_path / "tests-in-machine.log",
+            LOGS / "tests-in-machine.log",
         )
         assert done.exit_code == 0, done.text()[-4000:]
         summary = done.lines[-1].text
