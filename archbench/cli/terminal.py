@@ -51,9 +51,12 @@ def safe_text(text: str, encoding: str | None = None) -> str:
 
 
 def show(text: str = "") -> None:
-    """Print one line (or a block of lines) to stdout as :func:`safe_text` makes it."""
+    """Print one line (or a block of lines) to stdout as :func:`safe_text` makes it.
+
+    Flushed at once: stdout into a pipe or a log (CI, ``| tee``) is block-buffered, and a
+    report's lines then all came at its end, a minute of silence on a busy machine."""
     out = sys.stdout
-    print(safe_text(text, getattr(out, "encoding", None)), file=out)
+    print(safe_text(text, getattr(out, "encoding", None)), file=out, flush=True)
 
 
 class PipeGuard:

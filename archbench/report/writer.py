@@ -542,9 +542,12 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
 
                 if (why := too_many_machines(data)) is not None:
                     on_line(why)
-                # Drawn first so the chapter can reference every figure it has.
+                # Drawn first so the chapter can reference every figure it has. Each
+                # phase says it starts: on a busy machine one takes tens of seconds.
+                on_line("drawing the figures")
                 plot_paths, listed = write_listed(data, out_dir, options.unit)
                 options = dataclasses.replace(options, figures=listed)
+            on_line("writing the chapter, the exports and the suites' tables")
             paths += write_folder(data, failures, out_dir, options, counted)
             paths += plot_paths
         else:
@@ -553,6 +556,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
         paths += instructions.write_all(counted, chosen, out_dir)
         paths += export.write_environments(whole, out_dir)
         # The results page: these runs and the stored histories that hold them.
+        on_line("writing the results page")
         paths += page.write_page_from_store(
             store,
             out_dir,

@@ -35,7 +35,12 @@ def test_render_report_writes_the_folder_and_shows_each_line_in_order(tmp_path: 
         == f"rendering run {RUN_A}, the latest with results (--all-runs or --run for others)"
     )
     assert lines[1].startswith(f"warning: skipped {tmp_path / 'results' / RUN_A / 'broken.json'}")
-    written = [line.removeprefix("wrote ") for line in lines[2:]]
+    # Each phase says it starts (no figures: --no-plots), then every path written.
+    assert lines[2:4] == [
+        "writing the chapter, the exports and the suites' tables",
+        "writing the results page",
+    ]
+    written = [line.removeprefix("wrote ") for line in lines[4:]]
     assert written[:4] == [
         str(out / name)
         for name in (
