@@ -77,10 +77,15 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ "${#missing[@]}" -gt 0 ]; then
-  say "installing: ${missing[*]}"
+if [ "${#missing[@]}" -gt 0 ] || ! command -v docker >/dev/null; then
   # --error-on=any: an index that cannot be fetched stops here, not as "no such package".
   quietly "apt-get update" apt-get update --error-on=any
+  # Debian 13 moved the docker client into docker-cli, a Recommends of docker.io that
+  # --no-install-recommends drops (Debian 12's docker.io carries the client itself).
+  if ! command -v docker >/dev/null && apt-cache show docker-cli >/dev/null 2>&1; then
+    missing+=(docker-cli)
+  fi
+  say "installing: ${missing[*]}"
   quietly "installing ${#missing[@]} packages" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
   if [[ " ${missing[*]} " == *" openssh-server "* ]] && [ -d /run/systemd/system ]; then
@@ -90,6 +95,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 
+if ! command -v docker >/dev/null; then
+  echo "[setup] there is no docker client (command 'docker') after installing docker.io;" \
+    "install the package that has it (docker-cli on Debian 13)" >&2
+  exit 1
+fi
 if ! docker info >/dev/null 2>&1; then
   if [ -d /run/systemd/system ]; then
     say "starting docker with systemd"
