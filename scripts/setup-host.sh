@@ -27,7 +27,9 @@ quietly() {
     sleep 1
     t=$((t + 1))
     if [ $((t % 15)) -eq 0 ]; then
-      last=$(grep -v '^WARNING: Location' "$step_log" | tail -n 1 | tr -cd '[:print:]' | cut -c1-90)
+      # || true: an empty log (grep finds no line) must not end the script (set -e).
+      last=$({ grep -v '^WARNING: Location' "$step_log" || true; } | tail -n 1 \
+        | tr -cd '[:print:]' | cut -c1-90)
       if [ -n "$last" ] && [ "$last" != "$shown" ]; then
         say "$what, ${t}s in: $last"
         shown=$last
