@@ -72,6 +72,7 @@ def bench(
     ci_target: str | None = None,
     cpus: str | None = None,
     gnunet: str | None = None,
+    taler: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     flags = cli.BenchFlags(
@@ -93,6 +94,7 @@ def bench(
         ci_target=ci_target,
         cpus=cpus,
         gnunet=gnunet,
+        taler=taler,
     )
     cli.bench(_settings(c), flags)
 

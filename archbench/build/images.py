@@ -83,6 +83,75 @@ GNUNET_BUILD_PACKAGES = (
 (meson releases and autotools tarballs alike)."""
 
 
+TALER_PREFIX = "/opt/taler"
+"""Where a benchmark image with a ``taler:`` source installs the exchange's ``src/util``."""
+TALER_TREE = "/opt/archbench/taler/exchange"
+"""Where the exchange's build tree stays in the image: the harness's taler-helper suite runs
+``src/util/test_helper_*`` there (``harness/abh/suites/taler_helper.py``)."""
+TALER_BUILD_PACKAGES = (
+    "gcc",
+    "make",
+    "pkgconf",
+    "python3",
+    "python3-jinja2",
+    "autoconf",
+    "automake",
+    "libtool",
+    "autopoint",
+    "gettext",
+    "jq",
+    "libgcrypt20-dev",
+    "libsodium-dev",
+    "libunistring-dev",
+    "libltdl-dev",
+    "libidn2-dev",
+    "zlib1g-dev",
+    "libsqlite3-dev",
+    "libcurl4-gnutls-dev",
+    "libmicrohttpd-dev",
+    "libjansson-dev",
+    "libgmp-dev",
+    "libgnutls28-dev",
+    "libpq-dev",
+)
+"""What ``images/taler-source/build-taler-exchange.sh`` and GNUnet's json, curl and pq
+libraries need (configure stops without Python's jinja2 and, for 0.14.x, ``jq``;
+``libpq-dev`` is a configure check only: no PostgreSQL runs)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TalerBuild:
+    """A GNU Taler exchange source whose ``src/util`` a benchmark image builds."""
+
+    resolved: ResolvedSource
+    tar: bytes
+    """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+
+    def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
+        """:meth:`ResolvedSource.provenance` plus ``build_script_sha256`` (of
+        ``images/taler-source/build-taler-exchange.sh``) and ``prefix``."""
+        script = template_dir / "taler-source" / "build-taler-exchange.sh"
+        return {
+            **self.resolved.provenance(),
+            "prefix": TALER_PREFIX,
+            "build_script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
+        }
+
+
+def taler_source_files(
+    build: TalerBuild | None, template_dir: Path = TEMPLATE_DIR
+) -> tuple[tuple[str, bytes], ...]:
+    """Context files of an exchange build: its tree's tar and the build script (none for
+    ``None``)."""
+    if build is None:
+        return ()
+    script = template_dir / "taler-source" / "build-taler-exchange.sh"
+    return (
+        ("taler-source/build-taler-exchange.sh", script.read_bytes()),
+        ("taler-source/taler-src.tar", build.tar),
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class GnunetBuild:
     """A GNUnet source to build libgnunetutil from inside a benchmark image."""
@@ -193,6 +262,7 @@ def render_dockerfile(
     gnunet_perf: bool = False,
     cross_packages: tuple[str, ...] = (),
     gnunet_source: str = "",
+    taler_source: str = "",
 ) -> str:
     """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
     and the build of GNUnet's perf programs when ``gnunet_perf``).
@@ -204,6 +274,8 @@ def render_dockerfile(
     (:attr:`~archbench.build.gnunet_source.ResolvedSource.content_key`) whose
     libgnunetutil the image builds into :data:`GNUNET_PREFIX` from the context's
     ``gnunet-source/``; ``""``: the base's packages provide it.
+    ``taler_source``: the content key of an exchange source whose ``src/util`` the image
+    builds into :data:`TALER_PREFIX` (tree kept at :data:`TALER_TREE`) against that GNUnet.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -222,6 +294,9 @@ def render_dockerfile(
             build_env=cross_mod.build_env(arch),
             gnunet_source=gnunet_source,
             gnunet_prefix=GNUNET_PREFIX,
+            taler_source=taler_source,
+            taler_prefix=TALER_PREFIX,
+            taler_tree=TALER_TREE,
         )
     )
 
@@ -436,6 +511,7 @@ def plan_image(
     gnunet_perf: bool = False,
     cross: cross_mod.CrossBuild | None = None,
     gnunet: GnunetBuild | None = None,
+    taler: TalerBuild | None = None,
 ) -> ImageSpec:
     """Assemble the :class:`ImageSpec` (and its tag) without touching an engine.
 
@@ -451,14 +527,22 @@ def plan_image(
     With both ``gnunet`` and ``gnunet_perf`` the suite runs GNUnet's own
     ``perf_crypto_rsa`` of the same source (built by ``build-libgnunetutil.sh --perf``).
 
+    ``taler``: build the exchange's ``src/util`` from this source against ``gnunet``
+    (with GNUnet's json, curl and pq libraries, ``build-libgnunetutil.sh --taler``) or
+    against the base's ``libgnunet-dev``, with :data:`TALER_BUILD_PACKAGES`; natively only.
+
     Raises:
         ValueError: ``gnunet`` with a ``cross`` stage that did not build it, or the
-            other way round.
+            other way round; ``taler`` with ``cross``.
     """
     if cross is not None and (gnunet is None) != (cross.plan.gnunet is None):
         raise ValueError("the cross stage's GNUnet source is not the image's")
+    if cross is not None and taler is not None:
+        raise ValueError("an exchange source is built natively only")
     if gnunet is not None:
         packages = source_packages(packages)
+    if taler is not None:
+        packages = packages + tuple(p for p in TALER_BUILD_PACKAGES if p not in packages)
     dockerfile = render_dockerfile(
         base_tag,
         arch,
@@ -469,6 +553,7 @@ def plan_image(
         gnunet_perf,
         cross.install if cross is not None else (),
         gnunet.resolved.content_key if gnunet is not None else "",
+        taler.resolved.content_key if taler is not None else "",
     )
     files = (
         harness_files(harness_dir)
@@ -476,6 +561,7 @@ def plan_image(
         + gnunet_perf_files(gnunet_perf and gnunet is None, template_dir)
         + (cross.files if cross is not None else ())
         + gnunet_source_files(gnunet if cross is None else None, template_dir)
+        + taler_source_files(taler, template_dir)
     )
     # The cross-compiled drivers must stay executable in the image.
     modes = tuple((path, 0o755) for path, _ in files if cross_mod.is_driver_path(path))

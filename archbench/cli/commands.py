@@ -64,7 +64,7 @@ from archbench.errors import (
 )
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.inputs import cpuset, integer
-from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet
+from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet, parse_taler
 from archbench.platforms import Arch
 from archbench.report import (
     CompareRequest,
@@ -138,6 +138,7 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
         apt_proxy=s.apt_proxy,
         build_jobs=s.build_jobs,
         gnunet=parse_gnunet(f.gnunet) if f.gnunet is not None else None,
+        taler=parse_taler(f.taler) if f.taler is not None else None,
     )
 
 

@@ -48,6 +48,9 @@ BENCH_HELP: Final = {
     "gnunet": "libgnunetutil of the selected targets (matrix key 'gnunet'): debian (the "
     "base's libgnunet-dev), TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; "
     "built from source in the image (cross-compiled for emulated targets)",
+    "taler": "GNU Taler exchange source of the selected targets (matrix key 'taler'): "
+    "TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; its src/util (security"
+    " modules, test_helper_*) is built in the image against the target's GNUnet, natively",
 }
 
 HISTORY_HELP: Final = {

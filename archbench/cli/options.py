@@ -42,6 +42,7 @@ class BenchFlags:
     ci_target: str | None = None
     cpus: str | None = None
     gnunet: str | None = None
+    taler: str | None = None
 
 
 @dataclass(frozen=True)

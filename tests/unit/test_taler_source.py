@@ -1,0 +1,281 @@
+"""The exchange source (``taler:`` / ``--taler``): grammar, resolution, image plan, planning,
+and the taler-helper suite's runs and rows (the thesis's security-module table).
+
+The build itself runs against the real engine in
+``tests/integration/test_taler_source_docker.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+from abh.suites import taler_helper
+from abh.suites.common import SuiteError
+from helpers import REPO
+
+from archbench.build import TalerBuild, plan_image, prepare_taler_tree, resolve_taler
+from archbench.errors import MatrixError, SourceError
+from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
+from archbench.platforms import Arch
+from archbench.result import HarnessDocument, Setup, SuiteRun
+from archbench.run import plan
+from archbench.upstream import add_taler_helper_rows
+
+LOGS = REPO / "tests" / "fixtures" / "upstream-logs"
+SHA = "a" * 64
+
+
+def exchange_tarball(tmp_path: Path, version: str = "0.14.0", sentinel: bool = True) -> Path:
+    """A small tarball shaped like the shared exchange archives (one top folder)."""
+    files = {
+        "configure.ac": f"AC_INIT([taler-exchange],[{version}],[taler-bug@gnunet.org])\n",
+        "src/util/test_helper_cs.c": "int main(void){return 0;}\n",
+    }
+    if sentinel:
+        files["src/util/test_helper_rsa.c"] = "int main(void){return 0;}\n"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"taler-exchange-{version}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path = tmp_path / f"taler-exchange-{version}.tar.gz"
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def matrix(taler: str, arch: str = "amd64", gnunet: str = "") -> str:
+    return f"""
+version: 1
+bases: {{deb: {{source: bootstrap, suite: trixie}}}}
+profiles:
+  slim: {{packages: [gcc, libgnunet-dev]}}
+targets:
+  - name: t
+    arch: {arch}
+    base: deb
+    {gnunet}
+    taler: {taler}
+    suites: {{blindsig: {{enabled: false}}, taler-helper: {{rsa_bits: [1024, 2048]}}}}
+"""
+
+
+# ---------------------------------------------------------------- grammar
+
+
+def test_taler_takes_the_gnunet_grammar_without_debian(tmp_path: Path) -> None:
+    m = parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}}}"), "m.yml", base_dir=tmp_path)
+    source = m.taler(m.targets[0])
+    assert isinstance(source, GnunetTarball)
+    assert source.tarball == str(tmp_path / "ex.tar.gz")
+    assert m.targets[0].suites.get("taler-helper").rsa_bits == (1024, 2048)  # type: ignore[union-attr]
+    git = parse_taler("git+file:///srv/exchange.git@v0.14.0")
+    assert isinstance(git, GnunetGit) and git.ref == "v0.14.0"
+    assert isinstance(parse_taler(str(tmp_path)), GnunetPath)
+    with pytest.raises(MatrixError, match=r"--taler: 'debian': Debian has no taler-exchange"):
+        parse_taler("debian")
+    with pytest.raises(MatrixError, match=r"a tarball is pinned by its sha256"):
+        parse_taler("/x/taler-exchange-0.14.0.tar.gz")
+    with pytest.raises(MatrixError, match=r"targets\[0\] \(t\)\.taler: taler 'debian' is not"):
+        parse(matrix("debian"), "m.yml")
+    with pytest.raises(MatrixError, match=r"tarball is pinned by its sha256: add sha256"):
+        parse(matrix("{tarball: ex.tar.gz, sha: abc}"), "m.yml")
+    with pytest.raises(MatrixError, match=r"unknown key 'shaa'; allowed: tarball, sha256"):
+        parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}, shaa: 1}}"), "m.yml")
+    with pytest.raises(MatrixError, match=r"a taler mapping needs one of the keys tarball"):
+        parse(matrix("{url: x}"), "m.yml")
+
+
+# ---------------------------------------------------------------- resolving
+
+
+def test_a_tarball_is_checked_then_versioned_from_configure_ac(tmp_path: Path) -> None:
+    path = exchange_tarball(tmp_path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    resolved = resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w")
+    assert (resolved.project, resolved.version) == ("taler", "0.14.0")
+    assert resolved.content_key == f"taler/1 tarball {digest} version 0.14.0"
+    tree = prepare_taler_tree(resolved, tmp_path / "tree")
+    assert (tree.root / "src/util/test_helper_rsa.c").is_file()
+    with pytest.raises(SourceError, match=f"sha256 differs: expected {SHA} .*got {digest}"):
+        resolve_taler(GnunetTarball(tarball=str(path), sha256=SHA), tmp_path / "w")
+
+
+def test_a_tree_without_the_benchmarks_is_refused_and_nothing_is_left(tmp_path: Path) -> None:
+    path = exchange_tarball(tmp_path, sentinel=False)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    resolved = resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w")
+    with pytest.raises(SourceError, match=r"no src/util/test_helper_rsa.c"):
+        prepare_taler_tree(resolved, tmp_path / "tree")
+    assert not (tmp_path / "tree").exists()
+
+
+def test_a_gnunet_tarball_is_not_an_exchange(tmp_path: Path) -> None:
+    path = tmp_path / "gnunet.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("gnunet-0.22.2/configure.ac")
+        data = b"AC_INIT([gnunet],[0.22.2])\n"
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(SourceError, match=r"no AC_INIT\(\[taler-exchange\],\[VERSION\]\)"):
+        resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w")
+
+
+# ---------------------------------------------------------------- image and planning
+
+
+def test_the_image_builds_the_exchange_against_its_gnunet(tmp_path: Path) -> None:
+    path = exchange_tarball(tmp_path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    resolved = resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w")
+    build = TalerBuild(resolved, b"tar bytes")
+    spec = plan_image(Arch.AMD64, "slim", ("gcc", "libgnunet-dev"), "b", "sha256:1", taler=build)
+    text = spec.dockerfile
+    assert "build-taler-exchange.sh /opt/archbench/taler/exchange /opt/taler /usr" in text
+    assert f"taler/1 tarball {digest}" in text
+    assert ("taler-source/taler-src.tar", b"tar bytes") in spec.files
+    # configure stops without jq and jinja2; GNUnet's meson defines gnunetpq only with libpq.
+    assert all(f"      {p} \\" in text for p in ("jq", "python3-jinja2", "libpq-dev", "autoconf"))
+    plain = plan_image(Arch.AMD64, "slim", ("gcc", "libgnunet-dev"), "b", "sha256:1")
+    assert "taler" not in plain.dockerfile
+    assert spec.tag != plain.tag
+    other = TalerBuild(resolved, b"other bytes")
+    assert plan_image(Arch.AMD64, "slim", ("gcc",), "b", "sha256:1", taler=other).tag != spec.tag
+
+
+def test_an_emulated_target_with_an_exchange_is_refused_before_anything_is_built(
+    tmp_path: Path,
+) -> None:
+    m = parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}}}", "riscv64"), "m.yml")
+    with pytest.raises(MatrixError, match=r"target t: the exchange .* natively only; riscv64"):
+        plan(m, m.targets, {"local": Arch.AMD64})
+    m2 = parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}}}"), "m.yml")
+    (p,) = plan(m2, m2.targets, {"local": Arch.AMD64})
+    assert isinstance(p.taler, GnunetTarball)
+
+
+# ---------------------------------------------------------------- the suite
+
+
+FAKE_TEST = """#!/bin/sh
+# Stands in for test_helper_*: shows where it ran and with what, then prints a saved log.
+echo "cwd=$(pwd) tmp=$TMPDIR prefix=${TALER_PREFIX:-none}" \\
+  "xprefix=${TALER_EXCHANGE_PREFIX:-none}" >&2
+grep RSA_KEYSIZE *.conf >&2 || :
+mkdir -p test_helper_home && ls test_helper_home >&2 && touch test_helper_home/key-$$
+cat '%s' >&2
+"""
+
+
+def fake_exchange(root: Path, prefix_variable: str | None) -> Path:
+    util = root / "exchange" / "src" / "util"
+    util.mkdir(parents=True)
+    for test, log in (
+        ("test_helper_rsa", "test_helper_rsa-2048.log"),
+        ("test_helper_cs", "test_helper_cs.log"),
+    ):
+        (util / test).write_text(FAKE_TEST % (LOGS / log))
+        (util / test).chmod(0o755)
+        (util / f"{test}.conf").write_text("[coin_1]\nCIPHER = RSA\nRSA_KEYSIZE = 2048\n")
+    if prefix_variable:
+        (root / "exchange" / "archbench-taler.txt").write_text(
+            f"version\t0.14.1\nprefix\t/opt/taler\nprefix_variable\t{prefix_variable}\n"
+            "gnunet_version\t0.24.3\n"
+        )
+    return util
+
+
+def test_each_size_runs_in_its_own_scratch_with_the_versions_prefix_variable(
+    tmp_path: Path,
+) -> None:
+    fake_exchange(tmp_path, "TALER_EXCHANGE_PREFIX")
+    config = taler_helper.normalize_config({"rsa_bits": [2048, 1024], "repetitions": 2})
+    assert config["rsa_bits"] == [1024, 2048]
+    outcome = taler_helper.run(config, print, recipe_dir=tmp_path)
+    runs = outcome.extra["runs"]
+    assert [(r["test"], r["rsa_bits"], r["repetition"]) for r in runs] == [
+        ("test_helper_rsa", 1024, 1),
+        ("test_helper_rsa", 1024, 2),
+        ("test_helper_rsa", 2048, 1),
+        ("test_helper_rsa", 2048, 2),
+        ("test_helper_cs", None, 1),
+        ("test_helper_cs", None, 2),
+    ]
+    first = [line.split() for line in runs[0]["log"].splitlines()[:3]]
+    cwd = first[0][0].removeprefix("cwd=")
+    assert first[0][1] == f"tmp={cwd}/tmp"
+    assert first[0][2:] == ["prefix=none", "xprefix=/opt/taler"]
+    assert first[1] == ["RSA_KEYSIZE", "=", "1024"]
+    # The second run of a size sees the first run's key; a new size starts with none.
+    assert runs[1]["log"].splitlines()[2].startswith("key-")
+    assert runs[2]["log"].splitlines()[1].split() == ["RSA_KEYSIZE", "=", "2048"]
+    assert not runs[2]["log"].splitlines()[2].startswith("key-")
+    assert runs[2]["log"].split()[0] != runs[0]["log"].split()[0]
+    assert not Path(cwd).exists()  # scratch removed
+    assert outcome.tools == {"taler-exchange": "0.14.1", "gnunet (exchange's)": "0.24.3"}
+    assert outcome.extra["prefix_variable"] == "TALER_EXCHANGE_PREFIX"
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(SuiteError, match=r"rsa_bits = \[512\]; allowed: integers 1024..16384"):
+        taler_helper.normalize_config({"rsa_bits": [512]})
+    with pytest.raises(SuiteError, match=r"repetitions = 0; allowed: an integer 1..100"):
+        taler_helper.normalize_config({"repetitions": 0})
+    with pytest.raises(SuiteError, match=r"RSA_KEYSIZE line"):
+        taler_helper.secmod_config("[coin_1]\n", "test_helper_rsa", 1024)
+    assert taler_helper.prefix_env({}) == {
+        "TALER_PREFIX": "/usr/local",
+        "TALER_EXCHANGE_PREFIX": "/usr/local",
+    }
+
+
+def document(extra: dict[str, object]) -> HarnessDocument:
+    return HarnessDocument(
+        format="archbench-harness",
+        version=1,
+        harness_version="0.3.0",
+        started_at="2026-11-30T00:00:00Z",
+        duration_s=1.0,
+        setup=Setup(cpu_model="c", cores=2, machine="x86_64", kernel="k", os="o", packages={}),
+        rows=(),
+        suites={"taler-helper": SuiteRun(parameters={}, extra=extra)},
+    )
+
+
+def test_every_line_becomes_a_sample_with_its_meaning_in_the_note() -> None:
+    rsa = (LOGS / "test_helper_rsa-2048.log").read_text()
+    cs = (LOGS / "test_helper_cs.log").read_text()
+    runs = [
+        {"test": "test_helper_rsa", "rsa_bits": 1024, "repetition": i, "log": rsa} for i in (1, 2)
+    ] + [{"test": "test_helper_cs", "rsa_bits": None, "repetition": 1, "log": cs}]
+    rows = add_taler_helper_rows(document({"runs": runs, "cpus": 2, "forked_clients": 8})).rows
+    by = {(r.scheme, r.key_bits, r.operation, r.ops_per_block): r for r in rows}
+    # The log file name says 2048, but the run's own size is what the row keeps.
+    seq = by[("RSA", 1024, "helper_sequential_signing", 100)]
+    par = by[("RSA", 1024, "helper_parallel_signing", 100)]
+    total = by[("RSA", 1024, "helper_parallel_signing", 800)]
+    assert len(seq.samples_ns) == 2 and len(total.samples_ns) == 2
+    clients = sum("100 (parallel)" in line for line in rsa.splitlines())
+    assert len(par.samples_ns) == 2 * clients
+    assert seq.note is not None and "sum of the 100 calls' latencies" in seq.note
+    assert par.note is not None and "one sample per client" in par.note
+    assert "gave the test 2 CPU(s), fewer than its 8 forked clients" in par.note
+    assert total.note is not None and "wall time from the first fork" in total.note
+    assert "fewer than" in total.note and "fewer than" not in seq.note
+    assert ("CS", None, "helper_sequential_signing", 100) in by
+    many = add_taler_helper_rows(document({"runs": runs, "cpus": 8, "forked_clients": 8})).rows
+    assert all("fewer than" not in (r.note or "") for r in many)
+
+
+def test_a_run_without_a_size_sets_the_suites_error() -> None:
+    runs = [{"test": "test_helper_rsa", "rsa_bits": None, "repetition": 1, "log": "x"}]
+    after = add_taler_helper_rows(document({"runs": runs}))
+    assert after.rows == ()
+    error = after.suites["taler-helper"].error
+    assert error is not None and "rsa_bits None is not a key size" in error
