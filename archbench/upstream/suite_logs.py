@@ -30,11 +30,22 @@ HELPER_NOTES: Final[dict[tuple[str, int], str]] = {
         "until the last client exits; one sample per run"
     ),
 }
+
+
+def _batch_note(ops: int) -> str:
+    return (
+        f"one request of a batch of {ops} signatures to the security module: its wall time "
+        "(total real time); one sample per run"
+    )
+
+
 """The note of each security-module row (operation, block size): what one sample is."""
 
 
 def _helper_note(row: Row, cpus: object, clients: object) -> str | None:
     note = HELPER_NOTES.get((row.operation, row.ops_per_block))
+    if row.operation == "helper_batch_signing":
+        note = _batch_note(row.ops_per_block)
     if note is None:
         return None
     if (
@@ -58,13 +69,12 @@ def add_taler_helper_rows(doc: HarnessDocument) -> HarnessDocument:
     ``repetition``, ``log``), or in documents of older harnesses ``extra["logs"]``
     (test name -> text, one RSA size in ``extra["rsa_bits"]``). Every line becomes a
     sample (:func:`scan_log`) of the row of its scheme, true key size, operation and
-    block size; the runs of one row pool (sequential and 800-parallel: one sample per
-    run; 100-parallel: one per forked client and run). Each row's ``note`` says what a
-    sample is (:data:`HELPER_NOTES`) and, when ``extra["cpus"]`` is below
-    ``extra["forked_clients"]``, that the clients took turns. Batch lines have no
-    archbench operation and are skipped. A log that cannot be parsed sets the suite's
-    ``error`` instead of raising, so the other suites' rows stay. Documents without the
-    suite come back unchanged.
+    block size; the runs of one row pool (sequential, 800-parallel and each batch size:
+    one sample per run; 100-parallel: one per forked client and run). Each row's ``note``
+    says what a sample is (:data:`HELPER_NOTES`) and, when ``extra["cpus"]`` is below
+    ``extra["forked_clients"]``, that the clients took turns. A log that cannot be parsed
+    sets the suite's ``error`` instead of raising, so the other suites' rows stay.
+    Documents without the suite come back unchanged.
     """
     run = doc.suites.get(TALER_HELPER.name)
     if run is None or run.error is not None:

@@ -171,7 +171,11 @@ def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
     rows = add_taler_helper_rows(doc).rows
     assert {r.suite for r in rows} == {"security-module"}
     assert {(r.scheme, r.key_bits) for r in rows} == {("RSA", 2048), ("CS", None)}
-    assert {r.operation for r in rows} == {"helper_sequential_signing", "helper_parallel_signing"}
+    assert {r.operation for r in rows} == {
+        "helper_sequential_signing",
+        "helper_parallel_signing",
+        "helper_batch_signing",
+    }
     broken = doc.model_copy(
         update={"suites": {"taler-helper": SuiteRun(extra={"logs": {"test_helper_cs": "x"}})}}
     )
