@@ -175,7 +175,7 @@ def plan(
         check_source(t, source, matrix.profiles[t.profile].recipe, gnunet is not None)
         exchange = taler if taler is not None else matrix.taler(t)
         if exchange is not None:
-            check_taler(t, exchange, source, emulated, matrix.profiles[t.profile].recipe)
+            check_taler(t, exchange, matrix.profiles[t.profile].recipe)
         chosen = t.suites.only(suites) if suites else t.suites
         adjusted: dict[str, dict[str, object]] = {}
         if emulated:
@@ -234,34 +234,21 @@ def plan(
     return plans
 
 
-def check_taler(
-    t: Target,
-    exchange: GnunetSource,
-    gnunet: GnunetSource,
-    emulated: bool,
-    recipe: Recipe | None,
-) -> None:
+def check_taler(t: Target, exchange: GnunetSource, recipe: Recipe | None) -> None:
     """Refuse an exchange source (``taler:``/``--taler``) this target cannot build.
 
     The exchange builds against the target's GNUnet: a meson source build (0.21 and
     later, with its json, curl and pq libraries) or the base's ``libgnunet-dev``
-    (Debian 12's 0.19.3 pairs with exchange 0.9.2). It is built natively only.
+    (Debian 12's 0.19.3 pairs with exchange 0.9.2); natively, or for an emulated target
+    in its cross stage.
 
     Raises:
-        MatrixError: the profile has the ``taler-helper`` recipe, or the target runs
-            emulated (cross-compiling the exchange is not implemented yet).
+        MatrixError: the profile has the ``taler-helper`` recipe.
     """
     if recipe is not None:
         raise MatrixError(
             f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "
             f"fetches its own exchange, so the taler {exchange.kind} source cannot apply"
-        )
-    if emulated:
-        raise MatrixError(
-            f"target {t.name}: the exchange (taler {exchange.kind} source) is built natively "
-            f"only; {t.arch.key} runs emulated here and archbench does not cross-compile the "
-            "exchange yet (docs/taler-recipe.md). Run the security-module suite on a native "
-            "target, or deselect this one with --target"
         )
 
 

@@ -59,7 +59,7 @@ from archbench.build import (
     resolve_taler,
     warm_cross_stage,
 )
-from archbench.errors import HarnessError, Interrupted
+from archbench.errors import HarnessError, ImageBuildError, Interrupted
 from archbench.hosts import check_emulation, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
@@ -250,6 +250,7 @@ def execute_target(
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
+                taler=taler_build is not None,
             )
 
         def cross_prefix(b: Builder, crossing: Future[tuple[CrossPlan | None, str]]) -> bool:
@@ -259,7 +260,7 @@ def execute_target(
             if plan is None:
                 return False
             return warm_cross_stage(
-                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build
+                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build, taler_build
             )
 
         with timed("base", base_key):
@@ -322,6 +323,13 @@ def execute_target(
                 taler=taler_build,
             )
 
+        if taler_build is not None and p.emulated and cross_plan is None:
+            # Nothing is compiled under QEMU: without a cross stage the exchange would be.
+            raise ImageBuildError(
+                f"{name}: the exchange (taler: source) of an emulated target is cross-compiled "
+                "on an amd64 engine; this engine or profile has no cross stage (a profile with "
+                "build-essential or a recipe, or an engine that is not amd64)"
+            )
         with timed("image", image_key):
             if warming is not None:
                 # The cross stage would build the same steps again beside the warm-up.
@@ -335,6 +343,7 @@ def execute_target(
                 target_base=base.tag,
                 name=name,
                 gnunet=gnunet_build,
+                taler=taler_build,
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)

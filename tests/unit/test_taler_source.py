@@ -17,7 +17,18 @@ from abh.suites import taler_helper
 from abh.suites.common import SuiteError
 from helpers import REPO
 
-from archbench.build import TalerBuild, plan_image, prepare_taler_tree, resolve_taler
+from archbench.build import (
+    TALER_BUILD_PACKAGES,
+    GnunetBuild,
+    ResolvedSource,
+    TalerBuild,
+    cross,
+    images,
+    plan_image,
+    prepare_taler_tree,
+    resolve_taler,
+)
+from archbench.build.images import source_packages
 from archbench.errors import MatrixError, SourceError
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
 from archbench.platforms import Arch
@@ -149,15 +160,60 @@ def test_the_image_builds_the_exchange_against_its_gnunet(tmp_path: Path) -> Non
     assert plan_image(Arch.AMD64, "slim", ("gcc",), "b", "sha256:1", taler=other).tag != spec.tag
 
 
-def test_an_emulated_target_with_an_exchange_is_refused_before_anything_is_built(
+def test_an_emulated_target_cross_compiles_the_exchange_in_its_cross_stage(
     tmp_path: Path,
 ) -> None:
     m = parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}}}", "riscv64"), "m.yml")
-    with pytest.raises(MatrixError, match=r"target t: the exchange .* natively only; riscv64"):
-        plan(m, m.targets, {"local": Arch.AMD64})
-    m2 = parse(matrix(f"{{tarball: ex.tar.gz, sha256: {SHA}}}"), "m.yml")
-    (p,) = plan(m2, m2.targets, {"local": Arch.AMD64})
-    assert isinstance(p.taler, GnunetTarball)
+    (p,) = plan(m, m.targets, {"local": Arch.AMD64})
+    assert p.emulated and isinstance(p.taler, GnunetTarball)
+    packages = source_packages(("gcc", "python3", "libgnunet-dev"))
+    packages += tuple(x for x in TALER_BUILD_PACKAGES if x.endswith("-dev") and x not in packages)
+    gnunet = cross.GnunetCross("meson")
+    plan_ = cross.plan_cross(
+        Arch.RISCV64,
+        Arch.AMD64,
+        packages,
+        "archbench-base/debian-trixie:amd64",
+        emulated=True,
+        has_recipe=False,
+        gnunet_perf=False,
+        gnunet=gnunet,
+        taler=True,
+    )
+    assert plan_ is not None and plan_.taler
+    assert "libpq-dev:riscv64" in plan_.dev_packages and "jq" in plan_.native_tools
+    assert "jq" not in plan_.runtime_packages and "python3" in plan_.runtime_packages
+    assert plan_.gnunet_build_args[-1] == "--taler"
+    harness = tmp_path / "harness"
+    harness.mkdir()
+    (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
+    resolved = ResolvedSource(
+        kind="tarball", location="/g.tar.gz", sha256="ab" * 32, version="0.22.2"
+    )
+    path = exchange_tarball(tmp_path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    taler = TalerBuild(
+        resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w"), b"ex"
+    )
+    spec = images.plan_cross_image(
+        plan_, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b"tree"), taler=taler
+    )
+    text = " ".join(line.strip(" \\") for line in spec.dockerfile.splitlines())
+    assert (
+        "build-taler-exchange.sh --host riscv64-linux-gnu /opt/archbench/taler/exchange "
+        "/opt/taler /opt/gnunet" in text
+    )
+    assert (
+        "tar -C / -cf /opt/archbench/taler-prefix.tar opt/taler opt/archbench/taler/exchange"
+        in text
+    )
+    assert "runtime-packages.sh --own /opt/gnunet/lib:/opt/taler/lib" in text
+    assert "/opt/archbench/taler/exchange/src/util/.libs/test_helper_rsa" in text
+    assert text.index("build-libgnunetutil.sh") < text.index("build-taler-exchange.sh")
+    assert text.index("build-taler-exchange.sh") < text.index("COPY cross/target-status")
+    assert dict(spec.files)["taler-source/taler-src.tar"] == b"ex"
+    with pytest.raises(ValueError, match="exchange source exactly when its plan says so"):
+        images.plan_cross_image(plan_, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b""))
 
 
 # ---------------------------------------------------------------- the suite
