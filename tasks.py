@@ -105,6 +105,7 @@ def history(
     c: Context,
     gnunet: str | None = None,
     base: str | None = None,
+    taler: str | None = None,
     arch: str | None = None,
     target: str | None = None,
     matrix: str = "",
@@ -121,10 +122,11 @@ def history(
     cpus: str | None = None,
     fail_above: str | None = None,
 ) -> None:
-    """Measure a series of GNUnet sources or Debian bases: interleaved rounds, counts, steps."""
+    """Measure a series of GNUnet or exchange sources or Debian bases: rounds, counts, steps."""
     flags = cli.HistoryFlags(
         gnunet=gnunet,
         base=base,
+        taler=taler,
         arch=arch,
         target=target,
         matrix=matrix,

@@ -165,6 +165,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
     )
     sources = tuple(parse_gnunet(text, "--gnunet") for text in split(f.gnunet, "--gnunet"))
     bases = tuple(split(f.base, "--base"))
+    talers = tuple(parse_taler(text, "--taler") for text in split(f.taler, "--taler"))
     if f.extend:
         check_run_id(f.extend, "--extend")
     options = HistoryOptions(
@@ -173,6 +174,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
         work=Path(s.work),
         sources=sources,
         bases=bases,
+        talers=talers,
         targets=tuple(split(f.target, "--target")),
         archs=tuple(archs(f.arch)),
         overrides=chosen,

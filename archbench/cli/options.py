@@ -54,6 +54,7 @@ class HistoryFlags:
     matrix: str = ""
     gnunet: str | None = None
     base: str | None = None
+    taler: str | None = None
     rounds: str | None = None
     seed: str | None = None
     extend: str = ""

@@ -205,7 +205,17 @@ def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
         if scheme == "RSA" and sorted(found) != all_rsa:
             who = f"RSA {', '.join(str(b) for b in sorted(found))} bit"
         lines.append(f"{who} {SHORT_WORDING.get(operation, operation)}: {note}")
+    if helper and result.emulated:
+        helper[EMULATED_HELPER_NOTE] = ""
     return (*lines, *helper)
+
+
+EMULATED_HELPER_NOTE: Final = (
+    "emulated: a security-module time measures QEMU user emulation of the secmod and of the "
+    "test's clients, and the host kernel's IPC between them (Unix sockets, threads, forks), "
+    "not the target's CPU; compare such rows across QEMU versions, never with native ones"
+)
+"""The security-module rows' note on an emulated machine: what their times measure."""
 
 
 def noise_cause(machine: Machine) -> str | None:

@@ -243,6 +243,9 @@ class HistoryVersion(Frozen):
     label: str = Field(min_length=1, max_length=200)
     gnunet: str
     base: str | None = None
+    taler: str | None = None
+    """The exchange source of this version (``--taler``'s one-string form), None: the
+    matrix's (or none)."""
     run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
     session: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
 
