@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from abh.suites import taler_helper
 from abh.suites.common import SuiteError
-from helpers import REPO
+from helpers import REPO, result
 
 from archbench.build import (
     TALER_BUILD_PACKAGES,
@@ -32,7 +32,8 @@ from archbench.build.images import source_packages
 from archbench.errors import MatrixError, SourceError
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
 from archbench.platforms import Arch
-from archbench.result import HarnessDocument, Setup, SuiteRun
+from archbench.report.sections import EMULATED_HELPER_NOTE, row_notes, taler_item
+from archbench.result import HarnessDocument, Row, Setup, SuiteRun
 from archbench.run import plan
 from archbench.upstream import add_taler_helper_rows
 
@@ -335,3 +336,50 @@ def test_a_run_without_a_size_sets_the_suites_error() -> None:
     assert after.rows == ()
     error = after.suites["taler-helper"].error
     assert error is not None and "rsa_bits None is not a key size" in error
+
+
+# ---------------------------------------------------------------- the report
+
+
+def test_notes_under_the_table_say_what_a_sample_is_and_what_emulation_measures() -> None:
+    helper = [
+        Row.model_validate(
+            {
+                "suite": "security-module",
+                "scheme": "RSA",
+                "key_bits": 1024,
+                "operation": op,
+                "ops_per_block": ops,
+                "samples_ns": [141_000_000],
+                "valid": True,
+                "note": f"note of {ops} {op}",
+            }
+        )
+        for op, ops in (("helper_sequential_signing", 100), ("helper_parallel_signing", 800))
+    ]
+    keys = [
+        ("helper_sequential_signing", 100, "RSA", 1024),
+        ("helper_parallel_signing", 800, "RSA", 1024),
+    ]
+    native = result("n", "amd64", "x86_64", "c", helper)
+    assert row_notes(native, keys) == (
+        "100 sequential signature operations: note of 100 helper_sequential_signing",
+        "800 parallel signature operations: note of 800 helper_parallel_signing",
+    )
+    emulated = result("e", "riscv64", "riscv64", "c", helper, emulated=True)
+    assert row_notes(emulated, keys)[-1] == EMULATED_HELPER_NOTE
+    assert "QEMU user emulation of the secmod" in EMULATED_HELPER_NOTE
+    source = {
+        "kind": "tarball",
+        "location": "/t/taler-exchange-0.14.0.tar.gz",
+        "sha256": "cee7" * 16,
+        "version": "0.14.0",
+    }
+    assert native.execution is not None
+    execution = native.execution.model_copy(update={"taler_source": source})
+    assert taler_item(execution) == (
+        (
+            "taler-exchange (security modules)",
+            "0.14.0 (built from tarball taler-exchange-0.14.0.tar.gz, sha256 cee7cee7cee7)",
+        ),
+    )
