@@ -120,3 +120,65 @@ def test_security_module_rows_measured_parsed_and_reported(
     summary = markdown[markdown.index("**Summary of security module across machines") :]
     assert "thesis-security-module (amd64)" in summary and "RSA 4092 bit" in summary
     assert "2.591" in summary  # the thesis's CS sequential figure, in ms
+
+
+RISCV64 = """
+version: 1
+bases:
+  debian-trixie: {{source: bootstrap, suite: trixie, variant: minbase}}
+profiles:
+  slim:
+    packages: [gcc, libc6-dev, make, pkgconf, python3, libgnunet-dev, libsodium-dev]
+targets:
+  - name: riscv64-taler
+    arch: riscv64
+    base: debian-trixie
+    gnunet: {{tarball: {gnunet}, sha256: {gnunet_sha}}}
+    taler: {{tarball: {good}, sha256: {good_sha}}}
+    suites:
+      blindsig: {{enabled: false}}
+      taler-helper: {{rsa_bits: [1024], repetitions: 1, timeout_s: 1800}}
+"""
+
+
+def test_riscv64_cross_compiles_the_exchange_and_times_it_under_qemu(
+    engine_client: docker.DockerClient, tmp_path: Path
+) -> None:
+    good = TALER_TARBALLS / "taler-exchange-0.14.0.tar.gz"
+    assert good.is_file(), f"no shared exchange tarballs in {TALER_TARBALLS}"
+    matrix = tmp_path / "matrix.yml"
+    matrix.write_text(
+        RISCV64.format(
+            gnunet=GNUNET_TARBALLS / "gnunet-0.22.2.tar.gz",
+            gnunet_sha=GNUNET_0222,
+            good=good,
+            good_sha=TALER_0140,
+        )
+    )
+    results = tmp_path / "results"
+    done = run_invoke(
+        "bench", "--matrix", str(matrix), "--metric", "time",
+        settings={"results": results, "work": WORK},
+        timeout=5400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (run_dir,) = [p for p in results.iterdir() if p.is_dir()]
+    result = load_result(run_dir / "riscv64-taler.json")
+    assert result.execution is not None and result.execution.emulated
+    assert result.harness.setup.machine == "riscv64"
+    rows = {
+        (r.scheme, r.operation, r.ops_per_block)
+        for r in result.harness.rows
+        if r.suite == "security-module"
+    }
+    assert ("RSA", "helper_sequential_signing", 100) in rows
+    assert ("CS", "helper_parallel_signing", 800) in rows
+    # Built in the cross stage on the engine's architecture; the emulated stage compiled
+    # nothing (its build log names no compiler step of the exchange).
+    cross_log = run_dir / "logs" / "riscv64-taler.cross.log"
+    if cross_log.exists():  # absent when an earlier run's stage was reused
+        text = cross_log.read_text(errors="replace")
+        assert "built taler-exchange 0.14.0 src/util against GNUnet" in text
+    build_log = run_dir / "logs" / "riscv64-taler.build.log"
+    if build_log.exists():
+        assert "build-taler-exchange.sh" not in build_log.read_text(errors="replace")
