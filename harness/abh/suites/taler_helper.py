@@ -9,10 +9,11 @@ which leaves ``archbench-taler.txt`` in the tree: version, prefix, the prefix va
 version reads) or by the older recipe ``images/recipes/taler-helper.sh``.
 
 Every RSA key size runs with its own secmod configuration (``RSA_KEYSIZE`` set in a copy
-of ``test_helper_rsa.conf``) in its own scratch directory, which is the working directory
-(the configuration names ``test_helper_*_home/`` relative to it: keys of another size are
-never reused) and ``TMPDIR`` (the tests share ``${TMPDIR}/taler-system-runtime``: two runs
-never share one). Runs are strictly one after another. Each (test, size) runs
+of ``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024``: short,
+since the secmods' Unix sockets live under it), which is the working directory (the
+configuration names ``test_helper_*_home/`` relative to it: keys of another size are never
+reused) and ``TMPDIR`` (the tests share ``${TMPDIR}/taler-system-runtime``: two runs never
+share one). Runs are strictly one after another. Each (test, size) runs
 ``repetitions`` times; the output is kept verbatim in ``extra["runs"]`` and parsed on the
 host by ``archbench.upstream`` into rows of suite ``security-module``, so the printed-value
 truncation rules live in one place.
@@ -34,6 +35,8 @@ from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")
 TESTS = ("test_helper_rsa", "test_helper_cs")
+SCRATCH_PARENT = "/tmp"
+"""Where each run's scratch folder goes (working directory and TMPDIR of the test)."""
 FORKED_CLIENTS = 8
 """``NUM_CORES`` of test_helper_*.c (0.9.2 to 0.14.1): the parallel part forks 8 clients."""
 DEFAULTS: dict[str, Any] = {
@@ -153,7 +156,9 @@ def run(
     info = build_info(tree)
     env_prefix = prefix_env(info)
     runs: list[dict[str, Any]] = []
-    scratch_root = Path(tempfile.mkdtemp(prefix="archbench-taler-"))
+    # Short: the secmods' Unix sockets live under TMPDIR, and GNUnet refuses a socket path
+    # longer than sun_path (108 bytes; exchange 0.9.2's client sockets are the longest).
+    scratch_root = Path(tempfile.mkdtemp(prefix="t", dir=SCRATCH_PARENT))
     try:
         for test in config["tests"]:
             program = util / test
@@ -164,11 +169,11 @@ def run(
             for bits in config["rsa_bits"] if rsa else [None]:
                 # One secmod configuration per size, its key home and runtime directory
                 # fresh: nothing of an earlier size (or test) is seen.
-                scratch = scratch_root / f"{test}-{bits or 'cs'}"
-                (scratch / "tmp").mkdir(parents=True)
+                scratch = scratch_root / (f"r{bits}" if bits else "cs")
+                scratch.mkdir()
                 text = conf.read_text(encoding="utf-8")
                 (scratch / conf.name).write_text(secmod_config(text, test, bits), encoding="utf-8")
-                env = {**env_prefix, "TMPDIR": str(scratch / "tmp")}
+                env = {**env_prefix, "TMPDIR": str(scratch)}
                 for repetition in range(1, config["repetitions"] + 1):
                     started = time.monotonic()
                     done = run_command(
