@@ -35,7 +35,7 @@ from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")
 TESTS = ("test_helper_rsa", "test_helper_cs")
-SCRATCH_PARENT = "/tmp"
+SCRATCH_PARENT = "/tmp"  # noqa: S108  # mkdtemp makes a private folder there; short for sun_path
 """Where each run's scratch folder goes (working directory and TMPDIR of the test)."""
 FORKED_CLIENTS = 8
 """``NUM_CORES`` of test_helper_*.c (0.9.2 to 0.14.1): the parallel part forks 8 clients."""
