@@ -268,17 +268,43 @@ def test_each_size_runs_in_its_own_scratch_with_the_versions_prefix_variable(
     cwd = first[0][0].removeprefix("cwd=")
     assert first[0][1] == f"tmp={cwd}"
     # sun_path is 108 bytes: the runtime folder's sockets must fit under the scratch.
-    assert len(cwd) <= len("/tmp/tXXXXXXXX/r1024")
+    assert len(cwd) <= len("/tmp/tXXXXXXXX/r1024-1")
     assert first[0][2:] == ["prefix=none", "xprefix=/opt/taler"]
     assert first[1] == ["RSA_KEYSIZE", "=", "1024"]
-    # The second run of a size sees the first run's key; a new size starts with none.
-    assert runs[1]["log"].splitlines()[2].startswith("key-")
+    # Every run starts with an empty key home (a kept one outlives its keys' validity),
+    # in a scratch of its own.
+    assert all(not r["log"].splitlines()[2].startswith("key-") for r in runs)
     assert runs[2]["log"].splitlines()[1].split() == ["RSA_KEYSIZE", "=", "2048"]
-    assert not runs[2]["log"].splitlines()[2].startswith("key-")
-    assert runs[2]["log"].split()[0] != runs[0]["log"].split()[0]
+    assert len({r["log"].split()[0] for r in runs}) == len(runs)
     assert not Path(cwd).exists()  # scratch removed
+    assert outcome.extra["failures"] == []
     assert outcome.tools == {"taler-exchange": "0.14.1", "gnunet (exchange's)": "0.24.3"}
     assert outcome.extra["prefix_variable"] == "TALER_EXCHANGE_PREFIX"
+
+
+def test_a_failing_run_is_recorded_and_the_others_are_kept(tmp_path: Path) -> None:
+    util = fake_exchange(tmp_path, "TALER_PREFIX")
+    rsa = util / "test_helper_rsa"
+    # The first RSA run fails as test_helper_rsa does when a key outlives its validity.
+    rsa.write_text(
+        "#!/bin/sh\n[ -e ../failed ] || { touch ../failed; echo 'Assertion failed' >&2; exit 5; }\n"
+        + rsa.read_text().split("\n", 1)[1]
+    )
+    warnings: list[str] = []
+    config = taler_helper.normalize_config({"rsa_bits": [1024], "repetitions": 2})
+    outcome = taler_helper.run(config, warnings.append, recipe_dir=tmp_path)
+    assert [(r["test"], r["repetition"]) for r in outcome.extra["runs"]] == [
+        ("test_helper_rsa", 2),
+        ("test_helper_cs", 1),
+        ("test_helper_cs", 2),
+    ]
+    (failure,) = outcome.extra["failures"]
+    assert failure.startswith("test_helper_rsa RSA-1024 (run 1) exited with status 5")
+    assert warnings == [failure]
+    (util / "test_helper_cs").write_text("#!/bin/sh\nexit 1\n")
+    rsa.write_text("#!/bin/sh\nexit 1\n")
+    with pytest.raises(SuiteError, match=r"no run of the tests succeeded: test_helper_rsa"):
+        taler_helper.run(config, print, recipe_dir=tmp_path)
 
 
 def test_settings_are_checked() -> None:

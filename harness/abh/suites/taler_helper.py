@@ -8,12 +8,13 @@ is built by the image from a ``taler:`` source (``images/taler-source/build-tale
 which leaves ``archbench-taler.txt`` in the tree: version, prefix, the prefix variable this
 version reads) or by the older recipe ``images/recipes/taler-helper.sh``.
 
-Every RSA key size runs with its own secmod configuration (``RSA_KEYSIZE`` set in a copy
-of ``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024``: short,
+Every run has its own secmod configuration (``RSA_KEYSIZE`` set in a copy of
+``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024-1``: short,
 since the secmods' Unix sockets live under it), which is the working directory (the
-configuration names ``test_helper_*_home/`` relative to it: keys of another size are never
-reused) and ``TMPDIR`` (the tests share ``${TMPDIR}/taler-system-runtime``: two runs never
-share one). Runs are strictly one after another. Each (test, size) runs
+configuration names ``test_helper_*_home/`` relative to it: keys of another size or run are
+never reused) and ``TMPDIR`` (the tests share ``${TMPDIR}/taler-system-runtime``: two runs
+never share one). A run that fails is recorded in ``extra["failures"]``; the others stay.
+Runs are strictly one after another. Each (test, size) runs
 ``repetitions`` times; the output is kept verbatim in ``extra["runs"]`` and parsed on the
 host by ``archbench.upstream`` into rows of suite ``security-module``, so the printed-value
 truncation rules live in one place.
@@ -140,11 +141,12 @@ def run(
 
     ``extra``: ``runs`` (a list of ``{"test", "rsa_bits" (None for CS), "repetition",
     "seconds" (wall time of the run), "log" (stderr then stdout)}``), ``cpus`` (CPUs this
-    process may run on), ``forked_clients`` (8), ``prefix_variable``.
+    process may run on), ``forked_clients`` (8), ``prefix_variable``, ``failures`` (one
+    text per run that exited with an error: the others are kept).
 
     Raises:
-        SuiteError: the exchange was not built in this image, or a test is missing,
-            fails or times out.
+        SuiteError: the exchange was not built in this image, a test is missing or
+            times out, or no run succeeded.
     """
     tree = recipe_dir / "exchange"
     util = tree / "src" / "util"
@@ -156,6 +158,7 @@ def run(
     info = build_info(tree)
     env_prefix = prefix_env(info)
     runs: list[dict[str, Any]] = []
+    failures: list[str] = []
     # Short: the secmods' Unix sockets live under TMPDIR, and GNUnet refuses a socket path
     # longer than sun_path (108 bytes; exchange 0.9.2's client sockets are the longest).
     scratch_root = Path(tempfile.mkdtemp(prefix="t", dir=SCRATCH_PARENT))
@@ -167,26 +170,33 @@ def run(
                 raise SuiteError(f"{program} or its {conf.name} was not built in this image")
             rsa = test.endswith("_rsa")
             for bits in config["rsa_bits"] if rsa else [None]:
-                # One secmod configuration per size, its key home and runtime directory
-                # fresh: nothing of an earlier size (or test) is seen.
-                scratch = scratch_root / (f"r{bits}" if bits else "cs")
-                scratch.mkdir()
-                text = conf.read_text(encoding="utf-8")
-                (scratch / conf.name).write_text(secmod_config(text, test, bits), encoding="utf-8")
-                env = {**env_prefix, "TMPDIR": str(scratch)}
+                label = f"{test}" + (f" RSA-{bits}" if bits else "")
+                text = secmod_config(conf.read_text(encoding="utf-8"), test, bits)
                 for repetition in range(1, config["repetitions"] + 1):
+                    # Every run its own secmod configuration, key home and runtime folder:
+                    # nothing of an earlier size or run is seen. A key home kept between
+                    # runs fails the next run once its keys outlive DURATION_WITHDRAW (one
+                    # minute): "key worked too late" (test_helper_rsa.c, exit 5).
+                    scratch = scratch_root / f"{'r' + str(bits) if bits else 'cs'}-{repetition}"
+                    scratch.mkdir()
+                    (scratch / conf.name).write_text(text, encoding="utf-8")
+                    env = {**env_prefix, "TMPDIR": str(scratch)}
                     started = time.monotonic()
                     done = run_command(
                         [str(program)], config["timeout_s"], cwd=str(scratch), env=env
                     )
                     seconds = time.monotonic() - started
-                    label = f"{test}" + (f" RSA-{bits}" if bits else "")
+                    shutil.rmtree(scratch, ignore_errors=True)
                     if done.returncode != 0:
                         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-                        raise SuiteError(
+                        failure = (
                             f"{label} (run {repetition}) exited with status {done.returncode}"
                             f"; stderr ends:\n{tail}"
                         )
+                        # The runs that worked are kept; this size's other runs go on.
+                        failures.append(failure)
+                        warn(failure)
+                        continue
                     log = done.stderr + done.stdout
                     if "signature operations took" not in log:
                         warn(f"{label} (run {repetition}) printed no timing line")
@@ -199,9 +209,10 @@ def run(
                             "log": log,
                         }
                     )
-                shutil.rmtree(scratch, ignore_errors=True)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+    if not runs:
+        raise SuiteError("no run of the tests succeeded: " + "; ".join(failures[:3]))
     version = info.get("version") or _version("exchange", recipe_dir)
     gnunet = info.get("gnunet_version") or _version("gnunet", recipe_dir)
     tools = {
@@ -222,5 +233,6 @@ def run(
             "cpus": cpus,
             "forked_clients": FORKED_CLIENTS,
             "prefix_variable": ",".join(sorted(env_prefix)),
+            "failures": failures,
         },
     )
