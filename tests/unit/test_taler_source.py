@@ -33,6 +33,7 @@ from archbench.errors import MatrixError, SourceError
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
 from archbench.platforms import Arch
 from archbench.report.sections import EMULATED_HELPER_NOTE, row_notes, taler_item
+from archbench.report.versions import gnunet_label
 from archbench.result import HarnessDocument, Row, Setup, SuiteRun
 from archbench.run import plan
 from archbench.upstream import add_taler_helper_rows
@@ -411,3 +412,17 @@ def test_notes_under_the_table_say_what_a_sample_is_and_what_emulation_measures(
             "0.14.0 (built from tarball taler-exchange-0.14.0.tar.gz, sha256 cee7cee7cee7)",
         ),
     )
+
+
+def test_an_emulated_source_build_without_the_driver_still_names_its_gnunet() -> None:
+    r = result("e", "riscv64", "riscv64", "c", [], emulated=True)
+    assert r.execution is not None
+    setup = r.harness.setup.model_copy(update={"packages": {}, "gnunet_version": None})
+    source = {"kind": "tarball", "location": "/g/gnunet-0.22.2.tar.gz", "version": "0.22.2"}
+    r = r.model_copy(
+        update={
+            "harness": r.harness.model_copy(update={"setup": setup}),
+            "execution": r.execution.model_copy(update={"gnunet_source": source}),
+        }
+    )
+    assert gnunet_label(r) == "GNUnet 0.22.2 built from tarball"
