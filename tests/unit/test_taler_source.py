@@ -212,6 +212,8 @@ def test_an_emulated_target_cross_compiles_the_exchange_in_its_cross_stage(
     assert "runtime-packages.sh --own /opt/gnunet/lib:/opt/taler/lib" in text
     assert "/opt/archbench/taler/exchange/src/util/.libs/test_helper_rsa" in text
     assert text.index("build-libgnunetutil.sh") < text.index("build-taler-exchange.sh")
+    # No empty line inside a RUN's continuation (Docker warns, and will refuse it).
+    assert "\\\n\n" not in spec.dockerfile
     assert text.index("build-taler-exchange.sh") < text.index("COPY cross/target-status")
     assert dict(spec.files)["taler-source/taler-src.tar"] == b"ex"
     with pytest.raises(ValueError, match="exchange source exactly when its plan says so"):
