@@ -88,6 +88,7 @@ def bench(
     ci_target: str | None = None,
     cpus: str | None = None,
     gnunet: str | None = None,
+    taler: str | None = None,
 ) -> None:
     """Build (if needed) and run the benchmark for matrix targets; print their tables."""
     flags = cli.BenchFlags(
@@ -109,6 +110,7 @@ def bench(
         ci_target=ci_target,
         cpus=cpus,
         gnunet=gnunet,
+        taler=taler,
     )
     cli.bench(_settings(c), flags)
 
@@ -119,6 +121,7 @@ def history(
     c: Context,
     gnunet: str | None = None,
     base: str | None = None,
+    taler: str | None = None,
     arch: str | None = None,
     target: str | None = None,
     matrix: str = "",
@@ -135,10 +138,11 @@ def history(
     cpus: str | None = None,
     fail_above: str | None = None,
 ) -> None:
-    """Measure a series of GNUnet sources or Debian bases: interleaved rounds, counts, steps."""
+    """Measure a series of GNUnet or exchange sources or Debian bases: rounds, counts, steps."""
     flags = cli.HistoryFlags(
         gnunet=gnunet,
         base=base,
+        taler=taler,
         arch=arch,
         target=target,
         matrix=matrix,

@@ -42,9 +42,18 @@ CI_MATRIX = REPO / "tests" / "integration" / "matrix-ci.yml"
 WORK = REPO / ".archbench" / "work"
 """The work directory of ``invoke bench`` (invoke.yaml's ``work``), shared by the
 integration tests: bases are content-hashed, so one session's are reused by the next."""
-GNUNET_TARBALLS = REPO.parent / "shared" / "gnunet"
+SHARED = next(
+    (p for p in (REPO.parent / "shared", REPO.parent.parent / "shared") if p.is_dir()),
+    REPO.parent / "shared",
+)
+"""The workplace's test data beside the clone (``../shared``; a worktree under ``wt/`` finds
+it one folder further up)."""
+GNUNET_TARBALLS = SHARED / "gnunet"
 """Upstream GNUnet sources (``gnunet-{0.21.2,0.22.2,0.24.3,0.27.0}.tar.gz``, their sha256 in
 its README): issue 20's test data, beside the repository; tests that need it skip without it."""
+TALER_TARBALLS = SHARED / "taler"
+"""GNU Taler exchange sources (``taler-exchange-{0.9.2,0.14.0,0.14.1}.tar.gz``, their sha256
+and pairings in its README): issue 31's test data."""
 GNUNET_027_SHA256 = "77102aa83fdb40abf2bf7434869abd7feb53f692a2d9bd4cf86a48e33f29a196"
 """The sha256 of ``GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"`` (its README)."""
 GOLDEN = REPO / "tests" / "golden"

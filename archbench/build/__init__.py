@@ -54,11 +54,15 @@ from archbench.build.gnunet_source import (
     ResolvedSource,
     pack_build_tree,
     prepare_build_tree,
+    prepare_taler_tree,
     resolve_gnunet,
+    resolve_taler,
 )
 from archbench.build.images import (
     GNUNET_BUILD_PACKAGES,
+    TALER_BUILD_PACKAGES,
     GnunetBuild,
+    TalerBuild,
     ensure_target_image,
     harness_files,
     plan_image,
@@ -69,6 +73,7 @@ from archbench.build.images import (
 __all__ = [
     "COUNTER_IN_IMAGE",
     "GNUNET_BUILD_PACKAGES",
+    "TALER_BUILD_PACKAGES",
     "BaseImage",
     "BuildTree",
     "Builder",
@@ -79,6 +84,7 @@ __all__ = [
     "GnunetBuild",
     "ImageSpec",
     "ResolvedSource",
+    "TalerBuild",
     "base_tag",
     "build_context",
     "ensure_base",
@@ -92,7 +98,9 @@ __all__ = [
     "plan_image",
     "prepare_build_tree",
     "prepare_cross",
+    "prepare_taler_tree",
     "resolve_apt_proxy",
     "resolve_gnunet",
+    "resolve_taler",
     "warm_cross_stage",
 ]

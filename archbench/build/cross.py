@@ -88,6 +88,19 @@ GNUNET_NATIVE_TOOLS = ("dpkg-dev", "python3", "meson", "ninja-build")
 """What a cross build of libgnunetutil runs on the build machine (never ``:<arch>``):
 ``dpkg-buildflags`` (Debian's flags for the target), meson and ninja."""
 
+TALER_NATIVE_TOOLS = (
+    "python3",
+    "python3-jinja2",
+    "autoconf",
+    "automake",
+    "libtool",
+    "autopoint",
+    "gettext",
+    "jq",
+)
+"""What a cross build of the exchange's ``src/util`` runs on the build machine (never
+``:<arch>``): autotools, and what its ``configure`` insists on (jinja2, ``jq``)."""
+
 MESON_CPU: dict[Arch, tuple[str, str, str]] = {
     Arch.AMD64: ("x86_64", "x86_64", "little"),
     Arch.ARM64: ("aarch64", "aarch64", "little"),
@@ -130,11 +143,17 @@ class CrossPlan:
     runtime_packages: tuple[str, ...]
     gnunet: GnunetCross | None = None
     """Build libgnunetutil from source first (None: the profile's ``libgnunet-dev``)."""
+    taler: bool = False
+    """Also cross-compile the exchange's ``src/util`` (a ``taler:`` source) against that
+    GNUnet, with GNUnet's json, curl and pq libraries when GNUnet is a source build."""
 
     @property
     def native_tools(self) -> tuple[str, ...]:
         """Build-machine packages the stage needs besides the toolchain (``meson``)."""
-        return GNUNET_NATIVE_TOOLS if self.gnunet is not None else ()
+        tools: tuple[str, ...] = GNUNET_NATIVE_TOOLS if self.gnunet is not None else ()
+        if self.taler:
+            tools += tuple(t for t in TALER_NATIVE_TOOLS if t not in tools)
+        return tools
 
     @property
     def pkg_config_libdir(self) -> str:
@@ -159,6 +178,8 @@ class CrossPlan:
             )
         else:
             args = ("--host", self.triplet, "--deb-arch", self.debian_arch)
+        if self.taler:
+            args = (*args, "--taler")
         return (*args, "--perf") if self.gnunet.perf else args
 
     @property
@@ -309,6 +330,7 @@ def plan_cross(
     has_recipe: bool,
     gnunet_perf: bool,
     gnunet: GnunetCross | None = None,
+    taler: bool = False,
 ) -> CrossPlan | None:
     """The cross stage for a target, or None when the drivers are compiled in place.
 
@@ -321,6 +343,8 @@ def plan_cross(
     ``gnunet``: libgnunetutil is built from source in the stage (``packages`` are then
     the source build's, :func:`archbench.build.images.source_packages`); its
     gnunet-perf programs come from the same source, so the suite does not prevent it.
+    ``taler``: the exchange's ``src/util`` is cross-compiled in the stage too (``packages``
+    then hold its ``-dev`` packages, :data:`archbench.build.images.TALER_BUILD_PACKAGES`).
     """
     if not emulated or build_arch is not Arch.AMD64 or target_arch is build_arch:
         return None
@@ -332,12 +356,15 @@ def plan_cross(
     dev = tuple(
         p if ":" in p else _qualify(p, target_arch.debian_arch)
         for p, n in zip(packages, names, strict=True)
-        if n.endswith("-dev") and n != "libc6-dev" and n not in GNUNET_NATIVE_TOOLS
+        if n.endswith("-dev")
+        and n != "libc6-dev"
+        and n not in GNUNET_NATIVE_TOOLS
+        and n not in TALER_NATIVE_TOOLS
     )
     if not dev:
         return None
     runtime = tuple(p for p in packages if not is_build_only(p))
-    return CrossPlan(build_arch, target_arch, build_base, dev, runtime, gnunet)
+    return CrossPlan(build_arch, target_arch, build_base, dev, runtime, gnunet, taler)
 
 
 def _qualify(package: str, debian_arch: str) -> str:

@@ -112,6 +112,8 @@ class ResolvedSource:
     """
 
     kind: Kind
+    project: Literal["gnunet", "taler"] = "gnunet"
+    """Whose source: GNUnet's, or GNU Taler's exchange (:func:`resolve_taler`)."""
     location: str = ""
     """The URL (tarball, git) or absolute path (tarball, path); empty for debian."""
     ref: str | None = None
@@ -136,7 +138,7 @@ class ResolvedSource:
         if self.kind == "debian":
             return "gnunet debian"
         digest = {"tarball": self.sha256, "git": self.commit, "path": self.tree_sha256}[self.kind]
-        return f"gnunet/{PREPARE_VERSION} {self.kind} {digest} version {self.version}"
+        return f"{self.project}/{PREPARE_VERSION} {self.kind} {digest} version {self.version}"
 
     def provenance(self) -> dict[str, str | bool | None]:
         """What a result records about its libgnunetutil's source (JSON-ready).
@@ -212,7 +214,9 @@ def _resolve_tarball(source: GnunetTarball, cache: Path) -> ResolvedSource:
     )
 
 
-def _resolve_git(source: GnunetGit, mirrors: Path) -> ResolvedSource:
+def _resolve_git(
+    source: GnunetGit, mirrors: Path, version_file: str = ".version"
+) -> ResolvedSource:
     where = f"git {source.git}"
     if source.git.startswith("file://"):
         local = Path(source.git.removeprefix("file://"))
@@ -253,10 +257,18 @@ def _resolve_git(source: GnunetGit, mirrors: Path) -> ResolvedSource:
             ["--git-dir", str(mirror), "describe", "--tags", "--match", "v[0-9]*", commit],
             check=False,
         )
-        committed = git.out(["--git-dir", str(mirror), "show", f"{commit}:.version"], check=False)
-    version = _version(described, committed, f"{where} at {source.ref} ({commit[:12]})")
+        committed = git.out(
+            ["--git-dir", str(mirror), "show", f"{commit}:{version_file}"], check=False
+        )
+    at = f"{where} at {source.ref} ({commit[:12]})"
+    version = (
+        _version(described, committed, at)
+        if version_file == ".version"
+        else exchange_version(committed, at)
+    )
     return ResolvedSource(
         kind="git",
+        project="gnunet" if version_file == ".version" else "taler",
         location=source.git,
         ref=source.ref,
         commit=commit,
@@ -998,6 +1010,155 @@ def _write_new(root: Path, name: str, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     with os.fdopen(fd, "w", encoding="ascii") as f:
         f.write(text)
+
+
+# ---------------------------------------------------------------- the exchange
+
+TALER_SENTINEL: Final = "src/util/test_helper_rsa.c"
+"""A file every exchange tree with the security-module benchmarks has (0.9 to 0.14)."""
+_AC_INIT: Final = re.compile(r"AC_INIT\(\s*\[taler-exchange\]\s*,\s*\[([^\]\n]{1,40})\]")
+
+
+def exchange_version(configure_ac: str, where: str) -> str:
+    """The exchange's version from its ``configure.ac`` (``AC_INIT([taler-exchange],[0.14.0],…)``).
+
+    Raises:
+        SourceError: no such line, or a version not of the form x.y.z[suffix].
+    """
+    found = _AC_INIT.search(configure_ac)
+    if found is None:
+        raise SourceError(
+            f"{where}: configure.ac has no AC_INIT([taler-exchange],[VERSION]); "
+            "give a GNU Taler exchange source"
+        )
+    try:
+        return check_gnunet_version(found.group(1).strip())
+    except ValueError as exc:
+        raise SourceError(f"{where}: {exc}") from None
+
+
+def resolve_taler(source: GnunetSource, work_dir: Path) -> ResolvedSource:
+    """What an exchange source (``taler:``) is, checked as :func:`resolve_gnunet` checks a
+    GNUnet source (sha256 before anything else, a ref's commit, a tree's hash); the version
+    is ``configure.ac``'s ``AC_INIT``. Downloads share ``<work_dir>/gnunet-src``.
+
+    Raises:
+        SourceError: as :func:`resolve_gnunet`; or no exchange ``configure.ac``.
+        TypeError: ``source`` is the debian kind (there is no exchange package).
+    """
+    if isinstance(source, GnunetTarball):
+        where = f"taler tarball {source.tarball}"
+        if source.is_url:
+            path = fetch_tarball(source.tarball, source.sha256, work_dir / SOURCE_DIR / "tarballs")
+        else:
+            path = Path(source.tarball)
+            if not path.is_file():
+                raise SourceError(
+                    f"{where}: no such file; give the path of a taler-exchange tarball"
+                )
+            with path.open("rb") as f:
+                verify_sha256(f, source.sha256, where)
+        return ResolvedSource(
+            kind="tarball",
+            project="taler",
+            location=source.tarball,
+            sha256=source.sha256,
+            dirty=False,
+            version=exchange_version(_tar_member(path, "configure.ac", where), where),
+            origin=path,
+        )
+    if isinstance(source, GnunetGit):
+        return _resolve_git(source, work_dir / SOURCE_DIR / "git", version_file="configure.ac")
+    if isinstance(source, GnunetPath):
+        directory = source.directory
+        where = f"taler path {directory}"
+        if not directory.is_dir():
+            raise SourceError(f"{where}: no such directory; give a taler-exchange source tree")
+        state = working_tree(directory)
+        configure_ac = directory / "configure.ac"
+        text = configure_ac.read_text(errors="replace")[:20000] if configure_ac.is_file() else ""
+        return ResolvedSource(
+            kind="path",
+            project="taler",
+            location=str(directory),
+            ref=state.branch,
+            commit=state.head,
+            tree_sha256=hash_tree(directory, state.files, where),
+            dirty=state.dirty,
+            version=exchange_version(text, where),
+            origin=directory,
+        )
+    raise TypeError(f"not an exchange source: {source!r}")
+
+
+def _tar_member(path: Path, name: str, where: str) -> str:
+    """The text (first 20 000 characters) of ``name`` at the tarball's top or in its one
+    top folder; "" when there is none.
+
+    Raises:
+        SourceError: not a tar archive that can be read.
+    """
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for member in tar:
+                parts = member.name.strip("/").split("/")
+                if parts[-1] == name and len(parts) <= 2 and member.isfile():
+                    f = tar.extractfile(member)
+                    return f.read(20000).decode(errors="replace") if f is not None else ""
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(
+            f"{where}: not a tar archive that can be read (gzip, bzip2 or xz): "
+            f"{quote(str(exc), 200)}"
+        ) from None
+    return ""
+
+
+def prepare_taler_tree(resolved: ResolvedSource, dest: Path) -> BuildTree:
+    """Copy an exchange source into ``dest`` (new or empty) as the image's build sees it:
+    no ``.git``, nothing else changed (the image runs ``autoreconf -fi`` on its copy).
+
+    Raises:
+        SourceError: as :func:`prepare_build_tree`, or the tree lacks the
+            security-module benchmarks (``src/util/test_helper_rsa.c``).
+        ValueError: ``resolved`` is not an exchange source, or ``dest`` is not empty.
+    """
+    if resolved.project != "taler" or resolved.origin is None or resolved.version is None:
+        raise ValueError("not a resolved exchange source")
+    if dest.exists() and any(dest.iterdir()):
+        raise ValueError(f"{dest} is not empty")
+    dest.mkdir(parents=True, exist_ok=True)
+    where = f"taler {resolved.kind} {resolved.location}"
+    try:
+        if resolved.kind == "tarball":
+            assert resolved.sha256 is not None
+            with resolved.origin.open("rb") as f:
+                verify_sha256(f, resolved.sha256, where)
+                f.seek(0)
+                _unpack(f, dest, where, strip_top=True)
+        elif resolved.kind == "git":
+            assert resolved.commit is not None
+            _export(resolved.origin, resolved.commit, dest, where)
+        else:
+            again = working_tree(resolved.origin)
+            digest = hash_tree(resolved.origin, again.files, where, copy_to=dest)
+            if digest != resolved.tree_sha256:
+                raise SourceError(f"{where}: the tree changed while archbench copied it; run again")
+        changes: list[str] = []
+        git_dir = dest / ".git"
+        if git_dir.is_dir() and not git_dir.is_symlink():
+            shutil.rmtree(git_dir)
+            changes.append("removed .git")
+        if not (dest / TALER_SENTINEL).is_file() or not (dest / "configure.ac").is_file():
+            raise SourceError(
+                f"{where}: no {TALER_SENTINEL} or configure.ac; this is not an exchange tree "
+                "with the security-module benchmarks"
+            )
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    return BuildTree(
+        root=dest, build_system="autotools", version=resolved.version, changes=tuple(changes)
+    )
 
 
 # ---------------------------------------------------------------- git, locks

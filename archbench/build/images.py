@@ -83,6 +83,78 @@ GNUNET_BUILD_PACKAGES = (
 (meson releases and autotools tarballs alike)."""
 
 
+TALER_PREFIX = "/opt/taler"
+"""Where a benchmark image with a ``taler:`` source installs the exchange's ``src/util``."""
+TALER_TREE = "/opt/archbench/taler/exchange"
+"""Where the exchange's build tree stays in the image: the harness's taler-helper suite runs
+``src/util/test_helper_*`` there (``harness/abh/suites/taler_helper.py``)."""
+TALER_TAR = "/opt/archbench/taler-prefix.tar"
+"""Where a cross stage leaves :data:`TALER_PREFIX` and :data:`TALER_TREE` packed, as paths
+from ``/`` (context ``cross/taler-prefix.tar``, unpacked at ``/`` by the emulated stage)."""
+TALER_BUILD_PACKAGES = (
+    "gcc",
+    "make",
+    "pkgconf",
+    "python3",
+    "python3-jinja2",
+    "autoconf",
+    "automake",
+    "libtool",
+    "autopoint",
+    "gettext",
+    "jq",
+    "libgcrypt20-dev",
+    "libsodium-dev",
+    "libunistring-dev",
+    "libltdl-dev",
+    "libidn2-dev",
+    "zlib1g-dev",
+    "libsqlite3-dev",
+    "libcurl4-gnutls-dev",
+    "libmicrohttpd-dev",
+    "libjansson-dev",
+    "libgmp-dev",
+    "libgnutls28-dev",
+    "libpq-dev",
+)
+"""What ``images/taler-source/build-taler-exchange.sh`` and GNUnet's json, curl and pq
+libraries need (configure stops without Python's jinja2 and, for 0.14.x, ``jq``;
+``libpq-dev`` is a configure check only: no PostgreSQL runs)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TalerBuild:
+    """A GNU Taler exchange source whose ``src/util`` a benchmark image builds."""
+
+    resolved: ResolvedSource
+    tar: bytes
+    """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+
+    def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
+        """:meth:`ResolvedSource.provenance` plus ``build_script_sha256`` (of
+        ``images/taler-source/build-taler-exchange.sh``) and ``prefix``."""
+        script = template_dir / "taler-source" / "build-taler-exchange.sh"
+        return {
+            **self.resolved.provenance(),
+            "prefix": TALER_PREFIX,
+            "build_script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
+        }
+
+
+def taler_source_files(
+    build: TalerBuild | None, template_dir: Path = TEMPLATE_DIR
+) -> tuple[tuple[str, bytes], ...]:
+    """Context files of an exchange build: its tree's tar and the build script (none for
+    ``None``)."""
+    if build is None:
+        return ()
+    script = template_dir / "taler-source" / "build-taler-exchange.sh"
+    return (
+        ("taler-source/build-taler-exchange.sh", script.read_bytes()),
+        ("taler-source/taler-src.tar", build.tar),
+    )
+
+
 @dataclasses.dataclass(frozen=True)
 class GnunetBuild:
     """A GNUnet source to build libgnunetutil from inside a benchmark image."""
@@ -193,6 +265,7 @@ def render_dockerfile(
     gnunet_perf: bool = False,
     cross_packages: tuple[str, ...] = (),
     gnunet_source: str = "",
+    taler_source: str = "",
 ) -> str:
     """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
     and the build of GNUnet's perf programs when ``gnunet_perf``).
@@ -204,6 +277,8 @@ def render_dockerfile(
     (:attr:`~archbench.build.gnunet_source.ResolvedSource.content_key`) whose
     libgnunetutil the image builds into :data:`GNUNET_PREFIX` from the context's
     ``gnunet-source/``; ``""``: the base's packages provide it.
+    ``taler_source``: the content key of an exchange source whose ``src/util`` the image
+    builds into :data:`TALER_PREFIX` (tree kept at :data:`TALER_TREE`) against that GNUnet.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -222,17 +297,24 @@ def render_dockerfile(
             build_env=cross_mod.build_env(arch),
             gnunet_source=gnunet_source,
             gnunet_prefix=GNUNET_PREFIX,
+            taler_source=taler_source,
+            taler_prefix=TALER_PREFIX,
+            taler_tree=TALER_TREE,
         )
     )
 
 
 def render_cross_dockerfile(
-    cross: cross_mod.CrossPlan, template_dir: Path = TEMPLATE_DIR, gnunet_source: str = ""
+    cross: cross_mod.CrossPlan,
+    template_dir: Path = TEMPLATE_DIR,
+    gnunet_source: str = "",
+    taler_source: str = "",
 ) -> str:
     """Render ``cross/Dockerfile.j2``: the cross stage of ``cross.target_arch``'s image.
 
     ``gnunet_source``: the content key of the GNUnet source the stage builds when
-    ``cross.gnunet`` is set (named in the Dockerfile, and so in the stage's hash).
+    ``cross.gnunet`` is set (named in the Dockerfile, and so in the stage's hash);
+    ``taler_source``: the exchange source's when ``cross.taler`` is set.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -247,6 +329,10 @@ def render_cross_dockerfile(
             gnunet_prefix=GNUNET_PREFIX,
             gnunet_tar=GNUNET_TAR,
             meson_cross_path=cross_mod.MESON_CROSS_PATH,
+            taler_source=taler_source,
+            taler_prefix=TALER_PREFIX,
+            taler_tree=TALER_TREE,
+            taler_tar=TALER_TAR,
         )
     )
 
@@ -269,6 +355,7 @@ def plan_cross_image(
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
     gnunet: GnunetBuild | None = None,
+    taler: TalerBuild | None = None,
 ) -> ImageSpec:
     """The :class:`ImageSpec` of a cross stage (``archbench/cross:<target>-<hash>``).
 
@@ -278,15 +365,22 @@ def plan_cross_image(
     which the stage resolves the emulated stage's packages (also hashed).
     ``gnunet``: the GNUnet source the stage builds libgnunetutil from (its tree, the
     build script and the meson cross file join the context and the hash); given
-    exactly when ``cross.gnunet`` is set.
+    exactly when ``cross.gnunet`` is set. ``taler``: the exchange source the stage
+    cross-compiles ``src/util`` from; given exactly when ``cross.taler`` is set.
 
     Raises:
-        ValueError: ``gnunet`` and ``cross.gnunet`` disagree.
+        ValueError: ``gnunet`` and ``cross.gnunet`` disagree, or ``taler`` and
+            ``cross.taler``.
     """
     if (gnunet is None) != (cross.gnunet is None):
         raise ValueError("a cross stage builds a GNUnet source exactly when its plan says so")
+    if (taler is None) == cross.taler:
+        raise ValueError("a cross stage builds an exchange source exactly when its plan says so")
     dockerfile = render_cross_dockerfile(
-        cross, template_dir, gnunet.resolved.content_key if gnunet is not None else ""
+        cross,
+        template_dir,
+        gnunet.resolved.content_key if gnunet is not None else "",
+        taler.resolved.content_key if taler is not None else "",
     )
     apt_conf = _environment(template_dir).get_template("cross/target-apt.conf.j2")
     scripts = tuple(
@@ -303,6 +397,7 @@ def plan_cross_image(
         ("cross/target-apt.conf", apt_conf.render(cross=cross).encode()),
         ("cross/target-status", target_status),
         *source,
+        *taler_source_files(taler, template_dir),
     )
     packages = (cross.toolchain, *cross.native_tools, *cross.dev_packages)
     return ImageSpec(
@@ -353,6 +448,7 @@ def warm_cross_stage(
     build_base_id: str,
     log_name: str,
     gnunet: GnunetBuild | None = None,
+    taler: TalerBuild | None = None,
 ) -> bool:
     """Build the cross stage's first part (:func:`plan_cross_prefix`) ahead of the stage.
 
@@ -360,7 +456,7 @@ def warm_cross_stage(
     cut, or a build failure; the real stage then builds those steps itself and says
     why in its own log). True when the prefix image is there.
     """
-    spec = plan_cross_image(plan, build_base_id, b"", gnunet=gnunet)
+    spec = plan_cross_image(plan, build_base_id, b"", gnunet=gnunet, taler=taler)
     prefix = plan_cross_prefix(spec, build_base_id)
     if prefix is None:
         return False
@@ -436,6 +532,7 @@ def plan_image(
     gnunet_perf: bool = False,
     cross: cross_mod.CrossBuild | None = None,
     gnunet: GnunetBuild | None = None,
+    taler: TalerBuild | None = None,
 ) -> ImageSpec:
     """Assemble the :class:`ImageSpec` (and its tag) without touching an engine.
 
@@ -451,14 +548,22 @@ def plan_image(
     With both ``gnunet`` and ``gnunet_perf`` the suite runs GNUnet's own
     ``perf_crypto_rsa`` of the same source (built by ``build-libgnunetutil.sh --perf``).
 
+    ``taler``: build the exchange's ``src/util`` from this source against ``gnunet``
+    (with GNUnet's json, curl and pq libraries, ``build-libgnunetutil.sh --taler``) or
+    against the base's ``libgnunet-dev``, with :data:`TALER_BUILD_PACKAGES`; natively only.
+
     Raises:
         ValueError: ``gnunet`` with a ``cross`` stage that did not build it, or the
-            other way round.
+            other way round; ``taler`` with ``cross``.
     """
     if cross is not None and (gnunet is None) != (cross.plan.gnunet is None):
         raise ValueError("the cross stage's GNUnet source is not the image's")
+    if cross is not None and (taler is not None) != cross.plan.taler:
+        raise ValueError("the cross stage's exchange source is not the image's")
     if gnunet is not None:
         packages = source_packages(packages)
+    if taler is not None:
+        packages = packages + tuple(p for p in TALER_BUILD_PACKAGES if p not in packages)
     dockerfile = render_dockerfile(
         base_tag,
         arch,
@@ -469,6 +574,7 @@ def plan_image(
         gnunet_perf,
         cross.install if cross is not None else (),
         gnunet.resolved.content_key if gnunet is not None else "",
+        taler.resolved.content_key if taler is not None else "",
     )
     files = (
         harness_files(harness_dir)
@@ -476,6 +582,7 @@ def plan_image(
         + gnunet_perf_files(gnunet_perf and gnunet is None, template_dir)
         + (cross.files if cross is not None else ())
         + gnunet_source_files(gnunet if cross is None else None, template_dir)
+        + taler_source_files(taler if cross is None else None, template_dir)
     )
     # The cross-compiled drivers must stay executable in the image.
     modes = tuple((path, 0o755) for path, _ in files if cross_mod.is_driver_path(path))
@@ -502,21 +609,27 @@ def prepare_cross(
     has_recipe: bool,
     gnunet_perf: bool,
     gnunet: GnunetBuild | None = None,
+    taler: bool = False,
 ) -> tuple[cross_mod.CrossPlan | None, str]:
     """The cross plan of a target and the image id of its build base (``""`` if none).
 
     The build base is ``base`` bootstrapped for ``engine_arch``
     (``archbench-base/<name>:amd64``), made once for all targets that need it and
     never rebuilt by ``builder.rebuild``. ``gnunet``: the target builds libgnunetutil
-    from this source, in the cross stage (with the source build's packages).
+    from this source, in the cross stage (with the source build's packages); ``taler``:
+    the stage also cross-compiles the exchange (with the ``-dev`` packages of
+    :data:`TALER_BUILD_PACKAGES`).
 
     Raises:
         BaseImageError: the build base cannot be bootstrapped.
     """
+    chosen = source_packages(packages) if gnunet is not None else packages
+    if taler:
+        chosen += tuple(p for p in TALER_BUILD_PACKAGES if p.endswith("-dev") and p not in chosen)
     plan = cross_mod.plan_cross(
         target_arch,
         engine_arch,
-        source_packages(packages) if gnunet is not None else packages,
+        chosen,
         bases.base_tag(base_name, engine_arch),
         emulated=emulated,
         has_recipe=has_recipe,
@@ -526,6 +639,7 @@ def prepare_cross(
             if gnunet is not None
             else None
         ),
+        taler=taler,
     )
     if plan is None:
         return None, ""
@@ -567,6 +681,11 @@ def read_out(builder: Builder, image: str, plan: cross_mod.CrossPlan) -> cross_m
         if not prefix:
             raise ImageBuildError(f"cross stage {image} has no {GNUNET_TAR}")
         files["cross/gnunet-prefix.tar"] = prefix
+    if plan.taler:
+        exchange = _top_files(builder, image, TALER_TAR).get(TALER_TAR.rpartition("/")[2])
+        if not exchange:
+            raise ImageBuildError(f"cross stage {image} has no {TALER_TAR}")
+        files["cross/taler-prefix.tar"] = exchange
     return cross_mod.CrossBuild(
         plan,
         str(builder.client.images.get(image).id),
@@ -592,6 +711,7 @@ def ensure_target_image(
     target_base: str,
     name: str,
     gnunet: GnunetBuild | None = None,
+    taler: TalerBuild | None = None,
 ) -> tuple[ImageSpec, str, bool]:
     """Build or reuse target ``name``'s image; returns ``(spec, image id, reused)``.
 
@@ -610,17 +730,20 @@ def ensure_target_image(
     built: cross_mod.CrossBuild | None = None
     if cross_plan is not None:
         status = _top_files(builder, target_base, "/var/lib/dpkg/status").get("status", b"")
-        cross_spec = plan_cross_image(cross_plan, build_base_id, status, gnunet=gnunet)
+        cross_spec = plan_cross_image(cross_plan, build_base_id, status, gnunet=gnunet, taler=taler)
         marker = failure_marker(builder.work_dir, cross_spec)
         cross_log = f"{name}.cross.log"
-        if gnunet is not None:
+        if gnunet is not None or taler is not None:
             try:
                 ensure_image(builder, cross_spec, cross_log)
             except ImageBuildError as exc:
-                version = gnunet.resolved.version or "(version unknown)"
+                what = " and ".join(
+                    f"{name} {build.resolved.version or '(version unknown)'}"
+                    for name, build in (("libgnunetutil", gnunet), ("taler-exchange", taler))
+                    if build is not None
+                )
                 raise ImageBuildError(
-                    f"cross-compiling libgnunetutil {version} from source for "
-                    f"{cross_plan.debian_arch} failed: {exc}"
+                    f"cross-compiling {what} from source for {cross_plan.debian_arch} failed: {exc}"
                 ) from exc
             built = read_out(builder, cross_spec.tag, cross_plan)
         elif not marker.exists() or builder.rebuild:

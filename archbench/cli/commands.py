@@ -64,7 +64,7 @@ from archbench.errors import (
 )
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
 from archbench.inputs import cpuset, integer, path_flag, quote
-from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet
+from archbench.matrix import LOCAL_HOST, parse_cpus, parse_gnunet, parse_taler
 from archbench.platforms import Arch
 from archbench.report import (
     CompareRequest,
@@ -141,6 +141,7 @@ def bench_options(s: Settings, f: BenchFlags) -> BenchOptions:
         apt_proxy=s.apt_proxy,
         build_jobs=s.build_jobs,
         gnunet=parse_gnunet(f.gnunet) if f.gnunet is not None else None,
+        taler=parse_taler(f.taler) if f.taler is not None else None,
     )
 
 
@@ -177,6 +178,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
     )
     sources = tuple(parse_gnunet(text, "--gnunet") for text in split(f.gnunet, "--gnunet"))
     bases = tuple(split(f.base, "--base"))
+    talers = tuple(parse_taler(text, "--taler") for text in split(f.taler, "--taler"))
     if f.extend:
         check_run_id(f.extend, "--extend", MatrixError)
     options = HistoryOptions(
@@ -185,6 +187,7 @@ def history(s: Settings, f: HistoryFlags) -> None:
         work=Path(s.work),
         sources=sources,
         bases=bases,
+        talers=talers,
         targets=tuple(split(f.target, "--target")),
         archs=tuple(archs(f.arch)),
         overrides=chosen,

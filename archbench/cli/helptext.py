@@ -48,6 +48,9 @@ BENCH_HELP: Final = {
     "gnunet": "libgnunetutil of the selected targets (matrix key 'gnunet'): debian (the "
     "base's libgnunet-dev), TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; "
     "built from source in the image (cross-compiled for emulated targets)",
+    "taler": "GNU Taler exchange source of the selected targets (matrix key 'taler'): "
+    "TARBALL@sha256:HEX (a path or URL), git+URL@REF or a directory; its src/util (security"
+    " modules, test_helper_*) is built in the image against the target's GNUnet, natively",
 }
 
 HISTORY_HELP: Final = {
@@ -56,6 +59,10 @@ HISTORY_HELP: Final = {
     "(debian, TARBALL@sha256:HEX, git+URL@REF, a directory)",
     "base": "the series of matrix bases (e.g. debian-bookworm,debian-trixie), comma-separated;"
     " with --gnunet: as many entries (paired in order) or one (for every version)",
+    "taler": "the series of GNU Taler exchange sources, comma-separated, each as for bench "
+    "--taler; paired in order with --gnunet/--base (as many entries, or one), e.g. "
+    "--taler EX-0.9.2,EX-0.14.0 --gnunet debian,GNUNET-0.22.2 --base debian-bookworm,"
+    "debian-trixie",
     "rounds": "timed rounds of the native targets, each running every version once in a "
     "shuffled order (1-100, default 8); emulated targets are counted only",
     "seed": "seed of the rounds' orders (default: drawn and recorded in history.json)",

@@ -42,6 +42,7 @@ class BenchFlags:
     ci_target: str | None = None
     cpus: str | None = None
     gnunet: str | None = None
+    taler: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class HistoryFlags:
     matrix: str = ""
     gnunet: str | None = None
     base: str | None = None
+    taler: str | None = None
     rounds: str | None = None
     seed: str | None = None
     extend: str = ""

@@ -14,7 +14,8 @@ before anything is built.
   ``NanoCpus`` by :func:`nano_cpus`);
 * :mod:`archbench.matrix.gnunet`: where a target's libgnunetutil comes from
   (``gnunet:`` of a profile or target, :meth:`Matrix.gnunet`; :class:`GnunetSource`),
-  and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`);
+  and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`); the
+  exchange source ``taler:`` in the same grammar (:meth:`Matrix.taler`, :func:`parse_taler`);
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
   emulated targets (:func:`apply_emulated_defaults`);
@@ -39,6 +40,7 @@ from archbench.matrix.gnunet import (
     GnunetSource,
     GnunetTarball,
     parse_gnunet,
+    parse_taler,
 )
 from archbench.matrix.loading import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
 from archbench.matrix.model import (
@@ -88,5 +90,6 @@ __all__ = [
     "parse",
     "parse_cpus",
     "parse_gnunet",
+    "parse_taler",
     "read_matrix_text",
 ]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, NoReturn
 
 from pydantic import (
     BeforeValidator,
@@ -198,7 +198,8 @@ def _debian(value: Any) -> Any:
     )
 
 
-def _refuse(value: Any) -> Any:
+def _refuse_as(key: str, forms: str, value: Any) -> NoReturn:
+    """Raise the message for a ``key:`` value that is none of the kinds."""
     if isinstance(value, dict):
         found = [k for k in KINDS if k in value]
         if found:
@@ -206,25 +207,33 @@ def _refuse(value: Any) -> Any:
         keys = [str(k) for k in value]
         hints = [did_you_mean(k[:100], KINDS) for k in keys[:20]]
         raise ValueError(
-            "a gnunet mapping needs one of the keys tarball, git or path (got "
+            f"a {key} mapping needs one of the keys tarball, git or path (got "
             + (", ".join(quote(k, 40) for k in keys[:5]) if keys else "no keys")
-            + f"); give {FORMS}"
+            + f"); give {forms}"
             + next((h for h in hints if h), "")
         )
-    raise ValueError(f"give {FORMS} (got {quote(value)}, a {type(value).__name__})")
+    raise ValueError(f"give {forms} (got {quote(value)}, a {type(value).__name__})")
+
+
+def _refuse(value: Any) -> Any:
+    _refuse_as("gnunet", FORMS, value)
+
+
+def _tag_as(key: str, value: Any) -> str:
+    for model, kind in ((GnunetTarball, "tarball"), (GnunetGit, "git"), (GnunetPath, "path")):
+        if isinstance(value, model):
+            return f"{key}[{kind}]"
+    if isinstance(value, dict):
+        found = [k for k in KINDS if k in value]
+        if len(found) == 1:
+            return f"{key}[{found[0]}]"
+    return f"{key}[invalid]"
 
 
 def _tag(value: Any) -> str:
     if isinstance(value, str | GnunetDebian):
         return TAG_DEBIAN
-    for model, tag in ((GnunetTarball, TAG_TARBALL), (GnunetGit, TAG_GIT), (GnunetPath, TAG_PATH)):
-        if isinstance(value, model):
-            return tag
-    if isinstance(value, dict):
-        found = [k for k in KINDS if k in value]
-        if len(found) == 1:
-            return f"gnunet[{found[0]}]"
-    return TAG_INVALID
+    return _tag_as("gnunet", value)
 
 
 GnunetSpec = Annotated[
@@ -251,7 +260,7 @@ FIELDS: Final[dict[str, list[str]]] = {
 _ADAPTER: TypeAdapter[GnunetSpec] = TypeAdapter(GnunetSpec)
 
 
-def _mapping(text: str, where: str) -> Any:
+def _mapping(text: str, where: str, forms: str = STRING_FORMS) -> Any:
     """The matrix value that the one-string form ``text`` stands for."""
     if text == "debian":
         return text
@@ -270,7 +279,7 @@ def _mapping(text: str, where: str) -> Any:
         raise MatrixError(
             f"{where}: {quote(text)}: a tarball is pinned by its sha256; give "
             "PATH-or-URL@sha256:<64 lowercase hex digits> (what sha256sum prints), "
-            f"or one of {STRING_FORMS}"
+            f"or one of {forms}"
         )
     return {"path": text}
 
@@ -293,6 +302,66 @@ def parse_gnunet(text: str, where: str = "--gnunet", base_dir: Path | None = Non
     context = {"base_dir": str(base_dir) if base_dir is not None else None}
     try:
         return _ADAPTER.validate_python(value, context=context)
+    except ValidationError as exc:
+        problems = "; ".join(problem(e) for e in exc.errors()[:5])
+        raise MatrixError(f"{where}: {problems}") from None
+
+
+# ---------------------------------------------------------------- taler:
+
+TALER_FORMS: Final = "{tarball: PATH-or-URL, sha256: <64 hex>}, {git: URL, ref: REF} or {path: DIR}"
+TALER_STRING_FORMS: Final = "PATH-or-URL@sha256:<64 hex>, git+URL@REF or a directory"
+
+
+def _taler_refuse(value: Any) -> Any:
+    if isinstance(value, str):
+        raise ValueError(
+            f"taler {quote(value)} is not allowed: the exchange is not a Debian package; give "
+            f"{TALER_FORMS} (the one-string forms are for invoke bench --taler)"
+        )
+    _refuse_as("taler", TALER_FORMS, value)
+
+
+TalerSpec = Annotated[
+    Annotated[GnunetTarball, Tag("taler[tarball]")]
+    | Annotated[GnunetGit, Tag("taler[git]")]
+    | Annotated[GnunetPath, Tag("taler[path]")]
+    | Annotated[GnunetPath, BeforeValidator(_taler_refuse), Tag("taler[invalid]")],
+    Discriminator(lambda value: _tag_as("taler", value)),
+]
+"""The pydantic type of a ``taler:`` value: a GNU Taler exchange source, in the grammar
+and with the checks of ``gnunet:`` (a tarball pinned by its sha256, a git ref, a working
+tree), without ``debian`` (Debian has no exchange package)."""
+
+TALER_FIELDS: Final[dict[str, list[str]]] = {
+    f"taler[{kind}]": fields for kind, fields in zip(KINDS, FIELDS.values(), strict=True)
+}
+"""The keys allowed in each kind of ``taler:`` mapping, by the union's tag (for messages)."""
+
+_TALER_ADAPTER: TypeAdapter[TalerSpec] = TypeAdapter(TalerSpec)
+
+
+def parse_taler(text: str, where: str = "--taler", base_dir: Path | None = None) -> GnunetSource:
+    """The one-string form of an exchange source (``invoke bench --taler``) as its model.
+
+    The forms of :func:`parse_gnunet` without ``debian``: ``PATH-or-URL@sha256:HEX``,
+    ``git+URL@REF``, or a directory. The model is a :class:`GnunetTarball`,
+    :class:`GnunetGit` or :class:`GnunetPath` (the same source kinds, for another project).
+
+    Raises:
+        MatrixError: ``where``, then what is wrong and what is allowed.
+    """
+    if not isinstance(text, str) or not text:
+        raise MatrixError(f"{where}: give a Taler exchange source: {TALER_STRING_FORMS}")
+    if text == "debian":
+        raise MatrixError(
+            f"{where}: 'debian': Debian has no taler-exchange package; give {TALER_STRING_FORMS}"
+            " (./debian for a directory of that name)"
+        )
+    value = _mapping(text, where, TALER_STRING_FORMS)
+    context = {"base_dir": str(base_dir) if base_dir is not None else None}
+    try:
+        return _TALER_ADAPTER.validate_python(value, context=context)
     except ValidationError as exc:
         problems = "; ".join(problem(e) for e in exc.errors()[:5])
         raise MatrixError(f"{where}: {problems}") from None

@@ -24,6 +24,7 @@ from archbench.errors import MatrixError
 from archbench.inputs import decode, did_you_mean, load_yaml, problem, quote, read_bytes
 from archbench.matrix.defaults import explicit_keys, merge_defaults
 from archbench.matrix.gnunet import FIELDS as GNUNET_FIELDS
+from archbench.matrix.gnunet import TALER_FIELDS
 from archbench.matrix.model import Base, Host, Matrix, Profile, Recipe, Source, Target, Tls
 from archbench.suites import DEFAULT_SUITES, REGISTRY, SUITE_NAMES, Suites
 
@@ -134,6 +135,7 @@ _FIELDS: dict[str, Sequence[str]] = {
     "recipe": list(Recipe.model_fields),
     "gnunet": list(Source.model_fields),  # recipe.gnunet; the gnunet: key is by its tags
     **GNUNET_FIELDS,
+    **TALER_FIELDS,
     "exchange": list(Source.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),

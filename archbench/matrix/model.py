@@ -56,7 +56,7 @@ from archbench.inputs import (
     quote,
 )
 from archbench.matrix.defaults import check_emulated_defaults
-from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource, GnunetSpec
+from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource, GnunetSpec, TalerSpec
 from archbench.platforms import Arch
 from archbench.suites import DEFAULT_SUITES, Suites
 
@@ -280,6 +280,9 @@ class Profile(Strict):
     packages: tuple[PackageSpec, ...] = Field(min_length=1)
     recipe: Recipe | None = None
     gnunet: GnunetSpec | None = None
+    taler: TalerSpec | None = None
+    """A GNU Taler exchange source whose ``src/util`` (the security modules and their
+    benchmarks) the image builds against this profile's GNUnet (``docs/taler-recipe.md``)."""
 
 
 class Target(Strict):
@@ -309,6 +312,9 @@ class Target(Strict):
     gnunet: GnunetSpec | None = None
     """Where libgnunetutil comes from, over the profile's ``gnunet:``; None: the profile's
     (:meth:`Matrix.gnunet`)."""
+    taler: TalerSpec | None = None
+    """The exchange source, over the profile's ``taler:``; None: the profile's
+    (:meth:`Matrix.taler`)."""
 
     @field_validator("cpus", mode="before")
     @classmethod
@@ -427,6 +433,11 @@ class Matrix(Strict):
                     "which builds its own GNUnet; give gnunet: debian (or none) for this "
                     "target, or a profile without the recipe"
                 )
+            if recipe is not None and self.taler(t) is not None:
+                raise ValueError(
+                    f"{where}.taler: profile {t.profile!r} has the recipe {recipe.name!r}, "
+                    "which fetches its own exchange; give taler: in a profile without the recipe"
+                )
         if LOCAL_HOST in self.hosts:
             raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
         return self
@@ -441,6 +452,14 @@ class Matrix(Strict):
         if profile is not None and profile.gnunet is not None:
             return profile.gnunet
         return DEBIAN_GNUNET
+
+    def taler(self, target: Target) -> GnunetSource | None:
+        """The exchange source ``target`` builds (its own ``taler:``, else its profile's),
+        or None: the image has no exchange."""
+        if target.taler is not None:
+            return target.taler
+        profile = self.profiles.get(target.profile)
+        return profile.taler if profile is not None else None
 
     def host(self, name: str) -> Host | None:
         """The host a target names; None for ``local`` (the environment's engine)."""

@@ -28,9 +28,11 @@ from archbench.report.units import (
 )
 from archbench.result import (
     HELPER_OPERATIONS,
+    OPERATION_WORDING,
     SHORT_WORDING,
     TALER_OPERATIONS,
     THESIS_OPS,
+    Execution,
     Result,
     RowKey,
     group_key,
@@ -135,8 +137,19 @@ def setup_items(result: Result) -> tuple[tuple[str, str], ...]:
         (f"libgcrypt:{pkg_arch} version", version("libgcrypt")),
         (f"libgnunetutil:{pkg_arch} version", gnunet),
         *((driver,) if driver else ()),
+        *(taler_item(execution) if execution is not None else ()),
         ("Execution", how),
     )
+
+
+def taler_item(execution: Execution) -> tuple[tuple[str, str], ...]:
+    """The Setup box's line on the exchange built from a ``taler:`` source
+    (``Execution.taler_source``), none without one."""
+    source = execution.taler_source
+    if not source:
+        return ()
+    version = source.get("version") or "unknown version"
+    return (("taler-exchange (security modules)", f"{version} ({gnunet_source_summary(source)})"),)
 
 
 def gnunet_driver_item(result: Result) -> tuple[str, str] | None:
@@ -160,21 +173,29 @@ def gnunet_driver_item(result: Result) -> tuple[str, str] | None:
 
 
 def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
-    """The notes of ``result``'s blindsig rows behind ``keys``, one line per distinct note.
+    """The notes of ``result``'s blindsig and security-module rows behind ``keys``, one
+    line per distinct note.
 
     A note shared by every RSA size is printed once (``RSA blinding: …``), one of some
-    sizes names them (``RSA 1024, 2048 bit key generation: …``).
+    sizes names them (``RSA 1024, 2048 bit key generation: …``). A security-module row's
+    note is the same for CS and every RSA size: it is printed once, after the block it
+    names (``100 parallel signature operations: …``).
     """
     keys = list(keys)
     wanted = {(op, scheme, bits) for op, _, scheme, bits in keys}
     sizes: dict[tuple[str, str, str], list[int]] = {}
+    helper: dict[str, str] = {}
     for row in result.harness.rows:
         bits = row.key_bits or 0
         if (
-            row.suite != "blindsig"
+            row.suite not in ("blindsig", "security-module")
             or not row.note
             or (row.operation, row.scheme, bits) not in wanted
         ):
+            continue
+        if row.suite == "security-module":
+            words = OPERATION_WORDING.get(row.operation, row.operation)
+            helper.setdefault(f"{row.ops_per_block} {words}: {row.note}", "")
             continue
         sizes.setdefault((row.scheme, str(row.operation), row.note), []).append(bits)
     all_rsa = sorted({bits for _, _, scheme, bits in keys if scheme == "RSA"})
@@ -184,7 +205,17 @@ def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
         if scheme == "RSA" and sorted(found) != all_rsa:
             who = f"RSA {', '.join(str(b) for b in sorted(found))} bit"
         lines.append(f"{who} {SHORT_WORDING.get(operation, operation)}: {note}")
-    return tuple(lines)
+    if helper and result.emulated:
+        helper[EMULATED_HELPER_NOTE] = ""
+    return (*lines, *helper)
+
+
+EMULATED_HELPER_NOTE: Final = (
+    "emulated: a security-module time measures QEMU user emulation of the secmod and of the "
+    "test's clients, and the host kernel's IPC between them (Unix sockets, threads, forks), "
+    "not the target's CPU; compare such rows across QEMU versions, never with native ones"
+)
+"""The security-module rows' note on an emulated machine: what their times measure."""
 
 
 def noise_cause(machine: Machine) -> str | None:

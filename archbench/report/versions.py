@@ -46,7 +46,9 @@ def gnunet_version(result: Result) -> str | None:
 
     The driver's own report first (``setup.gnunet``: the headers' version, which the
     loaded library was checked to match), then the upstream part of the dpkg version
-    (``1:0.20.0-7`` -> ``0.20.0``), then pkg-config's (``setup.gnunet_version``).
+    (``1:0.20.0-7`` -> ``0.20.0``), then pkg-config's (``setup.gnunet_version``), then
+    the source build's own (``execution.gnunet_source``: an emulated image without the
+    blindsig suite has neither driver nor pkg-config to ask).
     """
     setup = result.harness.setup
     if setup.gnunet is not None and setup.gnunet.header_version:
@@ -54,7 +56,12 @@ def gnunet_version(result: Result) -> str | None:
     dpkg = setup.packages.get("libgnunetutil")
     if dpkg:
         return dpkg.split(":", 1)[-1].rsplit("-", 1)[0]
-    return setup.gnunet_version or None
+    if setup.gnunet_version:
+        return setup.gnunet_version
+    execution = result.execution
+    source = execution.gnunet_source if execution is not None else None
+    version = source.get("version") if source else None
+    return str(version) if version else None
 
 
 def gnunet_label(result: Result) -> str:

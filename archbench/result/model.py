@@ -104,6 +104,11 @@ class Execution(Frozen):
     """Where the image's libgnunetutil was built from, when not the base's packages
     (:meth:`archbench.build.ResolvedSource.provenance`: kind, location, ref, commit,
     sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
+    taler_source: dict[str, str | bool | None] | None = None
+    """Where the image's GNU Taler exchange (``src/util``: the security modules and
+    ``test_helper_*``) was built from (the same keys, plus ``prefix`` and
+    ``build_script_sha256``); None: the image has no exchange built from a ``taler:``
+    source. Files written before the field have none."""
 
 
 class Reference(Frozen):
@@ -219,6 +224,8 @@ class RunManifest(Frozen):
     gnunet: str | None = None
     """``--gnunet``: every target's GNUnet source in its one-string form, paths absolute
     (None: the matrix's); ``--resume`` builds the same."""
+    taler: str | None = None
+    """``--taler``: every target's exchange source in the same form (None: the matrix's)."""
     history: str | None = None
     """The history (``invoke history``) this run is one version of, None: a run of its own."""
 
@@ -236,6 +243,9 @@ class HistoryVersion(Frozen):
     label: str = Field(min_length=1, max_length=200)
     gnunet: str
     base: str | None = None
+    taler: str | None = None
+    """The exchange source of this version (``--taler``'s one-string form), None: the
+    matrix's (or none)."""
     run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
     session: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
 

@@ -39,9 +39,11 @@ Operation = Literal[
     "unblinding",
     "verifying",
     # Taler's security module (crypto helper) timings, imported or reference only:
-    # N signatures through the helper, one after another or N at once.
+    # N signatures through the helper, one after another, N at once, or N in one batch
+    # request (test_helper_* of exchange 0.9.3 and later).
     "helper_sequential_signing",
     "helper_parallel_signing",
+    "helper_batch_signing",
     # GNUnet's scheme-independent layer (GNUNET_CRYPTO_blind_sign*, 0.21+), the calls
     # GNU Taler makes; rows of their own, after the thesis's (harness/CONTRACT.md).
     "taler_key_generation",

@@ -19,9 +19,10 @@ OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
 them in): operations in this order, CS before RSA, RSA by size."""
 
 HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
-    {"helper_sequential_signing", "helper_parallel_signing"}
+    {"helper_sequential_signing", "helper_parallel_signing", "helper_batch_signing"}
 )
-"""Security-module timings: the figure is the whole block ("100 parallel signature operations")."""
+"""Security-module timings: the figure is the whole block ("100 parallel signature operations",
+"16 batch signature operations": one batch request of 16 signatures)."""
 
 TALER_OPERATIONS: Final[tuple[Operation, ...]] = (
     "taler_key_generation",
@@ -50,6 +51,7 @@ OPERATION_WORDING: Final[dict[str, str]] = {
     "verifying": "verifying",
     "helper_sequential_signing": "sequential signature operations",
     "helper_parallel_signing": "parallel signature operations",
+    "helper_batch_signing": "batch signature operations",
     "taler_key_generation": "key generation (blind_sign_keys_create)",
     "taler_blinding_input": "blinding input values (get_blinding_input_values)",
     "taler_blinding": "blinding (message_blind_to_sign)",
@@ -81,6 +83,7 @@ OPERATION_GROUPS: Final[tuple[tuple[Operation, ...], ...]] = (
     ("verifying",),
     ("helper_sequential_signing",),
     ("helper_parallel_signing",),
+    ("helper_batch_signing",),
     TALER_OPERATIONS,
 )
 """The appendix's row groups, in order; tables separate them with an extra rule.

@@ -87,6 +87,9 @@ class HistoryOptions:
     work: Path
     sources: tuple[GnunetSource, ...] = ()
     bases: tuple[str, ...] = ()
+    talers: tuple[GnunetSource, ...] = ()
+    """``--taler``: the series of exchange sources (paired with ``sources``/``bases`` as
+    they pair with each other); empty: the matrix's ``taler:``."""
     targets: tuple[str, ...] = ()
     archs: tuple[Arch, ...] = ()
     overrides: Mapping[str, object] = field(default_factory=dict)
@@ -109,6 +112,44 @@ class HistoryRun:
     manifest: HistoryManifest
     outcomes: Mapping[str, tuple[TargetOutcome, ...]]
     """Run id -> the outcomes of its build, rounds and counts (failed ones included)."""
+
+
+def series_of(
+    sources: Sequence[GnunetSource],
+    bases: Sequence[str],
+    talers: Sequence[GnunetSource] = (),
+    existing: int = 0,
+) -> list[tuple[GnunetSource | None, str | None, GnunetSource | None]]:
+    """The series as ``(source, base, exchange)`` triples, paired as :func:`versions_of`
+    pairs ``--gnunet`` and ``--base``; ``talers`` (``--taler``) is a third list of the
+    same kind: as many entries, or one for every version. An exchange series alone is a
+    series (``--taler A,B`` with the matrix's GNUnet). ``existing``: as for
+    :func:`versions_of`.
+
+    Raises:
+        MatrixError: as :func:`versions_of`, for ``--taler`` too.
+    """
+    if not talers:
+        return [(s, b, None) for s, b in versions_of(sources, bases, existing)]
+    n = max(len(sources), len(bases), len(talers))
+    if sources or bases:
+        many = max(len(sources), len(bases)) > 1
+        pairs = versions_of(sources, bases, existing) if many else []
+        if not pairs:
+            one = (sources[0] if sources else None, bases[0] if bases else None)
+            pairs = [one] * n
+    else:
+        pairs = [(None, None)] * n
+    if len(talers) not in (1, n) or len(pairs) != n:
+        raise MatrixError(
+            f"--taler has {len(talers)} entries and the other lists {len(pairs) or 1}: "
+            "give as many, or one"
+        )
+    if n + existing < 2:
+        raise MatrixError("a history needs at least two versions to compare")
+    if n + existing > MAX_VERSIONS:
+        raise MatrixError(f"a history of {n + existing} versions; at most {MAX_VERSIONS}")
+    return [(s, b, talers[i] if len(talers) > 1 else talers[0]) for i, (s, b) in enumerate(pairs)]
 
 
 def versions_of(
@@ -157,19 +198,34 @@ def versions_of(
     return pairs
 
 
-def version_label(source: GnunetSource | None, base: str | None) -> str:
-    """A short name for a version: ``gnunet-0.27.0.tar.gz on debian-trixie``."""
-    if source is None or isinstance(source, GnunetDebian):
-        what = "Debian's libgnunet"
-    elif isinstance(source, GnunetTarball):
-        what = Path(source.tarball).name
-    elif isinstance(source, GnunetGit):
-        what = f"git {source.ref}"
-    elif isinstance(source, GnunetPath):
-        what = f"tree {Path(source.path).name}"
-    else:  # pragma: no cover - the union is closed
-        what = str(source)
+def version_label(
+    source: GnunetSource | None, base: str | None, taler: GnunetSource | None = None
+) -> str:
+    """A short name for a version: ``gnunet-0.27.0.tar.gz on debian-trixie``, with an
+    exchange first: ``taler-exchange-0.14.0.tar.gz with gnunet-0.22.2.tar.gz``."""
+    if taler is not None:
+        return f"{_source_name(taler)} with {version_label(source, base)}"
+    return _with_base(_gnunet_name(source), base)
+
+
+def _source_name(source: GnunetSource) -> str:
+    if isinstance(source, GnunetTarball):
+        return Path(source.tarball).name
+    if isinstance(source, GnunetGit):
+        return f"git {source.ref}"
+    if isinstance(source, GnunetPath):
+        return f"tree {Path(source.path).name}"
+    return str(source)
+
+
+def _with_base(what: str, base: str | None) -> str:
     return f"{what} on {base}" if base else what
+
+
+def _gnunet_name(source: GnunetSource | None) -> str:
+    if source is None or isinstance(source, GnunetDebian):
+        return "Debian's libgnunet"
+    return _source_name(source)
 
 
 def round_orders(run_ids: Sequence[str], rounds: int, seed: int) -> list[tuple[str, ...]]:
@@ -210,6 +266,7 @@ class _Version:
     plans: list[TargetPlan]
     workspace: Workspace
     outcomes: list[TargetOutcome] = field(default_factory=list)
+    taler: GnunetSource | None = None
 
 
 def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -> HistoryRun:
@@ -236,7 +293,9 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
                 f"note: history {old.history_id} names runs that are not in {store.root}: "
                 f"{', '.join(gone[:8])}; their versions are kept and shown without results"
             )
-    pairs = versions_of(options.sources, options.bases, len(old.versions) if old else 0)
+    triples = series_of(
+        options.sources, options.bases, options.talers, len(old.versions) if old else 0
+    )
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if old is not None:
@@ -264,7 +323,7 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     history_id = options.extend or session
     versions: list[_Version] = []
-    for source, base in pairs:
+    for source, base, taler in triples:
         targets = _rebase(m, chosen, base)
         plans = plan(
             m,
@@ -275,12 +334,13 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
             metrics=("time", "instructions"),
             cpus=options.cpus,
             gnunet=source,
+            taler=taler,
         )
         check_cpusets(clients, plans, None)
         check_quotas(clients, plans, options.cpus)
         run_id = new_run_id()
         flag = gnunet_flag(source) or "debian"
-        label = version_label(source, base)
+        label = version_label(source, base, taler)
         taken = [v.label for v in (manifest.versions if manifest else ())] + [
             v.entry.label for v in versions
         ]
@@ -290,11 +350,12 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
             label=label,
             gnunet=flag,
             base=base,
+            taler=gnunet_flag(taler),
             run_id=run_id,
             session=session,
         )
         ws = Workspace(store=store, run_id=run_id, work_dir=options.work, apt_proxy=apt_proxy)
-        versions.append(_Version(entry, source, plans, ws))
+        versions.append(_Version(entry, source, plans, ws, taler=taler))
     if manifest is None:
         manifest = HistoryManifest(
             history_id=history_id,
@@ -326,6 +387,7 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
                     suites=tuple(options.suites),
                     metrics=("time", "instructions"),
                     gnunet=v.entry.gnunet,
+                    taler=v.entry.taler,
                     history=history_id,
                 )
             )

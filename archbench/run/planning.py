@@ -72,6 +72,9 @@ class TargetPlan:
     gnunet: GnunetSource = DEBIAN_GNUNET
     """Where libgnunetutil comes from: ``--gnunet``, else the matrix's
     (:meth:`archbench.matrix.Matrix.gnunet`)."""
+    taler: GnunetSource | None = None
+    """The GNU Taler exchange source whose ``src/util`` the image builds: ``--taler``, else
+    the matrix's (:meth:`archbench.matrix.Matrix.taler`); None: no exchange."""
     first_repeat: int = 1
     """``repeat_index`` of the first container run (an interleaved session's round)."""
     total_repeats: int | None = None
@@ -126,6 +129,7 @@ def plan(
     metrics: Sequence[str] = (),
     cpus: float | None = None,
     gnunet: GnunetSource | None = None,
+    taler: GnunetSource | None = None,
 ) -> list[TargetPlan]:
     """Plan ``targets`` given the native architecture of each host's engine.
 
@@ -142,12 +146,14 @@ def plan(
     with the target's settings for them or the suite's defaults; ``metrics``
     (``--metric``) replaces the matrix's ``metrics`` (without either, emulated targets
     also count instructions); ``gnunet`` (``--gnunet``)
-    replaces every target's GNUnet source.
+    replaces every target's GNUnet source, ``taler`` (``--taler``) every target's
+    exchange source.
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
             has no suite, an override is invalid, ``repeat`` < 1, or a target that
-            builds GNUnet from source has a profile recipe that builds its own GNUnet.
+            builds GNUnet from source has a profile recipe that builds its own GNUnet,
+            or an exchange source is given to a target that cannot build it.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
@@ -167,6 +173,9 @@ def plan(
             raise MatrixError(f"target {t.name}: {exc}") from exc
         source = gnunet if gnunet is not None else matrix.gnunet(t)
         check_source(t, source, matrix.profiles[t.profile].recipe, gnunet is not None)
+        exchange = taler if taler is not None else matrix.taler(t)
+        if exchange is not None:
+            check_taler(t, exchange, matrix.profiles[t.profile].recipe)
         chosen = t.suites.only(suites) if suites else t.suites
         adjusted: dict[str, dict[str, object]] = {}
         if emulated:
@@ -219,9 +228,28 @@ def plan(
                 count_cpu=cpu_model(t.arch, t.cpu),
                 count_suites=count_suites,
                 gnunet=source,
+                taler=exchange,
             )
         )
     return plans
+
+
+def check_taler(t: Target, exchange: GnunetSource, recipe: Recipe | None) -> None:
+    """Refuse an exchange source (``taler:``/``--taler``) this target cannot build.
+
+    The exchange builds against the target's GNUnet: a meson source build (0.21 and
+    later, with its json, curl and pq libraries) or the base's ``libgnunet-dev``
+    (Debian 12's 0.19.3 pairs with exchange 0.9.2); natively, or for an emulated target
+    in its cross stage.
+
+    Raises:
+        MatrixError: the profile has the ``taler-helper`` recipe.
+    """
+    if recipe is not None:
+        raise MatrixError(
+            f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "
+            f"fetches its own exchange, so the taler {exchange.kind} source cannot apply"
+        )
 
 
 def check_source(t: Target, source: GnunetSource, recipe: Recipe | None, from_flag: bool) -> None:

@@ -35,6 +35,7 @@ from archbench.matrix import (
     parse,
     parse_cpus,
     parse_gnunet,
+    parse_taler,
     read_matrix_text,
 )
 from archbench.platforms import Arch
@@ -66,7 +67,8 @@ class BenchOptions:
     matrix, targets and parameters); ``from_archive``: an archive directory or tar
     to rerun. ``apt_proxy`` and ``build_jobs`` are ``invoke.yaml``'s values as
     written; :func:`bench` checks them when the run needs them. ``gnunet``
-    (``--gnunet``): every selected target's GNUnet source (None: the matrix's).
+    (``--gnunet``): every selected target's GNUnet source (None: the matrix's);
+    ``taler`` (``--taler``): every selected target's exchange source (None: the matrix's).
     """
 
     matrix: Path
@@ -87,6 +89,7 @@ class BenchOptions:
     apt_proxy: str = ""
     build_jobs: str = "2"
     gnunet: GnunetSource | None = None
+    taler: GnunetSource | None = None
     on_wait: Callable[[str], None] = print
     """Where the line goes that says this run waits for another writer of the results folder."""
 
@@ -173,8 +176,11 @@ def bench(options: BenchOptions) -> BenchRun:
     overrides: Mapping[str, object] = options.overrides
     repeat, cpuset_value, suites = options.repeat, options.cpuset, options.suites
     metrics, cpus, gnunet = options.metrics, options.cpus, options.gnunet
+    taler = options.taler
     if options.from_archive is not None and gnunet is not None:
         raise MatrixError("--gnunet and --from-archive: a rerun runs the archived images as is")
+    if options.from_archive is not None and taler is not None:
+        raise MatrixError("--taler and --from-archive: a rerun runs the archived images as is")
     if options.from_archive is not None and rebuild:
         raise MatrixError("--rebuild and --from-archive: a rerun runs the archived images as is")
     arc = (
@@ -228,6 +234,8 @@ def bench(options: BenchOptions) -> BenchRun:
         metrics = manifest.metrics
         if manifest.gnunet is not None:
             gnunet = parse_gnunet(manifest.gnunet, f"{where} gnunet")
+        if manifest.taler is not None:
+            taler = parse_taler(manifest.taler, f"{where} taler")
     else:
         path = options.matrix
         matrix_text = read_matrix_text(path)
@@ -246,6 +254,7 @@ def bench(options: BenchOptions) -> BenchRun:
             suites=tuple(suites),
             metrics=metric_names(metrics),
             gnunet=gnunet_flag(gnunet),
+            taler=gnunet_flag(taler),
         )
     run_id = manifest.run_id
     clients = {}
@@ -264,6 +273,7 @@ def bench(options: BenchOptions) -> BenchRun:
         metrics=metrics,
         cpus=cpus,
         gnunet=gnunet,
+        taler=taler,
     )
     check_cpusets(clients, plans, cpuset_value)
     check_quotas(clients, plans, cpus)

@@ -45,6 +45,7 @@ from archbench.build import (
     CrossPlan,
     GnunetBuild,
     ImageSpec,
+    TalerBuild,
     ensure_base,
     ensure_counter_tools,
     ensure_counting_image,
@@ -53,10 +54,12 @@ from archbench.build import (
     plan_image,
     prepare_build_tree,
     prepare_cross,
+    prepare_taler_tree,
     resolve_gnunet,
+    resolve_taler,
     warm_cross_stage,
 )
-from archbench.errors import HarnessError, Interrupted
+from archbench.errors import HarnessError, ImageBuildError, Interrupted
 from archbench.hosts import check_emulation, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
@@ -108,6 +111,7 @@ class Workspace:
     Checked by :func:`archbench.build.cross.check_apt_proxy`.
     """
     gnunet_builds: dict[str, GnunetBuild] = field(default_factory=dict, compare=False)
+    taler_builds: dict[str, TalerBuild] = field(default_factory=dict, compare=False)
     """Target name -> its prepared GNUnet source (:func:`gnunet_build`): the build pass
     and the measuring pass of one run use the same bytes, resolved once."""
 
@@ -205,6 +209,7 @@ def execute_target(
         with timed("preflight"):
             qemu = check_emulation(arch).qemu_version
     gnunet_build: GnunetBuild | None = None
+    taler_build: TalerBuild | None = None
     if p.archived is not None:
         # The archived image, loaded and checked by id, is run by id: no base, no build.
         with timed("image"):
@@ -226,6 +231,10 @@ def execute_target(
             image_key = stage_key(
                 "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
             )
+        if p.taler is not None:
+            with timed("taler source"):
+                taler_build = taler_source_build(p, ws)
+            image_key = stage_key("image", p.host_name, f"{p.target.profile}+taler", arch.key)
 
         def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
             # Emulated targets: the drivers are cross-compiled from the same release's
@@ -241,6 +250,7 @@ def execute_target(
                 has_recipe=p.recipe is not None,
                 gnunet_perf=gnunet_perf,
                 gnunet=gnunet_build,
+                taler=taler_build is not None,
             )
 
         def cross_prefix(b: Builder, crossing: Future[tuple[CrossPlan | None, str]]) -> bool:
@@ -250,7 +260,7 @@ def execute_target(
             if plan is None:
                 return False
             return warm_cross_stage(
-                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build
+                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build, taler_build
             )
 
         with timed("base", base_key):
@@ -310,8 +320,16 @@ def execute_target(
                 gnunet_perf=gnunet_perf,
                 cross=built,
                 gnunet=gnunet_build,
+                taler=taler_build,
             )
 
+        if taler_build is not None and p.emulated and cross_plan is None:
+            # Nothing is compiled under QEMU: without a cross stage the exchange would be.
+            raise ImageBuildError(
+                f"{name}: the exchange (taler: source) of an emulated target is cross-compiled "
+                "on an amd64 engine; this engine or profile has no cross stage (a profile with "
+                "build-essential or a recipe, or an engine that is not amd64)"
+            )
         with timed("image", image_key):
             if warming is not None:
                 # The cross stage would build the same steps again beside the warm-up.
@@ -325,6 +343,7 @@ def execute_target(
                 target_base=base.tag,
                 name=name,
                 gnunet=gnunet_build,
+                taler=taler_build,
             )
         if not reused:
             durations.record(image_key, outcome.seconds["image"], ws.run_id)
@@ -366,6 +385,7 @@ def execute_target(
             if p.archived is not None
             else None
         ),
+        taler_source=taler_build.provenance() if taler_build is not None else None,
     )
     target = TargetInfo(
         name=name,
@@ -481,6 +501,29 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
         return GnunetBuild(resolved, pack_build_tree(tree), tree.build_system, tree.changes)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def taler_source_build(p: TargetPlan, ws: Workspace) -> TalerBuild:
+    """``p``'s prepared exchange source, made once per run (as :func:`source_build`):
+    resolved (:func:`~archbench.build.resolve_taler`: sha256, ref or tree hash checked
+    first), copied into a scratch folder under ``<work>/gnunet-src/trees`` and packed.
+
+    Raises:
+        SourceError: the source cannot be resolved or is not an exchange tree.
+    """
+    found = ws.taler_builds.get(p.name)
+    if found is None:
+        assert p.taler is not None
+        resolved = resolve_taler(p.taler, ws.work_dir)
+        scratch_root = ws.work_dir / "gnunet-src" / "trees"
+        scratch_root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-taler-", dir=scratch_root))
+        try:
+            tree = prepare_taler_tree(resolved, scratch / "src")
+            found = ws.taler_builds[p.name] = TalerBuild(resolved, pack_build_tree(tree))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return found
 
 
 def count_target(

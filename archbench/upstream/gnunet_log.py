@@ -15,8 +15,8 @@ Four tools print timings that the thesis appendix quotes:
   ``100 (sequential) signature operations took 355 ms``, one
   ``100 (parallel) signature operations took …`` per client process, then
   ``800 (parallel) signature operations took … (total real time)``. Newer
-  releases also print ``   4 (batch) signature operations took …``, which
-  no archbench operation matches: such lines are skipped with a reason.
+  releases also print ``   4 (batch) signature operations took … (total real
+  time)``: one batch request of 4 signatures (operation ``helper_batch_signing``).
 
 Their operation words are looked up in :mod:`archbench.upstream.wording`
 (the vocabulary's wording and named aliases). Their times are GNUnet's
@@ -274,16 +274,13 @@ MAX_OPS: Final = 1_000_000_000
 MIN_RSA_BITS: Final = 512
 MAX_RSA_BITS: Final = 16_384
 
-_BATCH: Final = "batch"
-"""test_helper's ``(batch)`` lines: no archbench operation matches them."""
-
 
 _TOOK: Final = " took "
 _HELPER_TAIL: Final = " signature operations"
 _TOTAL: Final = "(total real time)"
 _RSA_WORDS: Final = tuple(sorted(PERF_CRYPTO_RSA_WORDING, key=len, reverse=True))
 _CS_WORDS: Final = tuple(sorted(PERF_CRYPTO_CS_WORDING, key=len, reverse=True))
-_HELPER_KINDS: Final = tuple(sorted([*TEST_HELPER_KINDS, _BATCH], key=len, reverse=True))
+_HELPER_KINDS: Final = tuple(sorted(TEST_HELPER_KINDS, key=len, reverse=True))
 
 
 @dataclass(frozen=True)
@@ -466,11 +463,6 @@ def scan_log(
             tool, found_scheme, bits = "perf_crypto_cs", "CS", None
             operation = PERF_CRYPTO_CS_WORDING[timing.what]
         else:
-            if timing.what == _BATCH:
-                skipped.append(
-                    Skipped(number, _excerpt(line), "batch signing has no archbench operation")
-                )
-                continue
             if helper is None:
                 helper = helper_scheme_and_bits(text, source, scheme, rsa_bits, notes)
             found_scheme, bits = helper

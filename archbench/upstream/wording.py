@@ -93,5 +93,6 @@ PERF_CRYPTO_CS_WORDING: Final = operations_by_wording(
 TEST_HELPER_KINDS: Final[dict[str, Operation]] = {
     "sequential": "helper_sequential_signing",
     "parallel": "helper_parallel_signing",
+    "batch": "helper_batch_signing",
 }
 """``test_helper_*``'s ``(kind)``: the vocabulary wording is ``"<kind> signature operations"``."""

@@ -3,8 +3,9 @@
 # libraries the cross-built drivers need (their ELF NEEDED entries), so the emulated
 # stage installs exactly these runtime libraries, at exactly these versions.
 #   sh runtime-packages.sh [--own DIR] TRIPLET DEBIAN_ARCH BINARY...
-# --own DIR: libraries found in DIR come with the image (a libgnunetutil built from
-# source into its prefix), so no package is looked up for them. A BINARY that does not
+# --own DIR[:DIR...]: libraries found in these folders come with the image (a libgnunetutil
+# built from source into its prefix, the exchange's libtalerutil), so no package is looked
+# up for them. A BINARY that does not
 # exist is skipped (the optional drivers, perf_crypto_rsa).
 set -eu
 own=''
@@ -18,9 +19,13 @@ for bin in "$@"; do
   [ -f "$bin" ] || continue
   "$triplet-readelf" -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
 done | sort -u | while read -r lib; do
-  if [ -n "$own" ] && [ -e "$own/$lib" ]; then
-    continue
+  mine=''
+  if [ -n "$own" ]; then
+    for dir in $(printf '%s\n' "$own" | tr ':' ' '); do
+      [ -e "$dir/$lib" ] && mine=1
+    done
   fi
+  [ -z "$mine" ] || continue
   owner=$(dpkg -S "*/$triplet/$lib" 2>/dev/null | sed -n "s/^\([^:]*\):$debian_arch: .*/\1/p" | head -n 1)
   if [ -z "$owner" ]; then
     echo "runtime-packages.sh: no $debian_arch package owns $lib" >&2

@@ -5,7 +5,7 @@
 # LDFLAGS=-Wl,-rpath,PREFIX/lib).
 #
 # usage: build-libgnunetutil.sh [--cross-file FILE | --host TRIPLET] [--deb-arch ARCH]
-#                               [--perf] [--jobs N] SOURCE BUILD PREFIX
+#                               [--perf] [--taler] [--jobs N] SOURCE BUILD PREFIX
 #
 #   SOURCE  a GNUnet tree, only read: a meson tree (0.21 and later: meson.build at the top;
 #           a git checkout, with or without .git, submodules not needed) or an autotools
@@ -26,6 +26,8 @@
 #                      goes on. perf_crypto_cs is not built: no target upstream since 0.21
 #                      (FIXME FTBFS), and 0.19/0.20's does not compile as shipped
 #   --jobs N           parallel jobs (default: the number of CPUs)
+#   --taler            also build libgnunetjson, libgnunetcurl and libgnunetpq (meson trees),
+#                      which the Taler exchange's src/util links or checks for, into PREFIX/lib
 #
 # Why each step:
 #   - The tree is copied (without .git) and built from the copy: the user's tree, dirty or
@@ -56,7 +58,7 @@ set -eu
 prog=build-libgnunetutil.sh
 die_usage() {
   echo "$prog: $*" >&2
-  echo "usage: $prog [--cross-file FILE | --host TRIPLET] [--deb-arch ARCH] [--perf] [--jobs N] SOURCE BUILD PREFIX" >&2
+  echo "usage: $prog [--cross-file FILE | --host TRIPLET] [--deb-arch ARCH] [--perf] [--taler] [--jobs N] SOURCE BUILD PREFIX" >&2
   exit 2
 }
 die() {
@@ -97,7 +99,7 @@ absolute() {
   esac
 }
 
-cross_file='' host='' deb_arch='' perf=0 jobs=''
+cross_file='' host='' deb_arch='' perf=0 taler=0 jobs=''
 while [ $# -gt 0 ]; do
   case $1 in
     --cross-file)
@@ -110,6 +112,7 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || die_usage "--deb-arch needs an architecture"
       deb_arch=$2; shift 2 ;;
     --perf) perf=1; shift ;;
+    --taler) taler=1; shift ;;
     --jobs)
       [ $# -ge 2 ] || die_usage "--jobs needs a number"
       jobs=$2; shift 2 ;;
@@ -229,6 +232,10 @@ if [ "$kind" = meson ]; then
   fi
   step "meson setup ($version, CFLAGS $CFLAGS)" "$build_dir/setup.log" meson setup "$@" "$mb" "$copy"
   step "meson compile gnunetutil" "$build_dir/compile.log" meson compile -C "$mb" -j "$jobs" gnunetutil
+  if [ "$taler" = 1 ]; then
+    step "meson compile gnunetjson gnunetcurl gnunetpq (for the Taler exchange)" \
+      "$build_dir/compile-taler.log" meson compile -C "$mb" -j "$jobs" gnunetjson gnunetcurl gnunetpq
+  fi
   if [ "$perf" = 1 ]; then
     perf_step "meson compile perf_crypto_rsa" "$build_dir/perf.log" meson compile -C "$mb" -j "$jobs" perf_crypto_rsa
   fi
@@ -259,10 +266,23 @@ PY
     fi
   done
   [ "$found" = 1 ] || die "meson built no $mb/src/lib/util/libgnunetutil.so* (log: $build_dir/compile.log)"
+  if [ "$taler" = 1 ]; then
+    for name in json curl pq; do
+      found=0
+      for lib in "$mb"/src/lib/$name/libgnunet$name.so*; do
+        if [ -L "$lib" ] || [ -f "$lib" ]; then
+          cp -P "$lib" "$prefix/lib/"
+          found=1
+        fi
+      done
+      [ "$found" = 1 ] || die "meson built no $mb/src/lib/$name/libgnunet$name.so* (log: $build_dir/compile-taler.log)"
+    done
+  fi
   pc=$mb/meson-private/gnunetutil.pc
   perf_bin=$mb/src/lib/util/perf_crypto_rsa
 else
   command -v make >/dev/null 2>&1 || die "make not found"
+  [ "$taler" = 0 ] || die_usage "--taler needs a meson tree (GNUnet 0.21 or later); for an older exchange use the base's libgnunet-dev (gnunet: debian)"
   set -- --prefix="$prefix" --libdir="$prefix/lib" --disable-documentation
   if [ -n "$host" ]; then
     set -- "$@" --host="$host"

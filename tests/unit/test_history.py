@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.errors import MatrixError, ResultsError
-from archbench.matrix import parse_gnunet
+from archbench.matrix import parse_gnunet, parse_taler
 from archbench.report import history_steps, render_history_markdown, render_steps_markdown
 from archbench.result import (
     HistoryManifest,
@@ -20,7 +20,7 @@ from archbench.result import (
     ResultStore,
     new_run_id,
 )
-from archbench.run.history import round_orders, version_label, versions_of
+from archbench.run.history import round_orders, series_of, version_label, versions_of
 
 SHA = "ab" * 32
 T27 = parse_gnunet(f"/x/gnunet-0.27.0.tar.gz@sha256:{SHA}")
@@ -159,3 +159,24 @@ def test_a_count_that_steps_is_found_with_its_versions() -> None:
     said = render_steps_markdown(steps, alone=2)
     assert "0 timed step(s) under Benjamini–Hochberg control" in said
     assert "(2 by the pairs' own intervals alone)" in said
+
+
+def test_an_exchange_series_pairs_with_the_gnunet_and_base_series() -> None:
+    ex = [
+        parse_taler(f"/t/taler-exchange-{v}.tar.gz@sha256:{'a' * 64}") for v in ("0.9.2", "0.14.0")
+    ]
+    bases = ["debian-bookworm", "debian-trixie"]
+    triples = series_of([DEBIAN, T27], bases, ex)
+    assert triples == [(DEBIAN, bases[0], ex[0]), (T27, bases[1], ex[1])]
+    # An exchange series alone is a series; one GNUnet goes with every exchange.
+    assert series_of([], [], ex) == [(None, None, ex[0]), (None, None, ex[1])]
+    assert series_of([T27], [], ex) == [(T27, None, ex[0]), (T27, None, ex[1])]
+    assert series_of([DEBIAN, T27], [], []) == [(DEBIAN, None, None), (T27, None, None)]
+    with pytest.raises(MatrixError, match=r"--taler has 2 entries and the other lists 3"):
+        series_of([DEBIAN, T27, T27], [], ex)
+    with pytest.raises(MatrixError, match=r"at least two versions"):
+        series_of([], [], ex[:1])
+    assert (
+        version_label(T27, "debian-trixie", ex[1])
+        == "taler-exchange-0.14.0.tar.gz with gnunet-0.27.0.tar.gz on debian-trixie"
+    )

@@ -101,6 +101,8 @@ def test_test_helper_rsa_sequential_parallel_clients_and_total() -> None:
         (2048, "helper_sequential_signing", 100),
         (2048, "helper_parallel_signing", 100),
         (2048, "helper_parallel_signing", 800),
+        (2048, "helper_batch_signing", 1),
+        (2048, "helper_batch_signing", 4),
     }
     assert all(r.suite == "security-module" and r.scheme == "RSA" for r in rows.values())
     seq = rows[(2048, "helper_sequential_signing", 100)]
@@ -111,11 +113,12 @@ def test_test_helper_rsa_sequential_parallel_clients_and_total() -> None:
     assert clients.printed is None and clients.uncertainty_ns == MS
     total = rows[(2048, "helper_parallel_signing", 800)]
     assert (total.samples_ns, total.printed) == ((661 * MS,), "661 ms")
-    # Batch lines are known but have no operation; helper chatter is ignored and counted.
-    assert [(s.line, s.reason) for s in scan.skipped] == [
-        (6, "batch signing has no archbench operation"),
-        (7, "batch signing has no archbench operation"),
-    ]
+    # Each batch line is a row of its batch size (one request of that many signatures).
+    batch = rows[(2048, "helper_batch_signing", 4)]
+    assert (batch.samples_ns, batch.printed, batch.uncertainty_ns) == ((13 * MS,), "13 ms", MS)
+    assert rows[(2048, "helper_batch_signing", 1)].samples_ns == (3121 * US,)
+    # Helper chatter is ignored and counted.
+    assert scan.skipped == ()
     assert scan.ignored == 6
     assert scan.notes == (
         "test_helper_rsa-2048.log: test_helper_rsa prints no key size; "
@@ -136,7 +139,10 @@ def test_test_helper_cs() -> None:
         v * MS for v in (13, 14, 12, 15, 13, 14, 13, 16)
     )
     assert rows[(None, "helper_parallel_signing", 800)].samples_ns == (19 * MS,)
-    assert len(rows) == 3
+    # The five batch sizes, one request each: 256 signatures in one batch took 61 ms.
+    assert rows[(None, "helper_batch_signing", 256)].samples_ns == (61 * MS,)
+    assert rows[(None, "helper_batch_signing", 16)].samples_ns == (4711 * US,)
+    assert len(rows) == 8
 
 
 # --- GNUnet's time strings ------------------------------------------------------------
@@ -376,7 +382,8 @@ def test_import_stores_a_reference_result_that_round_trips(tmp_path: Path) -> No
     assert harness.setup.cpu_model == "AMD Ryzen 7 PRO 5850U with Radeon Graphics"
     assert harness.setup.packages["libgnunetutil"] == "0.19.3-1"
     assert harness.setup.gnunet_version == "0.19.3"
-    assert len(harness.rows) == 7 + 20 + 3 + 3
+    # CS and RSA: 3 helper rows each, and a row per batch size (5 and 2)
+    assert len(harness.rows) == 7 + 20 + 3 + 5 + 3 + 2
     assert harness.parameters is not None
     assert harness.parameters.rsa_bits == (1024, 2048, 3072, 4096)
     assert (harness.parameters.iterations, harness.parameters.repetitions) == (800, 8)
@@ -488,8 +495,7 @@ def test_invoke_import_then_report(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     stored = results / "imp-1" / "ryzen-upstream.json"
     assert f"wrote {stored}" in done.stdout
-    assert "test_helper_cs.log: test_helper_cs, 10 timing line(s) -> 3 row(s)" in done.stdout
-    assert "  skipped line(s) 6, 7: batch signing has no archbench operation\n" in done.stdout
+    assert "test_helper_cs.log: test_helper_cs, 15 timing line(s) -> 8 row(s)" in done.stdout
     assert "  test_helper_rsa-2048.log: test_helper_rsa prints no key size; 2048 bit" in done.stdout
     assert re.search(r"\|\s*RSA 2048 bit\s*\|\s*10x signing\s*\|\s*34 ms\s*\|", done.stdout)
     assert load(stored).harness.setup.cores == 8
@@ -526,7 +532,7 @@ def test_invoke_import_then_report(tmp_path: Path) -> None:
         r"\|\s*CS\s*\|\s*800 parallel signature operations\s*\|\s*19 ms\s*\|", markdown
     )
     csv = (out / "results.csv").read_text(encoding="utf-8")
-    assert csv.count("ryzen-upstream") == 33
+    assert csv.count("ryzen-upstream") == 40
     frame = pd.read_csv(out / "results.csv")
     keygen = frame[(frame["key_bits"] == 4096) & (frame["operation"] == "key_generation")]
     # "31 s" truncated toward zero: the true time lies in [31 s, 32 s).

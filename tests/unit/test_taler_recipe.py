@@ -130,10 +130,11 @@ def test_suite_without_the_recipe_says_which_profile_it_needs(tmp_path: Path) ->
     config = taler_helper.normalize_config({})
     assert config == {
         "tests": ["test_helper_rsa", "test_helper_cs"],
-        "rsa_bits": 2048,
+        "rsa_bits": [1024, 2048, 3072, 4096],
+        "repetitions": 3,
         "timeout_s": 1800.0,
     }
-    with pytest.raises(SuiteError, match=r"taler-exchange is not built in this image.*recipe"):
+    with pytest.raises(SuiteError, match=r"taler-exchange is not built in this image.*taler:"):
         taler_helper.run(config, print, recipe_dir=tmp_path)
     with pytest.raises(SuiteError, match=r"tests = \['test_helper_eddsa'\]; allowed"):
         taler_helper.normalize_config({"tests": ["test_helper_eddsa"]})
@@ -151,10 +152,12 @@ def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
         # Stands in for the built test: prints a saved log on stderr, as the real one does.
         program.write_text(f"#!/bin/sh\ncat '{LOGS / log}' >&2\n")
         program.chmod(0o755)
-    config = taler_helper.normalize_config({})
+        (util / f"{test}.conf").write_text("[coin_1]\nRSA_KEYSIZE = 2048\n")
+    config = taler_helper.normalize_config({"rsa_bits": 2048, "repetitions": 1})
     outcome = taler_helper.run(config, print, recipe_dir=tmp_path)
-    assert outcome.tools == {"taler-exchange (source)": "0.9.3"}
-    assert outcome.extra["logs"]["test_helper_cs"] == (LOGS / "test_helper_cs.log").read_text()
+    assert outcome.tools == {"taler-exchange": "0.9.3"}
+    cs_runs = [r for r in outcome.extra["runs"] if r["test"] == "test_helper_cs"]
+    assert [r["log"] for r in cs_runs] == [(LOGS / "test_helper_cs.log").read_text()]
     doc = HarnessDocument(
         format="archbench-harness",
         version=1,
@@ -168,7 +171,11 @@ def test_suite_logs_become_security_module_rows(tmp_path: Path) -> None:
     rows = add_taler_helper_rows(doc).rows
     assert {r.suite for r in rows} == {"security-module"}
     assert {(r.scheme, r.key_bits) for r in rows} == {("RSA", 2048), ("CS", None)}
-    assert {r.operation for r in rows} == {"helper_sequential_signing", "helper_parallel_signing"}
+    assert {r.operation for r in rows} == {
+        "helper_sequential_signing",
+        "helper_parallel_signing",
+        "helper_batch_signing",
+    }
     broken = doc.model_copy(
         update={"suites": {"taler-helper": SuiteRun(extra={"logs": {"test_helper_cs": "x"}})}}
     )

@@ -1,20 +1,32 @@
-"""Suite ``taler-helper``: GNU Taler's security-module benchmarks, built by a recipe.
+"""Suite ``taler-helper``: GNU Taler's security-module benchmarks, as the thesis ran them.
 
-Runs ``test_helper_rsa`` and ``test_helper_cs`` of a taler-exchange built
-from pinned release sources by the image recipe ``images/recipes/taler-helper.sh``
-(profile ``recipe: {name: taler-helper, ...}``), in their build directory,
-where their configuration files are. Their output ("100 (sequential)
-signature operations took …", "800 (parallel) … (total real time)") is
-kept verbatim in ``extra["logs"]`` and parsed on the host by
-``archbench.upstream`` into rows of suite ``security-module``, so the
-printed-value truncation rules live in one place.
+Runs the exchange's ``test_helper_cs`` and ``test_helper_rsa`` (``src/util``), which start
+``taler-exchange-secmod-cs`` / ``-rsa`` from the exchange's installation prefix and time
+100 sequential, 100 parallel per forked client (8 clients) and 800 parallel signature
+operations through them, plus batch signing (0.14: five ``(batch)`` lines). The exchange
+is built by the image from a ``taler:`` source (``images/taler-source/build-taler-exchange.sh``,
+which leaves ``archbench-taler.txt`` in the tree: version, prefix, the prefix variable this
+version reads) or by the older recipe ``images/recipes/taler-helper.sh``.
 
-UNTESTED end to end on archbench's own machines, which cannot reach the
-upstream sources: only the failure paths below are exercised there.
+Every run has its own secmod configuration (``RSA_KEYSIZE`` set in a copy of
+``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024-1``: short,
+since the secmods' Unix sockets live under it), which is the working directory (the
+configuration names ``test_helper_*_home/`` relative to it: keys of another size or run are
+never reused) and ``TMPDIR`` (the tests share ``${TMPDIR}/taler-system-runtime``: two runs
+never share one). A run that fails is recorded in ``extra["failures"]``; the others stay.
+Runs are strictly one after another. Each (test, size) runs
+``repetitions`` times; the output is kept verbatim in ``extra["runs"]`` and parsed on the
+host by ``archbench.upstream`` into rows of suite ``security-module``, so the printed-value
+truncation rules live in one place.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,18 +36,30 @@ from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")
 TESTS = ("test_helper_rsa", "test_helper_cs")
-DEFAULTS: dict[str, Any] = {"tests": list(TESTS), "rsa_bits": 2048, "timeout_s": 1800.0}
+SCRATCH_PARENT = "/tmp"  # noqa: S108  # mkdtemp makes a private folder there; short for sun_path
+"""Where each run's scratch folder goes (working directory and TMPDIR of the test)."""
+FORKED_CLIENTS = 8
+"""``NUM_CORES`` of test_helper_*.c (0.9.2 to 0.14.1): the parallel part forks 8 clients."""
+DEFAULTS: dict[str, Any] = {
+    "tests": list(TESTS),
+    "rsa_bits": [1024, 2048, 3072, 4096],
+    "repetitions": 3,
+    "timeout_s": 1800.0,
+}
+_KEYSIZE = re.compile(r"^RSA_KEYSIZE\s*=.*$", re.MULTILINE)
 
 
 def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Check the settings and fill defaults.
 
     Returns:
-        ``{"tests": [names from TESTS], "rsa_bits": int (the test
-        configuration's RSA_KEYSIZE, recorded for the host), "timeout_s": float (per test)}``.
+        ``{"tests": [names from TESTS], "rsa_bits": [ints, each the RSA_KEYSIZE of one
+        secmod configuration], "repetitions": int (runs per test and size),
+        "timeout_s": float (per run)}``. A single integer ``rsa_bits`` is one size.
 
     Raises:
-        SuiteError: unknown key, unknown test, bits outside 1024..16384, timeout <= 0.
+        SuiteError: unknown key, unknown test, a size outside 1024..16384, repetitions
+            outside 1..100, timeout <= 0.
     """
     check_keys(SUITE, config, list(DEFAULTS))
     merged = {**DEFAULTS, **config}
@@ -43,12 +67,29 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(tests, list) or not tests or any(t not in TESTS for t in tests):
         raise SuiteError(f"{SUITE}: tests = {tests!r}; allowed: a list of {', '.join(TESTS)}")
     bits = merged["rsa_bits"]
-    if isinstance(bits, bool) or not isinstance(bits, int) or not 1024 <= bits <= 16384:
-        raise SuiteError(f"{SUITE}: rsa_bits = {bits!r}; allowed: an integer 1024..16384")
+    sizes = [bits] if isinstance(bits, int) and not isinstance(bits, bool) else bits
+    if (
+        not isinstance(sizes, list)
+        or not sizes
+        or any(
+            isinstance(b, bool) or not isinstance(b, int) or not 1024 <= b <= 16384 for b in sizes
+        )
+    ):
+        raise SuiteError(
+            f"{SUITE}: rsa_bits = {bits!r}; allowed: integers 1024..16384 (a list or one)"
+        )
+    reps = merged["repetitions"]
+    if isinstance(reps, bool) or not isinstance(reps, int) or not 1 <= reps <= 100:
+        raise SuiteError(f"{SUITE}: repetitions = {reps!r}; allowed: an integer 1..100")
     timeout = merged["timeout_s"]
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise SuiteError(f"{SUITE}: timeout_s = {timeout!r}; allowed: seconds > 0")
-    return {"tests": list(tests), "rsa_bits": bits, "timeout_s": float(timeout)}
+    return {
+        "tests": list(tests),
+        "rsa_bits": sorted(set(sizes)),
+        "repetitions": reps,
+        "timeout_s": float(timeout),
+    }
 
 
 def _version(name: str, recipe_dir: Path) -> str | None:
@@ -58,45 +99,140 @@ def _version(name: str, recipe_dir: Path) -> str | None:
         return None
 
 
+def build_info(tree: Path) -> dict[str, str]:
+    """``archbench-taler.txt`` of a source build (tab-separated key and value), or {}."""
+    try:
+        text = (tree / "archbench-taler.txt").read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    return dict(line.split("\t", 1) for line in text.splitlines() if "\t" in line)
+
+
+def prefix_env(info: Mapping[str, str]) -> dict[str, str]:
+    """The variable that tells this exchange's libtalerutil its installation prefix.
+
+    ``TALER_PREFIX`` up to 0.14.0, ``TALER_EXCHANGE_PREFIX`` in 0.14.1 (read from the
+    tree's ``os_installation.c`` at build time); without it the tests exit 77 ("exec
+    failed on …/.libs/bin//taler-exchange-secmod-cs"). A recipe build (no build info,
+    prefix /usr/local) gets both.
+    """
+    if "prefix" in info and "prefix_variable" in info:
+        return {info["prefix_variable"]: info["prefix"]}
+    return {"TALER_PREFIX": "/usr/local", "TALER_EXCHANGE_PREFIX": "/usr/local"}
+
+
+def secmod_config(text: str, test: str, bits: int | None) -> str:
+    """``test``'s configuration with ``RSA_KEYSIZE = bits`` (RSA); CS's as it is.
+
+    Raises:
+        SuiteError: an RSA configuration without an ``RSA_KEYSIZE`` line.
+    """
+    if bits is None:
+        return text
+    if not _KEYSIZE.search(text):
+        raise SuiteError(f"{test}.conf has no RSA_KEYSIZE line to set to {bits}")
+    return _KEYSIZE.sub(f"RSA_KEYSIZE = {bits}", text)
+
+
 def run(
     config: dict[str, Any], warn: Callable[[str], None], recipe_dir: Path = RECIPE_DIR
 ) -> SuiteOutcome:
-    """Run the configured tests; their combined stderr and stdout go to ``extra["logs"]``.
+    """Run every test, size and repetition; the output goes to ``extra["runs"]``.
+
+    ``extra``: ``runs`` (a list of ``{"test", "rsa_bits" (None for CS), "repetition",
+    "seconds" (wall time of the run), "log" (stderr then stdout)}``), ``cpus`` (CPUs this
+    process may run on), ``forked_clients`` (8), ``prefix_variable``, ``failures`` (one
+    text per run that exited with an error: the others are kept).
 
     Raises:
-        SuiteError: the exchange was not built in this image (the profile lacks the
-            recipe), or a test is missing, fails or times out.
+        SuiteError: the exchange was not built in this image, a test is missing or
+            times out, or no run succeeded.
     """
-    util = recipe_dir / "exchange" / "src" / "util"
+    tree = recipe_dir / "exchange"
+    util = tree / "src" / "util"
     if not util.is_dir():
         raise SuiteError(
             f"taler-exchange is not built in this image ({util} is missing): run this suite "
-            "on a target whose profile has 'recipe: {name: taler-helper, ...}' "
-            "(docs/taler-recipe.md)"
+            "on a target with a taler: source (docs/taler-recipe.md)"
         )
-    logs: dict[str, str] = {}
-    for test in config["tests"]:
-        program = util / test
-        if not program.is_file():
-            raise SuiteError(f"{program} was not built by the taler-helper recipe")
-        done = run_command([str(program)], config["timeout_s"], cwd=str(util))
-        if done.returncode != 0:
-            tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-            raise SuiteError(f"{test} exited with status {done.returncode}; stderr ends:\n{tail}")
-        logs[test] = done.stderr + done.stdout
-        if "signature operations took" not in logs[test]:
-            warn(f"{test} printed no timing line")
+    info = build_info(tree)
+    env_prefix = prefix_env(info)
+    runs: list[dict[str, Any]] = []
+    failures: list[str] = []
+    # Short: the secmods' Unix sockets live under TMPDIR, and GNUnet refuses a socket path
+    # longer than sun_path (108 bytes; exchange 0.9.2's client sockets are the longest).
+    scratch_root = Path(tempfile.mkdtemp(prefix="t", dir=SCRATCH_PARENT))
+    try:
+        for test in config["tests"]:
+            program = util / test
+            conf = util / f"{test}.conf"
+            if not program.is_file() or not conf.is_file():
+                raise SuiteError(f"{program} or its {conf.name} was not built in this image")
+            rsa = test.endswith("_rsa")
+            for bits in config["rsa_bits"] if rsa else [None]:
+                label = f"{test}" + (f" RSA-{bits}" if bits else "")
+                text = secmod_config(conf.read_text(encoding="utf-8"), test, bits)
+                for repetition in range(1, config["repetitions"] + 1):
+                    # Every run its own secmod configuration, key home and runtime folder:
+                    # nothing of an earlier size or run is seen. A key home kept between
+                    # runs fails the next run once its keys outlive DURATION_WITHDRAW (one
+                    # minute): "key worked too late" (test_helper_rsa.c, exit 5).
+                    scratch = scratch_root / f"{'r' + str(bits) if bits else 'cs'}-{repetition}"
+                    scratch.mkdir()
+                    (scratch / conf.name).write_text(text, encoding="utf-8")
+                    env = {**env_prefix, "TMPDIR": str(scratch)}
+                    started = time.monotonic()
+                    done = run_command(
+                        [str(program)], config["timeout_s"], cwd=str(scratch), env=env
+                    )
+                    seconds = time.monotonic() - started
+                    shutil.rmtree(scratch, ignore_errors=True)
+                    if done.returncode != 0:
+                        tail = "\n".join(done.stderr.strip().splitlines()[-5:])
+                        failure = (
+                            f"{label} (run {repetition}) exited with status {done.returncode}"
+                            f"; stderr ends:\n{tail}"
+                        )
+                        # The runs that worked are kept; this size's other runs go on.
+                        failures.append(failure)
+                        warn(failure)
+                        continue
+                    log = done.stderr + done.stdout
+                    if "signature operations took" not in log:
+                        warn(f"{label} (run {repetition}) printed no timing line")
+                    runs.append(
+                        {
+                            "test": test,
+                            "rsa_bits": bits,
+                            "repetition": repetition,
+                            "seconds": round(seconds, 3),
+                            "log": log,
+                        }
+                    )
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+    if not runs:
+        raise SuiteError("no run of the tests succeeded: " + "; ".join(failures[:3]))
+    version = info.get("version") or _version("exchange", recipe_dir)
+    gnunet = info.get("gnunet_version") or _version("gnunet", recipe_dir)
     tools = {
-        name: version
-        for name, version in (
-            ("gnunet (source)", _version("gnunet", recipe_dir)),
-            ("taler-exchange (source)", _version("exchange", recipe_dir)),
-        )
-        if version
+        name: value
+        for name, value in (("taler-exchange", version), ("gnunet (exchange's)", gnunet))
+        if value
     }
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
     return SuiteOutcome(
         rows=[],
         parameters=config,
         tools=tools,
-        extra={"logs": logs, "rsa_bits": config["rsa_bits"]},
+        extra={
+            "runs": runs,
+            "cpus": cpus,
+            "forked_clients": FORKED_CLIENTS,
+            "prefix_variable": ",".join(sorted(env_prefix)),
+            "failures": failures,
+        },
     )

@@ -65,9 +65,11 @@ BAD: dict[str, dict[str, list[str]]] = {
         "ci_target": [LONG],
         "cpus": [LONG],
         "gnunet": [LONG, "x.tar.gz"],
+        "taler": [LONG, "x.tar.gz", "debian"],
     },
     "history": {
         "gnunet": [LONG],
+        "taler": [LONG, "debian"],
         "base": [""],
         "arch": [LONG],
         "target": [""],
