@@ -748,7 +748,7 @@ def _figure_html(figure: Figure) -> str:
         height=60 + PLOT_HEIGHT + bottom,
         template="plotly_white",
         shapes=[shape for shape, _ in _mark_layout(figure)],
-        annotations=[note for _, note in _mark_layout(figure)],
+        annotations=[note for _, note in _mark_layout(figure) if note is not None],
     )
     return str(
         fig.to_html(
@@ -764,12 +764,17 @@ MARK_STYLE: Final = {"step": ("#c01c28", "solid"), "change": ("#e66100", "dash")
 """Colour and dash of a step's line and a change point's line on a history figure."""
 
 
-def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+MARKS_STACKED: Final = 8
+"""Annotations stacked at one place on a history figure (18 px each, in a 320 px plot
+area); beyond, one says how many more the list below the figure holds."""
+
+
+def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """Per mark, a plotly shape (a vertical line halfway between its two versions, over
     the whole plot height) and its annotation (the text, at the top of the plot area,
-    stacked where several marks share a place)."""
+    stacked where several marks share a place; None beyond :data:`MARKS_STACKED`)."""
     where = {x: i for i, x in enumerate(figure.x)}
-    out = []
+    out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
     stacked: dict[float, int] = {}
     for mark in figure.marks:
         # A category axis places category i at i: halfway is between the two versions.
@@ -787,6 +792,14 @@ def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any]]]:
             "y1": 1,
             "line": {"color": colour, "dash": dash, "width": 2},
         }
+        text = mark.text
+        if level >= MARKS_STACKED:
+            out.append((shape, None))
+            continue
+        if level == MARKS_STACKED - 1:
+            more = sum((where[m.before] + where[m.after]) / 2 == at for m in figure.marks) - level
+            if more > 1:
+                text = f"{more} more: listed below the figure"
         note = {
             "x": at,
             "xref": "x",
@@ -796,7 +809,7 @@ def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any]]]:
             "xanchor": "left",
             "yshift": -4 - 18 * level,
             "showarrow": False,
-            "text": _plotly_text(mark.text),
+            "text": _plotly_text(text),
             "font": {"color": colour, "size": 12},
             "bgcolor": "rgba(255,255,255,0.85)",
         }

@@ -214,7 +214,7 @@ def test_a_change_point_over_the_whole_series_is_marked_where_the_level_changes(
     drawn = _mark_layout(figure)
     assert len(drawn) == len(figure.marks) == 4
     assert {shape["x0"] for shape, _ in drawn} == {2.5}
-    assert [note["text"] for _, note in drawn] == [m.text for m in figure.marks]
+    assert [note["text"] if note else None for _, note in drawn] == [m.text for m in figure.marks]
 
 
 def test_each_machine_column_links_to_its_environment() -> None:
@@ -232,3 +232,16 @@ def test_each_machine_column_links_to_its_environment() -> None:
                 assert landed == f"{column}, {metric}"
     (history,) = page.histories
     assert history.run_links == tuple(r.anchor for r in page.runs)
+
+
+def test_marks_beyond_what_fits_at_one_place_are_counted_not_stacked() -> None:
+    from archbench.report.page import MARKS_STACKED, Figure, Mark, _mark_layout
+
+    marks = tuple(Mark("v1", "v2", "step", f"step 1.1000× on arch{i}") for i in range(12))
+    drawn = _mark_layout(Figure("fig-x", "t", "y", "line", ("v1", "v2"), (), marks))
+    notes = [note for _, note in drawn]
+    assert len(drawn) == 12 and all(shape["x0"] == 0.5 for shape, _ in drawn)
+    texts = [n["text"] for n in notes if n is not None]
+    assert texts[: MARKS_STACKED - 1] == [m.text for m in marks[: MARKS_STACKED - 1]]
+    assert texts[-1] == f"{12 - MARKS_STACKED + 1} more: listed below the figure"
+    assert len(texts) == MARKS_STACKED
