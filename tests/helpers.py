@@ -259,18 +259,23 @@ def counted(timed: Result, per_block: dict[str, int]) -> Result:
 
 
 def synthetic_history(
-    run_ids: tuple[str, str] = ("20261201T100000Z-aaaaaa", "20261201T110000Z-bbbbbb"),
+    run_ids: tuple[str, ...] = ("20261201T100000Z-aaaaaa", "20261201T110000Z-bbbbbb"),
     hostile_cpu: str = "<script>alert(1)</script> RISC-V host",
+    scales: tuple[float, ...] = (1.0, 1.1),
 ) -> tuple[HistoryManifest, dict[str, list[Result]]]:
     """A history of two GNUnet versions without Docker: per version an amd64 run (timed
     and counted, CS and RSA-2048 signing and verifying) and a riscv64 one (emulated,
     counted, 30 % more instructions than amd64), the second version 10 % more;
     riscv64's CPU model is ``hostile_cpu``. Returns the manifest and the results by run
-    id (not stored)."""
-    labels = ("Debian's libgnunet", "gnunet-0.27.0.tar.gz")
+    id (not stored). More ``run_ids`` make more versions, each with its factor in
+    ``scales`` (one per run id)."""
+    labels = (
+        "Debian's libgnunet",
+        "gnunet-0.27.0.tar.gz",
+        *(f"gnunet-0.{26 + i}.0.tar.gz" for i in range(2, len(run_ids))),
+    )
     results: dict[str, list[Result]] = {}
-    for i, run_id in enumerate(run_ids):
-        scale = 1 + i / 10
+    for run_id, scale in zip(run_ids, scales, strict=True):
         rows = [
             row("CS", "signing", [int(90_000 * scale) + k for k in range(8)]),
             row("CS", "verifying", [int(400_000 * scale) + k for k in range(8)]),

@@ -39,7 +39,13 @@ from markupsafe import Markup
 from archbench.analysis import RowKey, median_interval, median_per_op, row_key
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
-from archbench.report.history import NO_RESULTS, SeriesCell, series
+from archbench.report.history import (
+    NO_RESULTS,
+    SeriesCell,
+    history_changes,
+    history_steps,
+    series,
+)
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     HistoryManifest,
@@ -76,6 +82,11 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[str, ...]
     cells: tuple[tuple[Cell, ...], ...]
+    column_ids: tuple[str, ...] = ()
+    """HTML ids of the column headers (the environment table's: a link lands on its
+    machine's column); empty: none."""
+    column_links: tuple[str, ...] = ()
+    """Per column, the id its header links to (a machine's environment); empty: none."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,23 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """A step or change point of a history figure: a vertical line between two versions.
+
+    ``before``/``after``: the x categories (versions) it lies between; ``kind``
+    ``step`` (a neighbouring pair, :func:`archbench.report.history_steps`) or
+    ``change`` (a change point over the whole series,
+    :func:`archbench.report.history_changes`); ``text``: what it says, with the ratio
+    after/before and the architecture.
+    """
+
+    before: str
+    after: str
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
 class Figure:
     """A figure: log-scale y, categorical x (rows of a run, or versions of a history)."""
 
@@ -108,6 +136,8 @@ class Figure:
     """``bar`` (a run: rows × targets) or ``line`` (a history: versions × targets)."""
     x: tuple[str, ...]
     traces: tuple[Trace, ...]
+    marks: tuple[Mark, ...] = ()
+    """History figures: the row's steps and change points, drawn as vertical lines."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +179,9 @@ class HistorySection:
     """(name ``v1``…, label, run id, note) in series order."""
     figures: tuple[Figure, ...]
     tables: tuple[Table, ...]
+    run_links: tuple[str | None, ...] = ()
+    """Per version, the id of its run's section (tables and environment); None: the
+    run holds no results."""
 
 
 @dataclass(frozen=True)
@@ -300,7 +333,13 @@ def _environment_table(results: Sequence[Result]) -> Table:
         tuple(f"{_column(r)}, {r.metric}" for r in results),
         tuple(fields),
         tuple(tuple(Cell(e.get(name, "")) for e in each) for name in fields),
+        column_ids=tuple(_environment_anchor(r) for r in results),
     )
+
+
+def _environment_anchor(result: Result) -> str:
+    """The id of ``result``'s column in its run's environment table."""
+    return anchor("env", result.run_id, result.target.name, result.metric)
 
 
 def _samples(result: Result, row: Row, json_path: str | None) -> Samples:
@@ -386,7 +425,16 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
             else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "
             "its raw counts."
         )
-        tables.append(Table(title, note, columns, labels, tuple(cells)))
+        tables.append(
+            Table(
+                title,
+                note,
+                columns,
+                labels,
+                tuple(cells),
+                column_links=tuple(_environment_anchor(r) for r in chosen),
+            )
+        )
         figures += _operation_figures(run_id, metric, title, y_title, keys, labels, columns, traces)
     return RunSection(
         run_id,
@@ -467,6 +515,9 @@ def _history_section(
         for v in manifest.versions
     )
     x = tuple(f"{names[v.run_id]} {v.label}" for v in manifest.versions)
+    marks = _history_marks(
+        manifest, results, dict(zip((v.label for v in manifest.versions), x, strict=True))
+    )
     figures: list[Figure] = []
     tables: list[Table] = []
     columns: dict[str, str] = {}
@@ -516,6 +567,7 @@ def _history_section(
                     "line",
                     x,
                     tuple(traces),
+                    marks.get((metric, bare), ()),
                 )
             )
         tables.append(
@@ -534,7 +586,45 @@ def _history_section(
         versions,
         tuple(figures),
         tuple(tables),
+        tuple(
+            anchor("run", v.run_id) if results.get(v.run_id) else None for v in manifest.versions
+        ),
     )
+
+
+def _history_marks(
+    manifest: HistoryManifest,
+    results: Mapping[str, Sequence[Result]],
+    x_of: Mapping[str, str],
+) -> dict[tuple[str, RowKey], tuple[Mark, ...]]:
+    """(metric, row without target) -> the steps and change points of that row on every
+    architecture, as :func:`archbench.report.history_steps` and
+    :func:`archbench.report.history_changes` find them for the Markdown."""
+    out: dict[tuple[str, RowKey], list[Mark]] = {}
+    for arch, key, step in history_steps(manifest, results):
+        out.setdefault((step.metric, _strip(key)), []).append(
+            Mark(
+                x_of[step.before],
+                x_of[step.after],
+                "step",
+                f"step {_mark_ratio(step.ratio, step.metric)} on {arch}",
+            )
+        )
+    for arch, key, change in history_changes(manifest, results):
+        out.setdefault((change.metric, _strip(key)), []).append(
+            Mark(
+                x_of[change.before],
+                x_of[change.after],
+                "change",
+                f"change point {_mark_ratio(change.ratio, change.metric)} on {arch}",
+            )
+        )
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _mark_ratio(ratio: float, metric: str) -> str:
+    """After/before as the Markdown prints it: counts to 4 decimals, times to 3."""
+    return f"{ratio:.4f}×" if metric == "instructions" else f"{ratio:.3f}×"
 
 
 def _strip(key: RowKey) -> RowKey:
@@ -625,9 +715,17 @@ def _figure_html(figure: Figure) -> str:
     legend_rows = math.ceil(len(figure.traces) / LEGEND_PER_ROW)
     tick_px = 7 * max((len(x) for x in figure.x), default=0)
     bottom = 76 + min(tick_px, 160) + 22 * legend_rows
+    yaxis: dict[str, Any] = {"type": "log", "title": {"text": figure.y_title}, "automargin": True}
+    values = [p.y for t in figure.traces for p in t.points]
+    if figure.kind == "bar" and values:
+        # Bars on a log axis have no base: plotly's own range can start above the
+        # smallest bar, which then shows as a sliver that reads as "smallest by far".
+        # The range (in decades) reaches a third of a decade below the smallest value.
+        low, high = math.log10(min(values)), math.log10(max(values))
+        yaxis["range"] = [low - 0.35, high + 0.15]
     fig.update_layout(
         title={"text": _plotly_text(figure.title)},
-        yaxis={"type": "log", "title": {"text": figure.y_title}, "automargin": True},
+        yaxis=yaxis,
         xaxis={
             "type": "category",
             "categoryorder": "array",
@@ -649,6 +747,8 @@ def _figure_html(figure: Figure) -> str:
         margin={"l": 80, "r": 20, "t": 60, "b": bottom},
         height=60 + PLOT_HEIGHT + bottom,
         template="plotly_white",
+        shapes=[shape for shape, _ in _mark_layout(figure)],
+        annotations=[note for _, note in _mark_layout(figure) if note is not None],
     )
     return str(
         fig.to_html(
@@ -658,6 +758,63 @@ def _figure_html(figure: Figure) -> str:
             config={"displaylogo": False, "responsive": True},
         )
     )
+
+
+MARK_STYLE: Final = {"step": ("#c01c28", "solid"), "change": ("#e66100", "dash")}
+"""Colour and dash of a step's line and a change point's line on a history figure."""
+
+
+MARKS_STACKED: Final = 8
+"""Annotations stacked at one place on a history figure (18 px each, in a 320 px plot
+area); beyond, one says how many more the list below the figure holds."""
+
+
+def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Per mark, a plotly shape (a vertical line halfway between its two versions, over
+    the whole plot height) and its annotation (the text, at the top of the plot area,
+    stacked where several marks share a place; None beyond :data:`MARKS_STACKED`)."""
+    where = {x: i for i, x in enumerate(figure.x)}
+    out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    stacked: dict[float, int] = {}
+    for mark in figure.marks:
+        # A category axis places category i at i: halfway is between the two versions.
+        at = (where[mark.before] + where[mark.after]) / 2
+        colour, dash = MARK_STYLE[mark.kind]
+        level = stacked.get(at, 0)
+        stacked[at] = level + 1
+        shape = {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": at,
+            "x1": at,
+            "y0": 0,
+            "y1": 1,
+            "line": {"color": colour, "dash": dash, "width": 2},
+        }
+        text = mark.text
+        if level >= MARKS_STACKED:
+            out.append((shape, None))
+            continue
+        if level == MARKS_STACKED - 1:
+            more = sum((where[m.before] + where[m.after]) / 2 == at for m in figure.marks) - level
+            if more > 1:
+                text = f"{more} more: listed below the figure"
+        note = {
+            "x": at,
+            "xref": "x",
+            "y": 1,
+            "yref": "paper",
+            "yanchor": "top",
+            "xanchor": "left",
+            "yshift": -4 - 18 * level,
+            "showarrow": False,
+            "text": _plotly_text(text),
+            "font": {"color": colour, "size": 12},
+            "bgcolor": "rgba(255,255,255,0.85)",
+        }
+        out.append((shape, note))
+    return out
 
 
 MAX_EAGER_FIGURES: Final = 40

@@ -338,6 +338,8 @@ def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Sectio
     rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
     taler: list[tuple[RowKey, tuple[Cell, ...]]] = []
     taler_notes: dict[str, int] = {}
+    # A reference's own tables print a scheme as its source did ("RSA 4092").
+    as_printed = dict(result.reference.printed_schemes) if result.reference else {}
     for record in machine.records:
         key = row_key(record)
         layer = key[0] in TALER_OPERATIONS
@@ -350,7 +352,14 @@ def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Sectio
             note = numbered.setdefault(f"{record['label']}: {reason}", len(numbered) + 1)
         label = operation_label(key, unit == "ops/s")
         (taler if layer else rows).append(
-            (key, (scheme_label(key), label, speed(record, unit, note=note)))
+            (
+                key,
+                (
+                    as_printed.get(scheme_label(key), scheme_label(key)),
+                    label,
+                    speed(record, unit, note=note),
+                ),
+            )
         )
     processor = cpu(result)
     helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)

@@ -141,6 +141,9 @@ class Reference(Frozen):
     into (key, value); ``key + ": " + value`` is the printed line, verbatim."""
     placeholders: tuple[str, ...] = ()
     """``Setup`` fields holding a placeholder, not a published fact (``cores``)."""
+    printed_schemes: tuple[tuple[str, str], ...] = ()
+    """(our label, the label as printed) of each scheme the source printed otherwise
+    (``("RSA 4092 bit", "RSA 4092")``): the machine's own tables print it as printed."""
 
     @property
     def label(self) -> str:

@@ -46,6 +46,7 @@ from archbench.result import (
     Setup,
     TargetInfo,
     load,
+    scheme_text,
     write_atomic,
 )
 from archbench.upstream.wording import THESIS_BLINDSIG_WORDING, THESIS_HELPER_WORDING
@@ -396,6 +397,9 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
             intro=table.intro or None,
             box=tuple(_key_value(line) for line in table.printed_box) or None,
             placeholders=() if cores_printed else ("cores",),
+            printed_schemes=tuple(
+                (scheme_text(*read_scheme(printed, where)), printed) for printed in unlabelled
+            ),
         ),
         harness=HarnessDocument(
             format="archbench-harness",

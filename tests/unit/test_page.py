@@ -177,3 +177,71 @@ def test_reference_data_is_shown_as_printed_with_unknowns_and_notes() -> None:
     assert cores.count("unknown (not printed)") == placeholders == 2
     notes = [c.text for c in env.cells[env.rows.index("notes")]]
     assert all(n.startswith("Figures as printed in the thesis") for n in notes)
+
+
+def test_history_figures_mark_the_step_of_every_counted_row() -> None:
+    """The synthetic second version executes 10 % more instructions on both
+    architectures: each counted row's figure marks that step between v1 and v2, with
+    the ratio of its counts (as ``invoke history``'s steps table prints it)."""
+    (history,) = _page().histories
+    for f in history.figures:
+        if "instructions" not in f.title:
+            continue
+        assert sorted(m.text for m in f.marks) == [
+            "step 1.1000× on amd64",
+            "step 1.1000× on riscv64",
+        ], f.title
+        assert {(m.before, m.after, m.kind) for m in f.marks} == {
+            ("v1 Debian's libgnunet", "v2 gnunet-0.27.0.tar.gz", "step")
+        }
+
+
+def test_a_change_point_over_the_whole_series_is_marked_where_the_level_changes() -> None:
+    """Five versions, the counts 10 % higher from v4 on: a change point between v3 and
+    v4 (PELT over the series) beside the pair's step; no mark elsewhere."""
+    ids = tuple(f"20261201T1{i}0000Z-{c * 6}" for i, c in enumerate("abcde"))
+    manifest, results = synthetic_history(run_ids=ids, scales=(1.0, 1.0, 1.0, 1.1, 1.1))
+    (history,) = assemble([], [(manifest, results)]).histories
+    figure = next(f for f in history.figures if f.title.startswith("blindsig CS signing: instr"))
+    assert {(m.kind, m.before[:2], m.after[:2]) for m in figure.marks} == {
+        ("step", "v3", "v4"),
+        ("change", "v3", "v4"),
+    }
+    assert any(m.text == "change point 1.1000× on amd64" for m in figure.marks)
+    # Drawn: a vertical line halfway between v3 and v4 (categories 2 and 3) per mark.
+    from archbench.report.page import _mark_layout
+
+    drawn = _mark_layout(figure)
+    assert len(drawn) == len(figure.marks) == 4
+    assert {shape["x0"] for shape, _ in drawn} == {2.5}
+    assert [note["text"] if note else None for _, note in drawn] == [m.text for m in figure.marks]
+
+
+def test_each_machine_column_links_to_its_environment() -> None:
+    page = _page()
+    for run in page.runs:
+        ids = run.environment.column_ids
+        assert len(ids) == len(set(ids)) == len(run.environment.columns)
+        for table in run.tables:
+            assert len(table.column_links) == len(table.columns)
+            for column, link in zip(table.columns, table.column_links, strict=True):
+                # The link lands on the same machine's column, same metric.
+                landed = run.environment.columns[ids.index(link)]
+                assert landed.startswith(column + ", ")
+                metric = "time" if table.title.startswith("Time") else "instructions"
+                assert landed == f"{column}, {metric}"
+    (history,) = page.histories
+    assert history.run_links == tuple(r.anchor for r in page.runs)
+
+
+def test_marks_beyond_what_fits_at_one_place_are_counted_not_stacked() -> None:
+    from archbench.report.page import MARKS_STACKED, Figure, Mark, _mark_layout
+
+    marks = tuple(Mark("v1", "v2", "step", f"step 1.1000× on arch{i}") for i in range(12))
+    drawn = _mark_layout(Figure("fig-x", "t", "y", "line", ("v1", "v2"), (), marks))
+    notes = [note for _, note in drawn]
+    assert len(drawn) == 12 and all(shape["x0"] == 0.5 for shape, _ in drawn)
+    texts = [n["text"] for n in notes if n is not None]
+    assert texts[: MARKS_STACKED - 1] == [m.text for m in marks[: MARKS_STACKED - 1]]
+    assert texts[-1] == f"{12 - MARKS_STACKED + 1} more: listed below the figure"
+    assert len(texts) == MARKS_STACKED

@@ -73,6 +73,16 @@ def test_the_page_renders_every_row_and_version_without_console_errors(
     # The hostile CPU model is text in the DOM, not an element: the dump escapes it.
     assert "&lt;script&gt;alert(1)&lt;/script&gt; RISC-V host" in dom
     assert "<script>alert(1)</script>" not in dom
+    # The history's counted figures mark the 10 % step of both architectures: a line
+    # (a shape of plotly's) and its annotation on each of the four, listed below too.
+    drawn = re.findall(r'class="annotation-text"[^>]*>(step [^<]+)<', dom)
+    assert sorted(set(drawn)) == ["step 1.1000× on amd64", "step 1.1000× on riscv64"]
+    assert len(drawn) == 2 * 4
+    assert dom.count('class="mark-step"') == 2 * 4
+    assert len(re.findall(r'<path data-index="\d+"[^>]*stroke: rgb\(192, 28, 40\)', dom)) == 8
+    # Each machine's column heads links to its environment, in its run's section.
+    env_links = re.findall(r'class="env-link" href="#(env-[0-9a-f]{12})"', dom)
+    assert len(env_links) == 2 * (1 + 2)  # two runs: amd64 timed; amd64 and riscv64 counted
     # Every link into the page lands on an element of the page.
     ids = set(re.findall(r'\sid="([^"]+)"', dom))
     targets = set(re.findall(r'href="#([^"]+)"', dom))
@@ -80,7 +90,12 @@ def test_the_page_renders_every_row_and_version_without_console_errors(
 
 
 def test_the_page_can_be_looked_at(page: Path, tmp_path: Path) -> None:
-    shot = tmp_path / "results.png"
+    """A screenshot of the page's history, steps marked (``$ARCHBENCH_ARTIFACTS`` when
+    set keeps it as ``results-history.png``)."""
+    import os
+    import shutil
+
+    shot = tmp_path / "results-history.png"
     done = chromium_run(
         find_chromium(),
         tmp_path / "profile",
@@ -91,6 +106,8 @@ def test_the_page_can_be_looked_at(page: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 50_000
+    if os.environ.get("ARCHBENCH_ARTIFACTS"):
+        shutil.copy(shot, Path(os.environ["ARCHBENCH_ARTIFACTS"]) / shot.name)
 
 
 MEASURE = """<script>
@@ -111,10 +128,21 @@ window.addEventListener("load", () => setTimeout(() => {
     return [...p.querySelectorAll(".xtick text, .ytick text")]
       .filter(t => !inside(t.getBoundingClientRect(), box)).length;
   }).join(","));
+  const target = document.querySelector(":target");
+  if (target) {
+    const r = target.getBoundingClientRect();
+    b.setAttribute("data-target", target.id);
+    b.setAttribute("data-target-box", [r.left, r.top, r.right, r.bottom].join(","));
+  }
   b.setAttribute("data-scroll",
     document.documentElement.scrollWidth + "/" + document.documentElement.clientWidth);
 }, 2000));
 </script>"""
+
+
+FIGURES_ONLY = """<style>
+section.run > h3, section.run > p.note, section.run > div.scroll, nav, #samples { display: none; }
+</style>"""
 
 
 @pytest.mark.parametrize("machines", [1, 5, 11])
@@ -149,6 +177,20 @@ def test_a_reader_at_1280_px_sees_every_figure_whole(machines: int, tmp_path: Pa
     assert set(seen["clipped-ticks"].split(",")) == {"0"}, seen["clipped-ticks"]
     width, viewport = seen["scroll"].split("/")
     assert int(width) <= int(viewport), seen["scroll"]
+    # One click on the last machine's "environment" lands on its column, in view.
+    links = re.findall(r'class="env-link" href="#(env-[0-9a-f]{12})"', done.stdout)
+    assert len(links) == machines
+    clicked = chromium_run(
+        chromium,
+        tmp_path / "profile",
+        "--window-size=1280,2000",
+        "--dump-dom",
+        page.as_uri() + "#" + links[-1],
+    )
+    landed = dict(re.findall(r'data-(target|target-box)="([^"]*)"', clicked.stdout))
+    assert landed["target"] == links[-1], landed
+    left, top, right, bottom = (float(v) for v in landed["target-box"].split(","))
+    assert left >= 0 and right <= 1280 and top >= 0 and bottom <= 2000, landed
     shot = tmp_path / f"results-{machines}-machines.png"
     done = chromium_run(
         chromium,
@@ -158,5 +200,20 @@ def test_a_reader_at_1280_px_sees_every_figure_whole(machines: int, tmp_path: Pa
         page.as_uri(),
     )
     assert done.returncode == 0 and shot.read_bytes().startswith(b"\x89PNG")
+    # And the figures, which the table pushes out of the first screenful: the same
+    # page with the tables and environment hidden (a headless screenshot at a
+    # fragment comes out blank above the target).
+    only = tmp_path / "figures.html"
+    only.write_text(html.replace("</head>", FIGURES_ONLY + "</head>"), encoding="utf-8")
+    figures = tmp_path / f"results-{machines}-machines-figures.png"
+    done = chromium_run(
+        chromium,
+        tmp_path / "profile",
+        f"--screenshot={figures}",
+        "--window-size=1280,2400",
+        only.as_uri(),
+    )
+    assert done.returncode == 0 and figures.read_bytes().startswith(b"\x89PNG")
     if os.environ.get("ARCHBENCH_ARTIFACTS"):
-        shutil.copy(shot, Path(os.environ["ARCHBENCH_ARTIFACTS"]) / shot.name)
+        for kept in (shot, figures):
+            shutil.copy(kept, Path(os.environ["ARCHBENCH_ARTIFACTS"]) / kept.name)
