@@ -56,6 +56,8 @@ _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}$")
 _MAX_PARTS = 8
 _SHA256 = r"^[0-9a-f]{64}$"
 _CHUNK = 1024 * 1024
+_RESULT_NAME = re.compile(r"(?P<target>[^/]+?)(?:\.instructions)?(?:\.repeat-[0-9]+)?\.json")
+"""A results file of a run folder (:meth:`archbench.result.ResultStore.path_for`)."""
 
 
 def check_relpath(path: object, what: str = "path") -> PurePosixPath:
@@ -216,8 +218,8 @@ class ArchiveManifest(_Strict):
 
         ``run_manifest`` is the ``run.json`` of ``run_id``, every file under ``results/``
         is that run's (an archive holds one run), each image has a file of its own, each
-        target one image, and each target its results (``<target>.json`` or
-        ``<target>.instructions.json``); what is missing is named, all of it at once.
+        target one image, and each target its results (``<target>.json``, or a counting
+        or repeat's file, :data:`_RESULT_NAME`); what is missing is named, all at once.
         """
         paths = [f.path for f in self.files]
         dupes = sorted({p for p in paths if paths.count(p) > 1})
@@ -261,11 +263,12 @@ class ArchiveManifest(_Strict):
                     raise ValueError(f"images: target {quote(t)} is listed under two images")
                 seen.add(t)
         run_dir = f"results/{self.run_id}/"
-        no_results = [
-            t
-            for t in sorted(seen)
-            if f"{run_dir}{t}.json" not in known and f"{run_dir}{t}.instructions.json" not in known
-        ]
+        with_results = {
+            m.group("target")
+            for p in paths
+            if p.startswith(run_dir) and (m := _RESULT_NAME.fullmatch(p[len(run_dir) :]))
+        }
+        no_results = sorted(seen - with_results)
         if no_results:
             raise ValueError(
                 f"images: target(s) {_names(no_results)} ran in an image but have no results "
