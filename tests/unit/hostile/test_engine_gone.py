@@ -24,9 +24,8 @@ from archbench.hosts import answers
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.result import ResultStore
-from archbench.run import TargetOutcome, Workspace, plan
+from archbench.run import TargetOutcome, Workspace, execute, plan
 from archbench.run.schedule import disk_full, full_disk, lost_connection
-from archbench.run.schedule import execute as execute_plans
 
 RUN = "20261129T224000Z-1a2b3c"
 
@@ -138,7 +137,7 @@ def test_an_engine_lost_mid_run_is_named_in_our_words_with_the_resume_command(
     plans = plan(m, m.select(["amd64-slim"]), {"local": Arch.AMD64})
     results = tmp_path / "results"
     ws = Workspace(store=ResultStore(results), run_id=RUN, work_dir=tmp_path / "work")
-    (outcome,) = execute_plans({"local": client}, plans, ws, {"local": Arch.AMD64})
+    (outcome,) = execute({"local": client}, plans, ws, {"local": Arch.AMD64})
     # The run got as far as asking the engine to pull the base; then it went away.
     assert engine.requests[0] == "GET /v1.43/images/archbench-base/slim:amd64/json"
     assert engine.requests[-1] == "POST /v1.43/images/create"
