@@ -56,6 +56,8 @@ _COMPONENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}$")
 _MAX_PARTS = 8
 _SHA256 = r"^[0-9a-f]{64}$"
 _CHUNK = 1024 * 1024
+_RESULT_NAME = re.compile(r"(?P<target>[^/]+?)(?:\.instructions)?(?:\.repeat-[0-9]+)?\.json")
+"""A results file of a run folder (:meth:`archbench.result.ResultStore.path_for`)."""
 
 
 def check_relpath(path: object, what: str = "path") -> PurePosixPath:
@@ -212,25 +214,66 @@ class ArchiveManifest(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> ArchiveManifest:
+        """The manifest as a whole: one run, every file once, every reference present.
+
+        ``run_manifest`` is the ``run.json`` of ``run_id``, every file under ``results/``
+        is that run's (an archive holds one run), each image has a file of its own, each
+        target one image, and each target its results (``<target>.json``, or a counting
+        or repeat's file, :data:`_RESULT_NAME`); what is missing is named, all at once.
+        """
         paths = [f.path for f in self.files]
         dupes = sorted({p for p in paths if paths.count(p) > 1})
         if dupes:
-            raise ValueError(f"files: listed twice: {', '.join(dupes)}")
+            raise ValueError(f"files: listed twice: {_names(dupes)}")
         if MANIFEST_FILE in paths:
             raise ValueError(f"files: {MANIFEST_FILE} cannot list itself")
+        expected = f"results/{self.run_id}/run.json"
+        if self.run_manifest != expected:
+            raise ValueError(
+                f"run_manifest: {quote(self.run_manifest)} is not the run manifest of run "
+                f"{self.run_id} ({expected}); an archive holds one run and its run.json"
+            )
+        others = sorted(
+            {p.split("/")[1] for p in paths if p.startswith("results/")} - {self.run_id}
+        )
+        if others:
+            raise ValueError(
+                f"files: results of run(s) {_names(others)} beside run {self.run_id}; "
+                "an archive holds one run (archive each run on its own)"
+            )
         known = set(paths)
-        for needed in [self.run_manifest, *(i.file for i in self.images)]:
-            if needed not in known:
-                raise ValueError(f"{needed!r} is referred to but not listed in 'files'")
+        needed = [self.run_manifest, *(i.file for i in self.images)]
+        missing = [p for p in dict.fromkeys(needed) if p not in known]
+        if missing:
+            raise ValueError(f"referred to but not listed in 'files': {_names(missing)}")
         ids = [i.id for i in self.images]
-        if len(set(ids)) != len(ids):
-            raise ValueError("images: an image id is listed twice")
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:
+            raise ValueError(f"images: listed twice: {_names(twice)}")
+        image_files = [i.file for i in self.images]
+        shared = sorted({f for f in image_files if image_files.count(f) > 1})
+        if shared:
+            raise ValueError(f"images: one file for two images: {_names(shared)}")
+        if self.run_manifest in image_files:
+            raise ValueError(f"images: {quote(self.run_manifest)} is the run manifest, no image")
         seen: set[str] = set()
         for image in self.images:
             for t in image.targets:
                 if t in seen:
-                    raise ValueError(f"images: target {t!r} is listed under two images")
+                    raise ValueError(f"images: target {quote(t)} is listed under two images")
                 seen.add(t)
+        run_dir = f"results/{self.run_id}/"
+        with_results = {
+            m.group("target")
+            for p in paths
+            if p.startswith(run_dir) and (m := _RESULT_NAME.fullmatch(p[len(run_dir) :]))
+        }
+        no_results = sorted(seen - with_results)
+        if no_results:
+            raise ValueError(
+                f"images: target(s) {_names(no_results)} ran in an image but have no results "
+                f"in 'files' ({run_dir}<target>.json); the archive is incomplete"
+            )
         return self
 
     @property
@@ -263,6 +306,12 @@ class VerifiedArchive:
     def path(self, rel: str) -> Path:
         """The file ``rel`` (a path from the manifest) inside the archive, checked again."""
         return resolve_inside(self.root, rel)
+
+
+def _names(names: list[str], at_most: int = 10) -> str:
+    """``names`` quoted and comma-separated, cut after ``at_most`` with how many more."""
+    shown = ", ".join(quote(n, 80) for n in names[:at_most])
+    return shown + (f" and {len(names) - at_most} more" if len(names) > at_most else "")
 
 
 def parse_manifest(data: bytes, source: str) -> ArchiveManifest:

@@ -26,8 +26,9 @@ Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 sha256, a git ref, a working tree) to a :class:`ResolvedSource` (its content key for
 image hashes and its provenance) and prepares a build copy (:func:`prepare_build_tree`)
 without touching the user's tree, packed for an image's context by
-:func:`pack_build_tree`; :func:`plan_image` with a :class:`GnunetBuild` builds
-libgnunetutil from it inside a native target's image.
+:func:`pack_build_tree` (streaming, to a :class:`ContextFile` on disk);
+:func:`plan_image` with a :class:`GnunetBuild` builds libgnunetutil from it inside a
+native target's image.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 from archbench.build.bases import BaseImage, base_tag, ensure_base
 from archbench.build.builder import (
     Builder,
+    ContextFile,
     ImageSpec,
     build_context,
     ensure_image,
@@ -77,6 +79,7 @@ __all__ = [
     "BaseImage",
     "BuildTree",
     "Builder",
+    "ContextFile",
     "CounterTools",
     "CountingImage",
     "CrossBuild",

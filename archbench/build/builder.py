@@ -25,11 +25,12 @@ import hashlib
 import io
 import socket
 import tarfile
+import tempfile
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeAlias, cast
 
 import docker
 import docker.errors
@@ -71,15 +72,63 @@ class Builder:
             self.on_line(text)
 
 
-def digest(*parts: bytes) -> str:
+CHUNK = 1024 * 1024
+"""What a context file on disk is read in, at most, at a time (1 MiB)."""
+SPOOL_BYTES = 4 * 1024 * 1024
+"""A build context larger than this is spooled to a file of the work directory (4 MiB)."""
+
+
+@dataclass(frozen=True)
+class ContextFile:
+    """A build-context file too large to hold in memory: its bytes are in the file
+    ``path`` (``size`` bytes), read in :data:`CHUNK` pieces whenever they are hashed
+    (:func:`digest`) or packed (:func:`build_context`). Its owner does not change it
+    while a spec names it (a packed GNUnet tree is named by its sha256).
+    """
+
+    path: Path
+    size: int
+
+    def chunks(self) -> Iterator[bytes]:
+        """The file's bytes in order, :data:`CHUNK` at a time.
+
+        Raises:
+            OSError: the file cannot be read, or holds another size than :attr:`size`
+                (it changed since it was made).
+        """
+        seen = 0
+        with self.path.open("rb") as f:
+            while chunk := f.read(CHUNK):
+                seen += len(chunk)
+                if seen > self.size:
+                    break
+                yield chunk
+        if seen != self.size:
+            raise OSError(0, f"{self.path} has changed: {seen} bytes, {self.size} expected")
+
+
+ContextData: TypeAlias = bytes | ContextFile
+"""A context file's bytes, in memory or on disk."""
+
+
+def digest(*parts: ContextData) -> str:
     """sha256 (hex) over ``parts``, each prefixed by its length (8 bytes, big-endian).
 
-    The prefix keeps ``("ab", "c")`` and ``("a", "bc")`` apart.
+    The prefix keeps ``("ab", "c")`` and ``("a", "bc")`` apart. A :class:`ContextFile`
+    is read streaming and hashes exactly as its bytes would.
+
+    Raises:
+        OSError: a :class:`ContextFile` cannot be read or changed.
     """
     h = hashlib.sha256()
     for part in parts:
-        h.update(len(part).to_bytes(8, "big"))
-        h.update(part)
+        if isinstance(part, ContextFile):
+            h.update(part.size.to_bytes(8, "big"))
+            for chunk in part.chunks():
+                h.update(chunk)
+        else:
+            h.update(len(part).to_bytes(8, "big"))
+            h.update(part)
     return h.hexdigest()
 
 
@@ -87,7 +136,7 @@ def digest(*parts: bytes) -> str:
 class ImageSpec:
     """Everything needed to build one image from a Dockerfile (pure data, no engine).
 
-    ``files`` are the context files as ``(context path, bytes)``, each of mode
+    ``files`` are the context files as ``(context path, bytes or ContextFile)``, each of mode
     0644 unless ``modes`` gives ``(context path, mode)``. ``arch`` is the platform
     the image is built for; ``for_arch`` the target an image of another platform is
     named after (a cross stage is an amd64 image for an arm64 target).
@@ -97,7 +146,7 @@ class ImageSpec:
     repository: str
     arch: Arch
     dockerfile: str
-    files: tuple[tuple[str, bytes], ...]
+    files: tuple[tuple[str, ContextData], ...]
     content_hash: str
     for_arch: Arch | None = None
     profile: str | None = None
@@ -126,18 +175,39 @@ class ImageSpec:
         return labels
 
 
-def build_context(spec: ImageSpec) -> io.BytesIO:
-    """The build context of ``spec`` as an uncompressed tar in memory (Dockerfile first)."""
+def build_context(spec: ImageSpec, spool_dir: Path | None = None) -> BinaryIO:
+    """The build context of ``spec`` as an uncompressed tar (Dockerfile first), read from 0.
+
+    Memory stays bounded whatever the files' size: the tar is held in memory up to
+    :data:`SPOOL_BYTES` and spooled to an unnamed file in ``spool_dir`` beyond
+    (None: the system's temporary folder), and each :class:`ContextFile` is copied
+    into it in chunks. The caller closes it (the spooled file then goes away).
+
+    Raises:
+        OSError: a :class:`ContextFile` cannot be read or changed, or the spool cannot
+            be written.
+    """
     modes = dict(spec.modes)
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for path, data in (("Dockerfile", spec.dockerfile.encode()), *spec.files):
-            info = tarfile.TarInfo(path)
-            info.size = len(data)
-            info.mode = modes.get(path, 0o644)
-            tar.addfile(info, io.BytesIO(data))
-    buf.seek(0)
-    return buf
+    where = None if spool_dir is None else str(spool_dir)
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES, dir=where)  # noqa: SIM115
+    try:
+        with tarfile.open(fileobj=spool, mode="w") as tar:
+            for path, data in (("Dockerfile", spec.dockerfile.encode()), *spec.files):
+                info = tarfile.TarInfo(path)
+                info.mode = modes.get(path, 0o644)
+                if isinstance(data, ContextFile):
+                    info.size = data.size
+                    with data.path.open("rb") as f:
+                        # tarfile copies exactly info.size bytes, in 16 KiB pieces.
+                        tar.addfile(info, f)
+                else:
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return cast(BinaryIO, spool)
 
 
 def image_labels(client: docker.DockerClient, ref: str) -> dict[str, str] | None:
@@ -171,17 +241,19 @@ def ensure_image(
         return str(client.images.get(spec.tag).id), True
     if complete is not None:
         spec = complete(spec)
-    image_id = build_image(
-        client,
-        build_context(spec),
-        tag=spec.tag,
-        platform=spec.platform,
-        labels=spec.labels,
-        log_path=builder.log_dir / log_name,
-        on_line=builder.on_line,
-        network_mode=builder.network_mode,
-        buildargs=cross.build_args(builder.apt_proxy),
-    )
+    builder.work_dir.mkdir(parents=True, exist_ok=True)
+    with build_context(spec, builder.work_dir) as context:
+        image_id = build_image(
+            client,
+            context,
+            tag=spec.tag,
+            platform=spec.platform,
+            labels=spec.labels,
+            log_path=builder.log_dir / log_name,
+            on_line=builder.on_line,
+            network_mode=builder.network_mode,
+            buildargs=cross.build_args(builder.apt_proxy),
+        )
     return image_id, False
 
 

@@ -64,6 +64,7 @@ from typing import IO, Final, Literal
 
 import zstandard
 
+from archbench.build.builder import ContextFile
 from archbench.errors import SourceError
 from archbench.inputs import check_gnunet_version, did_you_mean, quote, read_bytes
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetSource, GnunetTarball
@@ -77,8 +78,9 @@ MAX_TREE_BYTES: Final = 4 * 1024 * 1024 * 1024
 """What a tree may unpack or copy to, at most (GNUnet 0.27 is 33 MB)."""
 MAX_TREE_FILES: Final = 500_000
 MAX_PACKED_BYTES: Final = 256 * 1024 * 1024
-"""What a prepared tree may hold to be packed into an image's build context, which is
-held in memory (GNUnet 0.27's tree is 33 MB)."""
+"""What a prepared tree may hold to be packed into an image's build context, by the
+files' apparent sizes (GNUnet 0.27's tree is 33 MB); the context is written to disk
+and sent streaming, so this bounds disk and upload, not memory."""
 MAX_VERSION_BYTES: Final = 4096
 """A ``.version`` larger than this is no version; it is never read whole."""
 MAX_MESON_BYTES: Final = 1024 * 1024
@@ -619,12 +621,20 @@ def hash_tree(
     ``copy_to``, each file is copied there as it is hashed (the bytes hashed are the
     bytes copied; symlinks are copied as symlinks, modes as ``0644``/``0755``).
 
+    The bound is decided before any file is read: the files' apparent sizes (a sparse
+    file's too, holes counted) together may not pass :data:`MAX_PACKED_BYTES`, since
+    every file of such a tree goes into the image's build context
+    (:func:`pack_build_tree`). Each file is then read streaming, in 1 MiB chunks, and
+    no further than what is left of that bound (a file that grows is refused).
+
     Raises:
         SourceError: a file cannot be read, or the tree is too large.
     """
+    names = sorted(files, key=os.fsencode)
+    _check_apparent_sizes(directory, names, where)
     total = hashlib.sha256()
     size = 0
-    for name in sorted(files, key=os.fsencode):
+    for name in names:
         path = directory / name
         try:
             st = path.lstat()
@@ -635,14 +645,11 @@ def hash_tree(
                     os.symlink(target, _inside(copy_to, name))
             elif stat.S_ISREG(st.st_mode):
                 kind = "x" if st.st_mode & 0o111 else "f"
-                # Checked before reading, by the apparent size (a sparse file's too).
-                if size + st.st_size > MAX_TREE_BYTES:
-                    raise SourceError(
-                        f"{where}: more than {MAX_TREE_BYTES} bytes of files ({quote(name)} "
-                        f"alone has {st.st_size}); that is no GNUnet source tree"
-                    )
+                # Checked again: the file may have grown since the first look.
+                if size + st.st_size > MAX_PACKED_BYTES:
+                    raise SourceError(_too_large(where, name, st.st_size, size + st.st_size))
                 copy = _inside(copy_to, name) if copy_to is not None else None
-                digest, n = _hash_file(path, copy, MAX_TREE_BYTES - size)
+                digest, n = _hash_file(path, copy, MAX_PACKED_BYTES - size)
                 size += n
                 if copy_to is not None:
                     os.chmod(copy_to / name, 0o755 if kind == "x" else 0o644)
@@ -652,10 +659,36 @@ def hash_tree(
             continue
         except OSError as exc:
             raise SourceError(f"{where}: cannot read {name}: {exc.strerror}") from None
-        if size > MAX_TREE_BYTES:
-            raise SourceError(f"{where}: more than {MAX_TREE_BYTES} bytes of files")
         total.update(os.fsencode(name) + b"\0" + f"{kind} {digest}\n".encode())
     return total.hexdigest()
+
+
+def _check_apparent_sizes(directory: Path, names: Sequence[str], where: str) -> None:
+    """Refuse ``names`` of ``directory`` whose apparent sizes together pass
+    :data:`MAX_PACKED_BYTES`, by ``lstat`` alone (nothing is opened or read)."""
+    total = 0
+    largest = ("", 0)
+    for name in names:
+        try:
+            st = (directory / name).lstat()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise SourceError(f"{where}: cannot read {name}: {exc.strerror}") from None
+        if stat.S_ISREG(st.st_mode):
+            total += st.st_size
+            largest = max(largest, (name, st.st_size), key=lambda e: e[1])
+    if total > MAX_PACKED_BYTES:
+        raise SourceError(_too_large(where, *largest, total))
+
+
+def _too_large(where: str, name: str, size: int, total: int) -> str:
+    return (
+        f"{where}: more than {MAX_PACKED_BYTES} bytes of files by their apparent sizes, "
+        f"checked before reading ({quote(name)} alone has {size}, all together {total}); "
+        "GNUnet's tree is about 33 MB: remove large files from the tree, or build a "
+        "release tarball"
+    )
 
 
 def _hash_file(path: Path, copy: Path | None, limit: int) -> tuple[str, int]:
@@ -679,7 +712,7 @@ def _hash_file(path: Path, copy: Path | None, limit: int) -> tuple[str, int]:
             h.update(chunk)
             n += len(chunk)
             if n > limit:
-                raise OSError(0, f"grew past {MAX_TREE_BYTES} bytes while read")
+                raise OSError(0, f"grew past {MAX_PACKED_BYTES} bytes of files while read")
             if out is not None:
                 out.write(chunk)
     return h.hexdigest(), n
@@ -770,27 +803,56 @@ def _prepare(resolved: ResolvedSource, origin: Path, version: str, dest: Path) -
     return _finish(dest, version, where)
 
 
-def pack_build_tree(tree: BuildTree) -> bytes:
+def pack_build_tree(tree: BuildTree, out_dir: Path) -> ContextFile:
     """``tree`` as an uncompressed tar with one top folder ``src/``, the same bytes for the
     same files: names sorted, owner 0:0 without names, mtime 0, modes 0644/0755 (0755
     where the owner may execute), symlinks kept as links.
 
+    The tar is written streaming to ``out_dir/<its sha256>.tar`` (made if missing; the
+    same tree finds the same file), never held in memory: each file is copied in 16 KiB
+    pieces, and the whole is bounded by the files' apparent sizes before any is read.
+
     Raises:
         SourceError: the tree holds something else than files, folders and symlinks, or
-            more than :data:`MAX_TREE_FILES` entries or :data:`MAX_PACKED_BYTES` bytes
-            (the tar is held in memory as the image's build context).
+            more than :data:`MAX_TREE_FILES` entries or :data:`MAX_PACKED_BYTES` bytes,
+            or a file changed size while packed.
+        OSError: ``out_dir`` cannot be written.
     """
-    buffer = io.BytesIO()
     root = tree.root
     paths = sorted(root.rglob("*"), key=lambda p: p.relative_to(root).as_posix())
     if len(paths) > MAX_TREE_FILES:
         raise SourceError(f"build tree {root}: more than {MAX_TREE_FILES} entries")
-    size = 0
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    entries = [(path, path.lstat()) for path in paths]
+    size = sum(st.st_size for _, st in entries if stat.S_ISREG(st.st_mode))
+    if size > MAX_PACKED_BYTES:
+        raise SourceError(
+            f"build tree {root}: more than {MAX_PACKED_BYTES} bytes (by the files' "
+            "apparent sizes, checked before reading); GNUnet's tree is about "
+            "33 MB: remove large files from the source, or build a release tarball"
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fd, part_name = tempfile.mkstemp(prefix="packing-", suffix=".part", dir=out_dir)
+    part = Path(part_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            _write_tar(root, entries, out)
+        h = hashlib.sha256()
+        with part.open("rb") as f:
+            while chunk := f.read(1024 * 1024):
+                h.update(chunk)
+        final = out_dir / f"{h.hexdigest()}.tar"
+        os.replace(part, final)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return ContextFile(final, final.stat().st_size)
+
+
+def _write_tar(root: Path, entries: list[tuple[Path, os.stat_result]], out: IO[bytes]) -> None:
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
         tar.addfile(_tar_info("src", tarfile.DIRTYPE, 0o755))
-        for path in paths:
+        for path, st in entries:
             name = "src/" + path.relative_to(root).as_posix()
-            st = path.lstat()
             if stat.S_ISLNK(st.st_mode):
                 info = _tar_info(name, tarfile.SYMTYPE, 0o777)
                 info.linkname = os.readlink(path)
@@ -798,20 +860,17 @@ def pack_build_tree(tree: BuildTree) -> bytes:
             elif stat.S_ISDIR(st.st_mode):
                 tar.addfile(_tar_info(name, tarfile.DIRTYPE, 0o755))
             elif stat.S_ISREG(st.st_mode):
-                size += st.st_size
-                if size > MAX_PACKED_BYTES:
-                    raise SourceError(
-                        f"build tree {root}: more than {MAX_PACKED_BYTES} bytes (by the files' "
-                        "apparent sizes, checked before reading); GNUnet's tree is about "
-                        "33 MB: remove large files from the source, or build a release tarball"
-                    )
                 info = _tar_info(name, tarfile.REGTYPE, 0o755 if st.st_mode & 0o100 else 0o644)
                 info.size = st.st_size
                 with path.open("rb") as f:
-                    tar.addfile(info, f)
+                    try:
+                        tar.addfile(info, f)
+                    except OSError as exc:  # tarfile's "unexpected end of data"
+                        raise SourceError(
+                            f"build tree {root}: {name} changed while packed ({exc})"
+                        ) from None
             else:
                 raise SourceError(f"build tree {root}: {name} is not a file, folder or link")
-    return buffer.getvalue()
 
 
 def _tar_info(name: str, kind: bytes, mode: int) -> tarfile.TarInfo:

@@ -38,7 +38,14 @@ import jinja2
 from archbench import REPO_ROOT
 from archbench.build import bases
 from archbench.build import cross as cross_mod
-from archbench.build.builder import Builder, ImageSpec, digest, ensure_image, image_files
+from archbench.build.builder import (
+    Builder,
+    ContextData,
+    ImageSpec,
+    digest,
+    ensure_image,
+    image_files,
+)
 from archbench.build.gnunet_source import ResolvedSource
 from archbench.errors import ImageBuildError
 from archbench.inputs import IMAGE_REFERENCE
@@ -160,8 +167,9 @@ class GnunetBuild:
     """A GNUnet source to build libgnunetutil from inside a benchmark image."""
 
     resolved: ResolvedSource
-    tar: bytes
-    """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+    tar: ContextData
+    """The prepared tree packed (:func:`archbench.build.gnunet_source.pack_build_tree`):
+    a :class:`~archbench.build.builder.ContextFile` on disk, never read whole."""
     build_system: str = "meson"
     """``meson`` or ``autotools``, as :func:`~archbench.build.gnunet_source.prepare_build_tree`
     found the tree."""
@@ -198,7 +206,7 @@ def source_packages(packages: tuple[str, ...]) -> tuple[str, ...]:
 
 def gnunet_source_files(
     build: GnunetBuild | None, template_dir: Path = TEMPLATE_DIR
-) -> tuple[tuple[str, bytes], ...]:
+) -> tuple[tuple[str, ContextData], ...]:
     """Context files of a source build: the tree's tar and the build script (none for
     ``None``, the base's packaged libgnunetutil)."""
     if build is None:
@@ -387,7 +395,7 @@ def plan_cross_image(
         (f"cross/{name}", (template_dir / "cross" / name).read_bytes())
         for name in ("runtime-packages.sh", "resolve-debs.sh")
     )
-    source: tuple[tuple[str, bytes], ...] = ()
+    source: tuple[tuple[str, ContextData], ...] = ()
     if gnunet is not None:
         meson = cross_mod.meson_cross_file(cross.target_arch).encode()
         source = (*gnunet_source_files(gnunet, template_dir), ("cross/meson-cross.ini", meson))
@@ -509,11 +517,14 @@ def content_hash(
     base_id: str,
     arch: Arch,
     packages: tuple[str, ...],
-    files: tuple[tuple[str, bytes], ...],
+    files: tuple[tuple[str, ContextData], ...],
 ) -> str:
     """sha256 (hex) over every input of a benchmark or cross image, length-prefixed
-    (:func:`archbench.build.builder.digest`)."""
-    parts = [dockerfile.encode(), base_id.encode(), arch.platform.encode()]
+    (:func:`archbench.build.builder.digest`; a file on disk is read streaming).
+
+    Raises:
+        OSError: a :class:`~archbench.build.builder.ContextFile` cannot be read."""
+    parts: list[ContextData] = [dockerfile.encode(), base_id.encode(), arch.platform.encode()]
     parts.append("\n".join(packages).encode())
     for path, data in files:
         parts += [path.encode(), data]

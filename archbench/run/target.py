@@ -486,7 +486,8 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
     """Resolve ``p``'s GNUnet source and pack its build tree for the image's context.
 
     Downloads and git mirrors stay in ``<work>/gnunet-src``; the prepared tree is made
-    in a scratch folder there and removed once packed.
+    in a scratch folder there and removed once packed into ``<work>/gnunet-src/packed``
+    (the image's context reads it from there, streaming).
 
     Raises:
         SourceError: the source cannot be resolved or prepared (a sha256 that differs,
@@ -498,7 +499,12 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
     scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-", dir=scratch_root))
     try:
         tree = prepare_build_tree(resolved, scratch / "src")
-        return GnunetBuild(resolved, pack_build_tree(tree), tree.build_system, tree.changes)
+        return GnunetBuild(
+            resolved,
+            pack_build_tree(tree, work_dir / "gnunet-src" / "packed"),
+            tree.build_system,
+            tree.changes,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -47,6 +47,10 @@ def _archive() -> VerifiedArchive:
     images = (_image(1, "a-amd64", "amd64"), _image(2, "b-arm64", "arm64"))
     files = [FileEntry(path=f"results/{RUN_ID}/run.json", size=1, sha256=SHA)]
     files += [FileEntry(path=i.file, size=1, sha256=SHA) for i in images]
+    files += [
+        FileEntry(path=f"results/{RUN_ID}/{t}.json", size=1, sha256=SHA)
+        for t in ("a-amd64", "b-arm64")
+    ]
     manifest = ArchiveManifest(
         archive_id=f"{RUN_ID}-00aa",
         created_at="2026-12-01T09:00:00Z",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import os
 import tarfile
 from pathlib import Path
@@ -16,6 +15,7 @@ from helpers import REPO, assert_golden, result, row
 
 from archbench.build import (
     BuildTree,
+    ContextFile,
     CrossBuild,
     GnunetBuild,
     ImageSpec,
@@ -174,10 +174,13 @@ def test_the_packed_tree_is_the_same_bytes_for_the_same_files(tmp_path: Path) ->
             os.utime(p, (mtime, mtime), follow_symlinks=False)
         return BuildTree(root, "meson", "0.27.0", ())
 
-    a = pack_build_tree(tree(tmp_path / "a", 1_000_000))
-    b = pack_build_tree(tree(tmp_path / "b", 2_000_000))
-    assert a == b
-    with tarfile.open(fileobj=io.BytesIO(a)) as tar:
+    a = pack_build_tree(tree(tmp_path / "a", 1_000_000), tmp_path / "packed-a")
+    b = pack_build_tree(tree(tmp_path / "b", 2_000_000), tmp_path / "packed-b")
+    assert a.path.read_bytes() == b.path.read_bytes() and a.size == b.size
+    # Named by its sha256: the same tree finds the same file.
+    assert a.path.name == hashlib.sha256(a.path.read_bytes()).hexdigest() + ".tar"
+    assert [p.name for p in a.path.parent.iterdir()] == [a.path.name]
+    with tarfile.open(a.path) as tar:
         members = {m.name: m for m in tar.getmembers()}
     assert list(members) == sorted(members)
     assert members["src/configure"].mode == 0o755 and members["src/meson.build"].mode == 0o644
@@ -260,7 +263,9 @@ def test_a_run_prepares_a_targets_source_once(tmp_path: Path) -> None:
     assert recorded["sha256"] == sha256 and recorded["build_system"] == "meson"
     assert recorded["build_script_sha256"] == hashlib.sha256(script.read_bytes()).hexdigest()
     assert recorded["changes"] is None  # a tarball with .version and no handbook reference
-    with tarfile.open(fileobj=io.BytesIO(first.tar)) as tar:
+    assert isinstance(first.tar, ContextFile)
+    assert first.tar.path.parent == tmp_path / "w" / "gnunet-src" / "packed"
+    with tarfile.open(first.tar.path) as tar:
         names = set(tar.getnames())
     assert {"src/meson.build", "src/.version", "src/src/include/gnunet_crypto_lib.h"} <= names
     # The scratch copy is gone once packed.

@@ -681,7 +681,7 @@ def _tar(members: list[tuple[str, bytes]], manifest: bytes | None = None, **over
                 "arch": "amd64",
                 "platform": "linux/amd64",
                 "host": "local",
-                "file": files[0]["path"],
+                "file": files[-1]["path"],
                 "targets": ["t"],
             }
         ],
@@ -735,8 +735,9 @@ def _redeclare(raw: bytes, name: str, size: int) -> bytes:
 
 
 _RUN = ("results/r1/run.json", b"{}")
+_RESULT = ("results/r1/t.json", b'{"t": 1}')
 _IMAGE = ("images/x.tar", b"layer" * 100)
-_GOOD_TAR_MEMBERS = [_RUN, _IMAGE]
+_GOOD_TAR_MEMBERS = [_RUN, _RESULT, _IMAGE]
 
 
 def _manifest_doc(**over: Any) -> bytes:
@@ -1133,6 +1134,121 @@ ISSUE_32_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_32_CASES
+
+
+def _image_doc(n: int, file: str = "images/x.tar", targets: tuple[str, ...] = ("t",)) -> Any:
+    return {
+        "id": f"sha256:{n:064x}",
+        "tag": "archbench/x:1",
+        "arch": "amd64",
+        "platform": "linux/amd64",
+        "host": "local",
+        "file": file,
+        "targets": list(targets),
+    }
+
+
+# --- issue 32: an archive's manifest validated as a whole (one run, every reference there) --
+ARCHIVE_MANIFEST_CASES: list[Case] = [
+    Case(
+        "archive-second-run",
+        "archive-tar",
+        _tar([*_GOOD_TAR_MEMBERS, ("results/r2/t.json", b"{}")]),
+        "results of run(s) 'r2' beside run r1; an archive holds one run",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-run-manifest-of-another-run",
+        "archive-tar",
+        _tar(
+            [*_GOOD_TAR_MEMBERS, ("results/r2/run.json", b"{}")],
+            manifest=_manifest_doc(run_manifest="results/r2/run.json"),
+        ),
+        "'results/r2/run.json' is not the run manifest of run r1 (results/r1/run.json)",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-images-missing",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(
+                images=[_image_doc(1, "images/gone.tar"), _image_doc(2, "images/lost.tar", ("u",))]
+            ),
+        ),
+        "referred to but not listed in 'files': 'images/gone.tar', 'images/lost.tar'",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-image-id-twice",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(images=[_image_doc(1), _image_doc(1, targets=("u",))]),
+        ),
+        "images: listed twice: 'sha256:000",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-one-file-two-images",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(images=[_image_doc(1), _image_doc(2, targets=("u",))]),
+        ),
+        "images: one file for two images: 'images/x.tar'",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-run-manifest-as-image",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(images=[_image_doc(1, "results/r1/run.json")]),
+        ),
+        "is the run manifest, no image",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-target-twice",
+        "archive-tar",
+        _tar(
+            [*_GOOD_TAR_MEMBERS, ("images/y.tar", b"y")],
+            manifest=_manifest_doc(
+                images=[_image_doc(1), _image_doc(2, "images/y.tar")],
+                files=[
+                    *json.loads(_tar_members_manifest())["files"],
+                    {"path": "images/y.tar", "size": 1, "sha256": hashlib.sha256(b"y").hexdigest()},
+                ],
+            ),
+        ),
+        "target 't' is listed under two images",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-target-without-results",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(images=[_image_doc(1, targets=("t", "u", "v"))]),
+        ),
+        "target(s) 'u', 'v' ran in an image but have no results",
+        "ArchiveError",
+    ),
+    Case(
+        "archive-many-missing-cut",
+        "archive-tar",
+        _tar(
+            _GOOD_TAR_MEMBERS,
+            manifest=_manifest_doc(
+                images=[_image_doc(i, f"images/{i}.tar", (f"t{i}",)) for i in range(1, 40)]
+            ),
+        ),
+        "'images/10.tar' and 29 more",
+        "ArchiveError",
+    ),
+]
+CASES += ARCHIVE_MANIFEST_CASES
 
 
 def _history(**over: Any) -> bytes:

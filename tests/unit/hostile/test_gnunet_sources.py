@@ -2,8 +2,9 @@
 
 Read, never written, never executed: no write follows a symlink out of the build copy,
 and git runs none of the commands the tree's own config names (a clean filter). Bounded
-before reading: a sparse file is refused by its apparent size without being read, and a
-``.version`` is never read whole. Every compression a ``tarball:`` source may have is
+before reading: a sparse file is refused by its apparent size without being read, a
+``.version`` is never read whole, and a tree is packed for the image's context streaming,
+to disk, in bounded memory. Every compression a ``tarball:`` source may have is
 checked to its end, so a damaged archive is said to be damaged, and a ``git+file://``
 folder that is no repository is said to be none.
 """
@@ -19,16 +20,27 @@ import os
 import subprocess
 import tarfile
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import zstandard
 
-from archbench.build import prepare_build_tree, resolve_gnunet
-from archbench.build.gnunet_source import HANDBOOK_STUB, hash_tree
+from archbench.build import (
+    BuildTree,
+    ContextFile,
+    ImageSpec,
+    build_context,
+    pack_build_tree,
+    prepare_build_tree,
+    resolve_gnunet,
+)
+from archbench.build.builder import digest
+from archbench.build.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
 from archbench.errors import SourceError
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
+from archbench.platforms import Arch
 
 MESON_DOC = "subdir('handbook')\n"
 FAKE = {
@@ -127,10 +139,77 @@ def test_a_sparse_file_is_refused_by_its_size_before_it_is_read(tmp_path: Path) 
     assert time.monotonic() - start < 5  # was still reading after 45 s
 
 
+def _bytes_read() -> int:
+    """What this process has read through read(2) so far (``rchar``, holes too)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_a_sparse_file_under_the_tree_cap_is_refused_before_any_file_is_read(
+    tmp_path: Path,
+) -> None:
+    tree = fake_tree(tmp_path / "g")
+    # 200 MiB and 100 MiB apparent, no block on disk: each under the cap, not together.
+    for name, size in (("a.bin", 200 << 20), ("b.bin", 100 << 20)):
+        with (tree / name).open("wb") as f:
+            f.truncate(size)
+    files = sorted(p.name for p in tree.iterdir() if p.is_file())
+    before = _bytes_read()
+    with pytest.raises(SourceError, match=r"'a.bin' alone has 209715200, all together 31"):
+        hash_tree(tree, files, "path g")
+    assert _bytes_read() - before < 1 << 20  # was: 200 MiB read before the refusal
+    # Through resolving, as a user meets it: refused, and still nothing read.
+    before = _bytes_read()
+    with pytest.raises(SourceError, match=rf"more than {MAX_PACKED_BYTES} bytes of files"):
+        resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
+    assert _bytes_read() - before < 1 << 20
+
+
+def test_a_large_tree_is_packed_and_sent_in_bounded_memory(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path / "g")
+    zeros = 128 << 20
+    with (tree / "zeros.bin").open("wb") as f:
+        f.truncate(zeros)  # 128 MiB of zeros, sparse: held in memory it would show
+    tracemalloc.start()
+    try:
+        packed = pack_build_tree(BuildTree(tree, "meson", "0.27.0", ()), tmp_path / "packed")
+        _, packing_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        spec = ImageSpec(
+            "archbench/bench",
+            Arch.AMD64,
+            "FROM scratch\n",
+            (("gnunet-source/gnunet-src.tar", packed),),
+            digest(packed),
+        )
+        sent = 0
+        with build_context(spec, tmp_path) as context:  # what the SDK's request reads
+            while chunk := context.read(64 * 1024):
+                sent += len(chunk)
+        _, sending_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(packed, ContextFile) and packed.size > zeros
+    assert sent > packed.size
+    # A whole tar in memory would peak above 128 MiB; streaming stays under 8 MiB.
+    assert packing_peak < 8 << 20, packing_peak
+    assert sending_peak < 8 << 20, sending_peak
+    # The digest of the file on disk is that of its bytes (an image's content hash is
+    # unchanged by where the tree is held).
+    assert digest(packed) == digest(packed.path.read_bytes())
+    with tarfile.open(packed.path) as tar:
+        member = tar.getmember("src/zeros.bin")
+    assert member.size == zeros
+    assert [p.name for p in (tmp_path / "packed").iterdir()] == [packed.path.name]
+
+
 def test_a_huge_version_file_is_never_read_whole(tmp_path: Path) -> None:
     tree = fake_tree(tmp_path / "g", version=None)
     with (tree / ".version").open("wb") as f:
-        f.truncate(1 << 30)
+        # Under the tree's bound (a 1 GiB one is refused as too large a tree first).
+        f.truncate(64 << 20)
     with pytest.raises(SourceError, match=r"\.version.*larger than"):
         resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
     os.unlink(tree / ".version")
