@@ -134,8 +134,9 @@ class TalerBuild:
     """A GNU Taler exchange source whose ``src/util`` a benchmark image builds."""
 
     resolved: ResolvedSource
-    tar: bytes
-    """The prepared tree (:func:`archbench.build.gnunet_source.pack_build_tree`)."""
+    tar: ContextData
+    """The prepared tree packed (:func:`archbench.build.gnunet_source.pack_build_tree`):
+    a :class:`~archbench.build.builder.ContextFile` on disk, never read whole."""
 
     def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
         """:meth:`ResolvedSource.provenance` plus ``build_script_sha256`` (of
@@ -150,7 +151,7 @@ class TalerBuild:
 
 def taler_source_files(
     build: TalerBuild | None, template_dir: Path = TEMPLATE_DIR
-) -> tuple[tuple[str, bytes], ...]:
+) -> tuple[tuple[str, ContextData], ...]:
     """Context files of an exchange build: its tree's tar and the build script (none for
     ``None``)."""
     if build is None:

@@ -526,7 +526,8 @@ def taler_source_build(p: TargetPlan, ws: Workspace) -> TalerBuild:
         scratch = Path(tempfile.mkdtemp(prefix=f"{p.name}-taler-", dir=scratch_root))
         try:
             tree = prepare_taler_tree(resolved, scratch / "src")
-            found = ws.taler_builds[p.name] = TalerBuild(resolved, pack_build_tree(tree))
+            packed = pack_build_tree(tree, ws.work_dir / "gnunet-src" / "packed")
+            found = ws.taler_builds[p.name] = TalerBuild(resolved, packed)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return found
