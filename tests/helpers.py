@@ -42,9 +42,18 @@ CI_MATRIX = REPO / "tests" / "integration" / "matrix-ci.yml"
 WORK = REPO / ".archbench" / "work"
 """The work directory of ``invoke bench`` (invoke.yaml's ``work``), shared by the
 integration tests: bases are content-hashed, so one session's are reused by the next."""
-GNUNET_TARBALLS = REPO.parent / "shared" / "gnunet"
+GNUNET_TARBALLS = next(
+    (p / "shared" / "gnunet" for p in REPO.parents[:2] if (p / "shared" / "gnunet").is_dir()),
+    REPO.parent / "shared" / "gnunet",
+)
 """Upstream GNUnet sources (``gnunet-{0.21.2,0.22.2,0.24.3,0.27.0}.tar.gz``, their sha256 in
-its README): issue 20's test data, beside the repository; tests that need it skip without it."""
+its README; issue 29's ``gnunet-master-20260630.tar.gz`` and the git history
+``gnunet-git-v0.21.2-v0.27.0.tar.gz``): test data beside the repository, or beside the
+folder of worktrees it is one of; tests that need it skip without it."""
+GNUNET_MASTER_SHA256 = "d96b6ff51b51deebaf8cd2c26438bbe5923f118ce126a16be2a2168f06522577"
+"""The sha256 of ``GNUNET_TARBALLS / "gnunet-master-20260630.tar.gz"`` (its README)."""
+GNUNET_GIT_SHA256 = "77d44f07b43b03c22831a67f781968efa6ac3cb4fa2db5b3e7d58bdb460a268b"
+"""The sha256 of ``GNUNET_TARBALLS / "gnunet-git-v0.21.2-v0.27.0.tar.gz"`` (its README)."""
 GNUNET_027_SHA256 = "77102aa83fdb40abf2bf7434869abd7feb53f692a2d9bd4cf86a48e33f29a196"
 """The sha256 of ``GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"`` (its README)."""
 GOLDEN = REPO / "tests" / "golden"

@@ -19,6 +19,9 @@ writes a file and never imports ``docker``:
   changed between two (:func:`environment_diff`);
 * :mod:`~archbench.analysis.steps`: where a series of runs steps and why
   (:func:`find_steps`, :func:`series`; ``invoke history``);
+* :mod:`~archbench.analysis.bisection`: exact bisection of a row's count over a
+  commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
+  ``invoke bisect``);
 * :mod:`~archbench.analysis.gate`: ``--fail-above``, counted rows beyond a limit
   (:func:`over_limit`);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
@@ -40,6 +43,18 @@ not allowed.
 
 from __future__ import annotations
 
+from archbench.analysis.bisection import (
+    ArchState,
+    Count,
+    Graph,
+    Measurement,
+    Probe,
+    Search,
+    arch_state,
+    next_probe,
+    remaining_probes,
+    same_level,
+)
 from archbench.analysis.comparison import (
     BETWEEN_RUN_FLOOR,
     DEFAULT_CONFIDENCE,
@@ -82,13 +97,20 @@ __all__ = [
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
     "DEFAULT_THRESHOLD",
+    "ArchState",
     "Change",
+    "Count",
     "Environment",
+    "Graph",
+    "Measurement",
+    "Probe",
     "RowComparison",
     "RowKey",
+    "Search",
     "SeriesKey",
     "SeriesPoint",
     "Step",
+    "arch_state",
     "compare",
     "counts",
     "cpu_model",
@@ -98,14 +120,17 @@ __all__ = [
     "median_interval",
     "median_per_op",
     "metric_names",
+    "next_probe",
     "noise_cause_text",
     "noise_summary",
     "order_statistics",
     "over_limit",
     "parse_metrics",
+    "remaining_probes",
     "repeatability",
     "round_ratio_interval",
     "row_key",
+    "same_level",
     "series",
     "slowdown",
     "spread",

@@ -51,7 +51,9 @@ from archbench.build.counter import (
 from archbench.build.cross import CrossBuild, CrossPlan
 from archbench.build.gnunet_source import (
     BuildTree,
+    CommitInfo,
     ResolvedSource,
+    commit_range,
     pack_build_tree,
     prepare_build_tree,
     resolve_gnunet,
@@ -72,6 +74,7 @@ __all__ = [
     "BaseImage",
     "BuildTree",
     "Builder",
+    "CommitInfo",
     "CounterTools",
     "CountingImage",
     "CrossBuild",
@@ -81,6 +84,7 @@ __all__ = [
     "ResolvedSource",
     "base_tag",
     "build_context",
+    "commit_range",
     "ensure_base",
     "ensure_counter_tools",
     "ensure_counting_image",

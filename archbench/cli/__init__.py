@@ -24,6 +24,7 @@ from __future__ import annotations
 from archbench.cli.commands import (
     archive,
     bench,
+    bisect,
     ci_matrix,
     clean,
     compare,
@@ -37,6 +38,7 @@ from archbench.cli.config import Settings, resolve_settings
 from archbench.cli.helptext import (
     ARCHIVE_HELP,
     BENCH_HELP,
+    BISECT_HELP,
     CI_MATRIX_HELP,
     CLEAN_HELP,
     COMPARE_HELP,
@@ -49,6 +51,7 @@ from archbench.cli.helptext import (
 from archbench.cli.options import (
     ArchiveFlags,
     BenchFlags,
+    BisectFlags,
     CiMatrixFlags,
     CleanFlags,
     CompareFlags,
@@ -63,6 +66,7 @@ from archbench.cli.terminal import safe_text, show
 __all__ = [
     "ARCHIVE_HELP",
     "BENCH_HELP",
+    "BISECT_HELP",
     "CI_MATRIX_HELP",
     "CLEAN_HELP",
     "COMPARE_HELP",
@@ -73,6 +77,7 @@ __all__ = [
     "REPORT_HELP",
     "ArchiveFlags",
     "BenchFlags",
+    "BisectFlags",
     "CiMatrixFlags",
     "CleanFlags",
     "CompareFlags",
@@ -84,6 +89,7 @@ __all__ = [
     "Settings",
     "archive",
     "bench",
+    "bisect",
     "ci_matrix",
     "clean",
     "compare",

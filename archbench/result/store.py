@@ -21,8 +21,10 @@ from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
 from archbench.result.loading import MAX_RESULT_BYTES, parse_result
 from archbench.result.model import (
+    BISECT_NAME,
     HISTORY_NAME,
     MANIFEST_NAME,
+    BisectManifest,
     HistoryManifest,
     Metric,
     Result,
@@ -234,6 +236,41 @@ class ResultStore:
             raise ResultsError(
                 f"{path}: the manifest says history {quote(manifest.history_id)} but lies in "
                 f"{history_id}; it was copied or edited"
+            )
+        return manifest
+
+    def save_bisect(self, manifest: BisectManifest) -> Path:
+        """Write ``<root>/<bisect-id>/bisect.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        check_run_id(manifest.bisect_id, "bisect id")
+        path = inside(self.root, self.root / manifest.bisect_id / BISECT_NAME, "the bisection")
+        write_texts(
+            {path: manifest.model_dump_json(indent=2) + "\n"}, ResultsError, "the bisection"
+        )
+        return path
+
+    def load_bisect(self, bisect_id: str) -> BisectManifest:
+        """Read the record of bisection ``bisect_id`` (``invoke bisect --resume``).
+
+        Raises:
+            ResultsError: no such bisection (the message lists the ones there are), or
+                its record is unreadable or names another bisection.
+        """
+        check_run_id(bisect_id, "--resume")
+        path = self.root / bisect_id / BISECT_NAME
+        if not path.exists():
+            known = ", ".join(r for r in self.runs() if (self.root / r / BISECT_NAME).is_file())
+            raise ResultsError(
+                f"{path}: no bisection {bisect_id!r} in {self.root} (there are: {known or 'none'})"
+            )
+        manifest = _read_manifest(path, BisectManifest, "the bisection", "bisection")
+        if manifest.bisect_id != bisect_id:
+            raise ResultsError(
+                f"{path}: the record says bisection {quote(manifest.bisect_id)} but lies in "
+                f"{bisect_id}; it was copied or edited"
             )
         return manifest
 
