@@ -162,6 +162,41 @@ def history(
     cli.history(_settings(c), flags)
 
 
+@task(help=cli.BISECT_HELP, auto_shortflags=False)
+@_errors_to_exit
+def bisect(
+    c: Context,
+    gnunet: str | None = None,
+    good: str | None = None,
+    bad: str | None = None,
+    row: str | None = None,
+    arch: str | None = None,
+    target: str | None = None,
+    matrix: str = "",
+    metric: str = "instructions",
+    rsa_bits: str | None = None,
+    repetitions: str | None = None,
+    resume: str = "",
+) -> None:
+    """Find the commit that moved a row's instructions per operation, per architecture."""
+    cli.bisect(
+        _settings(c),
+        cli.BisectFlags(
+            gnunet=gnunet,
+            good=good,
+            bad=bad,
+            row=row,
+            arch=arch,
+            target=target,
+            matrix=matrix,
+            metric=metric,
+            rsa_bits=rsa_bits,
+            repetitions=repetitions,
+            resume=resume,
+        ),
+    )
+
+
 @task(help=cli.ARCHIVE_HELP, auto_shortflags=False)
 @_errors_to_exit
 def archive(

@@ -183,11 +183,11 @@ cs_blocks (const unsigned int *n, unsigned int reps)
     unsigned int b = 0;
     uint64_t t0;
 
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+    count_input_bytes (ABH_QUALITY_NONCE, msg,
                                 sizeof (msg));
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &nonce,
+    count_input_bytes (ABH_QUALITY_NONCE, &nonce,
                                 sizeof (nonce));
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &blind_seed,
+    count_input_bytes (ABH_QUALITY_STRONG, &blind_seed,
                                 sizeof (blind_seed));
 
     t0 = block_start ();
@@ -281,10 +281,10 @@ rsa_blocks (unsigned int bits, const unsigned int *n, unsigned int reps)
     enum GNUNET_GenericReturnValue ok = GNUNET_NO;
     uint64_t t0;
 
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, msg,
+    count_input_bytes (ABH_QUALITY_NONCE, msg,
                                 sizeof (msg));
     GNUNET_CRYPTO_hash (msg, sizeof (msg), &hash);
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &bks,
+    count_input_bytes (ABH_QUALITY_STRONG, &bks,
                                 sizeof (bks));
 
     t0 = block_start ();

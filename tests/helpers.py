@@ -48,12 +48,18 @@ SHARED = next(
 )
 """The workplace's test data beside the clone (``../shared``; a worktree under ``wt/`` finds
 it one folder further up)."""
-GNUNET_TARBALLS = SHARED / "gnunet"
-"""Upstream GNUnet sources (``gnunet-{0.21.2,0.22.2,0.24.3,0.27.0}.tar.gz``, their sha256 in
-its README): issue 20's test data, beside the repository; tests that need it skip without it."""
 TALER_TARBALLS = SHARED / "taler"
 """GNU Taler exchange sources (``taler-exchange-{0.9.2,0.14.0,0.14.1}.tar.gz``, their sha256
 and pairings in its README): issue 31's test data."""
+GNUNET_TARBALLS = SHARED / "gnunet"
+"""Upstream GNUnet sources (``gnunet-{0.21.2,0.22.2,0.24.3,0.27.0}.tar.gz``, their sha256 in
+its README; issue 29's ``gnunet-master-20260630.tar.gz`` and the git history
+``gnunet-git-v0.21.2-v0.27.0.tar.gz``): test data beside the repository, or beside the
+folder of worktrees it is one of; tests that need it skip without it."""
+GNUNET_MASTER_SHA256 = "d96b6ff51b51deebaf8cd2c26438bbe5923f118ce126a16be2a2168f06522577"
+"""The sha256 of ``GNUNET_TARBALLS / "gnunet-master-20260630.tar.gz"`` (its README)."""
+GNUNET_GIT_SHA256 = "77d44f07b43b03c22831a67f781968efa6ac3cb4fa2db5b3e7d58bdb460a268b"
+"""The sha256 of ``GNUNET_TARBALLS / "gnunet-git-v0.21.2-v0.27.0.tar.gz"`` (its README)."""
 GNUNET_027_SHA256 = "77102aa83fdb40abf2bf7434869abd7feb53f692a2d9bd4cf86a48e33f29a196"
 """The sha256 of ``GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"`` (its README)."""
 GOLDEN = REPO / "tests" / "golden"

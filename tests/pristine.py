@@ -50,11 +50,10 @@ from pathlib import Path
 
 import docker
 from docker.models.containers import Container
-from helpers import REPO
+from helpers import REPO, SHARED
 
 from archbench.build import resolve_apt_proxy
 
-SHARED = REPO.parent / "shared"
 IMAGE_REPOSITORY = "archbench-pristine"
 LABEL = "org.archbench.pristine"
 #: Where the tree and shared/ lie inside the machine: ``shared/`` beside the clone,

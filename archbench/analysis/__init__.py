@@ -25,6 +25,9 @@ writes a file and never imports ``docker``:
   counts and times (PELT, :func:`whole_series`);
 * :mod:`~archbench.analysis.gate`: ``--fail-above`` and matrix.yml's per-row
   ``limits:``, counted rows beyond a limit (:func:`over_limit`, :func:`over_limits`);
+* :mod:`~archbench.analysis.bisection`: exact bisection of a row's count over a
+  commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
+  ``invoke bisect``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
@@ -44,6 +47,18 @@ not allowed.
 
 from __future__ import annotations
 
+from archbench.analysis.bisection import (
+    ArchState,
+    Count,
+    Graph,
+    Measurement,
+    Probe,
+    Search,
+    arch_state,
+    next_probe,
+    remaining_probes,
+    same_level,
+)
 from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
     DEFAULT_CONFIDENCE,
@@ -96,16 +111,23 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "MIN_COUNT_EFFECT",
     "NO_INTERVAL",
+    "ArchState",
     "Change",
     "ChangePoint",
+    "Count",
     "Environment",
+    "Graph",
+    "Measurement",
+    "Probe",
     "RowComparison",
     "RowKey",
     "RowLimit",
+    "Search",
     "SeriesKey",
     "SeriesPoint",
     "Step",
     "TInterval",
+    "arch_state",
     "compare",
     "control_false_discoveries",
     "count_changes",
@@ -118,6 +140,7 @@ __all__ = [
     "median_interval",
     "median_per_op",
     "metric_names",
+    "next_probe",
     "noise_cause_text",
     "noise_summary",
     "order_statistics",
@@ -125,11 +148,13 @@ __all__ = [
     "over_limits",
     "parse_metrics",
     "parse_row_limit",
+    "remaining_probes",
     "repeat_ratio_interval",
     "repeatability",
     "round_ratio_interval",
     "round_t_interval",
     "row_key",
+    "same_level",
     "series",
     "slowdown",
     "spread",

@@ -53,7 +53,9 @@ from archbench.build.counter import (
 from archbench.build.cross import CrossBuild, CrossPlan
 from archbench.build.gnunet_source import (
     BuildTree,
+    CommitInfo,
     ResolvedSource,
+    commit_range,
     pack_build_tree,
     prepare_build_tree,
     prepare_taler_tree,
@@ -79,6 +81,7 @@ __all__ = [
     "BaseImage",
     "BuildTree",
     "Builder",
+    "CommitInfo",
     "ContextFile",
     "CounterTools",
     "CountingImage",
@@ -90,6 +93,7 @@ __all__ = [
     "TalerBuild",
     "base_tag",
     "build_context",
+    "commit_range",
     "ensure_base",
     "ensure_counter_tools",
     "ensure_counting_image",

@@ -99,6 +99,39 @@ HANDBOOK_STUB: Final = (
     "# doc/meson.build calls subdir('handbook') unconditionally.\n"
 )
 HANDBOOK_SUBDIR: Final = re.compile(r"""^\s*subdir\(\s*['"]handbook['"]\s*\)""", re.MULTILINE)
+CONFIG_TEMPLATE: Final = "src/include/gnunet_config.h.in"
+CONFIG_TEMPLATE_USE: Final = re.compile(r"""input\s*:\s*['"]gnunet_config\.h\.in['"]""")
+CONFIG_TEMPLATE_STUB: Final = """/* Written by archbench: this tree's src/include/meson.build makes
+ * gnunet_config.h from gnunet_config.h.in, which the tree lacks (GNUnet's .gitignore lists it; a
+ * development snapshot after 0.27.0 has none). These are the public defines of
+ * 0.27.0's template whose values the top meson.build still sets. */
+#ifndef GNUNET_CONFIG_H
+#define GNUNET_CONFIG_H
+{defines}
+#endif
+"""
+CONFIG_TEMPLATE_DEFINES: Final = (
+    ("GNUNET_VERSION", '"@gnunet_version@"', "gnunet_version"),
+    ("GNUNET_MAJOR_VERSION", "@gnunet_major_version@", "gnunet_major_version"),
+    ("GNUNET_MINOR_VERSION", "@gnunet_minor_version@", "gnunet_minor_version"),
+    ("GNUNET_MICRO_VERSION", "@gnunet_micro_version@", "gnunet_micro_version"),
+    ("GNUNET_EXPERIMENTAL", "@enable_experimental@", "enable_experimental"),
+    ("GNUNET_FS_EXTRACTOR_ENABLED", "@extractor@", "extractor"),
+)
+"""0.27.0's ``gnunet_config.h.in`` (name, value, the meson ``cdata`` key it needs); its
+``GNUNET_CURL_GNUTLS`` moved to the private configuration on master."""
+_STUB_FILE: Final = r"""['"]((?:[\w.+-]+/)*[\w+-][\w.+-]*)['"]"""
+STUB_INPUT: Final = re.compile(r"input\s*:\s*" + _STUB_FILE)
+"""``input: 'X'`` of a ``configure_file`` in a ``meson.build``: a file the tree must have."""
+STUB_INSTALL: Final = re.compile(r"install_data\s*\(([^)]*)\)")
+"""An ``install_data(...)`` call: its positional string arguments are files too."""
+STUB_KEYWORD: Final = re.compile(r"\b\w+\s*:")
+STUB_LITERAL: Final = re.compile(_STUB_FILE)
+STUB_FOREACH: Final = re.compile(r"foreach\s+(\w+)\s*:\s*\[([^\]]*)\](.*?)endforeach", re.DOTALL)
+"""``foreach p : ['a', 'b'] ... endforeach``, whose body may compute an input's name."""
+MAX_STUBS: Final = 1000
+STUB_TEXT: Final = ""
+"""A stub's content: nothing (libgnunetutil's build reads none of these files)."""
 SENTINEL_HEADER: Final = "src/include/gnunet_crypto_lib.h"
 """A file every GNUnet source tree has, from 0.19 to 0.27 (autotools and meson)."""
 
@@ -278,6 +311,85 @@ def _resolve_git(
         version=version,
         origin=mirror,
     )
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit of a range (:func:`commit_range`): full id, parents' ids, subject, and
+    the committer date (ISO 8601)."""
+
+    commit: str
+    parents: tuple[str, ...]
+    subject: str
+    date: str
+
+
+MAX_RANGE: Final = 20_000
+"""The most commits :func:`commit_range` lists (GNUnet has about 33 000 in all)."""
+
+
+def commit_range(url: str, good: str, bad: str, work_dir: Path) -> list[CommitInfo]:
+    """The commits of ``good..bad`` in the repository ``url``, ``good`` first, then every
+    commit that is an ancestor of ``bad`` and not of ``good``, parents before children
+    (``git rev-list --topo-order --reverse``), ``bad`` last.
+
+    The repository is read through the same bare mirror as a ``git:`` source
+    (``<work_dir>/gnunet-src/git``, fetched when a ref is not there yet). Parents
+    outside the range (ancestors of ``good``) are left out of ``parents``.
+
+    Raises:
+        SourceError: a ref names no commit, ``good`` is not an ancestor of ``bad``, the
+            range is empty or longer than :data:`MAX_RANGE`, or git fails.
+    """
+    ends = [resolve_gnunet(GnunetGit(git=url, ref=ref), work_dir) for ref in (good, bad)]
+    mirror = ends[1].origin
+    good_c, bad_c = ends[0].commit, ends[1].commit
+    assert mirror is not None and good_c is not None and bad_c is not None
+    where = f"git {url}"
+    git = _Git(url, where)
+    if good_c == bad_c:
+        raise SourceError(f"{where}: --good {good} and --bad {bad} are the same commit")
+    with _locked(mirror.with_suffix(".lock")):
+        if not _is_ancestor(git, mirror, good_c, bad_c):
+            raise SourceError(
+                f"{where}: --good {good} ({good_c[:12]}) is not an ancestor of --bad {bad} "
+                f"({bad_c[:12]}); give an older commit as --good"
+            )
+        listing = git.out(
+            [
+                "--git-dir", str(mirror), "log", "--topo-order", "--reverse",
+                "--format=%H%x00%P%x00%cI%x00%s", f"{good_c}..{bad_c}",
+            ],
+            raw=True,
+        )  # fmt: skip
+        head = git.out(
+            ["--git-dir", str(mirror), "log", "-1", "--format=%H%x00%P%x00%cI%x00%s", good_c],
+            raw=True,
+        )
+    out: list[CommitInfo] = []
+    inside: set[str] = set()
+    for line in [head.strip("\n"), *listing.splitlines()]:
+        if not line:
+            continue
+        commit, parents, date, subject = [*line.split("\x00"), "", "", ""][:4]
+        kept = tuple(p for p in parents.split() if p in inside) if out else ()
+        # A subject is the author's text: printable characters only, bounded.
+        shown = "".join(c if c.isprintable() else "?" for c in subject)[:200]
+        out.append(CommitInfo(commit, kept, shown, date))
+        inside.add(commit)
+        if len(out) > MAX_RANGE + 1:
+            raise SourceError(f"{where}: {good}..{bad} has more than {MAX_RANGE} commits")
+    if len(out) < 2 or out[-1].commit != bad_c:
+        raise SourceError(f"{where}: {good}..{bad} lists no commits ending at {bad_c[:12]}")
+    return out
+
+
+def _is_ancestor(git: _Git, mirror: Path, a: str, b: str) -> bool:
+    try:
+        git.run(["--git-dir", str(mirror), "merge-base", "--is-ancestor", a, b])
+    except SourceError:
+        return False
+    return True
 
 
 def _resolve_path(source: GnunetPath) -> ResolvedSource:
@@ -1052,6 +1164,9 @@ def _finish(dest: Path, version: str, where: str) -> BuildTree:
     ):
         _write_new(dest, "doc/handbook/meson.build", HANDBOOK_STUB)
         changes.append("added an empty doc/handbook/meson.build (the handbook submodule)")
+    if build_system == "meson":
+        _config_template(dest, changes)
+        _data_stubs(dest, where, changes)
     return BuildTree(root=dest, build_system=build_system, version=version, changes=tuple(changes))
 
 
@@ -1218,6 +1333,101 @@ def prepare_taler_tree(resolved: ResolvedSource, dest: Path) -> BuildTree:
     return BuildTree(
         root=dest, build_system="autotools", version=resolved.version, changes=tuple(changes)
     )
+
+
+def _config_template(dest: Path, changes: list[str]) -> None:
+    """Write :data:`CONFIG_TEMPLATE` when meson needs it and the tree lacks it.
+
+    Only the defines whose ``cdata`` key the top ``meson.build`` sets are written, so
+    that meson fills every one; the version macros are required (drivers/blindsig.h
+    reads them).
+    """
+    template = dest / CONFIG_TEMPLATE
+    include_meson = template.parent / "meson.build"
+    if template.exists() or template.is_symlink() or not include_meson.is_file():
+        return
+    if not CONFIG_TEMPLATE_USE.search(include_meson.read_text(errors="replace")):
+        return
+    top = (dest / "meson.build").read_text(errors="replace")
+    lines = [
+        f"#define {name} {value}"
+        for name, value, key in CONFIG_TEMPLATE_DEFINES
+        if re.search(rf"""cdata\.set(10)?\(\s*['"]{key}['"]""", top)
+    ]
+    template.write_text(CONFIG_TEMPLATE_STUB.format(defines="\n".join(lines)), encoding="ascii")
+    changes.append(f"wrote {CONFIG_TEMPLATE} (absent from the tree; {len(lines)} defines)")
+
+
+def _data_stubs(dest: Path, where: str, changes: list[str]) -> None:
+    """Write an empty file for every data file a ``meson.build`` names that the tree lacks.
+
+    A development snapshot of GNUnet's master (issue 29's ``gnunet-master-20260630``)
+    was taken without files that have no extension or end in ``.conf``/``.in``
+    (``README``, ``COPYING``, ``util.conf``, the tests' configurations,
+    ``gnunet.conf.5.in``, scripts such as ``gnunet-bugreport``), and ``meson setup``
+    refuses a tree where an ``install_data``/``configure_file`` input is missing. None
+    of them is read by libgnunetutil's build; a complete tree (a release, a git checkout: it has the
+    ``README`` its top ``meson.build`` installs) gets no stub.
+    Literal names are seen here, and names computed in a ``foreach`` over a literal
+    list (``'test_' + p + '.conf'``); ``build-libgnunetutil.sh`` stubs any other one
+    as ``meson setup`` names it.
+
+    Raises:
+        SourceError: more than :data:`MAX_STUBS` would be needed (not a snapshot gap).
+    """
+    top = dest / "meson.build"
+    top_names = [
+        n.group(1)
+        for call in STUB_INSTALL.finditer(top.read_text(errors="replace"))
+        for n in STUB_LITERAL.finditer(STUB_KEYWORD.split(call.group(1))[0])
+    ]
+    # Only a tree that lacks the README its top meson.build installs: a release or a git
+    # checkout has it, and stays as it is (meson.build files name data that conditional
+    # branches never reach, e.g. data/gns-bcd.tex in 0.27.0).
+    if "README" not in top_names or (dest / "README").exists():
+        return
+    written: list[str] = []
+    for build_file in sorted(dest.rglob("meson.build")):
+        if build_file.is_symlink() or not build_file.is_file():
+            continue
+        text = build_file.read_text(errors="replace")
+        names = [m.group(1) for m in STUB_INPUT.finditer(text)] + [
+            n.group(1)
+            for call in STUB_INSTALL.finditer(text)
+            # Positional arguments only: install_dir: get_option('bindir') names no file.
+            for n in STUB_LITERAL.finditer(STUB_KEYWORD.split(call.group(1))[0])
+        ]
+        # input: 'test_' + p + '_peer1.conf' inside a foreach over a literal list.
+        for loop in STUB_FOREACH.finditer(text):
+            var, items, body = loop.groups()
+            computed = re.compile(rf"input\s*:\s*'([\w.+-]*)'\s*\+\s*{var}\s*\+\s*'([\w.+-]*)'")
+            for item in re.findall(r"'([\w.+-]+)'", items):
+                for head, tail in computed.findall(body):
+                    name = head + item + tail
+                    if STUB_LITERAL.fullmatch(f"'{name}'"):
+                        names.append(name)
+        for name in names:
+            target = build_file.parent / name
+            if (
+                target.exists()
+                or target.is_symlink()
+                or not target.parent.is_dir()
+                or target.parent.is_symlink()
+                or not target.resolve().is_relative_to(dest.resolve())
+            ):
+                continue
+            if len(written) >= MAX_STUBS:
+                raise SourceError(
+                    f"{where}: more than {MAX_STUBS} files its meson.build files name are "
+                    "missing; this is not a GNUnet tree archbench can build"
+                )
+            target.write_text(STUB_TEXT, encoding="ascii")
+            written.append(str(target.relative_to(dest)))
+    if written:
+        shown = ", ".join(written[:5]) + (
+            f" and {len(written) - 5} more" if len(written) > 5 else ""
+        )
+        changes.append(f"wrote {len(written)} empty data files meson needs ({shown})")
 
 
 # ---------------------------------------------------------------- git, locks

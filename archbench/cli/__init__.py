@@ -24,6 +24,7 @@ from __future__ import annotations
 from archbench.cli.commands import (
     archive,
     bench,
+    bisect,
     ci_matrix,
     clean,
     compare,
@@ -37,6 +38,7 @@ from archbench.cli.config import Settings, check_invoke_yaml, resolve_settings
 from archbench.cli.helptext import (
     ARCHIVE_HELP,
     BENCH_HELP,
+    BISECT_HELP,
     CI_MATRIX_HELP,
     CLEAN_HELP,
     COMPARE_HELP,
@@ -49,6 +51,7 @@ from archbench.cli.helptext import (
 from archbench.cli.options import (
     ArchiveFlags,
     BenchFlags,
+    BisectFlags,
     CiMatrixFlags,
     CleanFlags,
     CompareFlags,
@@ -63,6 +66,7 @@ from archbench.cli.terminal import SIGPIPE_EXIT, guard_stdout, safe_text, show
 __all__ = [
     "ARCHIVE_HELP",
     "BENCH_HELP",
+    "BISECT_HELP",
     "CI_MATRIX_HELP",
     "CLEAN_HELP",
     "COMPARE_HELP",
@@ -74,6 +78,7 @@ __all__ = [
     "SIGPIPE_EXIT",
     "ArchiveFlags",
     "BenchFlags",
+    "BisectFlags",
     "CiMatrixFlags",
     "CleanFlags",
     "CompareFlags",
@@ -85,6 +90,7 @@ __all__ = [
     "Settings",
     "archive",
     "bench",
+    "bisect",
     "check_invoke_yaml",
     "ci_matrix",
     "clean",

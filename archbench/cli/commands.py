@@ -39,6 +39,7 @@ from archbench.cli.config import Settings
 from archbench.cli.options import (
     ArchiveFlags,
     BenchFlags,
+    BisectFlags,
     CiMatrixFlags,
     CleanFlags,
     CompareFlags,
@@ -95,6 +96,7 @@ from archbench.result import (
 from archbench.run import (
     BenchOptions,
     BenchRun,
+    BisectOptions,
     HistoryOptions,
     TargetOutcome,
     check_overrides,
@@ -153,6 +155,96 @@ def given(flag: str, value: str, default: str) -> Path:
         MatrixError: a path no file system takes (a NUL byte, a name over 255 bytes).
     """
     return path_flag(flag, value) if value else Path(default)
+
+
+def bisect(s: Settings, f: BisectFlags) -> None:
+    """``invoke bisect``: the commit(s) between two refs that moved a row's instructions
+    per operation, on each selected architecture (:func:`archbench.run.bisect`).
+
+    Prints every step as it is measured (with an ETA), the outcome per architecture,
+    the number of steps and the wall time, and where ``bisect.json`` is.
+
+    Raises:
+        MatrixError: a flag value is not allowed (checked before anything is read).
+        SourceError: a ref names no commit, or good is not an ancestor of bad.
+        TargetsFailed: good or bad did not build or run on some architecture.
+        ArchbenchError: whatever :func:`archbench.run.measure_bisection` raises.
+    """
+    if f.metric != "instructions":
+        raise MatrixError(
+            f"--metric {quote(f.metric)}: invoke bisect decides on instructions (exact counts); "
+            "timed bisection is not implemented"
+        )
+    chosen = overrides(None, f.repetitions, f.rsa_bits, None, None, None)
+    check_overrides(chosen)
+    if f.resume:
+        check_run_id(f.resume, "--resume", MatrixError)
+        given = [n for n, v in (("--gnunet", f.gnunet), ("--good", f.good), ("--bad", f.bad),
+                                ("--row", f.row), ("--arch", f.arch), ("--target", f.target))
+                 if v]  # fmt: skip
+        if given:
+            raise MatrixError(
+                f"--resume takes the bisection's own {', '.join(given)}: give none of them"
+            )
+        options = BisectOptions(
+            matrix=Path(f.matrix or s.matrix),
+            results=Path(s.results),
+            work=Path(s.work),
+            resume=f.resume,
+            apt_proxy=s.apt_proxy,
+            on_wait=show,
+        )
+    else:
+        missing = [n for n, v in (("--gnunet", f.gnunet), ("--good", f.good),
+                                  ("--bad", f.bad), ("--row", f.row)) if not v]  # fmt: skip
+        if missing:
+            raise MatrixError(
+                f"invoke bisect needs {', '.join(missing)} (e.g. --gnunet git+file:///srv/"
+                "gnunet.git --good v0.21.2 --bad v0.22.2 --row 'CS signing')"
+            )
+        assert f.gnunet and f.good and f.bad and f.row
+        if not f.gnunet.startswith("git+") or "@" in f.gnunet.rpartition("/")[2]:
+            raise MatrixError(
+                f"--gnunet {quote(f.gnunet)}: give git+URL without @REF "
+                "(the refs are --good, --bad)"
+            )
+        url = f.gnunet[len("git+") :]
+        # The grammar of a git source checks the URL and each ref as for bench --gnunet.
+        for ref in (f.good, f.bad):
+            parse_gnunet(f"git+{url}@{ref}", "--good/--bad")
+        options = BisectOptions(
+            matrix=Path(f.matrix or s.matrix),
+            results=Path(s.results),
+            work=Path(s.work),
+            url=url,
+            good=f.good,
+            bad=f.bad,
+            row=run.parse_row(f.row),
+            archs=tuple(archs(f.arch)),
+            targets=tuple(split(f.target, "--target")),
+            overrides=chosen,
+            apt_proxy=s.apt_proxy,
+            on_wait=show,
+        )
+    done = run.measure_bisection(options)
+    show()
+    for line in done.manifest.outcome.splitlines():
+        show(line)
+    steps = len(done.manifest.steps)
+    builds = sum(len(st.counts) for st in done.manifest.steps)
+    total = sum(st.seconds for st in done.manifest.steps)
+    show(
+        f"{steps} steps ({builds} builds and counts), {total / 60:.1f} min measuring in all"
+        f" ({done.seconds / 60:.1f} min this session)"
+    )
+    where = done.store.root / done.manifest.bisect_id / "bisect.json"
+    show(f"bisection: {where}")
+    failed = [st.arch for st in done.states if st.status == "failed"]
+    if failed:
+        raise TargetsFailed(
+            f"{done.manifest.good} or {done.manifest.bad} did not build or run on "
+            f"{', '.join(failed)}: see the steps in {where}"
+        )
 
 
 def history(s: Settings, f: HistoryFlags) -> None:

@@ -80,6 +80,20 @@ HISTORY_HELP: Final = {
     "(e.g. 1.02: 2 % more instructions per operation)",
 }
 
+BISECT_HELP: Final = {
+    **_SELECT,
+    "gnunet": "git+URL of the GNUnet repository (file:///... or https://...), without @REF",
+    "good": "the ref (tag, branch, commit) at the old count",
+    "bad": "the ref at the new count; good must be its ancestor",
+    "row": 'the blindsig row to follow, SCHEME[-BITS] OPERATION, e.g. "CS signing"',
+    "metric": "what decides a move: instructions (exact counts under QEMU; the only one)",
+    "rsa_bits": BENCH_HELP["rsa_bits"] + "; RSA rows: the row's size must be among them",
+    "repetitions": "blindsig: counted blocks per row and step (1-10000; counts are exact, 1 "
+    "is enough for CS rows)",
+    "resume": "BISECT_ID: go on with a stored bisection (its repository, refs, row and "
+    "targets); the steps it has are not measured again",
+}
+
 ARCHIVE_HELP: Final = {
     "run_id": "the run to archive (a directory name under the results directory)",
     "out": "directory to write (default: archives/<run-id>); must not exist",

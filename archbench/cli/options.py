@@ -70,6 +70,23 @@ class HistoryFlags:
 
 
 @dataclass(frozen=True)
+class BisectFlags:
+    """``invoke bisect``'s flags as invoke parsed them (None or ``""``: not given)."""
+
+    gnunet: str | None = None
+    good: str | None = None
+    bad: str | None = None
+    row: str | None = None
+    arch: str | None = None
+    target: str | None = None
+    matrix: str = ""
+    metric: str = "instructions"
+    rsa_bits: str | None = None
+    repetitions: str | None = None
+    resume: str = ""
+
+
+@dataclass(frozen=True)
 class ImagesFlags:
     """``invoke images``'s flags as invoke parsed them."""
 

@@ -58,12 +58,17 @@ from archbench.result.document import (
 )
 from archbench.result.loading import MAX_RESULT_BYTES, load, parse_harness_output
 from archbench.result.model import (
+    BISECT_NAME,
     HISTORY_NAME,
     MANIFEST_NAME,
     METRICS,
     RESULT_FORMAT,
     RESULT_VERSION,
     ArchiveRef,
+    BisectCommit,
+    BisectCount,
+    BisectManifest,
+    BisectStep,
     Execution,
     HistoryManifest,
     HistoryRound,
@@ -128,6 +133,7 @@ from archbench.result.vocabulary import (
 )
 
 __all__ = [
+    "BISECT_NAME",
     "COMPARISON_ROWS",
     "FILE_NAME",
     "HARNESS_FORMAT",
@@ -153,6 +159,10 @@ __all__ = [
     "TALER_OPERATIONS",
     "THESIS_OPS",
     "ArchiveRef",
+    "BisectCommit",
+    "BisectCount",
+    "BisectManifest",
+    "BisectStep",
     "Calibration",
     "CalibrationBlock",
     "CountCalibration",

@@ -321,3 +321,79 @@ class HistoryManifest(Frozen):
                     f"({', '.join(sorted(runs_of[r.session]))})"
                 )
         return self
+
+
+BISECT_NAME = "bisect.json"
+"""A bisection's record (:class:`BisectManifest`) in its own folder of the results root."""
+
+
+class BisectCommit(Frozen):
+    """One commit of a bisection's range: id, parents (indices of earlier commits of the
+    range), subject and committer date (ISO 8601)."""
+
+    commit: str = Field(pattern="^[0-9a-f]{40}([0-9a-f]{24})?$")
+    parents: tuple[int, ...] = ()
+    subject: str = Field(max_length=200)
+    date: str = Field(max_length=64)
+
+
+class BisectCount(Frozen):
+    """One architecture's measurement of a step's commit.
+
+    ``instructions``: the row's median instructions per operation, ``spread`` its
+    relative block-to-block range; both None when the commit did not build or run
+    there (``skipped`` says why: the stage and the pipeline's message), which
+    the bisection treats as ``git bisect skip`` does.
+    """
+
+    arch: str = Field(min_length=1, max_length=32)
+    target: str = Field(min_length=1, max_length=64)
+    run_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    instructions: float | None = Field(default=None, gt=0)
+    spread: float = Field(default=0.0, ge=0)
+    skipped: str | None = Field(default=None, max_length=2000)
+    verdict: str = Field(default="", max_length=200)
+
+
+class BisectStep(Frozen):
+    """One measured commit, stored as soon as it is measured (``index``: into the
+    manifest's ``commits``); ``seconds``: the step's wall time (builds and counts)."""
+
+    index: int = Field(ge=0)
+    commit: str
+    subject: str = Field(max_length=200)
+    date: str = Field(max_length=64)
+    counts: tuple[BisectCount, ...]
+    seconds: float = Field(ge=0)
+    finished_at: str
+
+
+class BisectManifest(Frozen):
+    """``<results>/<bisect-id>/bisect.json``: what ``invoke bisect`` was asked and every
+    step it measured, so that ``--resume`` replays the steps and goes on.
+
+    ``commits``: the range, ``good`` first and ``bad`` last, parents before children;
+    ``targets``: architecture -> the matrix target measured there; ``row``: the row as
+    given, ``scheme``/``key_bits``/``operation`` what it names; ``outcome``: the text
+    of the finished bisection (empty while it runs).
+    """
+
+    format: Literal["archbench-bisect"] = "archbench-bisect"
+    version: Literal[1] = 1
+    bisect_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    created_at: str
+    matrix_file: str
+    matrix_text: str
+    repository: str
+    good: str
+    bad: str
+    row: str = Field(min_length=1, max_length=100)
+    scheme: str
+    key_bits: int | None = None
+    operation: str
+    metric: Literal["instructions"] = "instructions"
+    targets: dict[str, str] = Field(min_length=1)
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    commits: tuple[BisectCommit, ...] = Field(min_length=2)
+    steps: tuple[BisectStep, ...] = ()
+    outcome: str = ""

@@ -22,8 +22,10 @@ from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
 from archbench.result.loading import MAX_RESULT_BYTES, parse_result
 from archbench.result.model import (
+    BISECT_NAME,
     HISTORY_NAME,
     MANIFEST_NAME,
+    BisectManifest,
     HistoryManifest,
     Metric,
     Result,
@@ -128,7 +130,7 @@ def merge_repeats(results: Sequence[Result]) -> list[Result]:
     return merged
 
 
-EntryKind = Literal["run", "history", "lock", "stray", "unreadable"]
+EntryKind = Literal["run", "history", "bisection", "lock", "stray", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ class Entry:
     """One name in a results folder and what it is.
 
     ``kind``: ``run`` (a folder of results files and/or ``run.json``), ``history`` (a
-    folder with ``history.json``: a series of runs, not a run), ``lock`` (the folder's
+    folder with ``history.json``: a series of runs, not a run), ``bisection`` (a folder
+    with ``bisect.json``: an ``invoke bisect`` record, not a run), ``lock`` (the folder's
     lock file while a writer holds it), ``stray`` (anything else: a file, a folder
     whose name is no run id, a name that is not UTF-8) or ``unreadable`` (a folder
     archbench may not list). ``note``: what a user is told of a stray or unreadable
@@ -293,6 +296,41 @@ class ResultStore:
             )
         return manifest
 
+    def save_bisect(self, manifest: BisectManifest) -> Path:
+        """Write ``<root>/<bisect-id>/bisect.json`` atomically; returns its path.
+
+        Raises:
+            ResultsError: the file cannot be written.
+        """
+        check_run_id(manifest.bisect_id, "bisect id")
+        path = inside(self.root, self.root / manifest.bisect_id / BISECT_NAME, "the bisection")
+        write_texts(
+            {path: manifest.model_dump_json(indent=2) + "\n"}, ResultsError, "the bisection"
+        )
+        return path
+
+    def load_bisect(self, bisect_id: str) -> BisectManifest:
+        """Read the record of bisection ``bisect_id`` (``invoke bisect --resume``).
+
+        Raises:
+            ResultsError: no such bisection (the message lists the ones there are), or
+                its record is unreadable or names another bisection.
+        """
+        check_run_id(bisect_id, "--resume")
+        path = self.root / bisect_id / BISECT_NAME
+        if not path.exists():
+            known = ", ".join(e.name for e in self.entries() if e.kind == "bisection")
+            raise ResultsError(
+                f"{path}: no bisection {bisect_id!r} in {self.root} (there are: {known or 'none'})"
+            )
+        manifest = _read_manifest(path, BisectManifest, "the bisection", "bisection")
+        if manifest.bisect_id != bisect_id:
+            raise ResultsError(
+                f"{path}: the record says bisection {quote(manifest.bisect_id)} but lies in "
+                f"{bisect_id}; it was copied or edited"
+            )
+        return manifest
+
     def histories(self) -> list[str]:
         """History ids present (folders with a ``history.json``), oldest first."""
         return [e.name for e in self.entries() if e.kind == "history"]
@@ -355,6 +393,8 @@ class ResultStore:
                 )
             elif (self.root / name / HISTORY_NAME).is_file():
                 out.append(Entry(name, "history"))
+            elif (self.root / name / BISECT_NAME).is_file():
+                out.append(Entry(name, "bisection"))
             else:
                 out.append(Entry(name, "run"))
         return out

@@ -8,6 +8,10 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.history`: one ``invoke history`` (:func:`measure_history` of a
   :class:`HistoryOptions`): a series of versions (GNUnet sources, Debian bases), one run
   each, native targets timed in interleaved rounds, every target counted;
+* :mod:`archbench.run.bisect`: one ``invoke bisect`` (:func:`measure_bisection` of a
+  :class:`BisectOptions`): the commits between two refs, one built and counted per
+  step (the choice is :mod:`archbench.analysis.bisection`'s), every step stored in
+  ``bisect.json`` as it is measured, ``--resume`` from there;
 * :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
   emulated, with which suites (:class:`TargetPlan`); :func:`check_overrides`;
 * :mod:`archbench.run.schedule`: :func:`execute` carries plans out, hosts in
@@ -36,6 +40,13 @@ Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure 
 from __future__ import annotations
 
 from archbench.run.archives import ArchiveSummary, create_archive
+from archbench.run.bisect import (
+    BisectOptions,
+    BisectRun,
+    RowSpec,
+    measure_bisection,
+    parse_row,
+)
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
 from archbench.run.history import HistoryOptions, HistoryRun, measure_history
 from archbench.run.planning import TargetPlan, check_overrides, plan
@@ -49,9 +60,12 @@ __all__ = [
     "ArchiveSummary",
     "BenchOptions",
     "BenchRun",
+    "BisectOptions",
+    "BisectRun",
     "HistoryOptions",
     "HistoryRun",
     "Reporter",
+    "RowSpec",
     "RunOptions",
     "SilentReporter",
     "TargetOutcome",
@@ -64,7 +78,9 @@ __all__ = [
     "execute",
     "is_complete",
     "leftover_containers",
+    "measure_bisection",
     "measure_history",
+    "parse_row",
     "plan",
     "run_harness",
     "smoke_test",

@@ -265,14 +265,29 @@ blindsig_library_matches (const char *version)
 
 
 /* Where a row's call or the work inside it differs from the 0.19/0.20 API
- * the rows were defined on.  Scheme, operation, first version, note. */
+ * the rows were defined on.  Scheme, operation, first version, note.  A
+ * change of GNUnet's master after 0.27.0 (which still states 0.27.0) is
+ * dated by the Makefile's probes instead (blindsig_api_probe.c): its since
+ * is one of the SINCE_* below. */
 struct RowNote
 {
   const char *scheme;
   const char *operation;
-  unsigned int since;                          /* ABH_GNUNET_API_NUM */
+  unsigned int since;                 /* ABH_GNUNET_API_NUM, or a SINCE_* */
   const char *text;
 };
+
+/* The randomness API without quality (ABH_RANDOM_ARITY 2). */
+#define SINCE_SODIUM_RANDOM 100001u
+/* hmac_raw's new signature: SHA-512 and the hash context on libsodium
+ * (ABH_HMAC_RAW_API 2). */
+#define SINCE_SODIUM_SHA512 100002u
+#ifndef ABH_RANDOM_ARITY
+#define ABH_RANDOM_ARITY 3
+#endif
+#ifndef ABH_HMAC_RAW_API
+#define ABH_HMAC_RAW_API 1
+#endif
 
 static const struct RowNote row_notes[] = {
   { "RSA", "blinding", 2100,
@@ -309,6 +324,32 @@ static const struct RowNote row_notes[] = {
   { "RSA", "verifying", 2200,
     "GNUnet 0.22+: the KDF of the full-domain hash runs on libsodium's HMAC"
     " instead of libgcrypt's (same bytes)" },
+  /* GNUnet's master after 0.27.0 (crypto_random.c, crypto_hash.c; the
+   * blind-signature code itself is 0.27.0's): libgnunetutil's constructor
+   * no longer initialises libgcrypt, and SHA-512 moved to libsodium. */
+  { "RSA", "key_generation", SINCE_SODIUM_RANDOM,
+    "GNUnet master after 0.27.0 (randomness API without quality, probed):"
+    " libgnunetutil no longer initialises libgcrypt (0.19-0.27.0 called"
+    " gcry_check_version and set GCRYCTL_DISABLE_SECMEM and"
+    " GCRYCTL_ENABLE_QUICK_RANDOM at load), so gcry_pk_genkey draws its"
+    " primes at libgcrypt's default random levels, not quick random's: key"
+    " generation is not the same work as on 0.27.0" },
+  { "CS", "blinding", SINCE_SODIUM_SHA512,
+    "GNUnet master after 0.27.0 (hmac_raw's new signature, probed): the"
+    " SHA-512 of the two full-domain hashes runs on libsodium's"
+    " crypto_hash_sha512 instead of libgcrypt's gcry_md_hash_buffer (same"
+    " bytes)" },
+  { "CS", "verifying", SINCE_SODIUM_SHA512,
+    "GNUnet master after 0.27.0 (hmac_raw's new signature, probed): the"
+    " SHA-512 of the full-domain hash runs on libsodium's crypto_hash_sha512"
+    " instead of libgcrypt's gcry_md_hash_buffer (same bytes)" },
+  { "CS", "taler_key_generation", SINCE_SODIUM_SHA512,
+    "GNUnet master after 0.27.0: the public key's SHA-512 runs on libsodium"
+    " instead of libgcrypt (same bytes)" },
+  { "RSA", "taler_key_generation", SINCE_SODIUM_RANDOM,
+    "GNUnet master after 0.27.0: the key_generation row's change (libgcrypt"
+    " not initialised by libgnunetutil) and the public key's SHA-512 on"
+    " libsodium instead of libgcrypt" },
   /* The layer's rows (blindsig_taler.h): what each call contains relative
    * to the raw rows (crypto_blind_sign.c, identical 0.21.0 .. 0.27.0 but
    * for formatting).  Every call also allocates its result. */
@@ -376,6 +417,19 @@ blindsig_taler_absent (void)
 }
 
 
+/* Whether a note of @a since (a version or a SINCE_*) applies to these
+ * headers. */
+static bool
+note_applies (unsigned int since)
+{
+  if (SINCE_SODIUM_RANDOM == since)
+    return 2 == ABH_RANDOM_ARITY;
+  if (SINCE_SODIUM_SHA512 == since)
+    return 2 == ABH_HMAC_RAW_API;
+  return ABH_GNUNET_API_NUM >= since;
+}
+
+
 void
 blindsig_print_row_notes (void)
 {
@@ -397,7 +451,7 @@ blindsig_print_row_notes (void)
     {
       if ((0 != strcmp (row_notes[j].scheme, row_notes[i].scheme))
           || (0 != strcmp (row_notes[j].operation, row_notes[i].operation))
-          || (ABH_GNUNET_API_NUM < row_notes[j].since)
+          || (! note_applies (row_notes[j].since))
           || ((! blindsig_taler_rows ())
               && (0 == strncmp (row_notes[j].operation, "taler_", 6))))
         continue;

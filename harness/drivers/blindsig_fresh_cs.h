@@ -306,16 +306,16 @@ cs_repetition (const unsigned int *ops, uint64_t *ns, unsigned int rep,
   }
   for (unsigned int i = 0; i < m; i++)
   {
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
+    count_input_bytes (ABH_QUALITY_NONCE, it[i].msg,
                        sizeof (it[i].msg));
 #if ABH_BSIG_API == 19
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].nonce,
+    count_input_bytes (ABH_QUALITY_NONCE, &it[i].nonce,
                        sizeof (it[i].nonce));
 #else
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it[i].bm.nonce,
+    count_input_bytes (ABH_QUALITY_NONCE, &it[i].bm.nonce,
                        sizeof (it[i].bm.nonce));
 #endif
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].blind_seed,
+    count_input_bytes (ABH_QUALITY_STRONG, &it[i].blind_seed,
                        sizeof (it[i].blind_seed));
     it[i].src = i;
   }

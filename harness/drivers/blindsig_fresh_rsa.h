@@ -246,10 +246,10 @@ rsa_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
   }
   for (unsigned int i = 0; i < m; i++)
   {
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it[i].msg,
+    count_input_bytes (ABH_QUALITY_NONCE, it[i].msg,
                        sizeof (it[i].msg));
     GNUNET_CRYPTO_hash (it[i].msg, sizeof (it[i].msg), &it[i].hash);
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it[i].bks,
+    count_input_bytes (ABH_QUALITY_STRONG, &it[i].bks,
                        sizeof (it[i].bks));
   }
 

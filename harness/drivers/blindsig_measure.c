@@ -196,8 +196,7 @@ max_of (const unsigned int *ops, unsigned int count)
 static void
 flip_one_bit (unsigned char *buf, size_t len)
 {
-  uint32_t bit = GNUNET_CRYPTO_random_u32 (GNUNET_CRYPTO_QUALITY_WEAK,
-                                           (uint32_t) (len * 8));
+  uint32_t bit = abh_random_u32 (ABH_QUALITY_WEAK, (uint32_t) (len * 8));
 
   buf[bit / 8] ^= (unsigned char) (1u << (bit % 8));
 }

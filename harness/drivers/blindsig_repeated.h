@@ -192,16 +192,16 @@ cs_repetition_repeated (const unsigned int *ops, uint64_t *ns,
     return;
   }
   it = &ctx->it;
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, it->msg,
+  count_input_bytes (ABH_QUALITY_NONCE, it->msg,
                               sizeof (it->msg));
 #if ABH_BSIG_API == 19
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it->nonce,
+  count_input_bytes (ABH_QUALITY_NONCE, &it->nonce,
                               sizeof (it->nonce));
 #else
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &it->bm.nonce,
+  count_input_bytes (ABH_QUALITY_NONCE, &it->bm.nonce,
                      sizeof (it->bm.nonce));
 #endif
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &it->blind_seed,
+  count_input_bytes (ABH_QUALITY_STRONG, &it->blind_seed,
                               sizeof (it->blind_seed));
   ns[0] = run_stage (&cs_same_keygen, NULL, ctx, ops[0], ops[0]);
   ns[1] = run_stage (&cs_same_r_derive, NULL, ctx, ops[1], ops[1]);
@@ -459,10 +459,10 @@ rsa_repetition_repeated (unsigned int bits, const unsigned int *ops,
     verdict_fail (v, "out of memory allocating %u RSA results", m);
     goto cleanup;
   }
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, s.msg,
+  count_input_bytes (ABH_QUALITY_NONCE, s.msg,
                               sizeof (s.msg));
   GNUNET_CRYPTO_hash (s.msg, sizeof (s.msg), &s.hash);
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &s.bks,
+  count_input_bytes (ABH_QUALITY_STRONG, &s.bks,
                               sizeof (s.bks));
 
   ns[0] = run_stage (&rsa_same_keygen, NULL, &s, ops[0], ops[0]);

@@ -340,17 +340,17 @@ taler_repetition (unsigned int bits, const unsigned int *ops, uint64_t *ns,
     verdict_fail (v, "out of memory allocating %u layer results", m);
     goto cleanup;
   }
-  count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, t.msg, sizeof (t.msg));
+  count_input_bytes (ABH_QUALITY_NONCE, t.msg, sizeof (t.msg));
   if (0 == bits)
   {
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_NONCE, &t.nonce,
+    count_input_bytes (ABH_QUALITY_NONCE, &t.nonce,
                        sizeof (t.nonce));
     t.nonce_arg = &t.nonce;
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &t.bks.nonce,
+    count_input_bytes (ABH_QUALITY_STRONG, &t.bks.nonce,
                        sizeof (t.bks.nonce));
   }
   else
-    count_input_bytes (GNUNET_CRYPTO_QUALITY_STRONG, &t.bks.rsa_bks,
+    count_input_bytes (ABH_QUALITY_STRONG, &t.bks.rsa_bks,
                        sizeof (t.bks.rsa_bks));
   if (! taler_keys (&t, m, ops[0], &ns[0], v))
     goto cleanup;

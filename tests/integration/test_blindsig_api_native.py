@@ -8,8 +8,10 @@ and that the known-answer checks ran for exactly the schemes asked for.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,76 @@ def test_the_layers_rows_are_absent_on_the_old_api_with_the_reason(driver: Path)
     assert "known_answers_taler" not in out.meta
     assert out.meta["taler_layer"].startswith(f"GNUnet {out.meta['gnunet_header_version']} has no")
     assert "new in 0.21.0" in out.meta["taler_layer"]
+
+
+def _edited_headers(tmp_path: Path, edit: Callable[[str], str]) -> Path:
+    """A copy of the host's GNUnet headers with gnunet_crypto_lib.h edited: an include
+    directory to put first (``CPPFLAGS=-I DIR``)."""
+    cflags = subprocess.run(
+        ["pkg-config", "--cflags-only-I", "gnunetutil"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    roots = [Path(f[2:]) for f in cflags] + [Path("/usr/include")]
+    found = next(r / "gnunet" for r in roots if (r / "gnunet" / "gnunet_crypto_lib.h").is_file())
+    inc = tmp_path / "include"
+    shutil.copytree(found, inc / "gnunet")
+    header = inc / "gnunet" / "gnunet_crypto_lib.h"
+    header.write_text(edit(header.read_text()))
+    return inc
+
+
+def _make(tmp_path: Path, inc: Path, goal: str) -> subprocess.CompletedProcess[str]:
+    dest = tmp_path / "harness"
+    if not dest.exists():
+        shutil.copytree(HARNESS_DIR, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return subprocess.run(
+        ["make", "-C", str(dest), goal, f"CPPFLAGS=-I{inc}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _without_quality(text: str) -> str:
+    """The host's header with master's randomness API (after 0.27.0): no quality argument,
+    no enum GNUNET_CRYPTO_Quality, no GNUNET_CRYPTO_seed_weak_random."""
+    text = re.sub(r"enum GNUNET_CRYPTO_Quality\s*\{.*?\};", "", text, count=1, flags=re.S)
+    text = re.sub(r"enum GNUNET_CRYPTO_Quality\s+\w+,\s*", "", text)
+    return re.sub(r"void\s+GNUNET_CRYPTO_seed_weak_random \(int32_t seed\);", "", text)
+
+
+def test_the_probes_find_masters_randomness_api_whatever_the_version_says(
+    driver: Path, tmp_path: Path
+) -> None:
+    inc = _edited_headers(tmp_path, _without_quality)
+    done = _make(tmp_path, inc, "print-build-info")
+    assert done.returncode == 0, done.stderr
+    info = dict(line.split("\t", 1) for line in done.stdout.splitlines() if "\t" in line)
+    assert info["gnunet_random_api"] == "sodium"
+    # The host's own headers: the API with the quality argument.
+    own = parse_build_info((driver.parent / "build-info.txt").read_text())
+    assert own["gnunet_random_api"] == "quality"
+
+
+def test_an_unknown_randomness_api_is_one_line_naming_the_function(tmp_path: Path) -> None:
+    if subprocess.run(["pkg-config", "--exists", "gnunetutil"], check=False).returncode != 0:
+        pytest.skip("pkg-config cannot find gnunetutil")
+
+    def third_form(text: str) -> str:
+        # random_block (quality, buffer, length, flags): neither API blindsig knows.
+        return re.sub(
+            r"GNUNET_CRYPTO_random_block \(enum GNUNET_CRYPTO_Quality mode,\s*void \*buffer,"
+            r"\s*size_t length\);",
+            "GNUNET_CRYPTO_random_block (enum GNUNET_CRYPTO_Quality mode, void *buffer,"
+            " size_t length, int flags);",
+            text,
+        )
+
+    inc = _edited_headers(tmp_path, third_form)
+    done = _make(tmp_path, inc, "blindsig")
+    assert done.returncode != 0
+    assert "declare a randomness API blindsig does not know: GNUNET_CRYPTO_random_block" in (
+        done.stderr
+    ), done.stderr
+    # make stops before compiling anything: no compiler diagnostics.
+    assert "error:" not in done.stderr and ".c:" not in done.stderr, done.stderr
+    assert not (tmp_path / "harness" / "blindsig").exists()

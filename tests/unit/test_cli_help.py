@@ -23,6 +23,7 @@ from helpers import GOLDEN, REPO, assert_golden
 TASKS = [
     "archive",
     "bench",
+    "bisect",
     "ci-matrix",
     "clean",
     "compare",

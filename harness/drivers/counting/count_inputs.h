@@ -18,7 +18,9 @@
  * blinding seeds, RSA blinding key secrets) comes from libsodium's
  * randombytes_buf_deterministic () with a fixed seed and a per-draw
  * sequence number, libsodium's randombytes_* (CS key generation) from the
- * same deterministic generator, and GNUnet's weak PRNG from a fixed seed.
+ * same deterministic generator, and GNUnet's weak PRNG from a fixed seed
+ * (master after 0.27.0 has no weak PRNG: every GNUNET_CRYPTO_random_* call
+ * is libsodium's randombytes, so the deterministic generator fixes it too).
  * The library calls measured are the same; only their inputs are fixed, so
  * every CS block counts the same instructions in every run (same binary,
  * same QEMU CPU model).  One difference to timing mode: CS key generation's
@@ -49,6 +51,43 @@
 #include <string.h>
 
 #define COUNT_INPUT_WEAK_SEED 0x41424331 /* "ABC1", as COUNT_MAGIC */
+
+/* libgnunetutil's randomness API, as the Makefile probed it
+ * (drivers/blindsig_api_probe.c): ABH_RANDOM_ARITY 3 is
+ * GNUNET_CRYPTO_random_block (quality, buf, len) with enum
+ * GNUNET_CRYPTO_Quality (GNUnet 0.19 to 0.27.0), 2 is random_block (buf, len)
+ * without the enum (master after 0.27.0: libsodium's randombytes, one
+ * quality).  ABH_HAVE_SEED_WEAK: GNUNET_CRYPTO_seed_weak_random exists.  A
+ * program built without the probes (benchmarks/harness_overhead.c against
+ * Debian's libgnunet) gets the 0.19-0.27 API.  The driver writes
+ * ABH_QUALITY_* and abh_random_*; with ABH_RANDOM_ARITY 3 they are exactly
+ * the calls the driver made before, so its code is unchanged. */
+#ifndef ABH_RANDOM_ARITY
+#define ABH_RANDOM_ARITY 3
+#endif
+#ifndef ABH_HAVE_SEED_WEAK
+#define ABH_HAVE_SEED_WEAK (ABH_RANDOM_ARITY == 3)
+#endif
+#if ABH_RANDOM_ARITY == 3
+typedef enum GNUNET_CRYPTO_Quality abh_quality;
+#define ABH_QUALITY_WEAK GNUNET_CRYPTO_QUALITY_WEAK
+#define ABH_QUALITY_STRONG GNUNET_CRYPTO_QUALITY_STRONG
+#define ABH_QUALITY_NONCE GNUNET_CRYPTO_QUALITY_NONCE
+#define abh_random_block(q, buf, len) GNUNET_CRYPTO_random_block ((q), (buf), (len))
+#define abh_random_u32(q, max) GNUNET_CRYPTO_random_u32 ((q), (max))
+#elif ABH_RANDOM_ARITY == 2
+/* The quality the driver asked for is kept in its source (it says what the
+ * input is) and dropped here: libgnunetutil has one generator. */
+typedef int abh_quality;
+#define ABH_QUALITY_WEAK 0
+#define ABH_QUALITY_STRONG 1
+#define ABH_QUALITY_NONCE 2
+#define abh_random_block(q, buf, len) \
+  ((void) (q), GNUNET_CRYPTO_random_block ((buf), (len)))
+#define abh_random_u32(q, max) ((void) (q), GNUNET_CRYPTO_random_u32 (max))
+#else
+#error "blindsig: ABH_RANDOM_ARITY must be 3 (GNUnet 0.19-0.27.0) or 2 (master after 0.27.0)"
+#endif
 
 static bool count_fixed_inputs;
 
@@ -100,14 +139,14 @@ static randombytes_implementation count_rng = {
 
 /* An input the driver draws: GNUnet's generator, or fixed in counting mode. */
 static void
-count_input_bytes (enum GNUNET_CRYPTO_Quality quality, void *buf, size_t len)
+count_input_bytes (abh_quality quality, void *buf, size_t len)
 {
   static uint64_t seq;
 
   if (count_fixed_inputs)
     count_fixed_bytes ('d', &seq, buf, len);
   else
-    GNUNET_CRYPTO_random_block (quality, buf, len);
+    abh_random_block (quality, buf, len);
 }
 
 /* Counting mode: fix every input (call once, before the first draw). */
@@ -115,7 +154,9 @@ static void
 count_fix_inputs (void)
 {
   count_fixed_inputs = true;
+#if ABH_HAVE_SEED_WEAK
   GNUNET_CRYPTO_seed_weak_random (COUNT_INPUT_WEAK_SEED);
+#endif
   if (0 != randombytes_set_implementation (&count_rng))
     fprintf (stderr, "blindsig: cannot fix libsodium's generator\n");
 }

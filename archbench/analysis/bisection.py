@@ -1,0 +1,331 @@
+"""Exact bisection of a row's instruction count over a commit graph (``invoke bisect``).
+
+Instruction counts are exact and repeat from run to run (same binary, same QEMU CPU
+model, fixed inputs), so one count per commit decides whether a row moved: the
+verdict of two counts is :func:`archbench.analysis.comparison.count_verdict` with the
+larger of their block-to-block spreads, the rule ``invoke compare`` and ``history``
+use. That makes a bisection on counts exact where asv's ``find`` and the Phoronix
+Test Suite's bisect work on noisy times.
+
+The graph is the commits between ``good`` and ``bad`` as git sees them
+(``git rev-list good..bad`` with parents, plus ``good``): :class:`Graph`. Nothing here
+runs git or a container; the caller measures the :class:`Probe` that
+:func:`next_probe` asks for and records it, and :func:`searches` tells, from the
+measurements alone (in the order they were taken), what is known. So a bisection
+resumes from its stored steps by replaying them.
+
+Per architecture the measurements define **searches**, as ``git bisect`` keeps one:
+the candidates are the ancestors of the search's ``bad`` commit (inclusive) that are
+not ancestors of any of its ``good`` commits. A measured candidate
+
+* at the good level (no significant change to the good commit's count) becomes good:
+  its ancestors leave the candidates;
+* at the bad level becomes the new ``bad``: the candidates shrink to its ancestors;
+* at a third level shows that the row moved in **several** commits: the search splits
+  into one from the good level to this commit and one from this commit to the bad
+  level, each bisected on (so every move is found, each in O(log n) builds);
+* that did not build or run is skipped, as ``git bisect skip`` does: it stays a
+  candidate but is never probed again on that architecture.
+
+A search is **done** when its candidates other than ``bad`` are all skipped: with none,
+``bad`` is the commit that moved the row (exact); else the move lies among the
+remaining candidates, which are reported as the range that could not be split. The
+next probe is the commit that best halves the largest open search (the ``git bisect``
+rule: maximise ``min(ancestors among the candidates, the rest)``), measured on every
+architecture with an open search that contains it.
+
+Graph sizes are small (hundreds of commits), so ancestor sets are Python integers used
+as bit sets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from archbench.analysis.comparison import count_verdict
+
+MAX_COMMITS: Final = 20_000
+"""The largest graph bisected (GNUnet has about 33 000 commits in all)."""
+
+
+@dataclass(frozen=True)
+class Graph:
+    """Commits in topological order (every parent before its children), as indices.
+
+    ``parents[i]``: indices of commit ``i``'s parents inside the graph (parents outside
+    it are ancestors of ``good`` and left out). Index 0 is ``good``; ``bad`` is
+    :attr:`bad` (the last commit, which every other commit is an ancestor of).
+    """
+
+    parents: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        n = len(self.parents)
+        if not 2 <= n <= MAX_COMMITS:
+            raise ValueError(f"a bisection needs 2 to {MAX_COMMITS} commits, got {n}")
+        for i, ps in enumerate(self.parents):
+            for p in ps:
+                if not 0 <= p < i:
+                    raise ValueError(f"commit {i}: parent {p} is not an earlier commit")
+        anc = self.ancestors
+        if anc[-1] != (1 << n) - 1:
+            raise ValueError("every commit must be an ancestor of the last one (bad)")
+
+    @property
+    def bad(self) -> int:
+        """The index of ``bad``: the last commit."""
+        return len(self.parents) - 1
+
+    @property
+    def ancestors(self) -> tuple[int, ...]:
+        """Bit set of each commit's ancestors inside the graph, itself included."""
+        cached: tuple[int, ...] | None = self.__dict__.get("_anc")
+        if cached is None:
+            out: list[int] = []
+            for i, ps in enumerate(self.parents):
+                bits = 1 << i
+                for p in ps:
+                    bits |= out[p]
+                out.append(bits)
+            cached = tuple(out)
+            object.__setattr__(self, "_anc", cached)
+        return cached
+
+    @classmethod
+    def linear(cls, n: int) -> Graph:
+        """A chain of ``n`` commits, each the parent of the next."""
+        return cls(tuple(() if i == 0 else (i - 1,) for i in range(n)))
+
+
+@dataclass(frozen=True)
+class Count:
+    """One architecture's measurement of a commit: instructions per operation, with the
+    row's relative block-to-block spread (0: exact); ``None`` in a step: did not build or
+    run there (skipped)."""
+
+    value: float
+    spread: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and self.value > 0):
+            raise ValueError(f"instructions per operation must be positive, got {self.value}")
+        if not (math.isfinite(self.spread) and self.spread >= 0):
+            raise ValueError(f"spread must be >= 0, got {self.spread}")
+
+
+Measurement = Mapping[str, Count | None]
+"""Architecture -> its count of a commit, or None when it did not build or run there."""
+
+
+def same_level(a: Count, b: Count) -> bool:
+    """Whether two counts show no significant change (``count_verdict`` with their spread)."""
+    return count_verdict(b.value / a.value, max(a.spread, b.spread)) == "no significant change"
+
+
+@dataclass(frozen=True)
+class Search:
+    """One move being bisected on one architecture.
+
+    ``goods``: commits whose ancestors are known to precede the move, the first of
+    them measured at the level the move starts from; ``bad``: the earliest
+    commit known at the level it ends at. ``candidates``: bit set of commits that may
+    be the first at the new level (``bad`` included). ``skipped``: candidates that did
+    not build or run on this architecture.
+    """
+
+    arch: str
+    goods: tuple[int, ...]
+    bad: int
+    candidates: int
+    skipped: frozenset[int] = field(default_factory=frozenset)
+
+    @property
+    def probeable(self) -> list[int]:
+        """The candidates worth measuring: not ``bad``, not skipped."""
+        return [i for i in _members(self.candidates) if i != self.bad and i not in self.skipped]
+
+    @property
+    def done(self) -> bool:
+        """Nothing left to probe: the move is at ``bad`` or among the skipped candidates."""
+        return not self.probeable
+
+    @property
+    def exact(self) -> bool:
+        """Done, and ``bad`` alone is left: the commit that moved the row."""
+        return self.candidates == 1 << self.bad
+
+    @property
+    def range(self) -> tuple[int, ...]:
+        """The commits the move may be in (``bad`` and skipped candidates), in order."""
+        return tuple(_members(self.candidates))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The next commit to measure, and on which architectures."""
+
+    commit: int
+    archs: tuple[str, ...]
+
+
+Status = Literal["unmeasured", "no move", "moved", "failed"]
+
+
+@dataclass(frozen=True)
+class ArchState:
+    """What the measurements say on one architecture.
+
+    ``status``: ``unmeasured`` (good or bad not measured yet), ``failed`` (good or bad
+    did not build or run: nothing can be bisected), ``no move`` (good and bad at the
+    same level) or ``moved`` (``searches`` holds one search per move found so far, in
+    commit order of their ``bad``).
+    """
+
+    arch: str
+    status: Status
+    searches: tuple[Search, ...] = ()
+
+    @property
+    def done(self) -> bool:
+        """Nothing more to measure on this architecture."""
+        return self.status in ("no move", "failed") or (
+            self.status == "moved" and all(s.done for s in self.searches)
+        )
+
+
+def _members(bits: int) -> list[int]:
+    out = []
+    i = 0
+    while bits:
+        if bits & 1:
+            out.append(i)
+        bits >>= 1
+        i += 1
+    return out
+
+
+def _candidates(graph: Graph, goods: Sequence[int], bad: int) -> int:
+    anc = graph.ancestors
+    excluded = 0
+    for g in goods:
+        excluded |= anc[g]
+    return anc[bad] & ~excluded
+
+
+def arch_state(graph: Graph, arch: str, steps: Sequence[tuple[int, Measurement]]) -> ArchState:
+    """Replay ``steps`` (commit, measurement), in the order measured, on one architecture.
+
+    The first measurements of ``good`` (index 0) and ``bad`` (:attr:`Graph.bad`) set the
+    two levels; every later measurement of a commit refines the searches (module
+    docs). A commit measured again keeps its first measurement.
+    """
+    seen: dict[int, Count | None] = {}
+    order: list[int] = []
+    for commit, measured in steps:
+        if not 0 <= commit <= graph.bad:
+            raise ValueError(f"step of commit {commit}: not in the graph (0-{graph.bad})")
+        if arch in measured and commit not in seen:
+            seen[commit] = measured[arch]
+            order.append(commit)
+    if 0 not in seen or graph.bad not in seen:
+        return ArchState(arch, "unmeasured")
+    good, bad = seen[0], seen[graph.bad]
+    if good is None or bad is None:
+        return ArchState(arch, "failed")
+    if same_level(good, bad):
+        return ArchState(arch, "no move")
+    searches = [Search(arch, (0,), graph.bad, _candidates(graph, (0,), graph.bad))]
+    level: dict[int, Count] = {0: good, graph.bad: bad}
+    for commit in order:
+        if commit in (0, graph.bad):
+            continue
+        measured_c = seen[commit]
+        for k, s in enumerate(searches):
+            if not (s.candidates >> commit) & 1 or commit == s.bad:
+                continue
+            if measured_c is None:
+                searches[k] = Search(arch, s.goods, s.bad, s.candidates, s.skipped | {commit})
+                break
+            level[commit] = measured_c
+            at_good = same_level(level[s.goods[0]], measured_c)
+            at_bad = same_level(level[s.bad], measured_c)
+            if at_good and not at_bad:
+                goods = (*s.goods, commit)
+                new = [Search(arch, goods, s.bad, _candidates(graph, goods, s.bad), s.skipped)]
+            elif at_bad and not at_good:
+                cand = _candidates(graph, s.goods, commit)
+                new = [Search(arch, s.goods, commit, cand, _within(s.skipped, cand))]
+            else:
+                # A third level (or both, when the spreads overlap both): the row moved
+                # before and after this commit; bisect both moves.
+                first = _candidates(graph, s.goods, commit)
+                # goods[0] carries a search's start level: this commit's, now.
+                goods2 = (commit, *s.goods)
+                second = _candidates(graph, goods2, s.bad)
+                new = [
+                    Search(arch, s.goods, commit, first, _within(s.skipped, first)),
+                    Search(arch, goods2, s.bad, second, _within(s.skipped, second)),
+                ]
+            searches[k : k + 1] = new
+            break
+    searches.sort(key=lambda s: s.bad)
+    return ArchState(arch, "moved", tuple(searches))
+
+
+def _within(skipped: frozenset[int], candidates: int) -> frozenset[int]:
+    return frozenset(i for i in skipped if (candidates >> i) & 1)
+
+
+def _split_score(graph: Graph, search: Search, commit: int) -> int:
+    below = bin(graph.ancestors[commit] & search.candidates).count("1")
+    total = bin(search.candidates).count("1")
+    return min(below, total - below)
+
+
+def next_probe(
+    graph: Graph, archs: Sequence[str], steps: Sequence[tuple[int, Measurement]]
+) -> Probe | None:
+    """The next commit to measure, or None when every architecture is done.
+
+    Good and bad come first (each on the architectures that lack it). Then the largest
+    open search's best halving point (``git bisect``'s rule; ties: the earlier commit),
+    measured on every architecture whose open searches contain it as a probeable
+    candidate.
+    """
+    for end in (0, graph.bad):
+        missing = tuple(a for a in archs if not any(c == end and a in m for c, m in steps))
+        if missing:
+            return Probe(end, missing)
+    states = [arch_state(graph, a, steps) for a in archs]
+    open_searches = [s for st in states for s in st.searches if not s.done]
+    if not open_searches:
+        return None
+    widest = max(open_searches, key=lambda s: (bin(s.candidates).count("1"), -s.bad))
+    best = max(widest.probeable, key=lambda c: (_split_score(graph, widest, c), -c))
+    wanting = tuple(
+        a for a in archs if any(s.arch == a and best in s.probeable for s in open_searches)
+    )
+    return Probe(best, wanting)
+
+
+def remaining_probes(
+    graph: Graph, archs: Sequence[str], steps: Sequence[tuple[int, Measurement]]
+) -> int:
+    """An estimate of the probes still to come (for the ETA): the unmeasured ends, plus
+    ``ceil(log2(probeable + 1))`` per open search (the moves not found yet are unknown)."""
+    ends = sum(
+        1
+        for end in (0, graph.bad)
+        if any(not any(c == end and a in m for c, m in steps) for a in archs)
+    )
+    if ends:
+        return ends + math.ceil(math.log2(graph.bad + 1))
+    total = 0
+    for a in archs:
+        for s in arch_state(graph, a, steps).searches:
+            if not s.done:
+                total += math.ceil(math.log2(len(s.probeable) + 1))
+    return total

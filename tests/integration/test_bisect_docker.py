@@ -1,0 +1,176 @@
+"""``invoke bisect`` on GNUnet's real history (the shared bare repository): CS signing's
+instructions per operation on amd64, libgnunetutil built from each commit.
+
+On top of v0.22.2, commits of our own make the moves known in advance (one more SHA-512 in
+cs_sign_derive), so that each test costs two or three libgnunetutil builds: a bisection
+interrupted with Ctrl-C and resumed from bisect.json, ending at the one commit that moved the
+row; and one whose range holds a commit that does not build, skipped and named. (The real
+bisection v0.21.2 → v0.22.2 takes about 20 builds: the issue's report gives its figures.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from helpers import CI_MATRIX, GNUNET_TARBALLS, REPO, WORK, run_invoke
+
+from archbench.result import BisectManifest
+
+pytestmark = pytest.mark.docker
+
+HISTORY = GNUNET_TARBALLS / "gnunet-git-v0.21.2-v0.27.0.tar.gz"
+
+
+def _repository(tmp_path: Path) -> Path:
+    if not HISTORY.is_file():
+        pytest.skip(f"no {HISTORY} (issue 29's shared test data)")
+    with tarfile.open(HISTORY) as tar:
+        tar.extractall(tmp_path / "repo", filter="data")
+    (bare,) = (tmp_path / "repo").iterdir()
+    return bare
+
+
+def _record(results: Path) -> BisectManifest | None:
+    found = list(results.glob("*/bisect.json"))
+    if not found:
+        return None
+    try:
+        return BisectManifest.model_validate(json.loads(found[0].read_text()))
+    except (ValueError, OSError):
+        return None  # being replaced right now: atomic, so the next read succeeds
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+V0_22_2 = "993e1b272c58fbb9fdd7a61591b0ec8f60e48c41"
+
+
+def _synthetic(tmp_path: Path, *, broken: bool) -> tuple[Path, list[str]]:
+    """A clone of the shared repository with branch ``bisect-test`` at v0.22.2 plus (if
+    ``broken``) a commit that breaks crypto_cs.c, then one that adds a SHA-512 to
+    cs_sign_derive (and repairs the file); returns the clone and the new commits."""
+    bare = _repository(tmp_path)
+    work = tmp_path / "work"
+    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
+    _git(work, "checkout", "-q", "-b", "bisect-test", "v0.22.2")
+    for key, value in (("user.name", "archbench test"), ("user.email", "test@invalid")):
+        _git(work, "config", key, value)
+    cs = work / "src" / "lib" / "util" / "crypto_cs.c"
+    original = cs.read_text()
+    commits = []
+    if broken:
+        cs.write_text(original + "\nthis is not C;\n")
+        _git(work, "commit", "-q", "-am", "break crypto_cs.c")
+        commits.append(_git(work, "rev-parse", "HEAD"))
+    anchor = "GNUNET_CRYPTO_cs_sign_derive ("
+    head, _, tail = original.partition(anchor)
+    body_start = tail.index("{") + 1
+    extra = (
+        "\n  { /* archbench test: one SHA-512 more per signature */\n"
+        "    struct GNUNET_HashCode abh_h;\n"
+        "    GNUNET_CRYPTO_hash (priv, sizeof (*priv), &abh_h);\n  }\n"
+    )
+    cs.write_text(head + anchor + tail[:body_start] + extra + tail[body_start:])
+    _git(work, "commit", "-q", "-am", "hash once more in cs_sign_derive")
+    commits.append(_git(work, "rev-parse", "HEAD"))
+    return work, commits
+
+
+def test_cs_signing_bisects_to_one_commit_and_resumes_after_ctrl_c(tmp_path: Path) -> None:
+    work, commits = _synthetic(tmp_path, broken=False)
+    (moved,) = commits
+    results = tmp_path / "results"
+    args = [
+        "bisect", "--matrix", str(CI_MATRIX), "--target", "ci-amd64",
+        "--gnunet", f"git+file://{work}", "--good", "v0.22.2", "--bad", "bisect-test",
+        "--row", "CS signing", "--rsa-bits", "1024", "--repetitions", "1",
+    ]  # fmt: skip
+    env = {
+        **os.environ,
+        "INVOKE_ARCHBENCH_RESULTS": str(results),
+        "INVOKE_ARCHBENCH_WORK": str(WORK),
+    }
+    # SIGINT as a terminal's Ctrl-C sends it; a test started from a background shell would
+    # otherwise pass SIGINT on ignored.
+    proc = subprocess.Popen(  # our own interpreter and arguments
+        [sys.executable, "-m", "invoke", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 2400
+    while time.monotonic() < deadline and proc.poll() is None:
+        record = _record(results)
+        if record is not None and len(record.steps) >= 1:
+            break
+        time.sleep(2)
+    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 130, (out[-2000:], err[-2000:])
+    stopped = _record(results)
+    assert stopped is not None and len(stopped.steps) == 1
+    assert f"invoke bisect --resume {stopped.bisect_id}" in err
+    assert "Traceback" not in out + err
+    # The good end first, its count stored with its verdict as it was measured.
+    assert stopped.steps[0].index == 0 and stopped.steps[0].commit == V0_22_2
+    assert [c.verdict for c in stopped.steps[0].counts] == ["good"]
+    assert stopped.steps[0].counts[0].arch == "amd64"
+
+    done = run_invoke(
+        "bisect", "--resume", stopped.bisect_id,
+        settings={"results": results, "work": WORK},
+        timeout=2400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    final = _record(results)
+    assert final is not None and final.bisect_id == stopped.bisect_id
+    # Resumed, not restarted: the stored step was kept and not measured again.
+    assert final.steps[:1] == stopped.steps
+    assert [s.commit for s in final.steps] == [V0_22_2, moved]
+    good, bad = final.steps[0].counts[0], final.steps[1].counts[0]
+    assert good.instructions and bad.instructions
+    # One SHA-512 of a 32-byte key: a few thousand instructions more per signature.
+    assert 1.02 < bad.instructions / good.instructions < 1.5, (good, bad)
+    assert final.outcome.startswith(f"amd64: first moved at {moved}"), final.outcome
+    assert moved in done.stdout and "bisect.json" in done.stdout
+
+
+def test_a_commit_that_does_not_build_is_skipped_and_named(tmp_path: Path) -> None:
+    """v0.22.2, then a commit that breaks crypto_cs.c, then one that repairs it and adds a
+    SHA-512 to cs_sign_derive: the move cannot be split below those two commits."""
+    work, (broken, repaired) = _synthetic(tmp_path, broken=True)
+    results = tmp_path / "results"
+    done = run_invoke(
+        "bisect", "--matrix", str(CI_MATRIX), "--target", "ci-amd64",
+        "--gnunet", f"git+file://{work}", "--good", "v0.22.2", "--bad", "bisect-test",
+        "--row", "CS signing", "--rsa-bits", "1024", "--repetitions", "1",
+        settings={"results": results, "work": WORK},
+        timeout=3600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    record = _record(results)
+    assert record is not None
+    assert [c.commit for c in record.commits[1:]] == [broken, repaired]
+    by_commit = {s.commit: s.counts[0] for s in record.steps}
+    assert by_commit[broken].instructions is None
+    assert "crypto_cs.c" in (by_commit[broken].skipped or "")
+    good, bad = by_commit[record.commits[0].commit], by_commit[repaired]
+    assert good.instructions and bad.instructions and bad.instructions > good.instructions
+    (line,) = [x for x in record.outcome.splitlines() if x.startswith("amd64:")]
+    assert "moved in one of 2 commits" in line and broken[:12] in line, line
+    assert "did not build or run" in line
