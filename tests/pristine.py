@@ -262,12 +262,13 @@ class PristineMachine:
         transcript.exit_code = api.exec_inspect(exec_id)["ExitCode"]
         return transcript
 
-    def doctor_fix_registers(self, arch_binary: str) -> str:
+    def doctor_fix_registers(self, riscv64_root: str) -> str:
         """Prove that ``invoke doctor --fix`` registers QEMU's handlers on a machine that
         has none: in a user namespace with a binfmt_misc instance of its own (empty when
-        mounted; Linux 6.7 and later), run doctor --fix for riscv64, then ``arch_binary``
-        (a riscv64 program in the machine) through the handler it registered. The host's
-        handlers are neither seen nor touched. Returns that output.
+        mounted; Linux 6.7 and later), run doctor --fix for riscv64, then the riscv64
+        ``true --version`` of the root file system ``riscv64_root`` (a folder in the
+        machine; ``QEMU_LD_PREFIX`` gives QEMU its dynamic loader) through the handler it
+        registered. The host's handlers are neither seen nor touched. Returns that output.
         """
         script = (
             "unshare --user --map-root-user --mount bash -ec '"
@@ -275,7 +276,7 @@ class PristineMachine:
             'echo "handlers before: $(ls /proc/sys/fs/binfmt_misc | grep -c qemu || true)"; '
             f"cd {CLONE} && .venv/bin/invoke doctor --fix --arch riscv64; "
             'grep -E "^(enabled|flags)" /proc/sys/fs/binfmt_misc/qemu-riscv64; '
-            f"{arch_binary} --version | head -1'"
+            f"QEMU_LD_PREFIX={riscv64_root} {riscv64_root}/usr/bin/true --version | head -1'"
         )
         return self.sh(script)
 
