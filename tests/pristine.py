@@ -37,7 +37,6 @@ import io
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tarfile
 import tempfile
@@ -160,18 +159,11 @@ def root_image(client: docker.DockerClient, suite: str) -> str:
     tag = f"{IMAGE_REPOSITORY}:{suite}-{uuid.uuid4().hex[:8]}"
     with tempfile.TemporaryDirectory(prefix="archbench-pristine-root-") as tmp:
         tar = Path(tmp) / "root.tar"
-        bootstrap_root(suite, tar, "http://127.0.0.1:3142" if _acng_up() else None)
+        # The host's apt cache as archbench's own builds reach it (its bridge gateway).
+        bootstrap_root(suite, tar, resolve_apt_proxy(client, "auto"))
         repository, _, name = tag.partition(":")
         client.api.import_image(src=str(tar), repository=repository, tag=name)
     return tag
-
-
-def _acng_up() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 3142), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def tree_tar(repo: Path = REPO) -> bytes:
