@@ -35,9 +35,9 @@ from archbench.report.sections import grouped
 from archbench.report.units import format_count
 from archbench.result import (
     THESIS_OPS,
+    AppendixRow,
     Operation,
     Result,
-    RowKey,
     operation_label,
     scheme_label,
     write_atomic,
@@ -448,11 +448,11 @@ def section_table(
             strict=True,
         )
     }
-    rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    rows: list[tuple[AppendixRow, tuple[Cell, ...]]] = []
     columns = ("operation", "scheme", "key_bits", "instructions_per_op")
     for o, sch, b, v in zip(*(mine[c] for c in columns), strict=True):
         bits = 0 if pd.isna(b) else int(b)
-        key: RowKey = (str(o), THESIS_OPS, str(sch), bits)
+        key = AppendixRow(str(o), THESIS_OPS, str(sch), bits)
         cells: tuple[Cell, ...] = (
             scheme_label(key),
             operation_label(key, True),

@@ -36,7 +36,7 @@ from typing import Any, Final
 import jinja2
 from markupsafe import Markup
 
-from archbench.analysis import RowKey, median_interval, median_per_op, row_key
+from archbench.analysis import median_interval, median_per_op
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import (
@@ -53,7 +53,9 @@ from archbench.result import (
     Result,
     ResultStore,
     Row,
+    RowKey,
     merge_repeats,
+    row_key,
     write_texts,
 )
 
@@ -533,7 +535,7 @@ def _history_section(
             continue
         by_row: dict[RowKey, list[RowKey]] = {}
         for key in found:
-            by_row.setdefault(_strip(key), []).append(key)
+            by_row.setdefault(key.across, []).append(key)
         row_labels: list[str] = []
         cells: list[tuple[Cell, ...]] = []
         for bare, keys in by_row.items():
@@ -602,7 +604,7 @@ def _history_marks(
     :func:`archbench.report.history_changes` find them for the Markdown."""
     out: dict[tuple[str, RowKey], list[Mark]] = {}
     for arch, key, step in history_steps(manifest, results):
-        out.setdefault((step.metric, _strip(key)), []).append(
+        out.setdefault((step.metric, key.across), []).append(
             Mark(
                 x_of[step.before],
                 x_of[step.after],
@@ -611,7 +613,7 @@ def _history_marks(
             )
         )
     for arch, key, change in history_changes(manifest, results):
-        out.setdefault((change.metric, _strip(key)), []).append(
+        out.setdefault((change.metric, key.across), []).append(
             Mark(
                 x_of[change.before],
                 x_of[change.after],
@@ -625,10 +627,6 @@ def _history_marks(
 def _mark_ratio(ratio: float, metric: str) -> str:
     """After/before as the Markdown prints it: counts to 4 decimals, times to 3."""
     return f"{ratio:.4f}×" if metric == "instructions" else f"{ratio:.3f}×"
-
-
-def _strip(key: RowKey) -> RowKey:
-    return RowKey("", key.suite, key.scheme, key.key_bits, key.param, key.operation, key.processes)
 
 
 def assemble(

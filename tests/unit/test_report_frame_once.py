@@ -1,17 +1,17 @@
-"""``invoke report`` builds the tidy frame once for the chapter, the exports and the plots."""
+"""``invoke report`` builds the tidy records (and their frame) once for every output."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 from helpers import load_tasks, result, row
 from invoke.config import Config
 from invoke.context import Context
 
-from archbench.report import export, frame
+from archbench.report import frame
+from archbench.report.record import Record
 from archbench.result import Result, ResultStore
 
 
@@ -27,15 +27,14 @@ def test_report_builds_the_tidy_frame_once(tmp_path: Path, monkeypatch: pytest.M
     store.save(_machine("a"))
     store.save(_machine("b"))
     calls: list[int] = []
-    original = frame.tidy_frame
+    original = frame.tidy_records
 
-    def counting(results: Any) -> pd.DataFrame:
+    def counting(results: Any) -> list[Record]:
         calls.append(len(results))
         return original(results)
 
-    # export imported the name: it is patched where each module looks it up.
-    monkeypatch.setattr(export, "tidy_frame", counting)
-    monkeypatch.setattr(frame, "tidy_frame", counting)
+    # Every frame is made of tidy_records' records (export's tidy_frame calls it too).
+    monkeypatch.setattr(frame, "tidy_records", counting)
     settings = {"results": str(tmp_path / "results"), "reports": str(tmp_path / "out")}
     tasks.report(Context(config=Config(overrides={"archbench": settings})), all_runs=True)
     assert calls == [2]

@@ -24,12 +24,12 @@ from archbench.report import (
     format_number,
     format_ratio,
     format_speed,
-    frame,
     latex_escape,
     machine_names,
     markdown_escape,
     parse_style,
     parse_unit,
+    record,
     render_latex,
     render_markdown,
     render_markdown_table,
@@ -316,7 +316,7 @@ def test_single_sample_and_near_resolution_flags(monkeypatch: pytest.MonkeyPatch
         [row("CS", "signing", [77_000]), row("CS", "unblinding", [1_000, 1_000, 1_000])],
     )
     # The harness reports clock_getres; a 20 ns tick makes 1 000 ns blocks 50 ticks < 100.
-    monkeypatch.setattr(frame, "clock_resolution_ns", lambda _r: 20.0)
+    monkeypatch.setattr(record, "clock_resolution_ns", lambda _r: 20.0)
     lines = table_lines(render_latex([once]), "once")
     assert lines == [
         r"CS & 10x signing & 0.077 ms\textsuperscript{\S} \\\hline",
