@@ -39,6 +39,7 @@ from archbench.result import (
     Operation,
     Result,
     operation_label,
+    scheme_id,
     scheme_label,
     write_atomic,
 )
@@ -138,7 +139,7 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
 def _row_label(scheme: str, bits: float | None, param: object = None) -> str:
     if scheme == "CS":
         return "CS"
-    label = scheme if bits is None or bits != bits else f"{scheme}-{int(bits)}"  # NaN: no size
+    label = scheme_id(scheme, None if bits is None or bits != bits else int(bits))  # NaN: none
     return f"{label} {param}" if isinstance(param, str) and param else label
 
 

@@ -324,7 +324,7 @@ def cs_vs_rsa_figure(
     machines = [(n, r.emulated) for n, r in names if n in present]
     series = [label for label, _, _ in COMPARISON_ROWS]
     return _bars(
-        f"Speedup of CS over RSA {rsa_bits} bit (RSA time / CS time)",
+        f"Speedup of CS over {scheme_text('RSA', rsa_bits)} (RSA time / CS time)",
         "speedup (above 1: CS is faster)",
         machines,
         series,

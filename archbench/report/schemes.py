@@ -30,7 +30,7 @@ from archbench.report.model import (
 from archbench.report.record import Record
 from archbench.report.sections import record_digits, what
 from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits, unit_label
-from archbench.result import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS
+from archbench.result import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, scheme_text
 
 COMPARISON_SIZES_PER_TABLE: Final = 2
 """RSA sizes per CS-vs-RSA table (each adds a speed and a ratio column)."""
@@ -212,7 +212,7 @@ def _speedup(machines: Sequence[Machine], bits: int) -> list[Table]:
         tables.append(
             Table(
                 label=f"tab:speedup-rsa{bits}-{kind}",
-                caption=(f"CS speedup over RSA {bits} bit per machine{suffix}"),
+                caption=f"CS speedup over {scheme_text('RSA', bits)} per machine{suffix}",
                 header=("Machine", *(label for label, _, _ in COMPARISON_ROWS)),
                 align="l" + "r" * len(COMPARISON_ROWS),
                 groups=(tuple(rows),),
