@@ -322,24 +322,24 @@ def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) 
     return text + ("; reference columns: the published figure" if some else "")
 
 
-def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
-    """The section of one machine: heading, Setup box, notes and its table.
+_Rows = list[tuple[AppendixRow, tuple[Cell, ...]]]
+"""(appendix row, its cells) of one table, in frame order."""
 
-    ``counts``: the machine's instructions per operation
-    (:func:`archbench.report.instructions.section_table`), the first table after the
-    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
-    gets a table of its own after the appendix's, which stays the thesis's rows.
-    """
+
+def _section_rows(
+    machine: Machine, unit: Unit
+) -> tuple[_Rows, dict[str, int], _Rows, dict[str, int]]:
+    """The section's rows and numbered invalid-row notes: the thesis's, then GNU Taler's path."""
     result = machine.result
     notes: dict[str, int] = {}
-    rows: list[tuple[AppendixRow, tuple[Cell, ...]]] = []
-    taler: list[tuple[AppendixRow, tuple[Cell, ...]]] = []
+    rows: _Rows = []
+    taler: _Rows = []
     taler_notes: dict[str, int] = {}
     # A reference's own tables print a scheme as its source did ("RSA 4092").
     as_printed = dict(result.reference.printed_schemes) if result.reference else {}
     for record in machine.records:
         key = record.appendix_row
-        layer = key[0] in TALER_OPERATIONS
+        layer = key.operation in TALER_OPERATIONS
         numbered = taler_notes if layer else notes
         note = None
         if not record.valid:
@@ -358,8 +358,21 @@ def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Sectio
                 ),
             )
         )
+    return rows, notes, taler, taler_notes
+
+
+def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
+    """The section of one machine: heading, Setup box, notes and its table.
+
+    ``counts``: the machine's instructions per operation
+    (:func:`archbench.report.instructions.section_table`), the first table after the
+    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
+    gets a table of its own after the appendix's, which stays the thesis's rows.
+    """
+    result = machine.result
+    rows, notes, taler, taler_notes = _section_rows(machine, unit)
     processor = cpu(result)
-    helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
+    helper_only = bool(rows) and all(key.operation in HELPER_OPERATIONS for key, _ in rows)
     reference = result.reference
     if reference is not None:
         caption = f"Comparison on {processor} ({reference.label})"
