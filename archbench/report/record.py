@@ -12,8 +12,10 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from types import MappingProxyType
+from typing import Final, Literal
 
 from archbench.analysis import (
     DEFAULT_CI_TARGET,
@@ -29,13 +31,16 @@ REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
 """Published figures are one printed number per row by nature; that is not a warning."""
 
 
-def _column(dtype: str | None = None) -> Any:
-    """A :class:`Record` field whose frame column has pandas ``dtype`` (None: inferred)."""
-    return field(metadata={"dtype": dtype} if dtype else {})
+def _dtype(name: str) -> Mapping[str, str]:
+    """The metadata of a :class:`Record` field whose frame column has pandas dtype ``name``
+    (a field without it gets the dtype pandas infers: text, counts that may be missing)."""
+    return MappingProxyType({"dtype": name})
 
 
-def _float() -> Any:
-    return _column("float64")
+_BOOL: Final = _dtype("bool")
+_INT: Final = _dtype("int64")
+_OPTIONAL_INT: Final = _dtype("Int64")
+_FLOAT: Final = _dtype("float64")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,88 +56,88 @@ class Record:
     with ``;`` (empty: none). ``row_id`` is :func:`row_id`.
     """
 
-    origin: Literal["reference", "measured"] = _column()
-    run_id: str = _column()
-    target: str = _column()
-    arch: str = _column()
-    platform: str = _column()
-    emulated: bool = _column("bool")
-    suite: str = _column()
-    scheme: str = _column()
-    key_bits: int | None = _column("Int64")
-    param: str | None = _column()
-    label: str = _column()
-    operation: str = _column()
-    row_id: str = _column()
-    processes: int = _column("int64")
-    device: str = _column()
-    bytes_per_op: int | None = _column("Int64")
-    ops_per_block: int = _column("int64")
-    valid: bool = _column("bool")
-    invalid_reason: str | None = _column()
-    n_samples: int = _column("int64")
-    median_ns: float = _float()
-    min_ns: float = _float()
-    max_ns: float = _float()
-    mean_ns: float = _float()
-    stdev_ns: float = _float()
-    q1_ns: float = _float()
-    q3_ns: float = _float()
-    iqr_ns: float = _float()
-    cv: float = _float()
-    per_op_ns: float = _float()
-    per_op_ns_ci_low: float | None = _float()
-    per_op_ns_ci_high: float | None = _float()
-    ops_per_s: float = _float()
-    mb_per_s: float | None = _float()
-    thesis_ops: int = _column("int64")
-    thesis_ms: float = _float()
-    flags: str = _column()
-    noise_cause: str | None = _column()
-    ci_half_width: float | None = _float()
-    ci_target: float | None = _float()
-    ci_reached: bool | None = _column()
-    stop_reason: str | None = _column()
-    steal: float | None = _float()
-    iowait: float | None = _float()
-    involuntary_switches: int | None = _column()
-    load_max: float | None = _float()
-    cpu_governors: str | None = _column()
-    freq_mhz_min: float | None = _float()
-    freq_mhz_max: float | None = _float()
-    order: str | None = _column()
-    order_seed: int | None = _column()
-    runs: int = _column("int64")
-    within_run_cv: float = _float()
-    between_run_cv: float | None = _float()
-    calibrated: bool = _column("bool")
-    budget_exhausted: bool = _column("bool")
-    printed: str | None = _column()
-    uncertainty_ns: int | None = _column("Int64")
-    cpu_model: str = _column()
-    cores: int = _column("int64")
-    machine: str = _column()
-    os: str = _column()
-    kernel: str = _column()
-    libsodium: str | None = _column()
-    libgcrypt: str | None = _column()
-    libgnunetutil: str | None = _column()
-    gnunet_version: str | None = _column()
-    tools: str | None = _column()
-    harness_version: str = _column()
-    started_at: str = _column()
-    host_arch: str | None = _column()
-    host_cpu: str | None = _column()
-    qemu_version: str | None = _column()
-    image_id: str | None = _column()
-    image_tag: str | None = _column()
-    qemu_cpu: str | None = _column()
-    cpuset: str | None = _column()
-    base_built: str | None = _column()
-    docker_host: str | None = _column()
-    archive_id: str | None = _column()
-    reference_source: str | None = _column()
-    reference_citation: str | None = _column()
+    origin: Literal["reference", "measured"]
+    run_id: str
+    target: str
+    arch: str
+    platform: str
+    emulated: bool = field(metadata=_BOOL)
+    suite: str
+    scheme: str
+    key_bits: int | None = field(metadata=_OPTIONAL_INT)
+    param: str | None
+    label: str
+    operation: str
+    row_id: str
+    processes: int = field(metadata=_INT)
+    device: str
+    bytes_per_op: int | None = field(metadata=_OPTIONAL_INT)
+    ops_per_block: int = field(metadata=_INT)
+    valid: bool = field(metadata=_BOOL)
+    invalid_reason: str | None
+    n_samples: int = field(metadata=_INT)
+    median_ns: float = field(metadata=_FLOAT)
+    min_ns: float = field(metadata=_FLOAT)
+    max_ns: float = field(metadata=_FLOAT)
+    mean_ns: float = field(metadata=_FLOAT)
+    stdev_ns: float = field(metadata=_FLOAT)
+    q1_ns: float = field(metadata=_FLOAT)
+    q3_ns: float = field(metadata=_FLOAT)
+    iqr_ns: float = field(metadata=_FLOAT)
+    cv: float = field(metadata=_FLOAT)
+    per_op_ns: float = field(metadata=_FLOAT)
+    per_op_ns_ci_low: float | None = field(metadata=_FLOAT)
+    per_op_ns_ci_high: float | None = field(metadata=_FLOAT)
+    ops_per_s: float = field(metadata=_FLOAT)
+    mb_per_s: float | None = field(metadata=_FLOAT)
+    thesis_ops: int = field(metadata=_INT)
+    thesis_ms: float = field(metadata=_FLOAT)
+    flags: str
+    noise_cause: str | None
+    ci_half_width: float | None = field(metadata=_FLOAT)
+    ci_target: float | None = field(metadata=_FLOAT)
+    ci_reached: bool | None
+    stop_reason: str | None
+    steal: float | None = field(metadata=_FLOAT)
+    iowait: float | None = field(metadata=_FLOAT)
+    involuntary_switches: int | None
+    load_max: float | None = field(metadata=_FLOAT)
+    cpu_governors: str | None
+    freq_mhz_min: float | None = field(metadata=_FLOAT)
+    freq_mhz_max: float | None = field(metadata=_FLOAT)
+    order: str | None
+    order_seed: int | None
+    runs: int = field(metadata=_INT)
+    within_run_cv: float = field(metadata=_FLOAT)
+    between_run_cv: float | None = field(metadata=_FLOAT)
+    calibrated: bool = field(metadata=_BOOL)
+    budget_exhausted: bool = field(metadata=_BOOL)
+    printed: str | None
+    uncertainty_ns: int | None = field(metadata=_OPTIONAL_INT)
+    cpu_model: str
+    cores: int = field(metadata=_INT)
+    machine: str
+    os: str
+    kernel: str
+    libsodium: str | None
+    libgcrypt: str | None
+    libgnunetutil: str | None
+    gnunet_version: str | None
+    tools: str | None
+    harness_version: str
+    started_at: str
+    host_arch: str | None
+    host_cpu: str | None
+    qemu_version: str | None
+    image_id: str | None
+    image_tag: str | None
+    qemu_cpu: str | None
+    cpuset: str | None
+    base_built: str | None
+    docker_host: str | None
+    archive_id: str | None
+    reference_source: str | None
+    reference_citation: str | None
 
     @property
     def flag_names(self) -> tuple[str, ...]:
