@@ -56,9 +56,9 @@ from pathlib import Path
 
 import yaml
 
-from archbench.analysis import compare, counts, row_key
+from archbench.analysis import compare, counts
 from archbench.report import select_results
-from archbench.result import ResultStore
+from archbench.result import ResultStore, row_key
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS_LINE = re.compile(r"results: (\S+)/([0-9A-Za-z._-]+)\s")

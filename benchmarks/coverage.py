@@ -61,12 +61,12 @@ import numpy as np
 from archbench.analysis import (
     DEFAULT_THRESHOLD,
     RowComparison,
-    RowKey,
     control_false_discoveries,
     repeat_ratio_interval,
     round_t_interval,
     verdict,
 )
+from archbench.result import RowKey
 
 BLOCKS = 6
 """Blocks per side and round (``min_repetitions``)."""

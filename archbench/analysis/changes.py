@@ -33,12 +33,10 @@ from typing import Final
 from archbench.analysis.comparison import (
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
-    RowKey,
     round_samples,
-    row_key,
 )
 from archbench.analysis.counting import spread as count_spread
-from archbench.result import Metric, Result, merge_repeats
+from archbench.result import Metric, Result, RowKey, merge_repeats, row_key
 
 MIN_POINTS: Final = 3
 """Fewest versions in a series for change points (with two, a step is the pair's)."""

@@ -54,7 +54,7 @@ from archbench.analysis.rounds import (
     repeat_ratio_interval,
     round_t_interval,
 )
-from archbench.result import METRICS, Metric, Result, Row, merge_repeats
+from archbench.result import METRICS, Metric, Result, Row, RowKey, merge_repeats, row_key
 
 Verdict = Literal[
     "faster",
@@ -83,27 +83,6 @@ time we measure, and the gate's limits are percents (iai-callgrind's examples us
 NO_INTERVAL: Final = "not interleaved: no interval"
 """The note of a timed row of two separate runs without container runs to measure the
 spread between runs from."""
-
-
-@dataclass(frozen=True, order=True)
-class RowKey:
-    """What makes two rows of different runs the same measurement."""
-
-    target: str
-    suite: str
-    scheme: str
-    key_bits: int
-    param: str
-    operation: str
-    processes: int
-
-    @property
-    def label(self) -> str:
-        """Human-readable row name, e.g. ``blindsig RSA-2048 key generation``."""
-        scheme = f"{self.scheme}-{self.key_bits}" if self.key_bits else self.scheme
-        param = f" {self.param}" if self.param else ""
-        procs = f" ×{self.processes}" if self.processes > 1 else ""
-        return f"{self.suite} {scheme}{param} {self.operation.replace('_', ' ')}{procs}"
 
 
 @dataclass(frozen=True)
@@ -153,19 +132,6 @@ class RowComparison:
     def interleaved(self) -> bool:
         """True when the interval was computed over paired rounds."""
         return self.rounds > 0
-
-
-def row_key(target: str, row: Row) -> RowKey:
-    """The :class:`RowKey` of ``row`` measured on ``target``."""
-    return RowKey(
-        target=target,
-        suite=row.suite,
-        scheme=row.scheme,
-        key_bits=row.key_bits or 0,
-        param=row.param or "",
-        operation=row.operation,
-        processes=row.processes,
-    )
 
 
 def per_op_ns(row: Row) -> list[float]:

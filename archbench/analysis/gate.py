@@ -140,7 +140,7 @@ def over_limit(items: Iterable[R], limit: float) -> list[R]:
 
 
 class Named(Protocol):
-    """A row's name: a :class:`archbench.analysis.RowKey`."""
+    """A row's name: a :class:`archbench.result.RowKey`."""
 
     @property
     def scheme(self) -> str:

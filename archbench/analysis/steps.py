@@ -37,15 +37,13 @@ from archbench.analysis.comparison import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
-    RowKey,
     compare,
     count_verdict,
-    row_key,
     verdict,
 )
 from archbench.analysis.counting import spread as count_spread
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
-from archbench.result import METRICS, Metric, Result, merge_repeats
+from archbench.result import METRICS, Metric, Result, RowKey, merge_repeats, row_key
 
 
 @dataclass(frozen=True)

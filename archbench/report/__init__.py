@@ -11,9 +11,12 @@ figures. :func:`render_report` is ``invoke report``; :func:`compare_runs` is
 
 The render, one concern per module:
 
-* :mod:`~archbench.report.frame`: the tidy frame (one row per machine × suite ×
-  scheme × operation, statistics from :mod:`archbench.analysis`) and the machines
-  of one render (:class:`ReportData`), built once and read by every table;
+* :mod:`~archbench.report.record`: one row of the tidy frame as a typed record
+  (statistics from :mod:`archbench.analysis`), whose fields declare the frame's columns
+  and dtypes once;
+* :mod:`~archbench.report.frame`: the tidy frame (one record per machine × suite ×
+  scheme × operation) and the machines of one render (:class:`ReportData`), built
+  once and read by every table;
 * :mod:`~archbench.report.model`: the table model, :class:`ReportOptions`;
   :mod:`~archbench.report.units`: number formatting (ms, µs, ops/s);
   :mod:`~archbench.report.versions`: library versions compared side by side;

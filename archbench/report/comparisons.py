@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from archbench.analysis import slowdown
 from archbench.errors import ReportError
@@ -32,22 +32,22 @@ from archbench.report.model import (
     Table,
     slug,
 )
+from archbench.report.record import Record
 from archbench.report.schemes import speedup_tables
 from archbench.report.sections import record_digits, speed, what
 from archbench.report.units import ratio_digits
 from archbench.result import (
     SPEEDUP_RSA_BITS,
-    RowKey,
+    AppendixRow,
     group_key,
     operation_label,
-    row_key,
     scheme_label,
     sort_key,
 )
 from archbench.suites import suite_title
 
 
-def _leading(key: RowKey, _record: dict[str, Any], previous: RowKey | None) -> tuple[str, ...]:
+def _leading(key: AppendixRow, _record: Record, previous: AppendixRow | None) -> tuple[str, ...]:
     same = previous is not None and previous[:2] == key[:2]
     return ("" if same else operation_label(key, False, short=True), scheme_label(key))
 
@@ -55,7 +55,7 @@ def _leading(key: RowKey, _record: dict[str, Any], previous: RowKey | None) -> t
 APPENDIX_LAYOUT: Final = RowLayout(
     header=("Operation", "Scheme"),
     align="ll",
-    key=row_key,
+    key=lambda record: record.appendix_row,
     leading=_leading,
     sort=sort_key,
     group=group_key,
@@ -65,7 +65,7 @@ APPENDIX_LAYOUT: Final = RowLayout(
 
 def suites_of(machines: Sequence[Machine]) -> list[str]:
     """The suites the machines ran; blind signatures first, it is what the appendix is about."""
-    found = {str(r["suite"]) for m in machines for r in m.records}
+    found = {r.suite for m in machines for r in m.records}
     return sorted(found, key=lambda s: (s != "blindsig", s))
 
 
@@ -112,13 +112,13 @@ def summary(machines: Sequence[Machine], options: ReportOptions) -> Part:
     )
 
 
-def ratio_of(record: dict[str, Any], other: dict[str, Any] | None) -> Ratio:
+def ratio_of(record: Record, other: Record | None) -> Ratio:
     """``record``'s per-operation time over ``other``'s, as a ``×`` cell."""
     if other is None:
         return Ratio(None)
-    if not record["valid"] or not other["valid"]:
+    if not record.valid or not other.valid:
         return Ratio(None, invalid=True)
-    value = slowdown(float(record["per_op_ns"]), float(other["per_op_ns"]))
+    value = slowdown(record.per_op_ns, other.per_op_ns)
     return Ratio(value, "×", digits=ratio_digits(record_digits(record), record_digits(other)))
 
 
@@ -160,18 +160,18 @@ def _check_baseline_shares_rows(base: Machine, machines: Sequence[Machine]) -> N
     Raises:
         ReportError: naming the baseline's suites and the machines that would do.
     """
-    owners: dict[tuple[str, RowKey], set[str]] = {}
+    owners: dict[tuple[str, AppendixRow], set[str]] = {}
     for m in machines:
         for r in m.records:
-            owners.setdefault((str(r["suite"]), row_key(r)), set()).add(m.name)
-    if any(len(owners[(str(r["suite"]), row_key(r))]) > 1 for r in base.records):
+            owners.setdefault((r.suite, r.appendix_row), set()).add(m.name)
+    if any(len(owners[(r.suite, r.appendix_row)]) > 1 for r in base.records):
         return
     usable = [
         m.name
         for m in machines
-        if not m.emulated and any(len(owners[(str(r["suite"]), row_key(r))]) > 1 for r in m.records)
+        if not m.emulated and any(len(owners[(r.suite, r.appendix_row)]) > 1 for r in m.records)
     ]
-    suites = ", ".join(sorted({str(r["suite"]) for r in base.records}))
+    suites = ", ".join(sorted({r.suite for r in base.records}))
     raise ReportError(
         f"--baseline {quote(base.name)}: no other machine measured what it did (suite {suites}), "
         "so every figure would compare it with itself; choose a machine that shares rows "
@@ -197,7 +197,7 @@ def comparison(machines: Sequence[Machine], options: ReportOptions) -> Part:
             f" Then each machine's time relative to {base.name}: above 1 means slower "
             "than the baseline."
         )
-        base_records = {row_key(r): r for r in base.records}
+        base_records = {r.appendix_row: r for r in base.records}
         _check_baseline_shares_rows(base, machines)
 
         def first(kind: str, group: list[Machine]) -> list[Machine]:
@@ -208,7 +208,7 @@ def comparison(machines: Sequence[Machine], options: ReportOptions) -> Part:
             spec = _appendix_spec(
                 options,
                 suite,
-                cell=lambda _m, r: ratio_of(r, base_records.get(row_key(r))),
+                cell=lambda _m, r: ratio_of(r, base_records.get(r.appendix_row)),
                 label=f"tab:baseline-{slug(suite)}",
                 title=f"Time of {suite_title(suite)} relative to {base.name}",
                 detail="machine time / baseline time (above 1: slower)",
@@ -248,7 +248,7 @@ def emulation(machines: Sequence[Machine], options: ReportOptions) -> Part:
     ]
     if not pairs:
         return Part(title="Emulation slowdown", intro="", tables=())
-    partner_records = {m.name: {row_key(r): r for r in p.records} for m, p in pairs}
+    partner_records = {m.name: {r.appendix_row: r for r in p.records} for m, p in pairs}
     emulated = [m for m, _ in pairs]
     against = "; ".join(f"{m.name} against {p.name}" for m, p in pairs)
     tables: list[Table] = []
@@ -256,7 +256,7 @@ def emulation(machines: Sequence[Machine], options: ReportOptions) -> Part:
         spec = _appendix_spec(
             options,
             suite,
-            cell=lambda m, r: ratio_of(r, partner_records[m.name].get(row_key(r))),
+            cell=lambda m, r: ratio_of(r, partner_records[m.name].get(r.appendix_row)),
             label=f"tab:emulation-slowdown-{slug(suite)}",
             title=f"Emulation slowdown of {suite_title(suite)}",
             detail=f"per-operation time under QEMU / native per-operation time ({against})",
@@ -276,20 +276,20 @@ def emulation(machines: Sequence[Machine], options: ReportOptions) -> Part:
 
 def repeatability(machines: Sequence[Machine], options: ReportOptions) -> Part:
     """Within-run next to between-run spread for results of ``invoke bench --repeat K``."""
-    repeated = [m for m in machines if any(r["runs"] > 1 for r in m.records)]
+    repeated = [m for m in machines if any(r.runs > 1 for r in m.records)]
     if not repeated:
         return Part(title="Repeatability", intro="", tables=())
 
-    def spread(_m: Machine, record: dict[str, Any]) -> Cell:
-        between = record["between_run_cv"]
-        if record["runs"] < 2 or between is None:
+    def spread(_m: Machine, record: Record) -> Cell:
+        between = record.between_run_cv
+        if record.runs < 2 or between is None:
             return None
-        return f"{record['within_run_cv'] * 100:.1f} % / {between * 100:.1f} %"
+        return f"{record.within_run_cv * 100:.1f} % / {between * 100:.1f} %"
 
     tables = []
     for suite in suites_of(repeated):
         group = [m for m in repeated if m.has_suite(suite)]
-        runs = ", ".join(f"{m.name}: {max(int(r['runs']) for r in m.records)} runs" for m in group)
+        runs = ", ".join(f"{m.name}: {max(r.runs for r in m.records)} runs" for m in group)
         spec = _appendix_spec(
             options,
             suite,

@@ -15,12 +15,13 @@ from typing import Any, Final, TypeVar
 
 from archbench.report import versions
 from archbench.report.model import Cell, Machine, Table
+from archbench.report.record import Record
 
 T = TypeVar("T")
 
 EMULATED_SUFFIX: Final = " (QEMU user emulation: not comparable with hardware)"
 
-CellFn = Callable[[Machine, dict[str, Any]], Cell]
+CellFn = Callable[[Machine, Record], Cell]
 """(machine, its record of the row) -> the cell."""
 
 
@@ -36,8 +37,8 @@ class RowLayout:
 
     header: tuple[str, ...]
     align: str
-    key: Callable[[dict[str, Any]], Hashable]
-    leading: Callable[[Any, dict[str, Any], Any], tuple[str, ...]]
+    key: Callable[[Record], Hashable]
+    leading: Callable[[Any, Record, Any], tuple[str, ...]]
     sort: Callable[[Any], Any] | None = None
     group: Callable[[Any], Any] | None = None
 
@@ -66,7 +67,7 @@ def kinds(machines: Sequence[Machine]) -> list[tuple[str, str, list[Machine]]]:
 def _rows(
     machines: Sequence[Machine], suite: str, cell: CellFn, layout: RowLayout
 ) -> tuple[tuple[tuple[Cell, ...], ...], ...]:
-    by_key: dict[Hashable, dict[str, dict[str, Any]]] = {}
+    by_key: dict[Hashable, dict[str, Record]] = {}
     for m in machines:
         for record in m.suite_records(suite):
             by_key.setdefault(layout.key(record), {})[m.name] = record

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import pandas as pd
 
 from archbench.errors import ReportError
 from archbench.report import instructions
 from archbench.report.formats import csv_text
-from archbench.report.frame import frame_records, tidy_frame
-from archbench.result import Result, write_texts
+from archbench.report.frame import tidy_frame
+from archbench.result import Result, scheme_id, write_texts
 
 CSV_FILE: Final = "results.csv"
 JSON_FILE: Final = "results.json"
@@ -54,7 +55,7 @@ def gnupg_frame(results: Sequence[Result]) -> pd.DataFrame:
                 records.append(
                     {
                         "device": device,
-                        "algorithm": f"{row.scheme}-{size}" if size is not None else row.scheme,
+                        "algorithm": scheme_id(row.scheme, size),
                         "time": seconds,
                         "bandwidth": row.bytes_per_op / seconds if row.bytes_per_op else None,
                         "machine": result.target.name,
@@ -144,12 +145,30 @@ def write_exports(
     frame = export_frame(results, counted, tidy=frame)
     rendered = {
         out_dir / CSV_FILE: csv_text(frame),
-        out_dir / JSON_FILE: json.dumps(frame_records(frame), indent=2, ensure_ascii=False) + "\n",
+        out_dir / JSON_FILE: json.dumps(_json_rows(frame), indent=2, ensure_ascii=False) + "\n",
     }
     gnupg = gnupg_frame(results)
     if not gnupg.empty:
         rendered[out_dir / GNUPG_CSV_FILE] = csv_text(gnupg)
     return write_texts(rendered, ReportError, "export", "choose a writable output directory")
+
+
+def _json_value(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def _json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame as JSON-ready dicts: missing values are ``None``, numbers are Python's."""
+    return [
+        {column: _json_value(value) for column, value in zip(frame.columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
 
 
 ENVIRONMENTS_FILE: Final = "environments.json"

@@ -30,7 +30,7 @@ from tabulate import tabulate
 
 from archbench.report.formats import latex_escape
 from archbench.report.units import format_ratio, format_time_ns
-from archbench.result import Result, Row, write_atomic
+from archbench.result import Result, Row, scheme_id, write_atomic
 from archbench.suites import GNUNET_PERF
 
 THESIS_OPS: Final = 10
@@ -55,8 +55,7 @@ class WitnessRow:
     @property
     def label(self) -> str:
         """``RSA-2048 signing``, ``CS r derivation``."""
-        scheme = f"{self.scheme}-{self.key_bits}" if self.key_bits else self.scheme
-        return f"{scheme} {self.operation.replace('_', ' ')}"
+        return f"{scheme_id(self.scheme, self.key_bits)} {self.operation.replace('_', ' ')}"
 
     @property
     def ratio_low(self) -> float:

@@ -23,16 +23,21 @@ from tabulate import tabulate
 
 from archbench.analysis import (
     ChangePoint,
-    RowKey,
     Step,
     find_steps,
     median_per_op,
-    row_key,
     whole_series,
 )
 from archbench.analysis import series as analysis_series
 from archbench.report.units import format_count, format_time_ns
-from archbench.result import OPERATION_ORDER, HistoryManifest, Result, merge_repeats
+from archbench.result import (
+    OPERATION_ORDER,
+    HistoryManifest,
+    Result,
+    RowKey,
+    merge_repeats,
+    row_key,
+)
 
 NO_RESULTS: Final = "no results stored (the run failed, was interrupted or its folder is gone)"
 """How a version whose run holds no results file is marked, on the page and in Markdown."""

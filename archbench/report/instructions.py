@@ -18,9 +18,11 @@ table notes say.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, get_args
 
@@ -35,10 +37,11 @@ from archbench.report.sections import grouped
 from archbench.report.units import format_count
 from archbench.result import (
     THESIS_OPS,
+    AppendixRow,
     Operation,
     Result,
-    RowKey,
     operation_label,
+    scheme_id,
     scheme_label,
     write_atomic,
 )
@@ -47,25 +50,39 @@ from archbench.suites import COUNTED_SUITES, NOT_COUNTED
 if TYPE_CHECKING:  # matplotlib is imported when a plot is drawn (it is slow to import)
     from matplotlib.figure import Figure
 
-COLUMNS = (
-    "run_id",
-    "target",
-    "arch",
-    "cpu_model",
-    "qemu_version",
-    "plugin_version",
-    "suite",
-    "scheme",
-    "key_bits",
-    "param",
-    "operation",
-    "ops_per_block",
-    "blocks",
-    "instructions_per_op",
-    "spread",
-    "native_ns_per_op",
-    "ns_per_instruction",
-)
+
+@dataclass(frozen=True, slots=True)
+class CountRecord:
+    """One counted harness row: instructions per operation and where they were counted.
+
+    ``instructions_per_op`` is the median over the row's ``blocks`` blocks of
+    ``ops_per_block`` operations (:func:`archbench.analysis.median_per_op`); ``spread``
+    their relative range (:func:`archbench.analysis.spread`, 0: exact);
+    ``native_ns_per_op`` the median time per operation in ns of the same target's
+    native timing run (None: none given), ``ns_per_instruction`` that time over the count.
+    """
+
+    run_id: str
+    target: str
+    arch: str
+    cpu_model: str
+    qemu_version: str
+    plugin_version: str
+    suite: str
+    scheme: str
+    key_bits: int | None
+    param: str | None
+    operation: str
+    ops_per_block: int
+    blocks: int
+    instructions_per_op: float
+    spread: float
+    native_ns_per_op: float | None
+    ns_per_instruction: float | None
+
+
+COLUMNS: Final = tuple(f.name for f in dataclasses.fields(CountRecord))
+"""The columns of :func:`frame` and of ``instructions.csv``: :class:`CountRecord`'s fields."""
 OPERATION_ORDER: Final = get_args(Operation)
 """The thesis appendix's row order (:data:`archbench.result.Operation`)."""
 BASELINE_ARCH = "amd64"
@@ -99,7 +116,7 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
     are not counted) are left out.
     """
     native = _native_ns(times)
-    records = []
+    records: list[CountRecord] = []
     for r in counted:
         if r.metric != "instructions" or r.harness.counting is None:
             continue
@@ -112,33 +129,34 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
                 (r.target.name, row.suite, row.scheme, row.key_bits, row.param, row.operation)
             )
             records.append(
-                {
-                    "run_id": r.run_id,
-                    "target": r.target.name,
-                    "arch": r.target.arch,
-                    "cpu_model": c.cpu_model,
-                    "qemu_version": c.qemu_version,
-                    "plugin_version": c.plugin_version,
-                    "suite": row.suite,
-                    "scheme": row.scheme,
-                    "key_bits": row.key_bits,
-                    "param": row.param,
-                    "operation": row.operation,
-                    "ops_per_block": row.ops_per_block,
-                    "blocks": len(row.instructions),
-                    "instructions_per_op": ipo,
-                    "spread": spread(row.instructions),
-                    "native_ns_per_op": ns,
-                    "ns_per_instruction": None if ns is None else ns / ipo,
-                }
+                CountRecord(
+                    run_id=r.run_id,
+                    target=r.target.name,
+                    arch=r.target.arch,
+                    cpu_model=c.cpu_model,
+                    qemu_version=c.qemu_version,
+                    plugin_version=c.plugin_version,
+                    suite=row.suite,
+                    scheme=row.scheme,
+                    key_bits=row.key_bits,
+                    param=row.param,
+                    operation=row.operation,
+                    ops_per_block=row.ops_per_block,
+                    blocks=len(row.instructions),
+                    instructions_per_op=ipo,
+                    spread=spread(row.instructions),
+                    native_ns_per_op=ns,
+                    ns_per_instruction=None if ns is None else ns / ipo,
+                )
             )
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS))
+    values = [tuple(getattr(record, name) for name in COLUMNS) for record in records]
+    return pd.DataFrame.from_records(values, columns=list(COLUMNS))
 
 
 def _row_label(scheme: str, bits: float | None, param: object = None) -> str:
     if scheme == "CS":
         return "CS"
-    label = scheme if bits is None or bits != bits else f"{scheme}-{int(bits)}"  # NaN: no size
+    label = scheme_id(scheme, None if bits is None or bits != bits else int(bits))  # NaN: none
     return f"{label} {param}" if isinstance(param, str) and param else label
 
 
@@ -448,11 +466,11 @@ def section_table(
             strict=True,
         )
     }
-    rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    rows: list[tuple[AppendixRow, tuple[Cell, ...]]] = []
     columns = ("operation", "scheme", "key_bits", "instructions_per_op")
     for o, sch, b, v in zip(*(mine[c] for c in columns), strict=True):
         bits = 0 if pd.isna(b) else int(b)
-        key: RowKey = (str(o), THESIS_OPS, str(sch), bits)
+        key = AppendixRow(str(o), THESIS_OPS, str(sch), bits)
         cells: tuple[Cell, ...] = (
             scheme_label(key),
             operation_label(key, True),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Final, Literal, get_args
 
 import pandas as pd
 
@@ -17,6 +17,7 @@ from archbench.analysis import DEFAULT_CV_THRESHOLD, DEFAULT_RESOLUTION_FACTOR
 from archbench.errors import ReportUsageError
 from archbench.inputs import quote
 from archbench.report import versions
+from archbench.report.record import Record
 from archbench.report.units import Unit
 from archbench.result import Result
 
@@ -195,8 +196,8 @@ class Machine:
     """The render's whole tidy frame (shared by every machine, never copied)."""
     positions: tuple[int, ...] = field(compare=False, default=())
     """This machine's rows: their positions in ``table``, in frame order."""
-    records: tuple[dict[str, Any], ...] = field(compare=False, default=())
-    """The rows at ``positions`` as :func:`archbench.report.frame.frame_records` gives them."""
+    records: tuple[Record, ...] = field(compare=False, default=())
+    """The records of the rows at ``positions`` (:func:`archbench.report.frame.tidy_records`)."""
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -226,13 +227,13 @@ class Machine:
             f" {versions.gnunet_label(result)})"
         )
 
-    def suite_records(self, suite: str) -> list[dict[str, Any]]:
+    def suite_records(self, suite: str) -> list[Record]:
         """This machine's records of ``suite``, in frame order."""
-        return [r for r in self.records if r["suite"] == suite]
+        return [r for r in self.records if r.suite == suite]
 
     def has_suite(self, suite: str) -> bool:
         """True when this machine has a row of ``suite``."""
-        return any(r["suite"] == suite for r in self.records)
+        return any(r.suite == suite for r in self.records)
 
 
 @dataclass(frozen=True)
@@ -290,9 +291,3 @@ def one_line(text: str) -> str:
 def slug(name: str) -> str:
     """``"amd64 Trixie!"`` -> ``"amd64-trixie"``: a name fit for a LaTeX label or file name."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "target"
-
-
-def flags_of(record: dict[str, Any]) -> tuple[str, ...]:
-    """A record's flags (``"noisy;single_sample"`` -> ``("noisy", "single_sample")``)."""
-    text = record["flags"]
-    return tuple(text.split(";")) if isinstance(text, str) and text else ()

@@ -36,7 +36,7 @@ from typing import Any, Final
 import jinja2
 from markupsafe import Markup
 
-from archbench.analysis import RowKey, median_interval, median_per_op, row_key
+from archbench.analysis import median_interval, median_per_op
 from archbench.errors import ReportError, ResultsError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import (
@@ -53,7 +53,9 @@ from archbench.result import (
     Result,
     ResultStore,
     Row,
+    RowKey,
     merge_repeats,
+    row_key,
     write_texts,
 )
 
@@ -212,10 +214,6 @@ def anchor(kind: str, *parts: object) -> str:
     return f"{kind}-{digest}"
 
 
-def _row_label(key: RowKey) -> str:
-    return key.label
-
-
 def _column(result: Result) -> str:
     kind = ", emulated" if result.emulated else ""
     return f"{result.target.name} ({result.target.arch}{kind})"
@@ -348,7 +346,7 @@ def _samples(result: Result, row: Row, json_path: str | None) -> Samples:
     blocks = tuple(row.instructions or ()) if counted else tuple(row.samples_ns)
     return Samples(
         anchor=_samples_anchor(result, key),
-        title=f"{_column(result)}: {_row_label(key)} ({result.metric}, run {result.run_id})"
+        title=f"{_column(result)}: {key.label} ({result.metric}, run {result.run_id})"
         + (f"; printed as {row.printed} per {row.ops_per_block} operations" if row.printed else ""),
         unit="instructions" if counted else "ns",
         ops_per_block=row.ops_per_block,
@@ -380,7 +378,7 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
         if not chosen:
             continue
         keys = _rows_in_order(chosen)
-        labels = tuple(_row_label(k) for k in keys)
+        labels = tuple(k.label for k in keys)
         columns = tuple(_column(r) for r in chosen)
         cells: list[tuple[Cell, ...]] = []
         traces: dict[int, list[Point]] = {i: [] for i in range(len(chosen))}
@@ -531,55 +529,11 @@ def _history_section(
         found: dict[RowKey, dict[str, SeriesCell]] = series(manifest, results, metric)
         if not found:
             continue
-        by_row: dict[RowKey, list[RowKey]] = {}
-        for key in found:
-            by_row.setdefault(_strip(key), []).append(key)
-        row_labels: list[str] = []
-        cells: list[tuple[Cell, ...]] = []
-        for bare, keys in by_row.items():
-            label = _row_label(bare)
-            traces = []
-            for key in sorted(keys, key=lambda k: k.target):
-                points = []
-                line: list[Cell] = []
-                for v, xv in zip(manifest.versions, x, strict=True):
-                    cell = found[key].get(v.run_id)
-                    if cell is None:
-                        line.append(Cell(""))
-                        continue
-                    link = anchor("samples", v.run_id, metric, key)
-                    text = (
-                        format_count(round(cell.value))
-                        if metric == "instructions"
-                        else format_time_ns(cell.value)
-                    )
-                    line.append(Cell(text, link))
-                    name = columns.get(key.target, key.target)
-                    points.append(Point(xv, cell.value, f"{name}<br>{xv}: {text}", link))
-                traces.append(Trace(columns.get(key.target, key.target), tuple(points)))
-                row_labels.append(f"{label} · {columns.get(key.target, key.target)}")
-                cells.append(tuple(line))
-            figures.append(
-                Figure(
-                    anchor("fig", manifest.history_id, metric, bare),
-                    f"{label}: {title.lower()}",
-                    y_title,
-                    "line",
-                    x,
-                    tuple(traces),
-                    marks.get((metric, bare), ()),
-                )
-            )
-        tables.append(
-            Table(
-                f"{title} across the versions",
-                "Median over the row's blocks (times: of every round); a cell links to the "
-                "raw samples of that version.",
-                tuple(names[v.run_id] for v in manifest.versions),
-                tuple(row_labels),
-                tuple(cells),
-            )
+        drawn, table = _history_metric(
+            manifest, found, (metric, title, y_title), x, names, columns, marks
         )
+        figures += drawn
+        tables.append(table)
     return HistorySection(
         manifest.history_id,
         anchor("history", manifest.history_id),
@@ -589,6 +543,72 @@ def _history_section(
         tuple(
             anchor("run", v.run_id) if results.get(v.run_id) else None for v in manifest.versions
         ),
+    )
+
+
+def _history_metric(
+    manifest: HistoryManifest,
+    found: Mapping[RowKey, Mapping[str, SeriesCell]],
+    metric_texts: tuple[str, str, str],
+    x: tuple[str, ...],
+    names: Mapping[str, str],
+    columns: Mapping[str, str],
+    marks: Mapping[tuple[str, RowKey], tuple[Mark, ...]],
+) -> tuple[list[Figure], Table]:
+    """A history's figures (one per row, a line per target) and table of one metric.
+
+    ``metric_texts``: (metric, title, y-axis title); ``found``: the metric's
+    :func:`archbench.report.history.series`; ``x``: the versions' axis labels;
+    ``names``: run id -> ``v1``…; ``columns``: target -> column name.
+    """
+    metric, title, y_title = metric_texts
+    figures: list[Figure] = []
+    by_row: dict[RowKey, list[RowKey]] = {}
+    for key in found:
+        by_row.setdefault(key.across, []).append(key)
+    row_labels: list[str] = []
+    cells: list[tuple[Cell, ...]] = []
+    for bare, keys in by_row.items():
+        label = bare.label
+        traces = []
+        for key in sorted(keys, key=lambda k: k.target):
+            points = []
+            line: list[Cell] = []
+            for v, xv in zip(manifest.versions, x, strict=True):
+                cell = found[key].get(v.run_id)
+                if cell is None:
+                    line.append(Cell(""))
+                    continue
+                link = anchor("samples", v.run_id, metric, key)
+                text = (
+                    format_count(round(cell.value))
+                    if metric == "instructions"
+                    else format_time_ns(cell.value)
+                )
+                line.append(Cell(text, link))
+                name = columns.get(key.target, key.target)
+                points.append(Point(xv, cell.value, f"{name}<br>{xv}: {text}", link))
+            traces.append(Trace(columns.get(key.target, key.target), tuple(points)))
+            row_labels.append(f"{label} · {columns.get(key.target, key.target)}")
+            cells.append(tuple(line))
+        figures.append(
+            Figure(
+                anchor("fig", manifest.history_id, metric, bare),
+                f"{label}: {title.lower()}",
+                y_title,
+                "line",
+                x,
+                tuple(traces),
+                marks.get((metric, bare), ()),
+            )
+        )
+    return figures, Table(
+        f"{title} across the versions",
+        "Median over the row's blocks (times: of every round); a cell links to the "
+        "raw samples of that version.",
+        tuple(names[v.run_id] for v in manifest.versions),
+        tuple(row_labels),
+        tuple(cells),
     )
 
 
@@ -602,7 +622,7 @@ def _history_marks(
     :func:`archbench.report.history_changes` find them for the Markdown."""
     out: dict[tuple[str, RowKey], list[Mark]] = {}
     for arch, key, step in history_steps(manifest, results):
-        out.setdefault((step.metric, _strip(key)), []).append(
+        out.setdefault((step.metric, key.across), []).append(
             Mark(
                 x_of[step.before],
                 x_of[step.after],
@@ -611,7 +631,7 @@ def _history_marks(
             )
         )
     for arch, key, change in history_changes(manifest, results):
-        out.setdefault((change.metric, _strip(key)), []).append(
+        out.setdefault((change.metric, key.across), []).append(
             Mark(
                 x_of[change.before],
                 x_of[change.after],
@@ -625,10 +645,6 @@ def _history_marks(
 def _mark_ratio(ratio: float, metric: str) -> str:
     """After/before as the Markdown prints it: counts to 4 decimals, times to 3."""
     return f"{ratio:.4f}×" if metric == "instructions" else f"{ratio:.3f}×"
-
-
-def _strip(key: RowKey) -> RowKey:
-    return RowKey("", key.suite, key.scheme, key.key_bits, key.param, key.operation, key.processes)
 
 
 def assemble(

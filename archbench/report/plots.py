@@ -47,6 +47,7 @@ from archbench.errors import ReportError
 from archbench.report.export import gnupg_frame
 from archbench.report.frame import ReportData, build
 from archbench.report.model import slug
+from archbench.report.record import Record
 from archbench.report.units import Unit, unit_label, unit_value
 from archbench.result import (
     COMPARISON_ROWS,
@@ -121,25 +122,12 @@ def caption(fig: Figure) -> str:
 
 def _records(
     results: Sequence[Result] | ReportData,
-) -> tuple[list[tuple[str, Result]], list[dict[str, Any]]]:
+) -> tuple[list[tuple[str, Result]], list[tuple[str, Record]]]:
+    """(name, result) of every machine, and (machine name, record) of their appendix rows."""
     data = results if isinstance(results, ReportData) else build(results)
     names = [(m.name, m.result) for m in data.machines]
-    # The machines' rows in machine order: one take of the frame (each machine's rows
-    # are a slice of it), not a concatenation of thousands of small frames.
-    order = [i for m in data.machines for i in m.positions]
-    machine_of = [m.name for m in data.machines for _ in m.positions]
-    frame = data.frame.iloc[order].assign(machine=machine_of)
     # Per-operation charts are the appendix's; other suites have their own (GnuPG).
-    frame = frame[frame["suite"].isin(APPENDIX_SUITES)]
-    records = []
-    for record in frame.to_dict("records"):
-        bits = record["key_bits"]
-        records.append(
-            {
-                **{str(k): v for k, v in record.items()},
-                "key_bits": None if bits is None or bits != bits else int(bits),
-            }
-        )
+    records = [(m.name, r) for m in data.machines for r in m.records if r.suite in APPENDIX_SUITES]
     return names, records
 
 
@@ -249,33 +237,28 @@ def operation_figure(
     """
     names, records = _records(results)
     chosen = [
-        r
-        for r in records
-        if r["operation"] == operation and r["valid"] and (ops is None or r["thesis_ops"] == ops)
+        (name, r)
+        for name, r in records
+        if r.operation == operation and r.valid and (ops is None or r.thesis_ops == ops)
     ]
     if not chosen:
         return None
     schemes = sorted(
-        {
-            (r["scheme"] != "CS", r["key_bits"] or 0, scheme_text(r["scheme"], r["key_bits"]))
-            for r in chosen
-        }
+        {(r.scheme != "CS", r.key_bits or 0, scheme_text(r.scheme, r.key_bits)) for _, r in chosen}
     )
     series = [label for _, _, label in schemes]
-    present = {r["machine"] for r in chosen}
+    present = {name for name, _ in chosen}
     machines = [(n, r.emulated) for n, r in names if n in present]
     values = {
-        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): unit_value(
-            float(r["thesis_ms"]), float(r["ops_per_s"]), unit
-        )
-        for r in chosen
+        (name, scheme_text(r.scheme, r.key_bits)): unit_value(r.thesis_ms, r.ops_per_s, unit)
+        for name, r in chosen
     }
     intervals = {
-        (r["machine"], scheme_text(r["scheme"], r["key_bits"])): bounds
-        for r in chosen
+        (name, scheme_text(r.scheme, r.key_bits)): bounds
+        for name, r in chosen
         if (bounds := interval_in_unit(r, unit)) is not None
     }
-    count = chosen[0]["thesis_ops"]
+    count = chosen[0][1].thesis_ops
     words = OPERATION_WORDING.get(operation, operation)
     title = f"{count} {words}" if operation in HELPER_OPERATIONS else f"{count}x {words}"
     if unit == "ops/s":
@@ -285,7 +268,7 @@ def operation_figure(
     return _bars(title, ylabel, machines, series, values, intervals=intervals)
 
 
-def interval_in_unit(record: dict[str, Any], unit: Unit) -> tuple[float, float] | None:
+def interval_in_unit(record: Record, unit: Unit) -> tuple[float, float] | None:
     """The 95 % interval of a measured median (``per_op_ns_ci_low``/``_high``, ns per
     operation) in the unit of the record's plotted value, low before high; None when
     unknown (fewer than 6 samples, published figures).
@@ -293,14 +276,14 @@ def interval_in_unit(record: dict[str, Any], unit: Unit) -> tuple[float, float] 
     Times scale linearly with ns per operation; operations per second inversely, so
     the interval's high end in ns is the low end in ops/s.
     """
-    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
-    per_op = float(record["per_op_ns"])
-    if low is None or high is None or low != low or high != high or per_op <= 0:
+    low, high = record.per_op_ns_ci_low, record.per_op_ns_ci_high
+    per_op = record.per_op_ns
+    if low is None or high is None or per_op <= 0:
         return None
-    value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
+    value = unit_value(record.thesis_ms, record.ops_per_s, unit)
     if unit == "ops/s":
-        return value * per_op / float(high), value * per_op / float(low)
-    return value * float(low) / per_op, value * float(high) / per_op
+        return value * per_op / high, value * per_op / low
+    return value * low / per_op, value * high / per_op
 
 
 def cs_vs_rsa_figure(
@@ -319,11 +302,10 @@ def cs_vs_rsa_figure(
     """
     names, records = _records(results)
     per_op: dict[tuple[str, str, str, int], float | None] = {}
-    for r in records:
-        if r["suite"] != "blindsig":
+    for name, r in records:
+        if r.suite != "blindsig":
             continue
-        key = (r["machine"], r["operation"], r["scheme"], r["key_bits"] or 0)
-        per_op[key] = float(r["per_op_ns"]) if r["valid"] else None
+        per_op[(name, r.operation, r.scheme, r.key_bits or 0)] = r.per_op_ns if r.valid else None
 
     def total(machine: str, scheme: str, bits: int, operations: Sequence[str]) -> float | None:
         parts = [per_op.get((machine, op, scheme, bits)) for op in operations]
@@ -342,7 +324,7 @@ def cs_vs_rsa_figure(
     machines = [(n, r.emulated) for n, r in names if n in present]
     series = [label for label, _, _ in COMPARISON_ROWS]
     return _bars(
-        f"Speedup of CS over RSA {rsa_bits} bit (RSA time / CS time)",
+        f"Speedup of CS over {scheme_text('RSA', rsa_bits)} (RSA time / CS time)",
         "speedup (above 1: CS is faster)",
         machines,
         series,
@@ -362,7 +344,7 @@ def figures(results: Sequence[Result] | ReportData, unit: Unit = "ms") -> list[t
     data = results if isinstance(results, ReportData) else build(results)
     _, records = _records(data)
     keys = sorted(
-        {(str(r["operation"]), int(r["thesis_ops"])) for r in records},
+        {(r.operation, r.thesis_ops) for _, r in records},
         key=lambda k: (OPERATION_ORDER.index(k[0]) if k[0] in OPERATION_ORDER else 99, k[1]),
     )
     out: list[tuple[str, Figure]] = []

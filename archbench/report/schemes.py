@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from archbench.analysis import slowdown
 from archbench.errors import ReportError
@@ -25,12 +25,12 @@ from archbench.report.model import (
     ReportOptions,
     Speed,
     Table,
-    flags_of,
     is_empty,
 )
+from archbench.report.record import Record
 from archbench.report.sections import record_digits, what
 from archbench.report.units import Unit, per_op_ns_in, ratio_digits, sum_digits, unit_label
-from archbench.result import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, row_key
+from archbench.result import COMPARISON_ROWS, SPEEDUP_HEADER, THESIS_OPS, scheme_text
 
 COMPARISON_SIZES_PER_TABLE: Final = 2
 """RSA sizes per CS-vs-RSA table (each adds a speed and a ratio column)."""
@@ -56,7 +56,7 @@ class _Sum:
         return Speed(value, printed, flags=self.flags, digits=self.digits, bare=bare)
 
 
-_Records = dict[tuple[str, str, int], dict[str, Any]]
+_Records = dict[tuple[str, str, int], Record]
 
 
 def _sum(records: _Records, scheme: str, bits: int, ops: Sequence[str]) -> _Sum:
@@ -64,21 +64,20 @@ def _sum(records: _Records, scheme: str, bits: int, ops: Sequence[str]) -> _Sum:
     if any(p is None for p in parts):
         return _Sum(None, False, ())
     present = [p for p in parts if p is not None]
-    if not all(p["valid"] for p in present):
+    if not all(p.valid for p in present):
         return _Sum(None, True, ())
-    flags = tuple(dict.fromkeys(f for p in present for f in flags_of(p)))
-    digits = sum_digits([(float(p["per_op_ns"]), record_digits(p)) for p in present])
-    printed = present[0]["printed"] if len(present) == 1 else None
+    flags = tuple(dict.fromkeys(f for p in present for f in p.flag_names))
+    digits = sum_digits([(p.per_op_ns, record_digits(p)) for p in present])
+    printed = present[0].printed if len(present) == 1 else None
     if not (isinstance(printed, str) and printed.endswith("ms")):
         printed = None
-    return _Sum(sum(float(p["per_op_ns"]) for p in present), False, flags, digits, printed)
+    return _Sum(sum(p.per_op_ns for p in present), False, flags, digits, printed)
 
 
 def _blindsig(machine: Machine) -> _Records:
     out = {}
     for record in machine.suite_records("blindsig"):
-        key = row_key(record)
-        out[(key[0], key[2], key[3])] = record
+        out[(record.operation, record.scheme, record.key_bits or 0)] = record
     return out
 
 
@@ -213,7 +212,7 @@ def _speedup(machines: Sequence[Machine], bits: int) -> list[Table]:
         tables.append(
             Table(
                 label=f"tab:speedup-rsa{bits}-{kind}",
-                caption=(f"CS speedup over RSA {bits} bit per machine{suffix}"),
+                caption=f"CS speedup over {scheme_text('RSA', bits)} per machine{suffix}",
                 header=("Machine", *(label for label, _, _ in COMPARISON_ROWS)),
                 align="l" + "r" * len(COMPARISON_ROWS),
                 groups=(tuple(rows),),

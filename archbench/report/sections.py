@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from archbench.analysis import noise_summary
 from archbench.platforms import Arch
 from archbench.report import versions
-from archbench.report.frame import row_id
-from archbench.report.model import Cell, Machine, Section, Speed, Table, flags_of
+from archbench.report.model import Cell, Machine, Section, Speed, Table
+from archbench.report.record import Record, row_id
 from archbench.report.units import (
     Unit,
     interval_digits,
@@ -32,12 +32,11 @@ from archbench.result import (
     SHORT_WORDING,
     TALER_OPERATIONS,
     THESIS_OPS,
+    AppendixRow,
     Execution,
     Result,
-    RowKey,
     group_key,
     operation_label,
-    row_key,
     scheme_label,
     sort_key,
 )
@@ -172,7 +171,7 @@ def gnunet_driver_item(result: Result) -> tuple[str, str] | None:
     return ("GNUnet (driver)", "; ".join(parts))
 
 
-def row_notes(result: Result, keys: Iterable[RowKey]) -> tuple[str, ...]:
+def row_notes(result: Result, keys: Iterable[AppendixRow]) -> tuple[str, ...]:
     """The notes of ``result``'s blindsig and security-module rows behind ``keys``, one
     line per distinct note.
 
@@ -225,7 +224,7 @@ def noise_cause(machine: Machine) -> str | None:
     noisy = [
         (found.noise, found.stop)
         for record in machine.records
-        if "noisy" in flags_of(record) and (found := rows.get(str(record["row_id"]))) is not None
+        if "noisy" in record.flag_names and (found := rows.get(record.row_id)) is not None
     ]
     execution = machine.result.execution
     host = execution.host_arch if execution is not None and execution.emulated else None
@@ -248,29 +247,27 @@ def gnunet_source_summary(source: Mapping[str, object]) -> str:
     return f"built from tree {location}, hash {short('tree_sha256')}{dirty}"
 
 
-def speed(
-    record: dict[str, Any], unit: Unit, *, note: int | None = None, bare: bool = False
-) -> Speed:
+def speed(record: Record, unit: Unit, *, note: int | None = None, bare: bool = False) -> Speed:
     """A record's speed cell in ``unit``; printed reference text stands in where it is in ms."""
-    if not record["valid"]:
+    if not record.valid:
         return Speed(None, note=note, bare=bare)
     # Printed text stands in for the number only where it is in the table's unit
     # (imported GNUnet logs print µs or s, too).
-    printed = record["printed"]
+    printed = record.printed
     if unit != "ms" or not isinstance(printed, str) or not printed.endswith("ms"):
         printed = None
-    value = unit_value(float(record["thesis_ms"]), float(record["ops_per_s"]), unit)
+    value = unit_value(record.thesis_ms, record.ops_per_s, unit)
     return Speed(
         value,
         printed,
-        flags_of(record),
+        record.flag_names,
         bare=bare,
         digits=record_digits(record),
         spread=None if bare else record_spread(record),
     )
 
 
-def record_digits(record: dict[str, Any]) -> int | None:
+def record_digits(record: Record) -> int | None:
     """Significant digits a record's figure supports, whatever the unit it is shown in.
 
     A published figure's printed digits (:func:`~archbench.report.units.printed_digits`);
@@ -278,25 +275,25 @@ def record_digits(record: dict[str, Any]) -> int | None:
     (:func:`~archbench.report.units.interval_digits`); None when neither is known
     (fewer than 6 samples).
     """
-    printed = record.get("printed")
+    printed = record.printed
     if isinstance(printed, str):
         return printed_digits(printed)
-    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
+    low, high = record.per_op_ns_ci_low, record.per_op_ns_ci_high
     if low is None or high is None:
         return None
-    return interval_digits(float(record["per_op_ns"]), float(low), float(high))
+    return interval_digits(record.per_op_ns, float(low), float(high))
 
 
-def record_spread(record: dict[str, Any]) -> float | None:
+def record_spread(record: Record) -> float | None:
     """Half-width of a measured median's 95 % interval relative to the median; None unknown."""
-    low, high = record.get("per_op_ns_ci_low"), record.get("per_op_ns_ci_high")
-    if low is None or high is None or record.get("printed") is not None:
+    low, high = record.per_op_ns_ci_low, record.per_op_ns_ci_high
+    if low is None or high is None or record.printed is not None:
         return None
-    return (float(high) - float(low)) / 2 / float(record["per_op_ns"])
+    return (float(high) - float(low)) / 2 / record.per_op_ns
 
 
 def grouped(
-    rows: Iterable[tuple[RowKey, tuple[Cell, ...]]],
+    rows: Iterable[tuple[AppendixRow, tuple[Cell, ...]]],
 ) -> tuple[tuple[tuple[Cell, ...], ...], ...]:
     """Rows in the appendix's order, split into its groups (:data:`OPERATION_GROUPS`)."""
     groups: dict[tuple[int, int], list[tuple[Cell, ...]]] = {}
@@ -325,31 +322,31 @@ def what(unit: Unit, suite: str = "blindsig", machines: Sequence[Machine] = ()) 
     return text + ("; reference columns: the published figure" if some else "")
 
 
-def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
-    """The section of one machine: heading, Setup box, notes and its table.
+_Rows = list[tuple[AppendixRow, tuple[Cell, ...]]]
+"""(appendix row, its cells) of one table, in frame order."""
 
-    ``counts``: the machine's instructions per operation
-    (:func:`archbench.report.instructions.section_table`), the first table after the
-    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
-    gets a table of its own after the appendix's, which stays the thesis's rows.
-    """
+
+def _section_rows(
+    machine: Machine, unit: Unit
+) -> tuple[_Rows, dict[str, int], _Rows, dict[str, int]]:
+    """The section's rows and numbered invalid-row notes: the thesis's, then GNU Taler's path."""
     result = machine.result
     notes: dict[str, int] = {}
-    rows: list[tuple[RowKey, tuple[Cell, ...]]] = []
-    taler: list[tuple[RowKey, tuple[Cell, ...]]] = []
+    rows: _Rows = []
+    taler: _Rows = []
     taler_notes: dict[str, int] = {}
     # A reference's own tables print a scheme as its source did ("RSA 4092").
     as_printed = dict(result.reference.printed_schemes) if result.reference else {}
     for record in machine.records:
-        key = row_key(record)
-        layer = key[0] in TALER_OPERATIONS
+        key = record.appendix_row
+        layer = key.operation in TALER_OPERATIONS
         numbered = taler_notes if layer else notes
         note = None
-        if not record["valid"]:
-            reason = record["invalid_reason"] or "no reason recorded"
+        if not record.valid:
+            reason = record.invalid_reason or "no reason recorded"
             # The harness invalidates every row of a scheme and key size with
             # the same reason; one note per (scheme, reason) keeps notes short.
-            note = numbered.setdefault(f"{record['label']}: {reason}", len(numbered) + 1)
+            note = numbered.setdefault(f"{record.label}: {reason}", len(numbered) + 1)
         label = operation_label(key, unit == "ops/s")
         (taler if layer else rows).append(
             (
@@ -361,8 +358,21 @@ def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Sectio
                 ),
             )
         )
+    return rows, notes, taler, taler_notes
+
+
+def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
+    """The section of one machine: heading, Setup box, notes and its table.
+
+    ``counts``: the machine's instructions per operation
+    (:func:`archbench.report.instructions.section_table`), the first table after the
+    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
+    gets a table of its own after the appendix's, which stays the thesis's rows.
+    """
+    result = machine.result
+    rows, notes, taler, taler_notes = _section_rows(machine, unit)
     processor = cpu(result)
-    helper_only = bool(rows) and all(key[0] in HELPER_OPERATIONS for key, _ in rows)
+    helper_only = bool(rows) and all(key.operation in HELPER_OPERATIONS for key, _ in rows)
     reference = result.reference
     if reference is not None:
         caption = f"Comparison on {processor} ({reference.label})"

@@ -31,6 +31,7 @@ from archbench.analysis import order_statistics
 from archbench.report import versions
 from archbench.report.crossmachine import CellFn, CrossSpec, RowLayout, tables_by_kind
 from archbench.report.model import Cell, Machine, Part, ReportOptions, Table
+from archbench.report.record import Record
 from archbench.report.sections import cpu
 from archbench.report.units import format_ratio
 from archbench.result import NS_PER_MS
@@ -52,38 +53,38 @@ _Key = tuple[str, int, str, str, int, str]
 """(scheme, key_bits or 0, param, operation, processes, device)."""
 
 
-def row_key(record: dict[str, Any]) -> _Key:
+def _suite_row(record: Record) -> _Key:
     """The row of an other suite's cross-machine table a record belongs to."""
     return (
-        str(record["scheme"]),
-        int(record["key_bits"] or 0),
-        str(record["param"] or ""),
-        str(record["operation"]),
-        int(record["processes"]),
-        str(record["device"]),
+        record.scheme,
+        record.key_bits or 0,
+        str(record.param or ""),
+        record.operation,
+        record.processes,
+        record.device,
     )
 
 
-def row_unit(record: dict[str, Any]) -> str:
+def row_unit(record: Record) -> str:
     """How a row's speed is shown: ``ops/s``, ``MB/s`` (bulk rows) or ``ms`` (per operation).
 
     Decided by the row's kind, never by its value, so one row has one unit on every machine.
     """
-    if record.get("bytes_per_op") is not None and record["suite"] != "gnupg":
+    if record.bytes_per_op is not None and record.suite != "gnupg":
         return "MB/s"
-    if record["operation"] in TIME_OPERATIONS or record["suite"] == "gnupg":
+    if record.operation in TIME_OPERATIONS or record.suite == "gnupg":
         return "ms"
     return "ops/s"
 
 
-def row_value(record: dict[str, Any]) -> float:
+def row_value(record: Record) -> float:
     """The row's speed in :func:`row_unit`: ops/s, MB/s or ms per operation (median)."""
     unit = row_unit(record)
-    if unit == "MB/s":
-        return float(record["mb_per_s"])
+    if unit == "MB/s" and record.mb_per_s is not None:
+        return record.mb_per_s
     if unit == "ms":
-        return float(record["per_op_ns"]) / NS_PER_MS
-    return float(record["ops_per_s"])
+        return record.per_op_ns / NS_PER_MS
+    return record.ops_per_s
 
 
 def multi_scaling_table(
@@ -101,19 +102,19 @@ def multi_scaling_table(
     for m in machines:
         load = m.result.harness.setup.load_average
         load_text = f"{load[0]:.2f}" if load else "–"
-        records = [r for r in m.records if r["suite"] == "openssl-speed" and r["valid"]]
-        single = {row_key(r)[:4]: r for r in records if int(r["processes"]) == 1}
+        records = [r for r in m.records if r.suite == "openssl-speed" and r.valid]
+        single = {_suite_row(r)[:4]: r for r in records if r.processes == 1}
         for r in records:
-            processes = int(r["processes"])
-            partner = single.get(row_key(r)[:4])
+            processes = r.processes
+            partner = single.get(_suite_row(r)[:4])
             if processes == 1 or partner is None:
                 continue
             one, many = row_value(partner), row_value(r)
             rows.append(
                 (
                     m.name,
-                    str(r["label"]),
-                    str(r["operation"]),
+                    r.label,
+                    r.operation,
                     row_unit(r),
                     fmt(one),
                     str(processes),
@@ -161,11 +162,9 @@ def nist_brainpool_table(
     rows = []
     for m in machines:
         records = [
-            r
-            for r in m.records
-            if r["suite"] == "openssl-speed" and r["valid"] and int(r["processes"]) == 1
+            r for r in m.records if r.suite == "openssl-speed" and r.valid and r.processes == 1
         ]
-        by = {(str(r["scheme"]), str(r["param"] or ""), str(r["operation"])): r for r in records}
+        by = {(r.scheme, str(r.param or ""), r.operation): r for r in records}
         for scheme, operation in sorted({(k[0], k[2]) for k in by}):
             for nist, brainpool in NIST_BRAINPOOL_PAIRS:
                 a = by.get((scheme, nist, operation))
@@ -268,18 +267,18 @@ def gnupg_table(machines: Sequence[Machine], fmt: Formatter) -> Table | None:
     rows = []
     for m in machines:
         for r in m.records:
-            if r["suite"] != "gnupg" or r["operation"] != "decrypt":
+            if r.suite != "gnupg" or r.operation != "decrypt":
                 continue
-            if not r["valid"]:
-                rows.append((m.name, str(r["device"]), str(r["label"]), "invalid", ""))
+            if not r.valid:
+                rows.append((m.name, r.device, r.label, "invalid", ""))
                 continue
-            mb_s = r["mb_per_s"]
+            mb_s = r.mb_per_s
             rows.append(
                 (
                     m.name,
-                    str(r["device"]),
-                    str(r["label"]),
-                    fmt(float(r["per_op_ns"]) / NS_PER_MS),
+                    r.device,
+                    r.label,
+                    fmt(r.per_op_ns / NS_PER_MS),
                     fmt(float(mb_s)) if mb_s is not None else "–",
                 )
             )
@@ -312,36 +311,36 @@ own adds its entry here (the cross-machine table needs nothing)."""
 
 def other_suites(machines: Sequence[Machine]) -> list[str]:
     """Suites the machines ran that are not the appendix's, in the suites' ``PART_ORDER``."""
-    found = {str(r["suite"]) for m in machines for r in m.records} - set(APPENDIX_SUITES)
+    found = {r.suite for m in machines for r in m.records} - set(APPENDIX_SUITES)
     return sorted(found, key=lambda s: (PART_ORDER.index(s) if s in PART_ORDER else 99, s))
 
 
-def _operation_text(record: dict[str, Any]) -> str:
-    text = str(record["operation"]).replace("_", " ")
-    processes = int(record["processes"])
+def _operation_text(record: Record) -> str:
+    text = record.operation.replace("_", " ")
+    processes = record.processes
     if processes > 1:
         text += f" ({processes} processes)"
-    if record["device"] != "cpu":
-        text += f" on {record['device']}"
+    if record.device != "cpu":
+        text += f" on {record.device}"
     return text
 
 
-def _leading(_key: Any, record: dict[str, Any], _previous: Any) -> tuple[str, ...]:
-    return (str(record["label"]), _operation_text(record), row_unit(record))
+def _leading(_key: Any, record: Record, _previous: Any) -> tuple[str, ...]:
+    return (record.label, _operation_text(record), row_unit(record))
 
 
 SUITE_LAYOUT = RowLayout(
-    header=("Scheme", "Operation", "Unit"), align="lll", key=row_key, leading=_leading
+    header=("Scheme", "Operation", "Unit"), align="lll", key=_suite_row, leading=_leading
 )
 """Rows scheme × operation (× processes, device) in the order the suite emitted them."""
 
 
 def _cell(fmt: Formatter) -> CellFn:
-    def cell(_m: Machine, record: dict[str, Any]) -> Cell:
-        if not record["valid"]:
+    def cell(_m: Machine, record: Record) -> Cell:
+        if not record.valid:
             return "invalid"
         text = fmt(row_value(record))
-        flags = str(record.get("flags") or "")
+        flags = str(record.flags or "")
         return text + (" †" if "noisy" in flags else "")
 
     return cell
@@ -426,7 +425,7 @@ def machines_table(machines: Sequence[Machine]) -> Table:
 
 def suite_parts(machines: Sequence[Machine], options: ReportOptions) -> list[Part]:
     """One part per suite beyond the appendix's; the first opens with :func:`machines_table`."""
-    inputs = [m for m in machines if any(r["suite"] not in APPENDIX_SUITES for r in m.records)]
+    inputs = [m for m in machines if any(r.suite not in APPENDIX_SUITES for r in m.records)]
     parts = []
     for index, (title, tables) in enumerate(suite_tables(inputs, columns=options.summary_columns)):
         if index == 0:

@@ -101,8 +101,8 @@ def render_latex(
 
 def render_markdown(
     results: Sequence[Result] | ReportData,
-    failures: Sequence[LoadFailure] = (),
     options: ReportOptions = _DEFAULT,
+    failures: Sequence[LoadFailure] = (),
 ) -> str:
     """The same chapter in GitHub Markdown (``appendix.md``); ``failures`` close it as a warning.
 

@@ -98,9 +98,13 @@ from archbench.result.row import (
     MedianCi,
     Operation,
     Row,
+    RowKey,
     RowNoise,
     Scheme,
     StopReason,
+    row_key,
+    scheme_id,
+    scheme_text,
 )
 from archbench.result.store import (
     Entry,
@@ -123,12 +127,10 @@ from archbench.result.vocabulary import (
     SPEEDUP_RSA_BITS,
     TALER_OPERATIONS,
     THESIS_OPS,
-    RowKey,
+    AppendixRow,
     group_key,
     operation_label,
-    row_key,
     scheme_label,
-    scheme_text,
     sort_key,
 )
 
@@ -158,6 +160,7 @@ __all__ = [
     "SPEEDUP_RSA_BITS",
     "TALER_OPERATIONS",
     "THESIS_OPS",
+    "AppendixRow",
     "ArchiveRef",
     "BisectCommit",
     "BisectCount",
@@ -204,6 +207,7 @@ __all__ = [
     "parse_harness_output",
     "result_key",
     "row_key",
+    "scheme_id",
     "scheme_label",
     "scheme_text",
     "shown_name",

@@ -12,6 +12,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -229,5 +230,68 @@ class Row(Frozen):
         """Scheme as tables print it: ``CS``, ``RSA 2048 bit``, ``ECDSA P-256``, ``Ed25519``."""
         if self.scheme == "CS":
             return "CS"
-        base = self.scheme if self.key_bits is None else f"{self.scheme} {self.key_bits} bit"
+        base = scheme_text(self.scheme, self.key_bits)
         return f"{base} {self.param}" if self.param else base
+
+
+def scheme_text(scheme: str, key_bits: int | None) -> str:
+    """A scheme as tables, plots and Setup notes print it: ``"CS"``, ``"RSA 2048 bit"``.
+
+    The one spelling of a sized scheme in the chapter; command lines, row names and
+    exports write :func:`scheme_id` of the same values.
+    """
+    return f"{scheme} {key_bits} bit" if key_bits and scheme != "CS" else scheme
+
+
+def scheme_id(scheme: str, size: int | str | None) -> str:
+    """A scheme as row names, progress lines and exports write it: ``"CS"``, ``"RSA-2048"``,
+    ``"ECDH-Curve25519"`` (``size``: key bits, or a curve; None or empty: none)."""
+    return f"{scheme}-{size}" if size else scheme
+
+
+@dataclass(frozen=True, order=True)
+class RowKey:
+    """What makes two rows of different results the same measurement.
+
+    ``key_bits`` 0 and ``param`` ``""`` stand for none; ``target`` is the target (or
+    architecture) the row was measured on, ``""`` for a row across targets. Keys order
+    by these fields, in this order. Rows of one key that differ in block size or
+    device (a security module's 100 and 800 parallel signatures) share it: reports
+    that tell them apart place them by :class:`archbench.result.AppendixRow`.
+    """
+
+    target: str
+    suite: str
+    scheme: str
+    key_bits: int
+    param: str
+    operation: str
+    processes: int
+
+    @property
+    def label(self) -> str:
+        """Human-readable row name, e.g. ``blindsig RSA-2048 key generation``."""
+        param = f" {self.param}" if self.param else ""
+        procs = f" ×{self.processes}" if self.processes > 1 else ""
+        operation = self.operation.replace("_", " ")
+        return f"{self.suite} {scheme_id(self.scheme, self.key_bits)}{param} {operation}{procs}"
+
+    @property
+    def across(self) -> RowKey:
+        """This key without its target: the same row on every target."""
+        return RowKey(
+            "", self.suite, self.scheme, self.key_bits, self.param, self.operation, self.processes
+        )
+
+
+def row_key(target: str, row: Row) -> RowKey:
+    """The :class:`RowKey` of ``row`` measured on ``target`` (``""``: across targets)."""
+    return RowKey(
+        target=target,
+        suite=row.suite,
+        scheme=row.scheme,
+        key_bits=row.key_bits or 0,
+        param=row.param or "",
+        operation=row.operation,
+        processes=row.processes,
+    )

@@ -10,9 +10,9 @@ spellings (GNUnet's ``perf_crypto_cs``, Taler's ``test_helper_*``) as aliases.
 
 from __future__ import annotations
 
-from typing import Any, Final, get_args
+from typing import Final, NamedTuple, get_args
 
-from archbench.result.row import Operation
+from archbench.result.row import Operation, scheme_text
 
 OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
 """The thesis appendix's row order (the order :data:`archbench.result.Operation` lists
@@ -128,31 +128,30 @@ _GROUP_OF: Final[dict[str, int]] = {
 }
 _RANK: Final[dict[str, int]] = {op: i for i, op in enumerate(OPERATION_ORDER)}
 
-RowKey = tuple[str, int, str, int]
-"""(operation, thesis_ops, scheme, key_bits or 0): one row of an appendix table across machines."""
 
+class AppendixRow(NamedTuple):
+    """Where a row stands in the appendix's tables, the same on every machine.
 
-def row_key(record: dict[str, Any]) -> RowKey:
-    """The appendix row a tidy-frame record belongs to.
-
-    Records are those of :func:`archbench.report.frame.frame_records`.
+    Not a measurement's identity (:class:`archbench.result.RowKey`): a table row
+    gathers the machines' figures of one operation, block and scheme
+    (``archbench.report.record.Record.appendix_row``).
     """
-    bits = record["key_bits"]
-    return (
-        str(record["operation"]),
-        int(record["thesis_ops"]),
-        str(record["scheme"]),
-        0 if bits is None else int(bits),
-    )
+
+    operation: str
+    ops: int
+    """Operations per printed figure (10, or a security-module block: 100, 800)."""
+    scheme: str
+    key_bits: int
+    """0 for CS."""
 
 
-def sort_key(key: RowKey) -> tuple[int, int, bool, int]:
+def sort_key(key: AppendixRow) -> tuple[int, int, bool, int]:
     """The appendix's order: operation, block size, CS before RSA, RSA by size."""
     operation, ops, scheme, bits = key
     return (_RANK.get(operation, len(_RANK)), ops, scheme != "CS", bits)
 
 
-def group_key(key: RowKey) -> tuple[int, int]:
+def group_key(key: AppendixRow) -> tuple[int, int]:
     """The row group (:data:`OPERATION_GROUPS`); each security-module block size is its own."""
     operation, ops, _, _ = key
     return (
@@ -161,18 +160,13 @@ def group_key(key: RowKey) -> tuple[int, int]:
     )
 
 
-def scheme_text(scheme: str, bits: int | None) -> str:
-    """``"CS"`` or ``"RSA 2048 bit"``: a blind-signature scheme as tables and plots name it."""
-    return "CS" if scheme == "CS" else f"RSA {bits} bit"
-
-
-def scheme_label(key: RowKey) -> str:
+def scheme_label(key: AppendixRow) -> str:
     """:func:`scheme_text` of an appendix row."""
     _, _, scheme, bits = key
     return scheme_text(scheme, bits)
 
 
-def operation_label(key: RowKey, per_operation: bool, *, short: bool = False) -> str:
+def operation_label(key: AppendixRow, per_operation: bool, *, short: bool = False) -> str:
     """``"10x signing"``, ``"100 parallel signature operations"``; ``"signing"`` when
     ``per_operation`` (ops/s) or ``short`` (cross-machine tables)."""
     operation, ops, _, _ = key

@@ -131,8 +131,9 @@ def test_whole_series_reads_counts_and_the_sessions_rounds_of_stored_runs() -> N
 
 
 def test_the_history_prints_its_change_points() -> None:
-    from archbench.analysis import ChangePoint, RowKey
+    from archbench.analysis import ChangePoint
     from archbench.report import render_changes_markdown
+    from archbench.result import RowKey
 
     assert "No row changes level over the series." in render_changes_markdown([])
     key = RowKey("amd64", "blindsig", "CS", 0, "", "signing", 1)

@@ -24,7 +24,7 @@ from archbench.analysis import comparison as C
 from archbench.errors import LimitExceeded
 from archbench.report import CompareRequest, compare_runs
 from archbench.report import compare_tables as T
-from archbench.result import Counting, Execution, Result, ResultStore, Row
+from archbench.result import Counting, Execution, Result, ResultStore, Row, RowKey
 
 # --- interleaved rounds -----------------------------------------------------------------
 
@@ -190,7 +190,7 @@ def test_separate_runs_without_repeats_get_no_interval_and_with_repeats_their_ow
 
 def test_false_discovery_control_overrules_a_lone_marginal_row_and_keeps_strong_ones() -> None:
     def timed_row(op: str, p: float) -> C.RowComparison:
-        key = C.RowKey("t", "blindsig", "CS", 0, "", op, 1)
+        key = RowKey("t", "blindsig", "CS", 0, "", op, 1)
         return C.RowComparison(
             key, 1.0, 1.1, 6, 6, 1.1, 1.06, 1.14, "slower", p_value=p, df=4, rounds=5
         )

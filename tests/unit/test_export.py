@@ -13,7 +13,8 @@ from helpers import result, row
 from archbench.analysis import summarize
 from archbench.errors import ReportError
 from archbench.report import export
-from archbench.report.frame import COLUMNS, tidy_frame
+from archbench.report.frame import tidy_frame
+from archbench.report.record import COLUMNS
 from archbench.result import ArchiveRef, Result
 from archbench.upstream import reference
 

@@ -24,12 +24,12 @@ from archbench.report import (
     format_number,
     format_ratio,
     format_speed,
-    frame,
     latex_escape,
     machine_names,
     markdown_escape,
     parse_style,
     parse_unit,
+    record,
     render_latex,
     render_markdown,
     render_markdown_table,
@@ -183,7 +183,7 @@ def test_standalone_matches_golden() -> None:
 def test_markdown_matches_golden(
     native: Result, emulated: Result, invalid: Result, failure: LoadFailure
 ) -> None:
-    assert_golden("appendix.md", render_markdown([native, emulated, invalid], [failure]))
+    assert_golden("appendix.md", render_markdown([native, emulated, invalid], failures=[failure]))
 
 
 # --- formatting ---------------------------------------------------------------
@@ -316,7 +316,7 @@ def test_single_sample_and_near_resolution_flags(monkeypatch: pytest.MonkeyPatch
         [row("CS", "signing", [77_000]), row("CS", "unblinding", [1_000, 1_000, 1_000])],
     )
     # The harness reports clock_getres; a 20 ns tick makes 1 000 ns blocks 50 ticks < 100.
-    monkeypatch.setattr(frame, "clock_resolution_ns", lambda _r: 20.0)
+    monkeypatch.setattr(record, "clock_resolution_ns", lambda _r: 20.0)
     lines = table_lines(render_latex([once]), "once")
     assert lines == [
         r"CS & 10x signing & 0.077 ms\textsuperscript{\S} \\\hline",
@@ -632,7 +632,7 @@ def test_one_target_in_several_runs_gets_one_section_per_run(native: Result) -> 
 
 
 def test_load_failure_is_listed_and_the_rest_renders(native: Result, failure: LoadFailure) -> None:
-    markdown = render_markdown([native], [failure])
+    markdown = render_markdown([native], failures=[failure])
     assert "## AMD Ryzen 7 PRO 5850U — amd64-native" in markdown
     assert "| CS                 | 10x signing" in markdown
     warning = markdown.split("## Warning: results that could not be loaded\n", 1)[1]
@@ -664,7 +664,9 @@ def test_write_reports(
     # targets sorted by name whatever the input order
     assert latex.index("(amd64-native)") < latex.index("(riscv64-emu)")
     assert r"\input{appendix}" in paths[1].read_text(encoding="utf-8")
-    assert paths[2].read_text(encoding="utf-8") == render_markdown([native, emulated], [failure])
+    assert paths[2].read_text(encoding="utf-8") == render_markdown(
+        [native, emulated], failures=[failure]
+    )
     assert sorted(p.name for p in out.iterdir()) == [
         "appendix-standalone.tex",
         "appendix.md",

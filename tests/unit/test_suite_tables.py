@@ -10,8 +10,7 @@ from suite_rows import ROWS, suite_row
 from archbench.analysis import order_statistics
 from archbench.report import render_latex, render_markdown, render_markdown_table
 from archbench.report.export import gnupg_frame
-from archbench.report.frame import machines as report_machines
-from archbench.report.frame import tidy_frame
+from archbench.report.frame import build
 from archbench.report.model import Machine
 from archbench.report.plots import gnupg_figure
 from archbench.report.suites import row_unit, suite_tables
@@ -52,7 +51,7 @@ def openssl_result() -> Result:
 
 
 def _machines(results: list[Result]) -> list[Machine]:
-    return report_machines(results, tidy_frame(results))
+    return list(build(results).machines)
 
 
 def test_openssl_tables_scaling_and_nist_vs_brainpool() -> None:
@@ -119,8 +118,7 @@ def test_gnupg_csv_table_and_plot() -> None:
     assert list(csv["device"]) == ["CPU"] * 3
     assert list(csv["time"]) == [0.02, 0.04, 0.01]
     assert list(csv["bandwidth"]) == [50_000_000.0, 25_000_000.0, 100_000_000.0]
-    record = {str(k): v for k, v in tidy_frame([r]).to_dict("records")[2].items()}
-    assert row_unit(record) == "ms"
+    assert row_unit(build([r]).machines[0].records[2]) == "ms"
     ((title, tables),) = suite_tables(_machines([r]), lambda v: f"{v:g}", str)
     assert title == "GnuPG decryption"
     assert tables[-1].rows[0] == ("box", "cpu", "RSA 2048 bit", "30", "33.3333")

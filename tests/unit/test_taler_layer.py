@@ -32,8 +32,7 @@ from abh.suites.blindsig_rules import (
 from helpers import result, row
 
 from archbench.report import render_latex, render_markdown, versions
-from archbench.report.frame import machines as report_machines
-from archbench.report.frame import tidy_frame
+from archbench.report.frame import build
 from archbench.report.model import Machine
 from archbench.report.sections import section
 from archbench.result import GnunetBuild, Result, Row, Setup
@@ -197,7 +196,7 @@ def test_an_unknown_api_generation_is_refused_by_the_host() -> None:
 
 
 def _machines(results: list[Result]) -> list[Machine]:
-    return report_machines(results, tidy_frame(results))
+    return list(build(results).machines)
 
 
 def _noted(r: Row, note: str) -> Row:

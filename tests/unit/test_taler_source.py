@@ -34,7 +34,7 @@ from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_
 from archbench.platforms import Arch
 from archbench.report.sections import EMULATED_HELPER_NOTE, row_notes, taler_item
 from archbench.report.versions import gnunet_label
-from archbench.result import HarnessDocument, Row, Setup, SuiteRun
+from archbench.result import AppendixRow, HarnessDocument, Row, Setup, SuiteRun
 from archbench.run import plan
 from archbench.upstream import add_taler_helper_rows
 
@@ -389,8 +389,8 @@ def test_notes_under_the_table_say_what_a_sample_is_and_what_emulation_measures(
         for op, ops in (("helper_sequential_signing", 100), ("helper_parallel_signing", 800))
     ]
     keys = [
-        ("helper_sequential_signing", 100, "RSA", 1024),
-        ("helper_parallel_signing", 800, "RSA", 1024),
+        AppendixRow("helper_sequential_signing", 100, "RSA", 1024),
+        AppendixRow("helper_parallel_signing", 800, "RSA", 1024),
     ]
     native = result("n", "amd64", "x86_64", "c", helper)
     assert row_notes(native, keys) == (
