@@ -2,9 +2,10 @@
 
 matrix -> bases -> images -> **run** -> results. The modules, from the top:
 
-* :mod:`archbench.run.session`: one ``invoke bench`` / ``invoke images``
-  (:func:`bench` of a frozen :class:`BenchOptions`): a new run, a resumed one or an
-  archive's rerun, its engines, plans, cpuset and quota checks and manifest;
+* the commands that drive it are :mod:`archbench.cli` (``invoke bench`` is
+  :mod:`archbench.cli.bench`); :mod:`archbench.run.engines` connects each host's
+  engine once (:func:`connect_engines`) and refuses cpusets and CPU quotas it cannot
+  give (:func:`check_cpusets`, :func:`check_quotas`);
 * :mod:`archbench.run.history`: one ``invoke history`` (:func:`measure_history` of a
   :class:`HistoryOptions`): a series of versions (GNUnet sources, Debian bases), one run
   each, native targets timed in interleaved rounds, every target counted;
@@ -22,11 +23,6 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.containers`: containers that are always removed and carry the
   label :data:`LABEL_RUN`, the emulation smoke test (:func:`smoke_test`) and the
   harness run (:func:`run_harness`);
-* :mod:`archbench.run.archives`: archives through the engine: ``invoke archive``
-  (:func:`create_archive`: ``docker save`` of the run's images beside its matrix,
-  results and report) and ``--from-archive`` (verify, ``docker load``, check the
-  image ids, the targets a rerun may run); the format itself is
-  :mod:`archbench.archive`;
 * :mod:`archbench.run.progress`: the live display, the harness's progress lines and
   the stored durations that give ETAs (:class:`TimingStore`, :func:`suite_key`);
   :class:`Reporter` is what :func:`execute` reports to (:class:`SilentReporter`
@@ -39,7 +35,6 @@ Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure 
 
 from __future__ import annotations
 
-from archbench.run.archives import ArchiveSummary, create_archive
 from archbench.run.bisect import (
     BisectOptions,
     BisectRun,
@@ -48,23 +43,21 @@ from archbench.run.bisect import (
     parse_row,
 )
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
+from archbench.run.engines import check_cpusets, check_quotas, connect_engines
 from archbench.run.history import HistoryOptions, HistoryRun, measure_history
 from archbench.run.planning import TargetPlan, check_overrides, plan
-from archbench.run.progress import Reporter, SilentReporter, TimingStore, suite_key
+from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
 from archbench.run.schedule import RunOptions, execute, is_complete
-from archbench.run.session import BenchOptions, BenchRun, bench
 from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
-    "ArchiveSummary",
-    "BenchOptions",
-    "BenchRun",
     "BisectOptions",
     "BisectRun",
     "HistoryOptions",
     "HistoryRun",
     "Reporter",
+    "RichReporter",
     "RowSpec",
     "RunOptions",
     "SilentReporter",
@@ -72,9 +65,10 @@ __all__ = [
     "TargetPlan",
     "TimingStore",
     "Workspace",
-    "bench",
+    "check_cpusets",
     "check_overrides",
-    "create_archive",
+    "check_quotas",
+    "connect_engines",
     "execute",
     "is_complete",
     "leftover_containers",

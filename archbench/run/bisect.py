@@ -46,7 +46,6 @@ from archbench.analysis import (
 )
 from archbench.build import commit_range, resolve_apt_proxy
 from archbench.errors import Interrupted, MatrixError, ResultsError
-from archbench.hosts import connect_host, engine_arch
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, read_matrix_text
 from archbench.platforms import Arch
@@ -62,6 +61,7 @@ from archbench.result import (
     load,
     new_run_id,
 )
+from archbench.run.engines import connect_engines
 from archbench.run.planning import plan
 from archbench.run.progress import Reporter, RichReporter
 from archbench.run.schedule import execute
@@ -245,11 +245,7 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
     chosen = {t.name: t for t in m.select(list(manifest.targets.values()), [])}
     graph = graph_of(manifest)
     archs = sorted(manifest.targets)
-    clients = {}
-    host_archs = {}
-    for name in dict.fromkeys(t.host for t in chosen.values()):
-        clients[name] = connect_host(m.host(name), name)
-        host_archs[name] = engine_arch(clients[name])
+    clients, host_archs = connect_engines(m, chosen.values())
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     started = time.monotonic()
     with (

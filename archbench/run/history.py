@@ -39,7 +39,6 @@ from pathlib import Path
 
 from archbench.build import resolve_apt_proxy
 from archbench.errors import Interrupted, MatrixError, ResultsError
-from archbench.hosts import connect_host, engine_arch
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
     GnunetDebian,
@@ -49,6 +48,7 @@ from archbench.matrix import (
     GnunetTarball,
     Matrix,
     Target,
+    gnunet_flag,
     parse,
     read_matrix_text,
 )
@@ -62,10 +62,10 @@ from archbench.result import (
     folder_lock,
     new_run_id,
 )
+from archbench.run.engines import check_cpusets, check_quotas, connect_engines
 from archbench.run.planning import TargetPlan, plan
 from archbench.run.progress import Reporter, RichReporter
 from archbench.run.schedule import RunOptions, execute
-from archbench.run.session import check_cpusets, check_quotas, gnunet_flag
 from archbench.run.target import TargetOutcome, Workspace
 
 MAX_ROUNDS = 100
@@ -315,11 +315,7 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         chosen = m.select(list(options.targets), list(options.archs))
         session = new_run_id()
         manifest = None
-    clients = {}
-    host_archs = {}
-    for name in dict.fromkeys(t.host for t in chosen):
-        clients[name] = connect_host(m.host(name), name)
-        host_archs[name] = engine_arch(clients[name])
+    clients, host_archs = connect_engines(m, chosen)
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     history_id = options.extend or session
     versions: list[_Version] = []

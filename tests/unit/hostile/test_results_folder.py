@@ -18,16 +18,11 @@ import pytest
 from helpers import REPO, result, row
 
 from archbench.analysis import compare
+from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.errors import ArchbenchError, MatrixError
 from archbench.matrix import parse_gnunet
 from archbench.platforms import Arch
-from archbench.report import (
-    CompareRequest,
-    ReportRequest,
-    compare_runs,
-    render_history_markdown,
-    render_report,
-)
+from archbench.report import render_history_markdown
 from archbench.result import (
     HistoryManifest,
     HistoryRound,

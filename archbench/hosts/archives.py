@@ -1,14 +1,15 @@
 """Write and restore archives through the engine: ``invoke archive`` and ``--from-archive``.
 
-:func:`create` copies a run's manifest, results and logs, renders its report
-with the same code as ``invoke report``, streams each image the run used to
-disk with ``docker save`` (through the SDK, hashed on the way, never held in
-memory) and writes ``manifest.json`` last (:mod:`archbench.archive.format` has the
-format). :func:`open_archive` and :func:`load_images` are the other side: a
-reviewer's machine checks the manifest and every file's sha256, then loads
-the images (``docker load``) and checks that each has the archived id, so
-``invoke bench --from-archive`` runs exactly the archived images without
-bootstrapping or building anything.
+:func:`create_archive` copies a run's manifest, results and logs, has the
+caller render its report into the archive (``invoke archive`` renders it with the
+same code as ``invoke report``: this package never imports the report stage),
+streams each image the run used to disk with ``docker save`` (through the SDK,
+hashed on the way, never held in memory) and writes ``manifest.json`` last
+(:mod:`archbench.archive` has the format). :func:`open_archive` and
+:func:`load_images` are the other side: a reviewer's machine checks the manifest
+and every file's sha256, then loads the images (``docker load``) and checks that
+each has the archived id, so ``invoke bench --from-archive`` runs exactly the
+archived images without bootstrapping or building anything.
 """
 
 from __future__ import annotations
@@ -44,11 +45,10 @@ from archbench.archive import (
     write_tar,
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
-from archbench.hosts import connect_host
+from archbench.hosts.engine import connect_host
 from archbench.inputs import describe_problems, load_json, quote, read_text
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
-from archbench.report import prepare, write_folder
 from archbench.result import MANIFEST_NAME, MAX_RESULT_BYTES, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024
@@ -155,16 +155,19 @@ def create_archive(
     run_id: str,
     out: Path,
     *,
+    render: Callable[[ResultStore, str, Path], None],
     tar: bool = False,
-    plots: bool = True,
     connect: Callable[[str], docker.DockerClient] | None = None,
     on_line: Callable[[str], None] = print,
 ) -> ArchiveSummary:
     """Archive run ``run_id`` of ``store`` into the new directory ``out`` (or ``out.tar``).
 
     Written first into a hidden sibling directory and renamed when complete,
-    so ``out`` is either absent or a whole archive. ``connect`` opens a
-    client by host name (default: the engines of the run's matrix).
+    so ``out`` is either absent or a whole archive. ``render(copied, run_id,
+    report_dir)`` writes the run's report into ``report_dir`` from ``copied``, the
+    archive's own copy of the results (``invoke archive`` passes the report
+    stage's renderer). ``connect`` opens a client by host name (default: the
+    engines of the run's matrix).
 
     Raises:
         MatrixError: ``run_id`` is not a run id (a refused command-line value).
@@ -210,18 +213,7 @@ def create_archive(
                 (dst / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, dst / rel)
         (tmp / "matrix.yml").write_text(run.matrix_text, encoding="utf-8")
-        copied = ResultStore(tmp / "results")
-        loaded, bad = copied.load_all([run_id])
-        report_dir = tmp / "report"
-        # The files 'invoke report --run RUN_ID' writes, with its default options.
-        rendered = prepare(loaded, bad)
-        written = write_folder(rendered, bad, report_dir)
-        if plots:
-            # matplotlib is slow to import; ``plots`` is this function's flag.
-            from archbench.report import plots as figures
-
-            written += figures.write_plots(rendered, report_dir)
-        on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
+        render(ResultStore(tmp / "results"), run_id, tmp / "report")
         transfers = []
         hashed: dict[str, FileEntry] = {}
         for use in uses:
