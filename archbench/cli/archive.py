@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from archbench import upstream
-from archbench.cli.bench import given
+from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCHIVE,
@@ -112,9 +112,9 @@ def archive(s: Settings, values: Mapping[str, Any]) -> None:
     g = Given(ARCHIVE, values)
     run_id = g.text(RUN_ID)
     summary = archive_run(
-        ResultStore(given(RESULTS.option, g.text(RESULTS), s.results)),
+        ResultStore(path_or_setting(RESULTS.option, g.text(RESULTS), s.results)),
         run_id,
-        given(ARCHIVE_OUT.option, g.text(ARCHIVE_OUT), f"archives/{run_id}"),
+        path_or_setting(ARCHIVE_OUT.option, g.text(ARCHIVE_OUT), f"archives/{run_id}"),
         tar=g.switch(TAR),
         plots=g.switch(ARCHIVE_PLOTS),
         on_line=show,
@@ -177,7 +177,7 @@ def import_logs(s: Settings, values: Mapping[str, Any]) -> None:
         target=target,
         arch=chosen[0],
         run_id=run_id,
-        results=given(RESULTS.option, g.text(RESULTS), s.results),
+        results=path_or_setting(RESULTS.option, g.text(RESULTS), s.results),
         scheme=parse_scheme(g.text(SCHEME)),
         rsa_bits=rsa_bits,
     )

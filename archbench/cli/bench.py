@@ -164,7 +164,7 @@ class Origin:
     taler: GnunetSource | None
 
 
-def given(flag: str, value: str, default: str) -> Path:
+def path_or_setting(flag: str, value: str, default: str) -> Path:
     """The path ``--flag`` names (checked by :func:`archbench.inputs.path_flag`), or the
     setting ``default`` when the flag was not given.
 
@@ -196,7 +196,7 @@ def bench_options(s: Settings, g: Given) -> BenchOptions:
     repeat, source = g.optional(REPEAT), g.text(FROM_ARCHIVE)
     metric, gnunet, taler = g.optional(METRIC), g.optional(GNUNET), g.optional(TALER)
     return BenchOptions(
-        matrix=given(MATRIX.option, g.text(MATRIX), s.matrix),
+        matrix=path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix),
         results=Path(s.results),
         work=Path(s.work),
         targets=tuple(targets),
@@ -224,7 +224,7 @@ def images_options(s: Settings, g: Given) -> BenchOptions:
         MatrixError: an empty selection, an unknown architecture or a bad ``build_jobs``.
     """
     return BenchOptions(
-        matrix=given(MATRIX.option, g.text(MATRIX), s.matrix),
+        matrix=path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix),
         results=Path(s.results),
         work=Path(s.work),
         targets=tuple(split(g.optional(TARGET), TARGET.option)),

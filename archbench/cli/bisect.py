@@ -1,17 +1,54 @@
-"""``invoke bisect``: the commit(s) between two refs that moved a row's instructions per
-operation, on each selected architecture.
+"""``invoke bisect``: the commit that moved a row's instructions per operation, per architecture.
 
-The flags (:data:`archbench.cli.flags.BISECT`) become one
-:class:`archbench.run.BisectOptions` (a new bisection, or ``--resume BISECT_ID``);
-:func:`archbench.run.measure_bisection` measures; this command prints the outcome.
+:func:`measure_bisection` lists the commits between ``good`` and ``bad`` of a git repository
+(:func:`archbench.build.commit_range`), then measures one commit per step, each as an
+ordinary run of the results store: libgnunetutil built from that commit (natively, or
+cross-compiled for an emulated target, as ``invoke bench --gnunet git+URL@COMMIT``
+does) and the blindsig row counted under QEMU (``--metric instructions``). Which
+commit comes next, and on which architectures, is the pure logic of
+:mod:`archbench.analysis.bisection`: exact counts, ``git bisect``'s choice on the
+commit graph, skips for commits that do not build or run, several moves found when a
+commit shows a third level.
+
+Every step is written to ``<results>/<bisect-id>/bisect.json`` as soon as it is
+measured (atomic, under the results folder's lock), with its commit, subject, date,
+count per architecture and verdict; ``--resume BISECT_ID`` replays the stored steps
+and goes on, so Ctrl-C or a lost engine costs at most the step in progress.
+
+What a step reuses: the base images, the build dependencies' image layers and the
+cross stage's prefix are content-hashed and shared by every step (and with ``invoke
+bench``); what differs per commit is the libgnunetutil build and the counting run.
+
+The command checks its flags (:data:`archbench.cli.flags.BISECT`) into one
+:class:`BisectOptions` (a new bisection, or ``--resume BISECT_ID``), measures
+(:func:`measure_bisection`) and prints the outcome.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import math
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+from archbench.analysis import (
+    ArchState,
+    Count,
+    Graph,
+    Measurement,
+    arch_state,
+    median_per_op,
+    next_probe,
+    remaining_probes,
+    same_level,
+    spread,
+)
+from archbench.build import commit_range, resolve_apt_proxy
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -30,11 +67,458 @@ from archbench.cli.flags import (
     split,
 )
 from archbench.cli.terminal import show
-from archbench.errors import MatrixError, TargetsFailed
-from archbench.inputs import quote
-from archbench.matrix import parse_gnunet
-from archbench.result import check_run_id
-from archbench.run import BisectOptions, check_overrides, measure_bisection, parse_row
+from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
+from archbench.inputs import did_you_mean, quote
+from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
+from archbench.platforms import Arch
+from archbench.result import (
+    OPERATION_ORDER,
+    BisectCommit,
+    BisectCount,
+    BisectManifest,
+    BisectStep,
+    ResultStore,
+    RunManifest,
+    check_run_id,
+    folder_lock,
+    load,
+    new_run_id,
+)
+from archbench.run import (
+    Reporter,
+    RichReporter,
+    TargetOutcome,
+    Workspace,
+    check_overrides,
+    connect_engines,
+    execute,
+    plan,
+)
+
+ROW_PATTERN: Final = re.compile(r"(?i)^\s*(CS|RSA)(?:-(\d{3,5}))?\s+([a-z][a-z _-]*[a-z])\s*$")
+"""``CS signing``, ``RSA-2048 key generation``, ``CS blinding-secret derivation``."""
+ROW_ALIASES: Final = {"blinding secrets derivation": "blinding_secret_derivation"}
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    """The row a bisection follows: scheme, RSA modulus (None: the run's only size),
+    operation id (:data:`archbench.result.OPERATION_ORDER`), and the text as given."""
+
+    scheme: str
+    key_bits: int | None
+    operation: str
+    text: str
+
+
+def parse_row(text: str) -> RowSpec:
+    """``--row``: a blindsig row as ``SCHEME[-BITS] OPERATION``.
+
+    The operation is an operation id or its words (``blinding secret derivation``,
+    ``blinding-secret derivation``, ``key generation``).
+
+    Raises:
+        MatrixError: not of that form, or no such operation (with the closest one).
+    """
+    m = ROW_PATTERN.match(text) if len(text) <= 100 else None
+    if m is None:
+        raise MatrixError(
+            f"--row {quote(text)}: give a blindsig row as SCHEME[-BITS] OPERATION, e.g. "
+            '"CS signing", "RSA-2048 signing" or "CS blinding-secret derivation"'
+        )
+    scheme, bits, words = m.group(1).upper(), m.group(2), m.group(3).lower()
+    words = re.sub(r"[\s_-]+", " ", words)
+    operation = ROW_ALIASES.get(words, words.replace(" ", "_"))
+    known = [op for op in OPERATION_ORDER if not op.startswith("helper_")]
+    if operation not in known:
+        raise MatrixError(
+            f"--row {quote(text)}: no blindsig operation {quote(words)}"
+            f"{did_you_mean(operation, known)} (operations: {', '.join(known)})"
+        )
+    if scheme == "CS" and bits is not None:
+        raise MatrixError(f"--row {quote(text)}: CS has no key size; give CS {words}")
+    return RowSpec(scheme, int(bits) if bits else None, operation, text.strip())
+
+
+@dataclass(frozen=True)
+class BisectOptions:
+    """One ``invoke bisect``, every flag checked.
+
+    ``url``: the repository (as ``git+URL`` without ``@REF``); ``good``/``bad``: refs;
+    ``archs``/``targets``: the matrix targets measured, one per architecture;
+    ``overrides``: blindsig parameters (``--rsa-bits``, ``--repetitions``); ``resume``:
+    a stored bisection to go on with (then the others but ``results``/``work`` are
+    taken from its record).
+    """
+
+    matrix: Path
+    results: Path
+    work: Path
+    url: str = ""
+    good: str = ""
+    bad: str = ""
+    row: RowSpec | None = None
+    archs: tuple[Arch, ...] = ()
+    targets: tuple[str, ...] = ()
+    overrides: Mapping[str, object] = field(default_factory=dict)
+    resume: str | None = None
+    apt_proxy: str = "auto"
+    on_wait: Callable[[str], None] = print
+    """Where the line goes that says this bisection waits for another writer of the results."""
+
+
+@dataclass(frozen=True)
+class BisectRun:
+    """A finished (or stopped) ``invoke bisect``: its record and each architecture's state."""
+
+    store: ResultStore
+    manifest: BisectManifest
+    states: tuple[ArchState, ...]
+    seconds: float
+    """Wall time of this session's steps, in s."""
+
+
+def graph_of(manifest: BisectManifest) -> Graph:
+    """The commit graph a record holds."""
+    return Graph(tuple(c.parents for c in manifest.commits))
+
+
+def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
+    """The record's steps as the pure logic's (commit index, measurement) pairs."""
+    out: list[tuple[int, Measurement]] = []
+    for step in manifest.steps:
+        measured: dict[str, Count | None] = {}
+        for c in step.counts:
+            measured[c.arch] = None if c.instructions is None else Count(c.instructions, c.spread)
+        out.append((step.index, measured))
+    return out
+
+
+def _one_per_arch(chosen: Sequence[Target]) -> dict[str, str]:
+    by_arch: dict[str, list[str]] = {}
+    for t in chosen:
+        by_arch.setdefault(t.arch.key, []).append(t.name)
+    several = {a: names for a, names in by_arch.items() if len(names) > 1}
+    if several:
+        arch, names = sorted(several.items())[0]
+        raise MatrixError(
+            f"invoke bisect measures one target per architecture; {arch} has "
+            f"{', '.join(names)}: choose with --target"
+        )
+    if not by_arch:
+        raise MatrixError("no target selected: give --arch or --target")
+    return {a: names[0] for a, names in by_arch.items()}
+
+
+def _new_manifest(options: BisectOptions) -> BisectManifest:
+    if options.row is None:
+        raise MatrixError("invoke bisect needs --row (e.g. --row 'CS signing')")
+    matrix_file = str(options.matrix)
+    matrix_text = read_matrix_text(options.matrix)
+    m = parse(matrix_text, matrix_file)
+    targets = _one_per_arch(m.select(list(options.targets), list(options.archs)))
+    commits = commit_range(options.url, options.good, options.bad, options.work)
+    index = {c.commit: i for i, c in enumerate(commits)}
+    return BisectManifest(
+        bisect_id=new_run_id(),
+        created_at=_now(),
+        matrix_file=matrix_file,
+        matrix_text=matrix_text,
+        repository=options.url,
+        good=options.good,
+        bad=options.bad,
+        row=options.row.text,
+        scheme=options.row.scheme,
+        key_bits=options.row.key_bits,
+        operation=options.row.operation,
+        targets=targets,
+        overrides=dict(options.overrides),
+        commits=tuple(
+            BisectCommit(
+                commit=c.commit,
+                parents=tuple(index[p] for p in c.parents),
+                subject=c.subject,
+                date=c.date,
+            )
+            for c in commits
+        ),
+    )
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) -> BisectRun:
+    """Bisect (or resume bisecting) the row on every selected architecture (module docs).
+
+    Raises:
+        MatrixError: a bad row, selection or value (before anything is built).
+        SourceError: a ref names no commit, good is not an ancestor of bad, git fails.
+        ResultsError: ``resume`` names no readable bisection.
+        EngineError: a host's engine cannot be reached.
+        Interrupted: Ctrl-C; every finished step is kept and the message gives the
+            ``--resume`` command.
+    """
+    store = ResultStore(options.results)
+    if options.resume is not None:
+        manifest = store.load_bisect(options.resume)
+    else:
+        manifest = _new_manifest(options)
+    m = parse(
+        manifest.matrix_text,
+        f"{manifest.matrix_file} (as of bisection {manifest.bisect_id})",
+        base_dir=Path(manifest.matrix_file).parent,
+    )
+    chosen = {t.name: t for t in m.select(list(manifest.targets.values()), [])}
+    graph = graph_of(manifest)
+    archs = sorted(manifest.targets)
+    clients, host_archs = connect_engines(m, chosen.values())
+    apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
+    started = time.monotonic()
+    with (
+        folder_lock(store.root, ResultsError, "results folder", options.on_wait),
+        contextlib.ExitStack() as stack,
+    ):
+        shown: Reporter = reporter if reporter is not None else stack.enter_context(RichReporter())
+
+        def tell(text: str) -> None:
+            shown.stage("bisect", text)
+
+        store.save_bisect(manifest)
+        tell(
+            f"bisect {manifest.bisect_id}: {manifest.row} on {', '.join(archs)}, "
+            f"{len(manifest.commits) - 1} commits after {manifest.good} up to {manifest.bad}"
+            + (f", {len(manifest.steps)} steps stored" if manifest.steps else "")
+        )
+        try:
+            while (probe := next_probe(graph, archs, steps_of(manifest))) is not None:
+                commit = manifest.commits[probe.commit]
+                left = remaining_probes(graph, archs, steps_of(manifest))
+                done = [s.seconds for s in manifest.steps]
+                eta = f", ETA {_duration(left * sum(done) / len(done))}" if done else ""
+                tell(
+                    f"step {len(manifest.steps) + 1} (about {left} to go{eta}): "
+                    f"{commit.commit[:12]} {commit.subject[:60]} on {', '.join(probe.archs)}"
+                )
+                step = _measure(
+                    manifest, m, probe.commit, probe.archs, chosen, store,
+                    options.work, apt_proxy, clients, host_archs, shown,
+                )  # fmt: skip
+                manifest = manifest.model_copy(update={"steps": (*manifest.steps, step)})
+                step = _with_verdicts(manifest, graph, step)
+                manifest = manifest.model_copy(update={"steps": (*manifest.steps[:-1], step)})
+                store.save_bisect(manifest)
+                tell(step_line(step))
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted; {len(manifest.steps)} steps are kept in "
+                f"{store.root / manifest.bisect_id / 'bisect.json'}: go on with "
+                f"invoke bisect --resume {manifest.bisect_id}"
+            ) from None
+        states = tuple(arch_state(graph, a, steps_of(manifest)) for a in archs)
+        manifest = manifest.model_copy(
+            update={"outcome": "\n".join(outcome_lines(manifest, states))}
+        )
+        store.save_bisect(manifest)
+    return BisectRun(store, manifest, states, time.monotonic() - started)
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60} h {minutes % 60:02d} min" if minutes >= 60 else f"{minutes} min"
+
+
+def _measure(
+    manifest: BisectManifest,
+    m: Matrix,
+    index: int,
+    archs: Sequence[str],
+    chosen: Mapping[str, Target],
+    store: ResultStore,
+    work: Path,
+    apt_proxy: str | None,
+    clients: Mapping[str, Any],
+    host_archs: Mapping[str, Arch],
+    reporter: Reporter,
+) -> BisectStep:
+    """Build and count commit ``index`` on ``archs``: one run of the store."""
+    commit = manifest.commits[index]
+    source = GnunetGit(git=manifest.repository, ref=commit.commit)
+    targets = [chosen[manifest.targets[a]] for a in archs]
+    plans = plan(
+        m,
+        targets,
+        dict(host_archs),
+        dict(manifest.overrides),
+        suites=["blindsig"],
+        metrics=("instructions",),
+        gnunet=source,
+    )
+    run_id = new_run_id()
+    store.save_manifest(
+        RunManifest(
+            run_id=run_id,
+            started_at=_now(),
+            matrix_file=manifest.matrix_file,
+            matrix_text=manifest.matrix_text,
+            targets=tuple(p.name for p in plans),
+            overrides=dict(manifest.overrides),
+            suites=("blindsig",),
+            metrics=("instructions",),
+            gnunet=f"git+{manifest.repository}@{commit.commit}",
+        )
+    )
+    ws = Workspace(store=store, run_id=run_id, work_dir=work, apt_proxy=apt_proxy)
+    t0 = time.monotonic()
+    outcomes = execute(clients, plans, ws, host_archs, reporter=reporter)
+    seconds = time.monotonic() - t0
+    by_name = {o.name: o for o in outcomes}
+    counts = tuple(
+        _count(manifest, a, manifest.targets[a], run_id, by_name.get(manifest.targets[a]), store)
+        for a in archs
+    )
+    return BisectStep(
+        index=index,
+        commit=commit.commit,
+        subject=commit.subject,
+        date=commit.date,
+        counts=counts,
+        seconds=round(seconds, 1),
+        finished_at=_now(),
+    )
+
+
+def _count(
+    manifest: BisectManifest,
+    arch: str,
+    target: str,
+    run_id: str,
+    outcome: TargetOutcome | None,
+    store: ResultStore,
+) -> BisectCount:
+    """The row's count in the run's stored result, or a skip saying why there is none."""
+    if outcome is None or not outcome.ok:
+        why = "no outcome" if outcome is None else f"{outcome.stage}: {outcome.message}"
+        return BisectCount(arch=arch, target=target, run_id=run_id, skipped=why[:2000])
+    for path in store.files([run_id]):
+        result = load(path)
+        if result.metric != "instructions" or result.target.name != target:
+            continue
+        for row in result.harness.rows:
+            if (
+                row.suite == "blindsig"
+                and row.scheme == manifest.scheme
+                and row.operation == manifest.operation
+                and (manifest.key_bits is None or row.key_bits == manifest.key_bits)
+            ):
+                if not row.valid or not row.instructions:
+                    return BisectCount(
+                        arch=arch, target=target, run_id=run_id,
+                        skipped=f"run: the row is invalid: {row.invalid_reason or 'no count'}",
+                    )  # fmt: skip
+                return BisectCount(
+                    arch=arch,
+                    target=target,
+                    run_id=run_id,
+                    instructions=median_per_op(row.instructions, row.ops_per_block),
+                    spread=spread(row.instructions),
+                )
+    return BisectCount(
+        arch=arch, target=target, run_id=run_id,
+        skipped=f"run: no {manifest.row} row among the counted results",
+    )  # fmt: skip
+
+
+def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> BisectStep:
+    """``step`` with each count's verdict against the good and bad commits' counts."""
+    ends: dict[tuple[int, str], Count] = {}
+    for s in manifest.steps:
+        for c in s.counts:
+            if s.index in (0, graph.bad) and c.instructions is not None:
+                ends.setdefault((s.index, c.arch), Count(c.instructions, c.spread))
+    counts = []
+    for c in step.counts:
+        if c.instructions is None:
+            verdict = "skipped (did not build or run)"
+        else:
+            mine = Count(c.instructions, c.spread)
+            good, bad = ends.get((0, c.arch)), ends.get((graph.bad, c.arch))
+            if step.index == 0:
+                verdict = "good"
+            elif step.index == graph.bad:
+                verdict = "bad" if good is None or not same_level(good, mine) else "bad: no move"
+            elif good is not None and same_level(good, mine):
+                verdict = "at the good count"
+            elif bad is not None and same_level(bad, mine):
+                verdict = "at the bad count"
+            else:
+                verdict = "a third count: the row moved in several commits"
+        counts.append(c.model_copy(update={"verdict": verdict}))
+    return step.model_copy(update={"counts": tuple(counts)})
+
+
+def step_line(step: BisectStep) -> str:
+    """One stored step as a line: commit, subject, count and verdict per architecture."""
+    parts = []
+    for c in step.counts:
+        if c.instructions is None:
+            parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
+        else:
+            parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict})")
+    return (
+        f"{step.commit[:12]} {step.date[:10]} {step.subject[:60]}: "
+        + "; ".join(parts)
+        + f" [{step.seconds:.0f} s]"
+    )
+
+
+def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list[str]:
+    """The result per architecture, in words: the commit(s) that moved the row (with
+    the counts on either side), the range a move could not be narrowed below (with the
+    commits that did not build), or why there is none."""
+    counts: dict[tuple[int, str], float] = {}
+    for step in manifest.steps:
+        for n in step.counts:
+            if n.instructions is not None:
+                counts.setdefault((step.index, n.arch), n.instructions)
+    lines = []
+    for st in states:
+        if st.status != "moved":
+            span = f"{manifest.good} and {manifest.bad}"
+            why = {
+                "no move": f"{manifest.row} did not move between {span}",
+                "failed": f"{span}: one did not build or run, nothing to bisect",
+                "unmeasured": "not finished (resume to go on)",
+            }[st.status]
+            lines.append(f"{st.arch}: {why}")
+            continue
+        if len(st.searches) > 1:
+            lines.append(f"{st.arch}: {manifest.row} moved in {len(st.searches)} commits")
+        for s in st.searches:
+            c = manifest.commits[s.bad]
+            before = counts.get((s.goods[0], st.arch))
+            after = counts.get((s.bad, st.arch))
+            ratio = (
+                f" ({before:,.1f} → {after:,.1f}, {after / before:.3f}×)"
+                if before and after
+                else ""
+            )
+            if not s.done:
+                lines.append(f"{st.arch}: not finished: the move is among {len(s.range)} commits")
+            elif s.exact:
+                lines.append(
+                    f"{st.arch}: first moved at {c.commit} ({c.date[:10]}, {c.subject}){ratio}"
+                )
+            else:
+                skipped = ", ".join(manifest.commits[i].commit[:12] for i in sorted(s.skipped))
+                lines.append(
+                    f"{st.arch}: moved in one of {len(s.range)} commits up to {c.commit[:12]} "
+                    f"({c.subject}){ratio}; could not split them: {skipped} did not build or run"
+                )
+    return lines
 
 
 def bisect_options(s: Settings, g: Given) -> BisectOptions:

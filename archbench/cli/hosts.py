@@ -13,7 +13,7 @@ from typing import Any
 
 from archbench import matrix
 from archbench.build import base_tag, image_labels
-from archbench.cli.bench import given
+from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -52,7 +52,7 @@ def doctor(s: Settings, values: Mapping[str, Any]) -> None:
     g = Given(DOCTOR, values)
     native = Arch.native()
     checked = archs(g.optional(DOCTOR_ARCH))
-    m = matrix.load(given(MATRIX.option, g.text(MATRIX), s.matrix))
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
     if not checked:
         checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
     if g.switch(FIX):
@@ -103,7 +103,7 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
         EngineError: some hosts could not be reached (the others were cleaned).
     """
     g = Given(CLEAN, values)
-    m = matrix.load(given(MATRIX.option, g.text(MATRIX), s.matrix))
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
     chosen = split(g.optional(HOST), HOST.option) or names
@@ -140,7 +140,7 @@ def ci_matrix(s: Settings, values: Mapping[str, Any]) -> None:
         MatrixError: a bad selection or matrix.
     """
     g = Given(CI_MATRIX, values)
-    m = matrix.load(given(MATRIX.option, g.text(MATRIX), s.matrix))
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
     include = []
     for t in m.select(split(g.optional(TARGET), TARGET.option), archs(g.optional(ARCH))):
         runner = RUNNERS.get(t.arch)

@@ -24,7 +24,7 @@ from archbench.analysis import (
 from archbench.analysis import (
     compare as compare_rows,
 )
-from archbench.cli.bench import given
+from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ALL_RUNS,
@@ -98,8 +98,8 @@ def report(s: Settings, values: Mapping[str, Any]) -> None:
     suites = split(g.optional(REPORT_SUITE), REPORT_SUITE.option)
     runs = tuple(check_run_id(r, RUN.option, MatrixError) for r in split(g.optional(RUN), "--run"))
     request = ReportRequest(
-        results=given(RESULTS.option, g.text(RESULTS), s.results),
-        out=given(OUT.option, g.text(OUT), s.reports),
+        results=path_or_setting(RESULTS.option, g.text(RESULTS), s.results),
+        out=path_or_setting(OUT.option, g.text(OUT), s.reports),
         runs=None if g.switch(ALL_RUNS) else runs,
         targets=tuple(targets),
         archs=tuple(arch_keys),
@@ -138,8 +138,8 @@ def compare(s: Settings, values: Mapping[str, Any]) -> None:
     run_a, run_b = g.text(RUN_A), g.text(RUN_B)
     check_run_id(run_a, "RUN_A", MatrixError), check_run_id(run_b, "RUN_B", MatrixError)
     request = CompareRequest(
-        results=given(RESULTS.option, g.text(RESULTS), s.results),
-        out=given(COMPARE_OUT.option, g.text(COMPARE_OUT), s.reports),
+        results=path_or_setting(RESULTS.option, g.text(RESULTS), s.results),
+        out=path_or_setting(COMPARE_OUT.option, g.text(COMPARE_OUT), s.reports),
         run_a=run_a,
         run_b=run_b,
         targets=tuple(targets),

@@ -2,17 +2,11 @@
 
 matrix -> bases -> images -> **run** -> results. The modules, from the top:
 
-* the commands that drive it are :mod:`archbench.cli` (``invoke bench`` is
-  :mod:`archbench.cli.bench`); :mod:`archbench.run.engines` connects each host's
+* the commands that drive it are :mod:`archbench.cli` (``invoke bench``, ``history``
+  and ``bisect`` are :mod:`archbench.cli.bench`, :mod:`~archbench.cli.history` and
+  :mod:`~archbench.cli.bisect`); :mod:`archbench.run.engines` connects each host's
   engine once (:func:`connect_engines`) and refuses cpusets and CPU quotas it cannot
   give (:func:`check_cpusets`, :func:`check_quotas`);
-* :mod:`archbench.run.history`: one ``invoke history`` (:func:`measure_history` of a
-  :class:`HistoryOptions`): a series of versions (GNUnet sources, Debian bases), one run
-  each, native targets timed in interleaved rounds, every target counted;
-* :mod:`archbench.run.bisect`: one ``invoke bisect`` (:func:`measure_bisection` of a
-  :class:`BisectOptions`): the commits between two refs, one built and counted per
-  step (the choice is :mod:`archbench.analysis.bisection`'s), every step stored in
-  ``bisect.json`` as it is measured, ``--resume`` from there;
 * :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
   emulated, with which suites (:class:`TargetPlan`); :func:`check_overrides`;
 * :mod:`archbench.run.schedule`: :func:`execute` carries plans out, hosts in
@@ -35,16 +29,8 @@ Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure 
 
 from __future__ import annotations
 
-from archbench.run.bisect import (
-    BisectOptions,
-    BisectRun,
-    RowSpec,
-    measure_bisection,
-    parse_row,
-)
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
 from archbench.run.engines import check_cpusets, check_quotas, connect_engines
-from archbench.run.history import HistoryOptions, HistoryRun, measure_history
 from archbench.run.planning import TargetPlan, check_overrides, plan
 from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
 from archbench.run.schedule import RunOptions, execute, is_complete
@@ -52,13 +38,8 @@ from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
-    "BisectOptions",
-    "BisectRun",
-    "HistoryOptions",
-    "HistoryRun",
     "Reporter",
     "RichReporter",
-    "RowSpec",
     "RunOptions",
     "SilentReporter",
     "TargetOutcome",
@@ -72,9 +53,6 @@ __all__ = [
     "execute",
     "is_complete",
     "leftover_containers",
-    "measure_bisection",
-    "measure_history",
-    "parse_row",
     "plan",
     "run_harness",
     "smoke_test",

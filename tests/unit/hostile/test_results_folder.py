@@ -18,6 +18,7 @@ import pytest
 from helpers import REPO, result, row
 
 from archbench.analysis import compare
+from archbench.cli.history import HistoryOptions, measure_history, versions_of
 from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.errors import ArchbenchError, MatrixError
 from archbench.matrix import parse_gnunet
@@ -31,8 +32,6 @@ from archbench.result import (
     ResultStore,
     RunManifest,
 )
-from archbench.run import HistoryOptions, measure_history
-from archbench.run.history import versions_of
 from archbench.upstream import LogImport, import_logs, parse_setup
 
 OLD = "20261129T220000Z-aaaaaa"
