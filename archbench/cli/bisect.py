@@ -531,8 +531,8 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
     metric = g.text(BISECT_METRIC)
     if metric != "instructions":
         raise MatrixError(
-            f"--metric {quote(metric)}: invoke bisect decides on instructions (exact counts); "
-            "timed bisection is not implemented"
+            f"{BISECT_METRIC.option} {quote(metric)}: invoke bisect decides on instructions "
+            "(exact counts); timed bisection is not implemented"
         )
     chosen = blindsig_overrides(g)
     check_overrides(chosen)
@@ -557,12 +557,13 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
     assert gnunet and good and bad and row
     if not gnunet.startswith("git+") or "@" in gnunet.rpartition("/")[2]:
         raise MatrixError(
-            f"--gnunet {quote(gnunet)}: give git+URL without @REF (the refs are --good, --bad)"
+            f"{BISECT_GNUNET.option} {quote(gnunet)}: give git+URL without @REF (the refs are "
+            f"{GOOD.option}, {BAD.option})"
         )
     url = gnunet[len("git+") :]
     # The grammar of a git source checks the URL and each ref as for bench --gnunet.
     for ref in (good, bad):
-        parse_gnunet(f"git+{url}@{ref}", "--good/--bad")
+        parse_gnunet(f"git+{url}@{ref}", f"{GOOD.option}/{BAD.option}")
     return BisectOptions(
         matrix=matrix,
         results=Path(s.results),

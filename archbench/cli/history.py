@@ -120,7 +120,6 @@ from archbench.run import (
     plan,
 )
 
-MAX_ROUNDS = 100
 MAX_VERSIONS = 32
 
 
@@ -129,9 +128,10 @@ class HistoryOptions:
     """One ``invoke history``, every flag checked.
 
     ``sources``/``bases``: the series (see :func:`versions_of`); ``rounds``: timed
-    rounds of the native targets (1-100); ``seed``: draws the round orders (None: a
-    fresh one, recorded); ``extend``: the id of a stored history to append to (its
-    matrix and targets are used, ``matrix``/``targets``/``archs`` are not).
+    rounds of the native targets (:data:`archbench.cli.flags.ROUNDS`); ``seed``: draws
+    the round orders (None: a fresh one, recorded); ``extend``: the id of a stored
+    history to append to (its matrix and targets are used, ``matrix``/``targets``/
+    ``archs`` are not).
     """
 
     matrix: Path
@@ -539,8 +539,9 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
             which rounds ran.
     """
     store = ResultStore(options.results)
-    if not 1 <= options.rounds <= MAX_ROUNDS:
-        raise MatrixError(f"--rounds {options.rounds}: allowed 1 to {MAX_ROUNDS}")
+    if not ROUNDS.accepts(options.rounds):
+        low, high = ROUNDS.range.split("-")
+        raise MatrixError(f"{ROUNDS.option} {options.rounds}: allowed {low} to {high}")
     old = _extended(options, store)
     triples = series_of(
         options.sources, options.bases, options.talers, len(old.versions) if old else 0
@@ -609,9 +610,11 @@ def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None
     above = g.optional(HISTORY_FAIL_ABOVE)
     limit = None if above is None else HISTORY_FAIL_ABOVE.level(above)
     gnunet, taler = g.optional(HISTORY_GNUNET), g.optional(HISTORY_TALER)
-    sources = tuple(parse_gnunet(text, "--gnunet") for text in split(gnunet, "--gnunet"))
+    where = HISTORY_GNUNET.option
+    sources = tuple(parse_gnunet(text, where) for text in split(gnunet, where))
     bases = tuple(split(g.optional(BASE), BASE.option))
-    talers = tuple(parse_taler(text, "--taler") for text in split(taler, "--taler"))
+    where = HISTORY_TALER.option
+    talers = tuple(parse_taler(text, where) for text in split(taler, where))
     extend = g.text(EXTEND)
     if extend:
         check_run_id(extend, EXTEND.option, MatrixError)

@@ -96,7 +96,9 @@ def report(s: Settings, values: Mapping[str, Any]) -> None:
     targets = split(g.optional(REPORT_TARGET), REPORT_TARGET.option)
     arch_keys = [a.key for a in archs(g.optional(ONLY_ARCH))]
     suites = split(g.optional(REPORT_SUITE), REPORT_SUITE.option)
-    runs = tuple(check_run_id(r, RUN.option, MatrixError) for r in split(g.optional(RUN), "--run"))
+    runs = tuple(
+        check_run_id(r, RUN.option, MatrixError) for r in split(g.optional(RUN), RUN.option)
+    )
     request = ReportRequest(
         results=path_or_setting(RESULTS.option, g.text(RESULTS), s.results),
         out=path_or_setting(OUT.option, g.text(OUT), s.reports),
