@@ -3,7 +3,7 @@
 For each count N (default 1,000, 4,000 and 10,000) one run of N one-row results files
 (N targets, one CS signing row each) is written to a temporary results folder; then
 ``--repeats`` times a fresh Python process renders it as ``invoke report`` does
-(:func:`archbench.report.render_report`, figures included unless ``--no-plots``) into a
+(:func:`archbench.cli.report.render_report`, figures included unless ``--no-plots``) into a
 fresh output folder, and reports its wall time and peak RSS. Printed per N: the median
 time with min-max, ms per file, and the ratio of ms per file to that of the smallest N
 (1.0 when report time is linear in the files) with its min-max over the repeats.
@@ -36,7 +36,7 @@ RUN_ID = "20261129T224000Z-1a2b3c"
 _WORKER = """
 import json, resource, sys, time
 from pathlib import Path
-from archbench.report import ReportRequest, render_report
+from archbench.cli.report import ReportRequest, render_report
 request = ReportRequest(results=Path(sys.argv[1]), out=Path(sys.argv[2]), plots=sys.argv[3] == "1")
 start = time.perf_counter()
 render_report(request, on_line=lambda line: None)

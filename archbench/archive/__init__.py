@@ -11,7 +11,7 @@ the images a run used (:class:`ArchivedImage`, :func:`images_used`), and the
 tar form (:func:`write_tar`, :func:`extract_tar`, which refuses links and
 special files). It is pure: it never imports ``docker``, so planning a rerun
 needs no engine. The engine's part (``docker save``/``docker load`` through the
-SDK, the targets a rerun may run) is :mod:`archbench.run.archives`.
+SDK, the targets a rerun may run) is :mod:`archbench.hosts.archives`.
 
 Errors: :class:`archbench.errors.ArchiveError` (a path, size, hash or image that
 does not match, an existing output).

@@ -21,7 +21,7 @@ X.tar`` after checking every member's name against the same path grammar and
 refusing links and special files. The unpacked directory is then verified like
 any other archive.
 
-This module is pure: it never imports ``docker`` (``archbench.run.archives``
+This module is pure: it never imports ``docker`` (:mod:`archbench.hosts.archives`
 does the engine's part).
 """
 

@@ -9,7 +9,13 @@
   with a login probe that names a host key or login problem as such;
 * :mod:`archbench.hosts.emulation`: the binfmt_misc and QEMU preflight
   (:func:`check_emulation`) and its repair as root (:func:`fix_emulation`,
-  ``invoke doctor --fix``). It reads ``/proc`` and runs QEMU, never Docker.
+  ``invoke doctor --fix``). It reads ``/proc`` and runs QEMU, never Docker;
+* :mod:`archbench.hosts.archives`: archives through the engine (the format is
+  :mod:`archbench.archive`): :func:`create_archive` (``docker save`` of a run's
+  images beside its results and the report its caller renders), and for
+  ``--from-archive`` :func:`open_archive`, :func:`load_for_targets`,
+  :func:`check_image` and the targets a rerun may run (:func:`local_targets`,
+  :func:`resume_targets`).
 
 Every other stage takes a client as a parameter; building images is
 :mod:`archbench.build`, running containers :mod:`archbench.run`.
@@ -17,6 +23,19 @@ Every other stage takes a client as a parameter; building images is
 
 from __future__ import annotations
 
+from archbench.hosts.archives import (
+    ArchiveSummary,
+    ImageTransfer,
+    check_image,
+    create_archive,
+    load_for_targets,
+    load_images,
+    local_targets,
+    open_archive,
+    resume_targets,
+    run_manifest,
+    save_image,
+)
 from archbench.hosts.emulation import EmulationStatus, check_emulation, fix_emulation
 from archbench.hosts.engine import (
     answers,
@@ -29,14 +48,25 @@ from archbench.hosts.engine import (
 )
 
 __all__ = [
+    "ArchiveSummary",
     "EmulationStatus",
+    "ImageTransfer",
     "answers",
     "check_emulation",
+    "check_image",
     "connect",
     "connect_host",
+    "create_archive",
     "engine_arch",
     "engine_version",
     "fix_emulation",
     "host_cpu_model",
+    "load_for_targets",
+    "load_images",
+    "local_targets",
+    "open_archive",
     "redact",
+    "resume_targets",
+    "run_manifest",
+    "save_image",
 ]

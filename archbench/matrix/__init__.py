@@ -14,7 +14,8 @@ before anything is built.
   ``NanoCpus`` by :func:`nano_cpus`);
 * :mod:`archbench.matrix.gnunet`: where a target's libgnunetutil comes from
   (``gnunet:`` of a profile or target, :meth:`Matrix.gnunet`; :class:`GnunetSource`),
-  and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`); the
+  and the one-string form of ``invoke bench --gnunet`` (:func:`parse_gnunet`, its
+  inverse :func:`gnunet_flag`); the
   exchange source ``taler:`` in the same grammar (:meth:`Matrix.taler`, :func:`parse_taler`);
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
@@ -39,6 +40,7 @@ from archbench.matrix.gnunet import (
     GnunetPath,
     GnunetSource,
     GnunetTarball,
+    gnunet_flag,
     parse_gnunet,
     parse_taler,
 )
@@ -85,6 +87,7 @@ __all__ = [
     "check_cpus",
     "check_cpus_fit",
     "describe_emulated_changes",
+    "gnunet_flag",
     "load",
     "nano_cpus",
     "parse",

@@ -365,3 +365,19 @@ def parse_taler(text: str, where: str = "--taler", base_dir: Path | None = None)
     except ValidationError as exc:
         problems = "; ".join(problem(e) for e in exc.errors()[:5])
         raise MatrixError(f"{where}: {problems}") from None
+
+
+def gnunet_flag(source: GnunetSource | None) -> str | None:
+    """``source`` in the one-string form :func:`parse_gnunet` reads (``--gnunet``,
+    ``--taler``), its inverse; paths stay as the source holds them (absolute once
+    parsed), so a resumed run builds the same source wherever it is started from.
+    None for None (the matrix's own source)."""
+    if source is None:
+        return None
+    if isinstance(source, GnunetTarball):
+        return f"{source.tarball}@sha256:{source.sha256}"
+    if isinstance(source, GnunetGit):
+        return f"git+{source.git}@{source.ref}"
+    if isinstance(source, GnunetPath):
+        return source.path
+    return "debian"

@@ -6,8 +6,9 @@ chapter in LaTeX and Markdown (a section per machine as in the appendix of the
 Clause Blind Schnorr thesis, summaries across machines, CS compared with RSA, the
 speedup of CS over RSA and, with a baseline, each machine relative to it; a part per
 other suite), the tidy frame as CSV and JSON, the instruction-count tables and the
-figures. :func:`render_report` is ``invoke report``; :func:`compare_runs` is
-``invoke compare`` (both in :mod:`~archbench.report.writer`).
+figures. The commands ``invoke report`` and ``invoke compare`` (which runs, which
+results) are :mod:`archbench.cli.report`; they hand the selection to
+:func:`write_report_folder`, :func:`write_comparison` and :func:`describe_comparison`.
 
 The render, one concern per module:
 
@@ -94,16 +95,15 @@ from archbench.report.units import (
     unit_value,
 )
 from archbench.report.writer import (
-    CompareRequest,
-    ReportRequest,
-    compare_runs,
+    describe_comparison,
     prepare,
     render_latex,
     render_markdown,
     render_markdown_table,
-    render_report,
     select_results,
+    write_comparison,
     write_folder,
+    write_report_folder,
     write_reports,
 )
 
@@ -125,14 +125,12 @@ __all__ = [
     "TEMPLATES_DIR",
     "THREE_DECIMALS_BELOW",
     "UNITS",
-    "CompareRequest",
     "ReportData",
     "ReportOptions",
-    "ReportRequest",
     "Style",
     "Unit",
     "check_label_prefix",
-    "compare_runs",
+    "describe_comparison",
     "format_ms",
     "format_number",
     "format_ratio",
@@ -151,13 +149,14 @@ __all__ = [
     "render_latex",
     "render_markdown",
     "render_markdown_table",
-    "render_report",
     "render_standalone",
     "render_steps_markdown",
     "select_results",
     "unit_label",
     "unit_value",
+    "write_comparison",
     "write_folder",
     "write_page_from_store",
+    "write_report_folder",
     "write_reports",
 ]

@@ -2,7 +2,7 @@
 
 The Markdown table goes to the terminal, as ``pyperf compare_to`` and
 critcmp print theirs; LaTeX (booktabs) and CSV go to the report folder as
-``compare-<A>-vs-<B>.tex`` / ``.csv`` (:func:`archbench.report.compare_runs`,
+``compare-<A>-vs-<B>.tex`` / ``.csv`` (:func:`archbench.cli.report.compare_runs`,
 ``invoke compare``). Ratios are B/A per operation, of times or of instructions:
 above 1 means B is slower (or executes more instructions). Each target says how its
 times were compared and what their intervals cover: over interleaved rounds, over the

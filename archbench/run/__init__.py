@@ -2,16 +2,11 @@
 
 matrix -> bases -> images -> **run** -> results. The modules, from the top:
 
-* :mod:`archbench.run.session`: one ``invoke bench`` / ``invoke images``
-  (:func:`bench` of a frozen :class:`BenchOptions`): a new run, a resumed one or an
-  archive's rerun, its engines, plans, cpuset and quota checks and manifest;
-* :mod:`archbench.run.history`: one ``invoke history`` (:func:`measure_history` of a
-  :class:`HistoryOptions`): a series of versions (GNUnet sources, Debian bases), one run
-  each, native targets timed in interleaved rounds, every target counted;
-* :mod:`archbench.run.bisect`: one ``invoke bisect`` (:func:`measure_bisection` of a
-  :class:`BisectOptions`): the commits between two refs, one built and counted per
-  step (the choice is :mod:`archbench.analysis.bisection`'s), every step stored in
-  ``bisect.json`` as it is measured, ``--resume`` from there;
+* the commands that drive it are :mod:`archbench.cli` (``invoke bench``, ``history``
+  and ``bisect`` are :mod:`archbench.cli.bench`, :mod:`~archbench.cli.history` and
+  :mod:`~archbench.cli.bisect`); :mod:`archbench.run.engines` connects each host's
+  engine once (:func:`connect_engines`) and refuses cpusets and CPU quotas it cannot
+  give (:func:`check_cpusets`, :func:`check_quotas`);
 * :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
   emulated, with which suites (:class:`TargetPlan`); :func:`check_overrides`;
 * :mod:`archbench.run.schedule`: :func:`execute` carries plans out, hosts in
@@ -22,11 +17,6 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.containers`: containers that are always removed and carry the
   label :data:`LABEL_RUN`, the emulation smoke test (:func:`smoke_test`) and the
   harness run (:func:`run_harness`);
-* :mod:`archbench.run.archives`: archives through the engine: ``invoke archive``
-  (:func:`create_archive`: ``docker save`` of the run's images beside its matrix,
-  results and report) and ``--from-archive`` (verify, ``docker load``, check the
-  image ids, the targets a rerun may run); the format itself is
-  :mod:`archbench.archive`;
 * :mod:`archbench.run.progress`: the live display, the harness's progress lines and
   the stored durations that give ETAs (:class:`TimingStore`, :func:`suite_key`);
   :class:`Reporter` is what :func:`execute` reports to (:class:`SilentReporter`
@@ -39,48 +29,30 @@ Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure 
 
 from __future__ import annotations
 
-from archbench.run.archives import ArchiveSummary, create_archive
-from archbench.run.bisect import (
-    BisectOptions,
-    BisectRun,
-    RowSpec,
-    measure_bisection,
-    parse_row,
-)
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
-from archbench.run.history import HistoryOptions, HistoryRun, measure_history
+from archbench.run.engines import check_cpusets, check_quotas, connect_engines
 from archbench.run.planning import TargetPlan, check_overrides, plan
-from archbench.run.progress import Reporter, SilentReporter, TimingStore, suite_key
+from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
 from archbench.run.schedule import RunOptions, execute, is_complete
-from archbench.run.session import BenchOptions, BenchRun, bench
 from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
-    "ArchiveSummary",
-    "BenchOptions",
-    "BenchRun",
-    "BisectOptions",
-    "BisectRun",
-    "HistoryOptions",
-    "HistoryRun",
     "Reporter",
-    "RowSpec",
+    "RichReporter",
     "RunOptions",
     "SilentReporter",
     "TargetOutcome",
     "TargetPlan",
     "TimingStore",
     "Workspace",
-    "bench",
+    "check_cpusets",
     "check_overrides",
-    "create_archive",
+    "check_quotas",
+    "connect_engines",
     "execute",
     "is_complete",
     "leftover_containers",
-    "measure_bisection",
-    "measure_history",
-    "parse_row",
     "plan",
     "run_harness",
     "smoke_test",

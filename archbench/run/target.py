@@ -60,11 +60,10 @@ from archbench.build import (
     warm_cross_stage,
 )
 from archbench.errors import HarnessError, ImageBuildError, Interrupted
-from archbench.hosts import check_emulation, engine_version
+from archbench.hosts import check_emulation, check_image, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import Execution, Result, ResultStore, TargetInfo
-from archbench.run.archives import check_image
 from archbench.run.containers import ContainerGate, emulated_cpu, run_harness, smoke_test
 from archbench.run.planning import TargetPlan
 from archbench.run.progress import (

@@ -26,13 +26,13 @@ from helpers import WORK, run_invoke
 from archbench import run as pipeline
 from archbench.archive import MANIFEST_FILE, verify, write_tar
 from archbench.archive.format import sha256_file
+from archbench.cli.archive import archive_run
 from archbench.errors import ArchiveError
-from archbench.hosts import engine
+from archbench.hosts import check_image, engine, load_images
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import ResultStore, RunManifest, new_run_id
 from archbench.result import load as load_result
-from archbench.run import archives
 
 pytestmark = [
     pytest.mark.docker,
@@ -114,7 +114,7 @@ def test_archive_round_trip(
     assert client.images.get(image_id).tags == [tag]
 
     out = tmp_path / "arc"
-    summary = archives.create_archive(store, run_id, out, plots=False, on_line=lambda s: None)
+    summary = archive_run(store, run_id, out, plots=False, on_line=lambda s: None)
     (saved,) = summary.images
     print(
         f"\narchive: {saved.size / 1e6:.0f} MB image saved in {saved.seconds:.1f} s; "
@@ -194,6 +194,6 @@ def test_archive_round_trip(
     (unpacked / MANIFEST_FILE).write_text(json.dumps(raw), encoding="utf-8")
     forged = verify(unpacked, check_hashes=False)
     with pytest.raises(ArchiveError, match=f"gave image id\\(s\\) {image_id}, not {forged_id}"):
-        archives.load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
+        load_images(client, forged, forged.manifest.images, on_line=lambda s: None)
     with pytest.raises(ArchiveError, match=f"image {forged_id} .* is not on the engine"):
-        archives.check_image(client, forged.manifest.images[0])
+        check_image(client, forged.manifest.images[0])

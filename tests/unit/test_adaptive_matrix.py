@@ -6,7 +6,7 @@ import pytest
 from helpers import REPO
 from pydantic import ValidationError
 
-from archbench.cli import options
+from archbench.cli.flags import BENCH, Given, blindsig_overrides
 from archbench.errors import MatrixError
 from archbench.inputs import ci_target
 from archbench.matrix import describe_emulated_changes, load, parse
@@ -130,11 +130,13 @@ def test_bad_ci_target_flag_says_what_is_allowed(text: str) -> None:
 
 
 def test_off_or_a_fixed_repetition_count_turns_adaptive_off_for_one_run() -> None:
-    overrides = options.overrides
-    assert overrides(None, None, None, ci_target="off") == {"ci_target": None}
-    assert overrides(None, "5", None) == {"repetitions": 5, "ci_target": None}
-    assert overrides(None, "5", None, ci_target="0.03") == {"repetitions": 5, "ci_target": 0.03}
-    assert overrides("20", None, None) == {"iterations": 20}  # the matrix's choice stands
+    def overrides(**given: str) -> dict[str, object]:
+        return blindsig_overrides(Given(BENCH, given))
+
+    assert overrides(ci_target="off") == {"ci_target": None}
+    assert overrides(repetitions="5") == {"repetitions": 5, "ci_target": None}
+    assert overrides(repetitions="5", ci_target="0.03") == {"repetitions": 5, "ci_target": 0.03}
+    assert overrides(iterations="20") == {"iterations": 20}  # the matrix's choice stands
     native = _shipped_blindsig({"ci_target": None})["amd64-trixie"]
     assert (native.ci_target, native.repetitions) == (None, 3)
     cmd = harness_command(Suites(blindsig=native))

@@ -6,13 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from archbench.archive import ArchiveManifest, FileEntry, ImageEntry, VerifiedArchive
+from archbench.archive import (
+    ArchiveManifest,
+    FileEntry,
+    ImageEntry,
+    VerifiedArchive,
+)
 from archbench.errors import ArchiveError, MatrixError
+from archbench.hosts import local_targets, resume_targets
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.result import RunManifest
 from archbench.run import plan
-from archbench.run.archives import local_targets, resume_targets
 
 MATRIX = """\
 version: 1

@@ -8,7 +8,8 @@ import time
 
 from rich.console import Console
 
-from archbench.run.progress import BuildTracker, Heartbeat, RichReporter
+from archbench.run import RichReporter
+from archbench.run.progress import BuildTracker, Heartbeat
 
 # As debootstrap 1.0.128 printed them for riscv64 trixie (this machine; the mirror renamed).
 DEBOOTSTRAP = """\

@@ -21,8 +21,8 @@ from archbench.analysis import (
     series,
 )
 from archbench.analysis import comparison as C
+from archbench.cli.report import CompareRequest, compare_runs
 from archbench.errors import LimitExceeded
-from archbench.report import CompareRequest, compare_runs
 from archbench.report import compare_tables as T
 from archbench.result import Counting, Execution, Result, ResultStore, Row, RowKey
 

@@ -25,12 +25,11 @@ from archbench.build import (
 )
 from archbench.build.cross import GnunetCross, plan_cross
 from archbench.build.images import render_dockerfile, source_packages
-from archbench.matrix import Matrix, load, parse_gnunet
+from archbench.matrix import Matrix, gnunet_flag, load, parse_gnunet
 from archbench.platforms import Arch
 from archbench.report.sections import setup_items
 from archbench.result import ResultStore
 from archbench.run import Workspace, plan
-from archbench.run.session import gnunet_flag
 from archbench.run.target import source_build
 
 SLIM = ("gcc", "libc6-dev", "make", "pkgconf", "python3", "libgnunet-dev", "libsodium-dev")

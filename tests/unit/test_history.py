@@ -9,6 +9,7 @@ from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
+from archbench.cli.history import round_orders, series_of, version_label, versions_of
 from archbench.errors import MatrixError, ResultsError
 from archbench.matrix import parse_gnunet, parse_taler
 from archbench.report import history_steps, render_history_markdown, render_steps_markdown
@@ -20,7 +21,6 @@ from archbench.result import (
     ResultStore,
     new_run_id,
 )
-from archbench.run.history import round_orders, series_of, version_label, versions_of
 
 SHA = "ab" * 32
 T27 = parse_gnunet(f"/x/gnunet-0.27.0.tar.gz@sha256:{SHA}")

@@ -15,6 +15,12 @@ with one face, its ``__init__``. The rules checked here:
 * pure packages (:data:`PURE_PACKAGES`), planning and flag parsing never load
   ``docker`` at module level, nor anything that does; only :data:`HEAVY` modules
   load matplotlib or scipy at module level;
+* the stage packages form a pipeline (:data:`STAGES`): a package imports only
+  packages before it, never a later one; ``run`` never imports ``report``, not even
+  lazily; nothing imports ``cli``, the commands;
+* the commands live only in ``cli/``: each command of the flag registry has its body
+  in a module of ``archbench.cli`` (``cli/registry.py``), and no module outside ``cli``
+  takes the command line's settings;
 * only ``tasks.py`` knows invoke; the harness never imports the host package,
   docker or pandas;
 * the paths the tests share are defined once, in ``tests/helpers.py``.
@@ -38,10 +44,28 @@ PURE_PACKAGES = ("inputs", "suites", "matrix", "result", "analysis", "report", "
 PURE_MODULES = (
     "archbench.run.planning",
     "archbench.cli.config",
-    "archbench.cli.options",
-    "archbench.cli.helptext",
+    "archbench.cli.flags",
 )
 """Planning and flag parsing, outside the pure packages, that never load docker either."""
+STAGES = (
+    "inputs",
+    "suites",
+    "result",
+    "analysis",
+    "matrix",
+    "upstream",
+    "archive",
+    "hosts",
+    "build",
+    "run",
+    "report",
+    "cli",
+)
+"""The packages in pipeline order: each imports only packages before it. ``result`` (the
+stored form every later stage reads and writes) and ``analysis`` (the statistics) come
+before the matrix; the archive format before the engines (``hosts`` saves and loads
+archived images); ``report`` renders what ``run`` stored and never runs anything; ``cli``, the
+commands, drives them all and nothing imports it."""
 HEAVY = {"archbench.report.plots": "matplotlib", "archbench.analysis.overhead": "scipy"}
 """Modules that import a library slow to import at module level; callers import them lazily."""
 HEAVY_LIBRARIES = {"matplotlib", "scipy", "plotly"}
@@ -374,6 +398,97 @@ def test_only_heavy_modules_load_matplotlib_or_scipy_and_callers_load_them_lazil
         for module, chain in _chains(start).items():
             if module in HEAVY or _external(module) & HEAVY_LIBRARIES:
                 found.add(" -> ".join(chain))
+    _none(found)
+
+
+# --- the pipeline ---------------------------------------------------------------------
+
+
+def _rank(module: str) -> int | None:
+    package = stage(module)
+    return None if package is None else STAGES.index(package.removeprefix("archbench."))
+
+
+def test_every_package_has_its_place_in_the_pipeline() -> None:
+    assert sorted(STAGES) == sorted(p.removeprefix("archbench.") for p in PACKAGES)
+
+
+def test_no_stage_package_imports_a_later_stage() -> None:
+    found = [
+        f"{source} -> {target}: {stage(source)} comes before {stage(target)}"
+        for source, targets in GRAPH.items()
+        for target in targets
+        if (a := _rank(source)) is not None and (b := _rank(target)) is not None and b > a
+    ]
+    # Lazy imports too: a function that calls a later stage is that stage's work.
+    found += [
+        f"{i}: lazily, a later stage"
+        for path in CODE
+        if path.is_relative_to(PACKAGE)
+        for i in _archbench([path])
+        if (a := _rank(i.source)) is not None and (b := _rank(i.module)) is not None and b > a
+    ]
+    _none(found, "move the call into the later stage or into the command (cli/)")
+
+
+def test_run_never_imports_report_not_even_lazily() -> None:
+    found = [
+        str(i)
+        for path in CODE
+        if stage(module_name(path)) == "archbench.run"
+        for i in _archbench([path])
+        if stage(i.module) == "archbench.report"
+    ]
+    _none(found, "the command (cli/) renders what run stored")
+
+
+def _registry() -> dict[str, str]:
+    """``cli/registry.py``'s BODIES: command name -> the module its body is in."""
+    path = PACKAGE / "cli" / "registry.py"
+    modules = {
+        a.asname or a.name: f"{i.module}.{a.name}"
+        for i in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(i, ast.ImportFrom) and i.module == "archbench.cli"
+        for a in i.names
+    }
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "BODIES":
+            assert isinstance(node.value, ast.Dict)
+            return {
+                ast.literal_eval(k): modules.get(ast.unparse(v).split(".")[0], ast.unparse(v))
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if k is not None
+            }
+    raise AssertionError(f"{path}: no BODIES")
+
+
+def _declared_commands() -> set[str]:
+    """The names of the :class:`archbench.cli.flags.Command` declarations."""
+    tree = ast.parse((PACKAGE / "cli" / "flags.py").read_text(encoding="utf-8"))
+    return {
+        ast.literal_eval(node.args[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Command"
+    }
+
+
+def test_command_bodies_live_only_in_cli() -> None:
+    bodies = _registry()
+    assert set(bodies) == _declared_commands(), "a command without a body, or the reverse"
+    found = [f"{name}: {module}" for name, module in bodies.items() if module not in MODULES
+             or stage(module) != "archbench.cli"]  # fmt: skip
+    # A body takes the command line's settings; nothing outside cli/ does.
+    found += [
+        f"{path.relative_to(REPO)}:{node.lineno}: {node.name} takes Settings"
+        for path in CODE
+        if path.is_relative_to(PACKAGE) and stage(module_name(path)) != "archbench.cli"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef)
+        and any(
+            a.annotation is not None and "Settings" in ast.unparse(a.annotation)
+            for a in node.args.args
+        )
+    ]
     _none(found)
 
 

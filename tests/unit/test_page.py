@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from helpers import result, row, synthetic_history
 
-from archbench.report import PAGE_FILE, ReportRequest, render_report, write_page_from_store
+from archbench.cli.report import ReportRequest, render_report
+from archbench.report import PAGE_FILE, write_page_from_store
 from archbench.report.page import Page, assemble, render_page
 from archbench.result import ResultStore
 

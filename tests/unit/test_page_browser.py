@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from helpers import chromium_run, find_chromium, synthetic_history
 
-from archbench.report import PAGE_FILE, ReportRequest, render_report
+from archbench.cli.report import ReportRequest, render_report
+from archbench.report import PAGE_FILE
 from archbench.result import ResultStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import result, row
 
+from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.errors import ReportError, ResultsError
-from archbench.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.result import Result, ResultStore
 
 RUN_A, RUN_B = "20261129T224000Z-aaaaaa", "20261130T224000Z-bbbbbb"

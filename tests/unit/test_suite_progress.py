@@ -12,10 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from archbench.run import TimingStore, suite_key
+from archbench.run import RichReporter, TimingStore, suite_key
 from archbench.run.progress import (
     ProgressEvent,
-    RichReporter,
     SuiteTracker,
     blindsig_adaptive,
     blindsig_labels,

@@ -21,8 +21,8 @@ import pytest
 from helpers import REPO, result, row
 
 from archbench.cli import safe_text
+from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.errors import ReportError, ResultsError
-from archbench.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.result import ResultStore, folder_lock
 
 RUN = "20261129T224000Z-1a2b3c"
@@ -239,7 +239,7 @@ def test_a_terminal_that_cannot_encode_micro_gets_us(tmp_path: Path) -> None:
 _KILLER = """
 import sys
 from pathlib import Path
-from archbench.report import ReportRequest, render_report
+from archbench.cli.report import ReportRequest, render_report
 print("start", flush=True)
 render_report(ReportRequest(Path(sys.argv[1]), Path(sys.argv[2])), on_line=lambda line: None)
 """

@@ -18,16 +18,12 @@ import pytest
 from helpers import REPO, result, row
 
 from archbench.analysis import compare
+from archbench.cli.history import HistoryOptions, measure_history, versions_of
+from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
 from archbench.errors import ArchbenchError, MatrixError
 from archbench.matrix import parse_gnunet
 from archbench.platforms import Arch
-from archbench.report import (
-    CompareRequest,
-    ReportRequest,
-    compare_runs,
-    render_history_markdown,
-    render_report,
-)
+from archbench.report import render_history_markdown
 from archbench.result import (
     HistoryManifest,
     HistoryRound,
@@ -36,8 +32,6 @@ from archbench.result import (
     ResultStore,
     RunManifest,
 )
-from archbench.run import HistoryOptions, measure_history
-from archbench.run.history import versions_of
 from archbench.upstream import LogImport, import_logs, parse_setup
 
 OLD = "20261129T220000Z-aaaaaa"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from helpers import result, row
 
-from archbench.report import PAGE_FILE, ReportRequest, render_report
+from archbench.cli.report import ReportRequest, render_report
+from archbench.report import PAGE_FILE
 from archbench.report.page import MAX_EAGER_FIGURES, cut, relative_href
 from archbench.result import ResultStore
 

@@ -1,14 +1,15 @@
 """Write and restore archives through the engine: ``invoke archive`` and ``--from-archive``.
 
-:func:`create` copies a run's manifest, results and logs, renders its report
-with the same code as ``invoke report``, streams each image the run used to
-disk with ``docker save`` (through the SDK, hashed on the way, never held in
-memory) and writes ``manifest.json`` last (:mod:`archbench.archive.format` has the
-format). :func:`open_archive` and :func:`load_images` are the other side: a
-reviewer's machine checks the manifest and every file's sha256, then loads
-the images (``docker load``) and checks that each has the archived id, so
-``invoke bench --from-archive`` runs exactly the archived images without
-bootstrapping or building anything.
+:func:`create_archive` copies a run's manifest, results and logs, has the
+caller render its report into the archive (``invoke archive`` renders it with the
+same code as ``invoke report``: this package never imports the report stage),
+streams each image the run used to disk with ``docker save`` (through the SDK,
+hashed on the way, never held in memory) and writes ``manifest.json`` last
+(:mod:`archbench.archive` has the format). :func:`open_archive` and
+:func:`load_images` are the other side: a reviewer's machine checks the manifest
+and every file's sha256, then loads the images (``docker load``) and checks that
+each has the archived id, so ``invoke bench --from-archive`` runs exactly the
+archived images without bootstrapping or building anything.
 """
 
 from __future__ import annotations
@@ -44,11 +45,10 @@ from archbench.archive import (
     write_tar,
 )
 from archbench.errors import ArchiveError, EngineError, MatrixError
-from archbench.hosts import connect_host
+from archbench.hosts.engine import connect_host
 from archbench.inputs import describe_problems, load_json, quote, read_text
 from archbench.matrix import LOCAL_HOST, Matrix, Target, parse
 from archbench.platforms import Arch
-from archbench.report import prepare, write_folder
 from archbench.result import MANIFEST_NAME, MAX_RESULT_BYTES, ResultStore, RunManifest
 
 _CHUNK = 4 * 1024 * 1024
@@ -150,21 +150,88 @@ def save_image(
     return transfer, FileEntry(path=rel, size=size, sha256=h.hexdigest())
 
 
+def _copy_run(src: Path, dst: Path) -> None:
+    """Copy a run's folder (results, logs, ``run.json``): plain files only, no hidden ones,
+    each relative path checked against the archive's path grammar.
+
+    Raises:
+        ArchiveError: a file name the archive format does not allow.
+    """
+    for path in sorted(src.rglob("*")):
+        if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
+            rel = path.relative_to(src).as_posix()
+            check_relpath(rel, str(path))
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dst / rel)
+
+
+def _save_images(
+    uses: Sequence[ImageUse],
+    connect: Callable[[str], docker.DockerClient],
+    root: Path,
+    on_line: Callable[[str], None],
+) -> tuple[list[ImageTransfer], dict[str, FileEntry]]:
+    """``docker save`` every image the run used into ``root/images/``; the transfers and
+    each tar's manifest entry by its relative path (:func:`save_image`).
+
+    Raises:
+        ArchiveError: an image is gone or its tag now names another image.
+        EngineError: an engine cannot be reached or fails while saving.
+    """
+    transfers = []
+    hashed: dict[str, FileEntry] = {}
+    for use in uses:
+        rel = f"images/{use.arch}-{use.image_id.removeprefix('sha256:')[:12]}.tar"
+        on_line(f"saving {use.tag} ({use.image_id[:19]}) for {', '.join(use.targets)}")
+        t, hashed[rel] = save_image(connect(use.host), use, root, rel)
+        on_line(f"  {t.size / 1e6:.0f} MB in {t.seconds:.1f} s")
+        transfers.append(t)
+    return transfers, hashed
+
+
+def _write_manifest(
+    root: Path, run_id: str, transfers: Sequence[ImageTransfer], files: Sequence[FileEntry]
+) -> tuple[ArchiveManifest, bytes]:
+    """Write ``manifest.json`` (last: it lists every other file); the manifest and its bytes."""
+    manifest = ArchiveManifest(
+        archive_id=f"{run_id}-{secrets.token_hex(4)}",
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        archbench_version=__version__,
+        run_id=run_id,
+        run_manifest=f"results/{run_id}/{MANIFEST_NAME}",
+        images=tuple(t.entry for t in transfers),
+        files=tuple(files),
+    )
+    data = (manifest.model_dump_json(indent=2) + "\n").encode()
+    (root / MANIFEST_FILE).write_bytes(data)
+    return manifest, data
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file (the tar), or of every file below a directory."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
 def create_archive(
     store: ResultStore,
     run_id: str,
     out: Path,
     *,
+    render: Callable[[ResultStore, str, Path], None],
     tar: bool = False,
-    plots: bool = True,
     connect: Callable[[str], docker.DockerClient] | None = None,
     on_line: Callable[[str], None] = print,
 ) -> ArchiveSummary:
     """Archive run ``run_id`` of ``store`` into the new directory ``out`` (or ``out.tar``).
 
     Written first into a hidden sibling directory and renamed when complete,
-    so ``out`` is either absent or a whole archive. ``connect`` opens a
-    client by host name (default: the engines of the run's matrix).
+    so ``out`` is either absent or a whole archive. ``render(copied, run_id,
+    report_dir)`` writes the run's report into ``report_dir`` from ``copied``, the
+    archive's own copy of the results (``invoke archive`` passes the report
+    stage's renderer). ``connect`` opens a client by host name (default: the
+    engines of the run's matrix).
 
     Raises:
         MatrixError: ``run_id`` is not a run id (a refused command-line value).
@@ -201,47 +268,11 @@ def create_archive(
     tmp = out.with_name(f".{out.name}.partial-{secrets.token_hex(3)}")
     tmp.mkdir(parents=True)
     try:
-        src = store.root / run_id
-        dst = tmp / "results" / run_id
-        for path in sorted(src.rglob("*")):
-            if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
-                rel = path.relative_to(src).as_posix()
-                check_relpath(rel, str(path))
-                (dst / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, dst / rel)
+        _copy_run(store.root / run_id, tmp / "results" / run_id)
         (tmp / "matrix.yml").write_text(run.matrix_text, encoding="utf-8")
-        copied = ResultStore(tmp / "results")
-        loaded, bad = copied.load_all([run_id])
-        report_dir = tmp / "report"
-        # The files 'invoke report --run RUN_ID' writes, with its default options.
-        rendered = prepare(loaded, bad)
-        written = write_folder(rendered, bad, report_dir)
-        if plots:
-            # matplotlib is slow to import; ``plots`` is this function's flag.
-            from archbench.report import plots as figures
-
-            written += figures.write_plots(rendered, report_dir)
-        on_line(f"report: {len(written)} file(s) rendered from {len(loaded)} result(s)")
-        transfers = []
-        hashed: dict[str, FileEntry] = {}
-        for use in uses:
-            rel = f"images/{use.arch}-{use.image_id.removeprefix('sha256:')[:12]}.tar"
-            on_line(f"saving {use.tag} ({use.image_id[:19]}) for {', '.join(use.targets)}")
-            t, hashed[rel] = save_image(connect(use.host), use, tmp, rel)
-            on_line(f"  {t.size / 1e6:.0f} MB in {t.seconds:.1f} s")
-            transfers.append(t)
-        files = list_files(tmp, hashed)
-        manifest = ArchiveManifest(
-            archive_id=f"{run_id}-{secrets.token_hex(4)}",
-            created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            archbench_version=__version__,
-            run_id=run_id,
-            run_manifest=f"results/{run_id}/{MANIFEST_NAME}",
-            images=tuple(t.entry for t in transfers),
-            files=tuple(files),
-        )
-        data = (manifest.model_dump_json(indent=2) + "\n").encode()
-        (tmp / MANIFEST_FILE).write_bytes(data)
+        render(ResultStore(tmp / "results"), run_id, tmp / "report")
+        transfers, hashed = _save_images(uses, connect, tmp, on_line)
+        manifest, data = _write_manifest(tmp, run_id, transfers, list_files(tmp, hashed))
         if tar:
             write_tar(tmp, final)
             shutil.rmtree(tmp)
@@ -252,16 +283,11 @@ def create_archive(
         raise
     for f in failures:
         on_line(f"warning: not loadable, archived as is: {f.message}")
-    total = (
-        final.stat().st_size
-        if tar
-        else sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
-    )
     return ArchiveSummary(
         path=final,
         archive_id=manifest.archive_id,
         manifest_sha256=hashlib.sha256(data).hexdigest(),
-        total_bytes=total,
+        total_bytes=_size(final),
         images=tuple(transfers),
         seconds=time.monotonic() - started,
     )

@@ -18,6 +18,10 @@ and goes on, so Ctrl-C or a lost engine costs at most the step in progress.
 What a step reuses: the base images, the build dependencies' image layers and the
 cross stage's prefix are content-hashed and shared by every step (and with ``invoke
 bench``); what differs per commit is the libgnunetutil build and the counting run.
+
+The command checks its flags (:data:`archbench.cli.flags.BISECT`) into one
+:class:`BisectOptions` (a new bisection, or ``--resume BISECT_ID``), measures
+(:func:`measure_bisection`) and prints the outcome.
 """
 
 from __future__ import annotations
@@ -45,10 +49,27 @@ from archbench.analysis import (
     spread,
 )
 from archbench.build import commit_range, resolve_apt_proxy
-from archbench.errors import Interrupted, MatrixError, ResultsError
-from archbench.hosts import connect_host, engine_arch
+from archbench.cli.config import Settings
+from archbench.cli.flags import (
+    ARCH,
+    BAD,
+    BISECT,
+    BISECT_GNUNET,
+    BISECT_METRIC,
+    BISECT_RESUME,
+    GOOD,
+    MATRIX,
+    ROW,
+    TARGET,
+    Given,
+    archs,
+    blindsig_overrides,
+    split,
+)
+from archbench.cli.terminal import show
+from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
 from archbench.inputs import did_you_mean, quote
-from archbench.matrix import GnunetGit, Matrix, Target, parse, read_matrix_text
+from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch
 from archbench.result import (
     OPERATION_ORDER,
@@ -58,14 +79,21 @@ from archbench.result import (
     BisectStep,
     ResultStore,
     RunManifest,
+    check_run_id,
     folder_lock,
     load,
     new_run_id,
 )
-from archbench.run.planning import plan
-from archbench.run.progress import Reporter, RichReporter
-from archbench.run.schedule import execute
-from archbench.run.target import TargetOutcome, Workspace
+from archbench.run import (
+    Reporter,
+    RichReporter,
+    TargetOutcome,
+    Workspace,
+    check_overrides,
+    connect_engines,
+    execute,
+    plan,
+)
 
 ROW_PATTERN: Final = re.compile(r"(?i)^\s*(CS|RSA)(?:-(\d{3,5}))?\s+([a-z][a-z _-]*[a-z])\s*$")
 """``CS signing``, ``RSA-2048 key generation``, ``CS blinding-secret derivation``."""
@@ -245,11 +273,7 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
     chosen = {t.name: t for t in m.select(list(manifest.targets.values()), [])}
     graph = graph_of(manifest)
     archs = sorted(manifest.targets)
-    clients = {}
-    host_archs = {}
-    for name in dict.fromkeys(t.host for t in chosen.values()):
-        clients[name] = connect_host(m.host(name), name)
-        host_archs[name] = engine_arch(clients[name])
+    clients, host_archs = connect_engines(m, chosen.values())
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     started = time.monotonic()
     with (
@@ -495,3 +519,96 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
                     f"({c.subject}){ratio}; could not split them: {skipped} did not build or run"
                 )
     return lines
+
+
+def bisect_options(s: Settings, g: Given) -> BisectOptions:
+    """``invoke bisect``'s flags and settings, every flag checked, as one options object.
+
+    Raises:
+        MatrixError: a flag value is not allowed, a flag ``--resume`` takes from the
+            stored bisection, or a missing ``--gnunet``/``--good``/``--bad``/``--row``.
+    """
+    metric = g.text(BISECT_METRIC)
+    if metric != "instructions":
+        raise MatrixError(
+            f"{BISECT_METRIC.option} {quote(metric)}: invoke bisect decides on instructions "
+            "(exact counts); timed bisection is not implemented"
+        )
+    chosen = blindsig_overrides(g)
+    check_overrides(chosen)
+    matrix = Path(g.text(MATRIX) or s.matrix)
+    resume = g.text(BISECT_RESUME)
+    gnunet, good, bad, row = (g.optional(f) for f in (BISECT_GNUNET, GOOD, BAD, ROW))
+    if resume:
+        check_run_id(resume, BISECT_RESUME.option, MatrixError)
+        named = [f.option for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET) if g.optional(f)]
+        if named:
+            raise MatrixError(
+                f"--resume takes the bisection's own {', '.join(named)}: give none of them"
+            )
+        return BisectOptions(matrix=matrix, results=Path(s.results), work=Path(s.work),
+                             resume=resume, apt_proxy=s.apt_proxy, on_wait=show)  # fmt: skip
+    missing = [f.option for f in (BISECT_GNUNET, GOOD, BAD, ROW) if not g.optional(f)]
+    if missing:
+        raise MatrixError(
+            f"invoke bisect needs {', '.join(missing)} (e.g. --gnunet git+file:///srv/"
+            "gnunet.git --good v0.21.2 --bad v0.22.2 --row 'CS signing')"
+        )
+    assert gnunet and good and bad and row
+    if not gnunet.startswith("git+") or "@" in gnunet.rpartition("/")[2]:
+        raise MatrixError(
+            f"{BISECT_GNUNET.option} {quote(gnunet)}: give git+URL without @REF (the refs are "
+            f"{GOOD.option}, {BAD.option})"
+        )
+    url = gnunet[len("git+") :]
+    # The grammar of a git source checks the URL and each ref as for bench --gnunet.
+    for ref in (good, bad):
+        parse_gnunet(f"git+{url}@{ref}", f"{GOOD.option}/{BAD.option}")
+    return BisectOptions(
+        matrix=matrix,
+        results=Path(s.results),
+        work=Path(s.work),
+        url=url,
+        good=good,
+        bad=bad,
+        row=parse_row(row),
+        archs=tuple(archs(g.optional(ARCH))),
+        targets=tuple(split(g.optional(TARGET), TARGET.option)),
+        overrides=chosen,
+        apt_proxy=s.apt_proxy,
+        on_wait=show,
+    )
+
+
+def bisect(s: Settings, values: Mapping[str, Any]) -> None:
+    """``invoke bisect``: the commit(s) between two refs that moved a row's instructions
+    per operation, on each selected architecture (:func:`archbench.run.measure_bisection`).
+
+    Prints every step as it is measured (with an ETA), the outcome per architecture,
+    the number of steps and the wall time, and where ``bisect.json`` is.
+
+    Raises:
+        MatrixError: a flag value is not allowed (checked before anything is read).
+        SourceError: a ref names no commit, or good is not an ancestor of bad.
+        TargetsFailed: good or bad did not build or run on some architecture.
+        ArchbenchError: whatever :func:`archbench.run.measure_bisection` raises.
+    """
+    done = measure_bisection(bisect_options(s, Given(BISECT, values)))
+    show()
+    for line in done.manifest.outcome.splitlines():
+        show(line)
+    steps = len(done.manifest.steps)
+    builds = sum(len(st.counts) for st in done.manifest.steps)
+    total = sum(st.seconds for st in done.manifest.steps)
+    show(
+        f"{steps} steps ({builds} builds and counts), {total / 60:.1f} min measuring in all"
+        f" ({done.seconds / 60:.1f} min this session)"
+    )
+    where = done.store.root / done.manifest.bisect_id / "bisect.json"
+    show(f"bisection: {where}")
+    failed = [st.arch for st in done.states if st.status == "failed"]
+    if failed:
+        raise TargetsFailed(
+            f"{done.manifest.good} or {done.manifest.bad} did not build or run on "
+            f"{', '.join(failed)}: see the steps in {where}"
+        )

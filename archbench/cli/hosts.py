@@ -1,0 +1,156 @@
+"""``invoke doctor``, ``invoke clean`` and ``invoke ci-matrix``: the hosts targets run on.
+
+QEMU user emulation on this machine (:func:`doctor`), the containers archbench left
+on the matrix's hosts (:func:`clean`), and the targets as a GitHub Actions matrix for
+native runners (:func:`ci_matrix`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from archbench import matrix
+from archbench.build import base_tag, image_labels
+from archbench.cli.bench import path_or_setting
+from archbench.cli.config import Settings
+from archbench.cli.flags import (
+    ARCH,
+    CI_MATRIX,
+    CLEAN,
+    DOCTOR,
+    DOCTOR_ARCH,
+    FIX,
+    HOST,
+    MATRIX,
+    TARGET,
+    Given,
+    archs,
+    split,
+)
+from archbench.cli.terminal import show
+from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
+from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
+from archbench.inputs import quote
+from archbench.matrix import LOCAL_HOST
+from archbench.platforms import Arch
+from archbench.run import leftover_containers, smoke_test
+
+
+def doctor(s: Settings, values: Mapping[str, Any]) -> None:
+    """``invoke doctor``: binfmt_misc, the QEMU handlers, static QEMU, a ``uname -m`` smoke run.
+
+    Checks ``--arch`` (default: every emulated architecture of the matrix); with
+    ``--fix`` first installs and registers what is missing (root, Debian). Prints
+    one line per architecture.
+
+    Raises:
+        EmulationError: any architecture failed a check (all of them listed).
+        MatrixError: an unknown architecture or a bad matrix.
+    """
+    g = Given(DOCTOR, values)
+    native = Arch.native()
+    checked = archs(g.optional(DOCTOR_ARCH))
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
+    if not checked:
+        checked = sorted({t.arch for t in m.targets if t.arch is not native}, key=lambda a: a.key)
+    if g.switch(FIX):
+        for action in fix_emulation(checked):
+            show(f"fixed: {action}")
+    problems = []
+    client = None
+    try:
+        client = connect()
+    except ArchbenchError as exc:
+        problems.append(str(exc))
+    for a in checked:
+        try:
+            st = check_emulation(a)
+        except EmulationError as exc:
+            problems.append(f"{a.key}: {exc}")
+            show(f"FAIL {a.key:8} {exc}")
+            continue
+        smoke = "no base image yet (run 'invoke images --arch " + a.key + "')"
+        status = "ok  "
+        if client is not None:
+            for t in m.targets:
+                tag = base_tag(t.base, a)
+                if t.arch is a and image_labels(client, tag) is not None:
+                    try:
+                        smoke = "uname -m: " + smoke_test(client, tag, a)
+                    except EmulationError as exc:
+                        problems.append(f"{a.key}: {exc}")
+                        smoke = f"smoke test FAILED: {exc}"
+                        status = "FAIL"
+                    break
+        show(
+            f"{status} {a.key:8} {st.handler.name} flags {st.handler.flags} -> "
+            f"{st.handler.interpreter} (static), QEMU {st.qemu_version}; {smoke}"
+        )
+    if problems:
+        raise EmulationError("emulation preflight found problems:\n  " + "\n  ".join(problems))
+
+
+def clean(s: Settings, values: Mapping[str, Any]) -> None:
+    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
+
+    ``--host`` names some hosts (``local`` and keys of ``hosts``); default: all.
+    Prints how many containers each host had.
+
+    Raises:
+        MatrixError: an unknown host name or a bad matrix.
+        EngineError: some hosts could not be reached (the others were cleaned).
+    """
+    g = Given(CLEAN, values)
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
+    unreachable = []
+    names = [LOCAL_HOST, *m.hosts]
+    chosen = split(g.optional(HOST), HOST.option) or names
+    unknown = [n for n in chosen if n not in names]
+    if unknown:
+        shown = ", ".join(quote(n) for n in unknown[:5])
+        raise MatrixError(f"--host: no host {shown}; known: {', '.join(names)}")
+    for name in chosen:
+        try:
+            client = connect_host(m.host(name), name)
+        except ArchbenchError as exc:
+            unreachable.append(f"{name}: {exc}")
+            continue
+        n = 0
+        for container in leftover_containers(client):
+            container.remove(force=True)
+            n += 1
+        show(f"{name}: removed {n} container(s)")
+    if unreachable:
+        raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
+
+
+# GitHub-hosted runners by architecture; the rest run emulated on x86_64 runners.
+RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
+
+
+def ci_matrix(s: Settings, values: Mapping[str, Any]) -> None:
+    """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
+
+    Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
+    runner where one exists, else an x86_64 one) and ``emulated``.
+
+    Raises:
+        MatrixError: a bad selection or matrix.
+    """
+    g = Given(CI_MATRIX, values)
+    m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
+    include = []
+    for t in m.select(split(g.optional(TARGET), TARGET.option), archs(g.optional(ARCH))):
+        runner = RUNNERS.get(t.arch)
+        include.append(
+            {
+                "target": t.name,
+                "arch": t.arch.key,
+                "platform": t.arch.platform,
+                "runs-on": runner or RUNNERS[Arch.AMD64],
+                "emulated": runner is None,
+            }
+        )
+    show(json.dumps({"include": include}, indent=2))
