@@ -313,7 +313,8 @@ def _build_steps(p: TargetPlan, kind: TargetKind) -> list[Step]:
     if p.taler is not None:
         steps.append(Step("taler source", taler_source))
     base_key = stage_key("base", p.host_name, p.target.base, p.target.arch.key)
-    steps.append(Step("base", bootstrap_base, lambda _: base_key))
+    base = bootstrap_bases if kind.cross_compiles else bootstrap_base
+    steps.append(Step("base", base, lambda _: base_key))
     if kind.emulated:
         steps.append(Step("smoke", smoke_base))
     if p.taler is not None and kind.emulated:
@@ -427,37 +428,39 @@ def taler_source(ctx: TargetContext) -> None:
 
 
 def bootstrap_base(ctx: TargetContext) -> None:
-    """``base``: the target's base, bootstrapped or reused, and the cross plan.
-
-    When the kind cross-compiles, the engine's own base bootstraps beside the
-    target's (one is mostly QEMU on one core, the other downloads and unpacks
-    natively), and the cross stage's toolchain warms up beside both.
-    """
-    p, h = ctx.plan, ctx.host
-    crossing: Future[tuple[CrossPlan | None, str]] | None = None
-    if ctx.kind.cross_compiles:
-        engine_base = stage_key("base", p.host_name, p.target.base, h.arch.key)
-        crossing = side_by_side(
-            ctx.reporter,
-            ctx.name,
-            "build base",
-            ctx.builder,
-            functools.partial(_cross_base, ctx),
-            (ctx.durations, engine_base, ctx.ws.run_id),
-        )
-        prefix = stage_key("image", p.host_name, "cross-prefix", ctx.arch.key)
-        ctx.warming = side_by_side(
-            ctx.reporter,
-            ctx.name,
-            "cross prefix",
-            ctx.builder,
-            functools.partial(_cross_prefix, ctx, crossing=crossing),
-            (ctx.durations, prefix, ctx.ws.run_id),
-        )
+    """``base``: the target's base, bootstrapped or reused, and the cross plan (for a
+    kind that does not cross-compile: none, unless the profile builds drivers natively)."""
+    p = ctx.plan
     ctx.base = ensure_base(ctx.builder, p.target.base, p.base, ctx.arch)
-    ctx.cross_plan, ctx.build_base_id = (
-        crossing.result() if crossing is not None else _cross_base(ctx, ctx.builder)
+    ctx.cross_plan, ctx.build_base_id = _cross_base(ctx, ctx.builder)
+    ctx.reused = ctx.base.reused
+
+
+def bootstrap_bases(ctx: TargetContext) -> None:
+    """``base`` of a kind that cross-compiles: the target's base, and the engine's own
+    base bootstrapped beside it (one is mostly QEMU on one core, the other downloads and
+    unpacks natively), with the cross stage's toolchain warming up beside both."""
+    p, h = ctx.plan, ctx.host
+    engine_base = stage_key("base", p.host_name, p.target.base, h.arch.key)
+    crossing = side_by_side(
+        ctx.reporter,
+        ctx.name,
+        "build base",
+        ctx.builder,
+        functools.partial(_cross_base, ctx),
+        (ctx.durations, engine_base, ctx.ws.run_id),
     )
+    prefix = stage_key("image", p.host_name, "cross-prefix", ctx.arch.key)
+    ctx.warming = side_by_side(
+        ctx.reporter,
+        ctx.name,
+        "cross prefix",
+        ctx.builder,
+        functools.partial(_cross_prefix, ctx, crossing=crossing),
+        (ctx.durations, prefix, ctx.ws.run_id),
+    )
+    ctx.base = ensure_base(ctx.builder, p.target.base, p.base, ctx.arch)
+    ctx.cross_plan, ctx.build_base_id = crossing.result()
     ctx.reused = ctx.base.reused
 
 
