@@ -12,11 +12,11 @@ native, an emulated and a remote target is the target's
 writes: the results store, its run id, logs and scratch space.
 :func:`archbench.run.schedule.execute` schedules the targets and their hosts.
 
-The counting stages (``--metric instructions``, :func:`count_once`) build (or
-reuses) the counting layer over the target's benchmark image
-(:mod:`archbench.build.counter`), runs the harness in it with ``--count-with`` so
-that the drivers run under the counting QEMU, and stores each container run as
-``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
+The counting stages (``--metric instructions``) build (or reuse) the counting layer
+over the target's benchmark image (:func:`build_counting_layer`,
+:mod:`archbench.build.counter`), run the harness in it with ``--count-with`` so that
+the drivers run under the counting QEMU (:func:`count_once`), and store each container
+run as ``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
 The suites whose drivers archbench owns are counted (:data:`archbench.suites.COUNTED_SUITES`:
 blindsig, rsa-large, sodium); suites that run foreign programs (openssl speed,
 gpg, GNUnet's perf programs, Taler's helpers) are not.
