@@ -3,7 +3,7 @@
 ``harness/schema-v1.json`` is this module's output: the harness document is
 described once, by :class:`archbench.result.HarnessDocument`, and both sides
 are tested against the schema (the harness's documents in
-``tests/unit/test_harness.py``, the host's models in
+``tests/unit/test_harness_document.py``, the host's models in
 ``tests/unit/test_results_contract.py``). Regenerate after changing a model::
 
     python -m archbench.result.contract > harness/schema-v1.json

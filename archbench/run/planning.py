@@ -159,51 +159,14 @@ def plan(
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
     plans = []
     for t in targets:
-        engine_arch = host_archs[t.host]
         host = matrix.host(t.host)
-        if host is not None and t.arch is not engine_arch and t.emulate is not True:
-            raise MatrixError(
-                f"target {t.name}: host {t.host} runs {engine_arch.key}, not {t.arch.key}, so "
-                f"{t.name} cannot run natively there. Move it to a {t.arch.key} host, or add "
-                "'emulate: true' to measure it under QEMU on that host (labelled emulated)"
-            )
-        try:
-            emulated = needs_emulation(t.arch, engine_arch, t.emulate)
-        except ValueError as exc:
-            raise MatrixError(f"target {t.name}: {exc}") from exc
+        emulated = _emulated(t, host_archs[t.host], host)
         source = gnunet if gnunet is not None else matrix.gnunet(t)
         check_source(t, source, matrix.profiles[t.profile].recipe, gnunet is not None)
         exchange = taler if taler is not None else matrix.taler(t)
         if exchange is not None:
             check_taler(t, exchange, matrix.profiles[t.profile].recipe)
-        chosen = t.suites.only(suites) if suites else t.suites
-        adjusted: dict[str, dict[str, object]] = {}
-        if emulated:
-            chosen, adjusted = apply_emulated_defaults(
-                chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
-            )
-        enabled = chosen.enabled()
-        if not enabled:
-            raise MatrixError(
-                f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}' "
-                "or pass --suite"
-            )
-        blindsig = enabled.get("blindsig")
-        if overrides and isinstance(blindsig, BlindsigSuite):
-            try:
-                blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
-            except ValidationError as exc:
-                raise MatrixError(f"command-line override: {describe_problems(exc)}") from exc
-        elif overrides:
-            raise MatrixError(
-                "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "
-                f"blindsig suite, which this run of {t.name} does not include; set the other "
-                "suites' budgets in matrix.yml"
-            )
-        chosen = Suites.model_validate(
-            {name: settings.model_dump() for name, settings in enabled.items()}
-            | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
-        )
+        chosen, adjusted = _chosen_suites(matrix, t, emulated, suites, overrides)
         measured = tuple(metrics) or matrix.metrics_for(emulated)
         count_suites = None
         if not emulated and "instructions" in measured:
@@ -232,6 +195,60 @@ def plan(
             )
         )
     return plans
+
+
+def _emulated(t: Target, engine_arch: Arch, host: Host | None) -> bool:
+    # On a named host a target of another architecture must ask for emulation:
+    # native means native, never a silent fall-back to QEMU.
+    if host is not None and t.arch is not engine_arch and t.emulate is not True:
+        raise MatrixError(
+            f"target {t.name}: host {t.host} runs {engine_arch.key}, not {t.arch.key}, so "
+            f"{t.name} cannot run natively there. Move it to a {t.arch.key} host, or add "
+            "'emulate: true' to measure it under QEMU on that host (labelled emulated)"
+        )
+    try:
+        return needs_emulation(t.arch, engine_arch, t.emulate)
+    except ValueError as exc:
+        raise MatrixError(f"target {t.name}: {exc}") from exc
+
+
+def _chosen_suites(
+    matrix: Matrix,
+    t: Target,
+    emulated: bool,
+    suites: Sequence[str],
+    overrides: dict[str, object] | None,
+) -> tuple[Suites, dict[str, dict[str, object]]]:
+    # The target's suites for this run (``--suite``, emulated defaults, the blindsig
+    # overrides) and the settings the emulated defaults changed.
+    chosen = t.suites.only(suites) if suites else t.suites
+    adjusted: dict[str, dict[str, object]] = {}
+    if emulated:
+        chosen, adjusted = apply_emulated_defaults(
+            chosen, matrix.emulated_defaults, matrix.explicit_suite_keys(t.name)
+        )
+    enabled = chosen.enabled()
+    if not enabled:
+        raise MatrixError(
+            f"target {t.name}: no suite enabled; add 'suites: {{blindsig: {{}}}}' or pass --suite"
+        )
+    blindsig = enabled.get("blindsig")
+    if overrides and isinstance(blindsig, BlindsigSuite):
+        try:
+            blindsig = BlindsigSuite.model_validate({**blindsig.model_dump(), **overrides})
+        except ValidationError as exc:
+            raise MatrixError(f"command-line override: {describe_problems(exc)}") from exc
+    elif overrides:
+        raise MatrixError(
+            "--iterations, --repetitions, --rsa-bits, --warmup and --max-time set the "
+            f"blindsig suite, which this run of {t.name} does not include; set the other "
+            "suites' budgets in matrix.yml"
+        )
+    chosen = Suites.model_validate(
+        {name: settings.model_dump() for name, settings in enabled.items()}
+        | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
+    )
+    return chosen, adjusted
 
 
 def check_taler(t: Target, exchange: GnunetSource, recipe: Recipe | None) -> None:

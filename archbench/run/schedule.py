@@ -151,19 +151,11 @@ def _pass(
 ) -> list[TargetOutcome]:
     """One pass over ``plans`` (see :func:`execute`); ``slots`` replaces every host's
     ``max_parallel_runs`` (None: the hosts' own)."""
-    build_only, rebuild, resume = options.build_only, options.rebuild, options.resume
     outcomes = {p.name: TargetOutcome(p.name, ok=False, message="not started") for p in plans}
     hosts: dict[str, HostState] = {}
     for p in plans:
-        if resume and is_complete(workspace.store, workspace.run_id, p):
-            o = outcomes[p.name]
-            o.ok, o.skipped, o.message = True, True, "complete in this run; kept (--resume)"
-            o.result_paths = [
-                workspace.store.path_for(workspace.run_id, p.name, i)
-                for i in range(1, p.repeat + 1)
-            ]
-            o.result_path = o.result_paths[0]
-            reporter.finish(p.name, True, o.message)
+        if options.resume and is_complete(workspace.store, workspace.run_id, p):
+            _keep_complete(p, workspace, outcomes[p.name], reporter)
             continue
         if p.host_name not in hosts:
             hosts[p.host_name] = HostState(
@@ -175,7 +167,7 @@ def _pass(
                 display=p.host.display if p.host else LOCAL_HOST,
             )
         hosts[p.host_name].queue.append(p)
-    if resume:
+    if options.resume:
         # A container of this run may still run on a host whose connection was
         # lost; it would share the CPU with the new measurement.
         for h in hosts.values():
@@ -191,20 +183,7 @@ def _pass(
                     return
                 p = h.queue.popleft()
             outcome = outcomes[p.name]
-            try:
-                execute_target(
-                    h, p, workspace, local_cpu, reporter, outcome, build_only, rebuild, gate
-                )
-                outcome.ok = True
-            except ArchbenchError as exc:
-                outcome.message = str(exc)
-            except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-                outcome.message = f"host {h.name}: {redact(str(exc))}"
-            except Exception as exc:
-                # A worker that died would leave "not started". The SDK's ssh
-                # transport can fail with bare OSError/ValueError
-                # when its ssh process is gone; the target must say it failed.
-                outcome.message = f"host {h.name}: {type(exc).__name__}: {redact(str(exc))}"
+            _carry_out(h, p, workspace, local_cpu, reporter, outcome, options, gate)
             if cancel.is_set() and not outcome.ok:
                 outcome.message = "interrupted"
             elif not outcome.ok and not answers(h.client):
@@ -222,6 +201,66 @@ def _pass(
         for h in hosts.values()
         for slot in range(min(h.slots, len(h.queue)))
     ]
+    _join(threads, cancel, gate, list(hosts.values()), workspace.run_id)
+    return [outcomes[p.name] for p in plans]
+
+
+def _keep_complete(
+    p: TargetPlan, workspace: Workspace, o: TargetOutcome, reporter: Reporter
+) -> None:
+    # --resume: the target's results in this run are complete; they are its outcome.
+    o.ok, o.skipped, o.message = True, True, "complete in this run; kept (--resume)"
+    o.result_paths = [
+        workspace.store.path_for(workspace.run_id, p.name, i) for i in range(1, p.repeat + 1)
+    ]
+    o.result_path = o.result_paths[0]
+    reporter.finish(p.name, True, o.message)
+
+
+def _carry_out(
+    h: HostState,
+    p: TargetPlan,
+    workspace: Workspace,
+    local_cpu: str,
+    reporter: Reporter,
+    outcome: TargetOutcome,
+    options: RunOptions,
+    gate: ContainerGate,
+) -> None:
+    # A target's own failure is its outcome's message, never raised to the worker.
+    try:
+        execute_target(
+            h,
+            p,
+            workspace,
+            local_cpu,
+            reporter,
+            outcome,
+            options.build_only,
+            options.rebuild,
+            gate,
+        )
+        outcome.ok = True
+    except ArchbenchError as exc:
+        outcome.message = str(exc)
+    except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
+        outcome.message = f"host {h.name}: {redact(str(exc))}"
+    except Exception as exc:
+        # A worker that died would leave "not started". The SDK's ssh
+        # transport can fail with bare OSError/ValueError
+        # when its ssh process is gone; the target must say it failed.
+        outcome.message = f"host {h.name}: {type(exc).__name__}: {redact(str(exc))}"
+
+
+def _join(
+    threads: Sequence[threading.Thread],
+    cancel: threading.Event,
+    gate: ContainerGate,
+    hosts: Sequence[HostState],
+    run_id: str,
+) -> None:
+    # Start the workers and wait for them; on Ctrl-C, remove every container of the
+    # run on every host before KeyboardInterrupt propagates.
     for t in threads:
         t.start()
     try:
@@ -233,17 +272,16 @@ def _pass(
         # Once the gate is closed and no create is in flight, the run has every
         # container it will ever have, so one sweep per host removes them all.
         drained = gate.close(timeout=60)
-        for h in hosts.values():
-            remove_run_containers(h.client, workspace.run_id)
+        for h in hosts:
+            remove_run_containers(h.client, run_id)
         for t in threads:
             t.join(timeout=10)
         if not drained:
             # A create hung on an engine that stopped answering; it may have
             # landed since.
-            for h in hosts.values():
-                remove_run_containers(h.client, workspace.run_id)
+            for h in hosts:
+                remove_run_containers(h.client, run_id)
         raise
-    return [outcomes[p.name] for p in plans]
 
 
 def lost_connection(

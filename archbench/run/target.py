@@ -1,17 +1,22 @@
-"""One target's stages on its host, from preflight to stored results.
+"""One target's run on its host as a list of steps, from preflight to stored results.
 
-:func:`execute_target` runs the stages of one :class:`archbench.run.planning.TargetPlan`
-(emulation preflight, base, image, smoke test, harness runs, instruction counts)
-on a host whose state (:class:`HostState`) its worker threads share, timing each
-stage and filling in the target's :class:`TargetOutcome`. :class:`Workspace` names
-where a run writes: the results store, its run id, logs and scratch space.
+:func:`execute_target` runs one :class:`archbench.run.planning.TargetPlan` on a host
+whose state (:class:`HostState`) its worker threads share. Its work is planned first
+as a list of :class:`Step` (:func:`plan_steps`: preflight, source, base, smoke,
+image, the harness runs, the counting stages), each a function of one
+:class:`TargetContext`; :func:`run_steps` runs them, announcing each stage to the
+progress display and timing it into the target's :class:`TargetOutcome`, so that
+the steps themselves never touch the stage bookkeeping. What differs between a
+native, an emulated and a remote target is the target's
+:class:`archbench.run.kinds.TargetKind`. :class:`Workspace` names where a run
+writes: the results store, its run id, logs and scratch space.
 :func:`archbench.run.schedule.execute` schedules the targets and their hosts.
 
-The counting stage (``--metric instructions``, :func:`count_target`) builds (or
-reuses) the counting layer over the target's benchmark image
-(:mod:`archbench.build.counter`), runs the harness in it with ``--count-with`` so
-that the drivers run under the counting QEMU, and stores each container run as
-``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
+The counting stages (``--metric instructions``) build (or reuse) the counting layer
+over the target's benchmark image (:func:`build_counting_layer`,
+:mod:`archbench.build.counter`), run the harness in it with ``--count-with`` so that
+the drivers run under the counting QEMU (:func:`count_once`), and store each container
+run as ``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
 The suites whose drivers archbench owns are counted (:data:`archbench.suites.COUNTED_SUITES`:
 blindsig, rsa-large, sodium); suites that run foreign programs (openssl speed,
 gpg, GNUnet's perf programs, Taler's helpers) are not.
@@ -27,9 +32,8 @@ import tempfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -39,8 +43,10 @@ import docker
 from archbench import upstream as importer
 from archbench.build import (
     COUNTER_IN_IMAGE,
+    BaseImage,
     Builder,
     CounterTools,
+    CountingImage,
     CrossBuild,
     CrossPlan,
     GnunetBuild,
@@ -65,6 +71,7 @@ from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import Execution, Result, ResultStore, TargetInfo
 from archbench.run.containers import ContainerGate, emulated_cpu, run_harness, smoke_test
+from archbench.run.kinds import TargetKind, kind_of
 from archbench.run.planning import TargetPlan
 from archbench.run.progress import (
     Reporter,
@@ -76,7 +83,7 @@ from archbench.run.progress import (
     stage_key,
     suite_key,
 )
-from archbench.suites import COUNTED_SUITES, GNUNET_PERF
+from archbench.suites import COUNTED_SUITES, GNUNET_PERF, Suites
 
 
 @dataclass
@@ -135,6 +142,80 @@ class HostState:
     """The endpoint without user names (``ssh://box:22``), for messages."""
 
 
+@dataclass
+class TargetContext:
+    """What one target's steps share: the target's givens, then what the steps make.
+
+    The first block is set by :func:`execute_target`; the rest starts empty and is
+    filled in by the steps in their order (a step reads only what an earlier step of
+    the same list wrote: :func:`plan_steps` decides that order).
+    """
+
+    host: HostState
+    plan: TargetPlan
+    ws: Workspace
+    reporter: Reporter
+    outcome: TargetOutcome
+    kind: TargetKind
+    builder: Builder
+    durations: TimingStore
+    local_cpu: str
+    gate: ContainerGate | None
+    image_key: str
+    """The stored-duration key of the image stage; a source build names its own."""
+
+    reused: bool = False
+    """Set by a stage with an estimate: it found its image up to date (no time stored)."""
+    tools: Future[CounterTools] | None = None
+    qemu: str | None = None
+    qemu_cpu: str | None = None
+    gnunet_build: GnunetBuild | None = None
+    taler_build: TalerBuild | None = None
+    base: BaseImage | None = None
+    warming: Future[bool] | None = None
+    cross_plan: CrossPlan | None = None
+    build_base_id: str = ""
+    spec: ImageSpec | None = None
+    image_id: str = ""
+    image_tag: str = ""
+    run_image: str = ""
+    """What the harness runs: the image's tag, or an archived image's id."""
+    base_tag: str | None = None
+    base_built: str | None = None
+    execution: Execution | None = None
+    target: TargetInfo | None = None
+    count_suites: Suites | None = None
+    layer: CountingImage | None = None
+    paths: list[Path] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    """Suite -> its error, of the suites that failed in a run."""
+
+    @property
+    def name(self) -> str:
+        """The target's name, the row of the progress display."""
+        return self.plan.name
+
+    @property
+    def arch(self) -> Arch:
+        """The target's architecture."""
+        return self.plan.target.arch
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a target's run: ``do(ctx)`` under a stage of the progress display.
+
+    ``stage`` None: bookkeeping between stages (nothing shown, no time taken, no
+    Ctrl-C check). ``estimate``: the key of the stage's stored duration, read when the
+    stage starts (its last time is the ETA shown) and written when the stage built
+    something (``ctx.reused`` false).
+    """
+
+    stage: str | None
+    do: Callable[[TargetContext], None]
+    estimate: Callable[[TargetContext], str] | None = None
+
+
 def execute_target(
     h: HostState,
     p: TargetPlan,
@@ -148,10 +229,11 @@ def execute_target(
 ) -> None:
     """Carry out one target on its host: preflight, base, image, smoke test, harness runs.
 
-    Each harness container run is stored the moment it ends; with ``instructions``
-    in ``p.metrics`` the counting stage follows (:func:`count_target`).
-    ``outcome`` is filled in as the target goes (stage, seconds per stage, result
-    paths, message); ``gate`` closed means Ctrl-C: no new stage starts.
+    The steps are planned first (:func:`plan_steps`), then run in order by
+    :func:`run_steps`. Each harness container run is stored the moment it ends; with
+    ``instructions`` in ``p.metrics`` the counting stages follow. ``outcome`` is filled
+    in as the target goes (stage, seconds per stage, result paths, message); ``gate``
+    closed means Ctrl-C: no new stage starts.
 
     Raises:
         ArchbenchError: the target failed (a failed suite is a :class:`HarnessError`
@@ -159,215 +241,354 @@ def execute_target(
         docker.errors.DockerException, requests.exceptions.RequestException: the
             engine failed or stopped answering (the caller names the host).
     """
-    name, arch, client = p.name, p.target.arch, h.client
     outcome.message = ""
-    durations = TimingStore(ws.work_dir)
-    base_key = stage_key("base", p.host_name, p.target.base, arch.key)
-    image_key = stage_key("image", p.host_name, p.target.profile, arch.key)
-
-    def on_line(text: str) -> None:
-        reporter.line(name, text)
-
-    def timed(stage: str, eta_key: str | None = None) -> _Timer:
-        if gate is not None and gate.closed:
-            raise Interrupted("interrupted")
-        outcome.stage = stage
-        reporter.stage(name, stage)
-        if eta_key is not None:
-            last = durations.get(eta_key)
-            said = f"last build took {format_seconds(last)}" if last is not None else "first build"
-            reporter.progress(
-                name, f"{stage}: reused if up to date, else built ({said})", last, stage
-            )
-        return _Timer(outcome.seconds, stage)
-
+    kind = kind_of(p)
     builder = Builder(
-        client,
+        h.client,
         ws.work_dir,
         ws.log_dir,
-        on_line,
+        lambda text: reporter.line(p.name, text),
         rebuild=rebuild,
-        apt_proxy=None if p.remote else ws.apt_proxy,  # the cache is this machine's
+        apt_proxy=kind.apt_proxy(ws.apt_proxy),
         network_mode=p.host.build_network if p.host else None,
     )
-    tools: Future[CounterTools] | None = None
+    ctx = TargetContext(
+        host=h,
+        plan=p,
+        ws=ws,
+        reporter=reporter,
+        outcome=outcome,
+        kind=kind,
+        builder=builder,
+        durations=TimingStore(ws.work_dir),
+        local_cpu=local_cpu,
+        gate=gate,
+        image_key=stage_key("image", p.host_name, p.target.profile, p.target.arch.key),
+    )
+    run_steps(plan_steps(p, kind, build_only), ctx)
+
+
+def plan_steps(p: TargetPlan, kind: TargetKind, build_only: bool) -> list[Step]:
+    """The steps of ``p``'s run, in order, decided from the plan before anything runs.
+
+    An archived image (``--from-archive``) is loaded and run by id: no source, base or
+    build; otherwise the image is built (``build_only``: the steps end there). Then the
+    harness runs (``time`` in ``p.metrics``: one per repeat, or per round when
+    interleaved), the counting stages (``instructions``) and the results' summary.
+    """
+    steps: list[Step] = []
     if "instructions" in p.metrics:
-        # The counter tools need nothing of the target: built beside its base and image.
-        tools = side_by_side(
-            reporter,
-            name,
-            "count tools",
-            builder,
-            ensure_counter_tools,
-            (durations, stage_key("image", p.host_name, "count-tools", "amd64"), ws.run_id),
-        )
-    qemu = qemu_cpu = None
-    if p.emulated and not p.remote:
-        # binfmt_misc of this machine matters only for the local engine; on a
-        # remote host the smoke test below is the check.
-        with timed("preflight"):
-            qemu = check_emulation(arch).qemu_version
-    gnunet_build: GnunetBuild | None = None
-    taler_build: TalerBuild | None = None
+        steps.append(Step(None, start_counter_tools))
+    if kind.checks_binfmt:
+        steps.append(Step("preflight", check_binfmt))
     if p.archived is not None:
-        # The archived image, loaded and checked by id, is run by id: no base, no build.
-        with timed("image"):
-            image_id = run_image = check_image(client, p.archived.entry)
-        image_tag, base_tag = p.archived.entry.tag, p.archived.entry.base_image
-        base_built = p.archived.entry.base_built
-        if p.emulated:
-            with timed("smoke"):
-                smoke_test(client, image_id, arch, run_id=ws.run_id, gate=gate)
-                qemu_cpu = emulated_cpu(client, image_id, arch, run_id=ws.run_id, gate=gate)
+        steps.append(Step("image", load_archived))
+        if kind.emulated:
+            steps.append(Step("smoke", smoke_archived))
     else:
-        gnunet_perf = GNUNET_PERF.name in p.suites.enabled()
-        if p.gnunet.kind != "debian":
-            # First: a sha256 that differs or a ref that names nothing ends the target
-            # before a base is bootstrapped.
-            with timed("source"):
-                gnunet_build = source_build(p, ws)
-            # A source build takes minutes more than the packaged library: its own estimate.
-            image_key = stage_key(
-                "image", p.host_name, f"{p.target.profile}+gnunet-source", arch.key
-            )
-        if p.taler is not None:
-            with timed("taler source"):
-                taler_build = taler_source_build(p, ws)
-            image_key = stage_key("image", p.host_name, f"{p.target.profile}+taler", arch.key)
-
-        def cross_base(b: Builder) -> tuple[CrossPlan | None, str]:
-            # Emulated targets: the drivers are cross-compiled from the same release's
-            # base for the engine's own architecture (archbench.build.cross).
-            return prepare_cross(
-                b,
-                base_name=p.target.base,
-                base=p.base,
-                target_arch=arch,
-                engine_arch=h.arch,
-                packages=p.packages,
-                emulated=p.emulated and not p.remote,
-                has_recipe=p.recipe is not None,
-                gnunet_perf=gnunet_perf,
-                gnunet=gnunet_build,
-                taler=taler_build is not None,
-            )
-
-        def cross_prefix(b: Builder, crossing: Future[tuple[CrossPlan | None, str]]) -> bool:
-            # While the target's base bootstraps: the cross stage's toolchain and compile,
-            # which need nothing of that base (the engine's layer cache keeps them).
-            plan, build_base_id = crossing.result()
-            if plan is None:
-                return False
-            return warm_cross_stage(
-                b, plan, build_base_id, f"{name}.cross-prefix.log", gnunet_build, taler_build
-            )
-
-        with timed("base", base_key):
-            # The engine's own base bootstraps beside the target's: one is mostly QEMU
-            # on one core, the other downloads and unpacks natively.
-            emulated_here = p.emulated and not p.remote
-            crossing = warming = None
-            if emulated_here:
-                crossing = side_by_side(
-                    reporter,
-                    name,
-                    "build base",
-                    builder,
-                    cross_base,
-                    (
-                        durations,
-                        stage_key("base", p.host_name, p.target.base, h.arch.key),
-                        ws.run_id,
-                    ),
-                )
-                warming = side_by_side(
-                    reporter,
-                    name,
-                    "cross prefix",
-                    builder,
-                    functools.partial(cross_prefix, crossing=crossing),
-                    (
-                        durations,
-                        stage_key("image", p.host_name, "cross-prefix", arch.key),
-                        ws.run_id,
-                    ),
-                )
-            base = ensure_base(builder, p.target.base, p.base, arch)
-            cross_plan, build_base_id = (
-                crossing.result() if crossing is not None else cross_base(builder)
-            )
-        if not base.reused:
-            durations.record(base_key, outcome.seconds["base"], ws.run_id)
-        if p.emulated:
-            with timed("smoke"):
-                with h.lock:
-                    first = arch not in h.smoked
-                if first:
-                    smoke_test(client, base.tag, arch, run_id=ws.run_id, gate=gate)
-                    with h.lock:
-                        h.smoked.add(arch)
-                qemu_cpu = emulated_cpu(client, base.tag, arch, run_id=ws.run_id, gate=gate)
-
-        def plan_spec(built: CrossBuild | None) -> ImageSpec:
-            return plan_image(
-                arch,
-                p.target.profile,
-                p.packages,
-                base.tag,
-                base.image_id,
-                recipe=p.recipe,
-                gnunet_perf=gnunet_perf,
-                cross=built,
-                gnunet=gnunet_build,
-                taler=taler_build,
-            )
-
-        if taler_build is not None and p.emulated and cross_plan is None:
-            # Nothing is compiled under QEMU: without a cross stage the exchange would be.
-            raise ImageBuildError(
-                f"{name}: the exchange (taler: source) of an emulated target is cross-compiled "
-                "on an amd64 engine; this engine or profile has no cross stage (a profile with "
-                "build-essential or a recipe, or an engine that is not amd64)"
-            )
-        with timed("image", image_key):
-            if warming is not None:
-                # The cross stage would build the same steps again beside the warm-up.
-                with contextlib.suppress(Exception):
-                    warming.result()
-            spec, image_id, reused = ensure_target_image(
-                builder,
-                plan_spec,
-                cross_plan,
-                build_base_id,
-                target_base=base.tag,
-                name=name,
-                gnunet=gnunet_build,
-                taler=taler_build,
-            )
-        if not reused:
-            durations.record(image_key, outcome.seconds["image"], ws.run_id)
+        steps += _build_steps(p, kind)
         if build_only:
-            outcome.message = f"image {spec.tag} ({'up to date' if reused else 'built'})"
-            if tools is not None:
-                # Built before anything is measured; a failure is the count stage's to
-                # report (after the times are stored), not the build pass's.
-                with contextlib.suppress(Exception):
-                    tools.result()
-            return
-        image_tag = run_image = spec.tag
-        base_tag, base_built = base.tag, base.built or None
+            return [*steps, Step(None, end_build_only)]
+    steps.append(Step(None, describe))
+    start = p.first_repeat
+    for index in range(start, start + p.repeat if "time" in p.metrics else start):
+        if p.interleaved is not None:
+            stage = f"round {index}"
+        else:
+            stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
+        steps.append(Step(stage, functools.partial(run_once, index=index, stage=stage)))
+    if "instructions" in p.metrics:
+        steps += _count_steps(p)
+    steps.append(Step(None, summarise))
+    return steps
+
+
+def _build_steps(p: TargetPlan, kind: TargetKind) -> list[Step]:
+    steps: list[Step] = []
+    if p.gnunet.kind != "debian":
+        # First: a sha256 that differs or a ref that names nothing ends the target
+        # before a base is bootstrapped.
+        steps.append(Step("source", gnunet_source))
+    if p.taler is not None:
+        steps.append(Step("taler source", taler_source))
+    base_key = stage_key("base", p.host_name, p.target.base, p.target.arch.key)
+    base = bootstrap_bases if kind.cross_compiles else bootstrap_base
+    steps.append(Step("base", base, lambda _: base_key))
+    if kind.emulated:
+        steps.append(Step("smoke", smoke_base))
+    if p.taler is not None and kind.emulated:
+        steps.append(Step(None, check_taler_cross))
+    steps.append(Step("image", build_image, lambda ctx: ctx.image_key))
+    return steps
+
+
+def _count_steps(p: TargetPlan) -> list[Step]:
+    planned = p.suites if p.count_suites is None else p.count_suites
+    if not any(name in COUNTED_SUITES for name in planned.enabled()):
+        return [Step(None, choose_counted)]
+    counts = [
+        Step(
+            "count" if p.repeat == 1 else f"count {index}/{p.repeat}",
+            functools.partial(count_once, index=index),
+        )
+        for index in range(1, p.repeat + 1)
+    ]
+    return [Step(None, choose_counted), Step("count image", build_counting_layer), *counts]
+
+
+def run_steps(steps: Sequence[Step], ctx: TargetContext) -> None:
+    """Run ``steps`` in order; announce each stage to the progress display and time it.
+
+    A stage starts only while the gate is open; its wall time (s) goes to
+    ``ctx.outcome.seconds`` even when it fails; a stage with an estimate announces its
+    last time and stores its own when it built something.
+
+    Raises:
+        Interrupted: the gate closed before a stage started.
+        ArchbenchError, docker.errors.DockerException: as the failing step.
+    """
+    for step in steps:
+        if step.stage is None:
+            step.do(ctx)
+            continue
+        key = step.estimate(ctx) if step.estimate is not None else None
+        _announce(ctx, step.stage, key)
+        ctx.reused = False
+        started = time.monotonic()
+        try:
+            step.do(ctx)
+        finally:
+            ctx.outcome.seconds[step.stage] = time.monotonic() - started
+        if key is not None and not ctx.reused:
+            ctx.durations.record(key, ctx.outcome.seconds[step.stage], ctx.ws.run_id)
+
+
+def _announce(ctx: TargetContext, stage: str, key: str | None) -> None:
+    if ctx.gate is not None and ctx.gate.closed:
+        raise Interrupted("interrupted")
+    ctx.outcome.stage = stage
+    ctx.reporter.stage(ctx.name, stage)
+    if key is not None:
+        last = ctx.durations.get(key)
+        said = f"last build took {format_seconds(last)}" if last is not None else "first build"
+        ctx.reporter.progress(
+            ctx.name, f"{stage}: reused if up to date, else built ({said})", last, stage
+        )
+
+
+def start_counter_tools(ctx: TargetContext) -> None:
+    """Start building the counter tools beside the target: they need nothing of it."""
+    key = stage_key("image", ctx.plan.host_name, "count-tools", "amd64")
+    ctx.tools = side_by_side(
+        ctx.reporter,
+        ctx.name,
+        "count tools",
+        ctx.builder,
+        ensure_counter_tools,
+        (ctx.durations, key, ctx.ws.run_id),
+    )
+
+
+def check_binfmt(ctx: TargetContext) -> None:
+    """``preflight``: this machine's binfmt_misc runs the target's architecture."""
+    ctx.qemu = check_emulation(ctx.arch).qemu_version
+
+
+def load_archived(ctx: TargetContext) -> None:
+    """``image``: the archived image, loaded and checked by id, is run by id."""
+    archived = ctx.plan.archived
+    assert archived is not None, "planned for archived targets only"
+    entry = archived.entry
+    ctx.image_id = ctx.run_image = check_image(ctx.host.client, entry)
+    ctx.image_tag, ctx.base_tag, ctx.base_built = entry.tag, entry.base_image, entry.base_built
+
+
+def smoke_archived(ctx: TargetContext) -> None:
+    """``smoke``: the archived image runs under QEMU; QEMU's CPU model is noted."""
+    client, run_id = ctx.host.client, ctx.ws.run_id
+    smoke_test(client, ctx.image_id, ctx.arch, run_id=run_id, gate=ctx.gate)
+    ctx.qemu_cpu = emulated_cpu(client, ctx.image_id, ctx.arch, run_id=run_id, gate=ctx.gate)
+
+
+def gnunet_source(ctx: TargetContext) -> None:
+    """``source``: the GNUnet source resolved and packed (:func:`source_build`)."""
+    p = ctx.plan
+    ctx.gnunet_build = source_build(p, ctx.ws)
+    # A source build takes minutes more than the packaged library: its own estimate.
+    profile = f"{p.target.profile}+gnunet-source"
+    ctx.image_key = stage_key("image", p.host_name, profile, ctx.arch.key)
+
+
+def taler_source(ctx: TargetContext) -> None:
+    """``taler source``: the exchange's source resolved and packed."""
+    p = ctx.plan
+    ctx.taler_build = taler_source_build(p, ctx.ws)
+    ctx.image_key = stage_key("image", p.host_name, f"{p.target.profile}+taler", ctx.arch.key)
+
+
+def bootstrap_base(ctx: TargetContext) -> None:
+    """``base``: the target's base, bootstrapped or reused, and the cross plan (for a
+    kind that does not cross-compile: none, unless the profile builds drivers natively)."""
+    p = ctx.plan
+    ctx.base = ensure_base(ctx.builder, p.target.base, p.base, ctx.arch)
+    ctx.cross_plan, ctx.build_base_id = _cross_base(ctx, ctx.builder)
+    ctx.reused = ctx.base.reused
+
+
+def bootstrap_bases(ctx: TargetContext) -> None:
+    """``base`` of a kind that cross-compiles: the target's base, and the engine's own
+    base bootstrapped beside it (one is mostly QEMU on one core, the other downloads and
+    unpacks natively), with the cross stage's toolchain warming up beside both."""
+    p, h = ctx.plan, ctx.host
+    engine_base = stage_key("base", p.host_name, p.target.base, h.arch.key)
+    crossing = side_by_side(
+        ctx.reporter,
+        ctx.name,
+        "build base",
+        ctx.builder,
+        functools.partial(_cross_base, ctx),
+        (ctx.durations, engine_base, ctx.ws.run_id),
+    )
+    prefix = stage_key("image", p.host_name, "cross-prefix", ctx.arch.key)
+    ctx.warming = side_by_side(
+        ctx.reporter,
+        ctx.name,
+        "cross prefix",
+        ctx.builder,
+        functools.partial(_cross_prefix, ctx, crossing=crossing),
+        (ctx.durations, prefix, ctx.ws.run_id),
+    )
+    ctx.base = ensure_base(ctx.builder, p.target.base, p.base, ctx.arch)
+    ctx.cross_plan, ctx.build_base_id = crossing.result()
+    ctx.reused = ctx.base.reused
+
+
+def _cross_base(ctx: TargetContext, b: Builder) -> tuple[CrossPlan | None, str]:
+    # Emulated targets: the drivers are cross-compiled from the same release's
+    # base for the engine's own architecture (archbench.build.cross).
+    p = ctx.plan
+    return prepare_cross(
+        b,
+        base_name=p.target.base,
+        base=p.base,
+        target_arch=ctx.arch,
+        engine_arch=ctx.host.arch,
+        packages=p.packages,
+        emulated=ctx.kind.cross_compiles,
+        has_recipe=p.recipe is not None,
+        gnunet_perf=GNUNET_PERF.name in p.suites.enabled(),
+        gnunet=ctx.gnunet_build,
+        taler=ctx.taler_build is not None,
+    )
+
+
+def _cross_prefix(
+    ctx: TargetContext, b: Builder, crossing: Future[tuple[CrossPlan | None, str]]
+) -> bool:
+    # While the target's base bootstraps: the cross stage's toolchain and compile,
+    # which need nothing of that base (the engine's layer cache keeps them).
+    plan, build_base_id = crossing.result()
+    if plan is None:
+        return False
+    log = f"{ctx.name}.cross-prefix.log"
+    return warm_cross_stage(b, plan, build_base_id, log, ctx.gnunet_build, ctx.taler_build)
+
+
+def smoke_base(ctx: TargetContext) -> None:
+    """``smoke``: the base runs under QEMU (once per host and architecture); QEMU's CPU
+    model is noted for every target."""
+    h, arch, run_id = ctx.host, ctx.arch, ctx.ws.run_id
+    assert ctx.base is not None, "planned after the base"
+    with h.lock:
+        first = arch not in h.smoked
+    if first:
+        smoke_test(h.client, ctx.base.tag, arch, run_id=run_id, gate=ctx.gate)
+        with h.lock:
+            h.smoked.add(arch)
+    ctx.qemu_cpu = emulated_cpu(h.client, ctx.base.tag, arch, run_id=run_id, gate=ctx.gate)
+
+
+def check_taler_cross(ctx: TargetContext) -> None:
+    """Nothing is compiled under QEMU: without a cross stage the exchange would be.
+
+    Raises:
+        ImageBuildError: an emulated target builds the exchange from source but this
+            engine or profile has no cross stage.
+    """
+    if ctx.cross_plan is None:
+        raise ImageBuildError(
+            f"{ctx.name}: the exchange (taler: source) of an emulated target is "
+            "cross-compiled on an amd64 engine; this engine or profile has no cross stage "
+            "(a profile with build-essential or a recipe, or an engine that is not amd64)"
+        )
+
+
+def build_image(ctx: TargetContext) -> None:
+    """``image``: the target's benchmark image, built or reused."""
+    base = ctx.base
+    assert base is not None, "planned after the base"
+    if ctx.warming is not None:
+        # The cross stage would build the same steps again beside the warm-up.
+        with contextlib.suppress(Exception):
+            ctx.warming.result()
+    ctx.spec, ctx.image_id, ctx.reused = ensure_target_image(
+        ctx.builder,
+        functools.partial(_plan_spec, ctx, base),
+        ctx.cross_plan,
+        ctx.build_base_id,
+        target_base=base.tag,
+        name=ctx.name,
+        gnunet=ctx.gnunet_build,
+        taler=ctx.taler_build,
+    )
+    ctx.image_tag = ctx.run_image = ctx.spec.tag
+    ctx.base_tag, ctx.base_built = base.tag, base.built or None
+
+
+def _plan_spec(ctx: TargetContext, base: BaseImage, built: CrossBuild | None) -> ImageSpec:
+    p = ctx.plan
+    return plan_image(
+        ctx.arch,
+        p.target.profile,
+        p.packages,
+        base.tag,
+        base.image_id,
+        recipe=p.recipe,
+        gnunet_perf=GNUNET_PERF.name in p.suites.enabled(),
+        cross=built,
+        gnunet=ctx.gnunet_build,
+        taler=ctx.taler_build,
+    )
+
+
+def end_build_only(ctx: TargetContext) -> None:
+    """``--build-only``: the image is the target's outcome (right after the image step,
+    whose ``reused`` it reads)."""
+    assert ctx.spec is not None, "planned after the image"
+    ctx.outcome.message = f"image {ctx.spec.tag} ({'up to date' if ctx.reused else 'built'})"
+    if ctx.tools is not None:
+        # Built before anything is measured; a failure is the count stage's to
+        # report (after the times are stored), not the build pass's.
+        with contextlib.suppress(Exception):
+            ctx.tools.result()
+
+
+def describe(ctx: TargetContext) -> None:
+    """The facts every result of the target carries: how it was executed, what it is."""
+    p, h, client = ctx.plan, ctx.host, ctx.host.client
     info = client.info()
-    execution = Execution(
+    digests = client.images.get(ctx.image_id).attrs.get("RepoDigests") or []
+    ctx.execution = Execution(
         emulated=p.emulated,
         host_arch=h.arch.key,
-        host_cpu=local_cpu if not p.remote else "",
-        qemu_version=qemu,
-        qemu_cpu=qemu_cpu,
-        image_id=image_id,
-        image_tag=image_tag,
-        image_digest=next(iter(client.images.get(image_id).attrs.get("RepoDigests") or []), None),
-        base_image=base_tag,
-        base_built=base_built,
+        host_cpu=ctx.kind.host_cpu(ctx.local_cpu),
+        qemu_version=ctx.qemu,
+        qemu_cpu=ctx.qemu_cpu,
+        image_id=ctx.image_id,
+        image_tag=ctx.image_tag,
+        image_digest=next(iter(digests), None),
+        base_image=ctx.base_tag,
+        base_built=ctx.base_built,
         docker_host=f"{h.name} ({p.host.display})" if p.host else LOCAL_HOST,
         engine_version=engine_version(client),
         host_kernel=str(info.get("KernelVersion") or "") or None,
@@ -378,92 +599,172 @@ def execute_target(
         interleaved=p.interleaved,
         archive=p.archived.ref if p.archived else None,
         gnunet_source=(
-            gnunet_build.provenance()
-            if gnunet_build is not None
+            ctx.gnunet_build.provenance()
+            if ctx.gnunet_build is not None
             else p.archived.entry.gnunet_source
             if p.archived is not None
             else None
         ),
-        taler_source=taler_build.provenance() if taler_build is not None else None,
+        taler_source=ctx.taler_build.provenance() if ctx.taler_build is not None else None,
     )
-    target = TargetInfo(
-        name=name,
-        arch=arch.key,
-        platform=arch.platform,
+    ctx.target = TargetInfo(
+        name=p.name,
+        arch=ctx.arch.key,
+        platform=ctx.arch.platform,
         base=p.target.base,
         profile=p.target.profile,
     )
-    ws.log_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    failed: dict[str, str] = {}
-    start = p.first_repeat
-    for index in range(start, start + p.repeat if "time" in p.metrics else start):
-        if p.interleaved is not None:
-            stage = f"round {index}"
+    ctx.ws.log_dir.mkdir(parents=True, exist_ok=True)
+
+
+def run_once(ctx: TargetContext, index: int, stage: str) -> None:
+    """``run``/``run i/n``/``round i``: one harness container run, stored as it ends.
+
+    The suites' progress lines feed the progress display's estimate; each suite's
+    duration is stored for the next run's; a failed suite is noted in ``ctx.failed``
+    (its rows missing) and the other suites' rows are kept.
+    """
+    p, ws = ctx.plan, ctx.ws
+    assert ctx.execution is not None and ctx.target is not None, "planned after describe"
+    started = time.time()
+    doc, stderr = run_harness(
+        ctx.host.client,
+        ctx.run_image,
+        ctx.arch,
+        p.suites,
+        run_id=ws.run_id,
+        cpuset=p.cpuset,
+        cpus=p.cpus,
+        on_line=_suite_progress(ctx, stage),
+        gate=ctx.gate,
+    )
+    ctx.outcome.run_windows.append((started, time.time()))
+    for suite_name, suite_run in doc.suites.items():
+        settings = p.suites.get(suite_name)
+        if settings is not None and not suite_run.error and suite_run.duration_s is not None:
+            key = suite_key(p.host_name, p.name, suite_name, settings)
+            ctx.durations.record(key, suite_run.duration_s, ws.run_id)
+    # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
+    # (the importer's) reads it.
+    doc = importer.add_gnunet_perf_rows(importer.add_taler_helper_rows(doc))
+    ctx.failed.update({s: run.error for s, run in doc.suites.items() if run.error})
+    suffix = "" if index == 1 else f".repeat-{index}"
+    (ws.log_dir / f"{p.name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
+    update: dict[str, object] = {"repeat_index": index, **ctx.kind.run_update(doc)}
+    result = Result(
+        run_id=ws.run_id,
+        target=ctx.target,
+        execution=ctx.execution.model_copy(update=update),
+        harness=doc,
+    )
+    # Each container run is stored as soon as it ends: an interruption
+    # later loses nothing already measured.
+    ctx.paths.append(ws.store.save(result))
+
+
+def _suite_progress(ctx: TargetContext, stage: str) -> Callable[[str], None]:
+    # The harness's suite lines move the stage's estimate (the step runner has
+    # announced the stage); its other lines are the target's log.
+    p, reporter = ctx.plan, ctx.reporter
+    expected = ctx.durations.suite_estimates(p.host_name, p.name, p.suites)
+    tracker = SuiteTracker(
+        expected, blindsig_labels(p.suites), adaptive=blindsig_adaptive(p.suites)
+    )
+    reporter.progress(p.name, "", tracker.remaining_s(), stage)
+
+    def on_line(text: str) -> None:
+        event = tracker.feed(text)
+        if event is None:
+            reporter.line(p.name, text)
         else:
-            stage = "run" if p.repeat == 1 else f"run {index}/{p.repeat}"
-        started = time.time()
-        expected = durations.suite_estimates(p.host_name, name, p.suites)
-        tracker = SuiteTracker(
-            expected, blindsig_labels(p.suites), adaptive=blindsig_adaptive(p.suites)
-        )
+            step = f"{stage} {event.suite} {event.done}/{event.total}"
+            reporter.progress(p.name, tracker.detail(), tracker.remaining_s(), step)
 
-        def on_run_line(text: str, tracker: SuiteTracker = tracker, stage: str = stage) -> None:
-            event = tracker.feed(text)
-            if event is None:
-                reporter.line(name, text)
-            else:
-                step = f"{stage} {event.suite} {event.done}/{event.total}"
-                reporter.progress(name, tracker.detail(), tracker.remaining_s(), step)
+    return on_line
 
-        with timed(stage):
-            reporter.progress(name, "", tracker.remaining_s(), stage)
-            doc, stderr = run_harness(
-                client,
-                run_image,
-                arch,
-                p.suites,
-                run_id=ws.run_id,
-                cpuset=p.cpuset,
-                cpus=p.cpus,
-                on_line=on_run_line,
-                gate=gate,
-            )
-        outcome.run_windows.append((started, time.time()))
-        for suite_name, suite_run in doc.suites.items():
-            settings = p.suites.get(suite_name)
-            if settings is not None and not suite_run.error and suite_run.duration_s is not None:
-                key = suite_key(p.host_name, name, suite_name, settings)
-                durations.record(key, suite_run.duration_s, ws.run_id)
-        # Taler's helper benchmarks and GNUnet's perf programs print text; one parser
-        # (the importer's) reads it.
-        doc = importer.add_gnunet_perf_rows(importer.add_taler_helper_rows(doc))
-        failed.update({s: run.error for s, run in doc.suites.items() if run.error})
-        suffix = "" if index == 1 else f".repeat-{index}"
-        (ws.log_dir / f"{name}{suffix}.harness.log").write_text(stderr, encoding="utf-8")
-        update: dict[str, object] = {"repeat_index": index}
-        if p.remote:
-            # Only the engine's own CPU can say what it is: inside the
-            # container /proc/cpuinfo is the remote host's.
-            update["host_cpu"] = doc.setup.cpu_model
-        result = Result(
-            run_id=ws.run_id,
-            target=target,
-            execution=execution.model_copy(update=update),
-            harness=doc,
+
+def choose_counted(ctx: TargetContext) -> None:
+    """The suites the counting stages count: those archbench owns the drivers of
+    (:data:`archbench.suites.COUNTED_SUITES`); the others are named as not counted."""
+    p, builder = ctx.plan, ctx.builder
+    planned = p.suites if p.count_suites is None else p.count_suites
+    enabled = list(planned.enabled())
+    chosen = [name for name in enabled if name in COUNTED_SUITES]
+    skipped = [name for name in enabled if name not in COUNTED_SUITES]
+    if skipped:
+        builder.say(
+            f"instructions: {', '.join(skipped)} not counted (they run programs archbench "
+            "does not own)"
         )
-        # Each container run is stored as soon as it ends: an interruption
-        # later loses nothing already measured.
-        paths.append(ws.store.save(result))
-    if "instructions" in p.metrics:
-        paths += count_target(builder, p, run_image, image_id, ws, execution, target, timed, tools)
+    if not chosen:
+        builder.say(
+            f"instructions: none of the counted suites ({', '.join(COUNTED_SUITES)}) is enabled"
+        )
+        return
+    ctx.count_suites = planned.only(chosen)
+
+
+def build_counting_layer(ctx: TargetContext) -> None:
+    """``count image``: the counting layer over the benchmark image, built or reused
+    (with the counter tools built beside the target, or here)."""
+    made = ctx.tools.result() if ctx.tools is not None else None
+    ctx.layer = ensure_counting_image(ctx.builder, ctx.run_image, ctx.image_id, ctx.arch, made)
+
+
+def count_once(ctx: TargetContext, index: int) -> None:
+    """``count``/``count i/n``: the counted suites run under the counting QEMU, stored
+    as ``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
+
+    Raises:
+        HarnessError: the harness fails in the counting layer (calibration not exact,
+            the driver failing under QEMU, counts that do not pair).
+    """
+    p, ws, layer = ctx.plan, ctx.ws, ctx.layer
+    assert layer is not None and ctx.count_suites is not None, "planned after the layer"
+    assert ctx.execution is not None and ctx.target is not None, "planned after describe"
+    doc, stderr = run_harness(
+        ctx.host.client,
+        layer.tag,
+        ctx.arch,
+        ctx.count_suites,
+        run_id=ws.run_id,
+        cpuset=p.cpuset,
+        on_line=ctx.builder.on_line,
+        extra_args=["--count-with", COUNTER_IN_IMAGE, "--count-cpu", p.count_cpu],
+    )
+    suffix = "" if index == 1 else f".repeat-{index}"
+    log = ws.log_dir / f"{p.name}.instructions{suffix}.harness.log"
+    log.write_text(stderr, encoding="utf-8")
+    update: dict[str, object] = {
+        "repeat_index": index,
+        "image_id": layer.image_id,
+        "image_tag": layer.tag,
+    }
+    result = Result(
+        run_id=ws.run_id,
+        target=ctx.target,
+        execution=ctx.execution.model_copy(update=update),
+        harness=doc,
+        metric="instructions",
+    )
+    ctx.paths.append(ws.store.save(result))
+
+
+def summarise(ctx: TargetContext) -> None:
+    """The target's outcome: its result paths; a failed suite fails the target.
+
+    Raises:
+        HarnessError: a suite failed in a run (its rows are missing; the other suites'
+            rows are saved).
+    """
+    outcome, paths = ctx.outcome, ctx.paths
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)
-    if failed:
+    if ctx.failed:
         # The rows of the suites that worked are saved; the target still fails
         # so that the exit status says something is missing.
-        problems = "; ".join(f"suite {s} failed: {e}" for s, e in failed.items())
+        problems = "; ".join(f"suite {s} failed: {e}" for s, e in ctx.failed.items())
         raise HarnessError(f"{problems} (the other suites' rows are saved in {outcome.message})")
 
 
@@ -530,86 +831,6 @@ def taler_source_build(p: TargetPlan, ws: Workspace) -> TalerBuild:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     return found
-
-
-def count_target(
-    builder: Builder,
-    p: TargetPlan,
-    bench_tag: str,
-    bench_id: str,
-    ws: Workspace,
-    execution: Execution,
-    target: TargetInfo,
-    timed: Callable[[str], AbstractContextManager[None]],
-    tools: Future[CounterTools] | None = None,
-) -> list[Path]:
-    """Count ``p``'s rows of the counted suites ``p.repeat`` times; return the result paths.
-
-    ``timed(stage)`` reports the stages ``count image`` and ``count`` to the
-    progress display; ``builder.on_line`` gets notes and the harness's lines;
-    ``execution`` is the timing run's, with the counting layer's image put in.
-    ``tools``: the counter tools being built beside the target (:func:`side_by_side`);
-    None: built here.
-
-    Raises:
-        BaseImageError, ImageBuildError: the counting layer cannot be built.
-        HarnessError: the harness fails in the counting layer (calibration
-            not exact, the driver failing under QEMU, counts that do not pair).
-    """
-    client = builder.client
-    planned = p.suites if p.count_suites is None else p.count_suites
-    enabled = list(planned.enabled())
-    chosen = [name for name in enabled if name in COUNTED_SUITES]
-    skipped = [name for name in enabled if name not in COUNTED_SUITES]
-    if skipped:
-        builder.say(
-            f"instructions: {', '.join(skipped)} not counted (they run programs archbench "
-            "does not own)"
-        )
-    if not chosen:
-        builder.say(
-            f"instructions: none of the counted suites ({', '.join(COUNTED_SUITES)}) is enabled"
-        )
-        return []
-    suites = planned.only(chosen)
-    with timed("count image"):
-        made = tools.result() if tools is not None else None
-        layer = ensure_counting_image(builder, bench_tag, bench_id, p.target.arch, made)
-    paths = []
-    for index in range(1, p.repeat + 1):
-        with timed("count" if p.repeat == 1 else f"count {index}/{p.repeat}"):
-            doc, stderr = run_harness(
-                client,
-                layer.tag,
-                p.target.arch,
-                suites,
-                run_id=ws.run_id,
-                cpuset=p.cpuset,
-                on_line=builder.on_line,
-                extra_args=[
-                    "--count-with",
-                    COUNTER_IN_IMAGE,
-                    "--count-cpu",
-                    p.count_cpu,
-                ],
-            )
-        suffix = "" if index == 1 else f".repeat-{index}"
-        log = ws.log_dir / f"{p.name}.instructions{suffix}.harness.log"
-        log.write_text(stderr, encoding="utf-8")
-        update: dict[str, object] = {
-            "repeat_index": index,
-            "image_id": layer.image_id,
-            "image_tag": layer.tag,
-        }
-        result = Result(
-            run_id=ws.run_id,
-            target=target,
-            execution=execution.model_copy(update=update),
-            harness=doc,
-            metric="instructions",
-        )
-        paths.append(ws.store.save(result))
-    return paths
 
 
 T = TypeVar("T")
@@ -682,14 +903,3 @@ def side_by_side(
 
     threading.Thread(target=run, name=row, daemon=True).start()
     return future
-
-
-class _Timer:
-    def __init__(self, sink: dict[str, float], stage: str) -> None:
-        self.sink, self.stage = sink, stage
-
-    def __enter__(self) -> None:
-        self.start = time.monotonic()
-
-    def __exit__(self, *exc: object) -> None:
-        self.sink[self.stage] = time.monotonic() - self.start

@@ -1,7 +1,7 @@
 """The host's result models keep every field the harness sends, and their schema accepts it.
 
 The harness document is built by the harness's own functions (as
-``test_harness.py`` builds it); the schema is generated from the host's
+``tests/harness_fakes.py`` builds it); the schema is generated from the host's
 pydantic models (:class:`archbench.result.HarnessDocument`).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-import test_harness
+from harness_fakes import calibrated_rows, harness_document
 from helpers import result
 
 from archbench.result import HarnessDocument, ResultStore, load
@@ -45,8 +45,8 @@ def _missing(sent: Any, kept: Any, path: str = "") -> list[str]:
 
 def _document() -> dict[str, Any]:
     """A harness document whose CS rows were calibrated and warmed up (harness functions)."""
-    doc = test_harness._document()
-    calibrated, _ = test_harness._calibrated_rows(1000)
+    doc = harness_document()
+    calibrated, _ = calibrated_rows(1000)
     doc["rows"] = [*calibrated, *(r for r in doc["rows"] if r["scheme"] != "CS")]
     out: dict[str, Any] = json.loads(json.dumps(doc))
     return out
