@@ -56,6 +56,13 @@ Operation = Literal[
 ]
 Scheme = Literal["CS", "RSA"]
 
+HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
+    {"helper_sequential_signing", "helper_parallel_signing", "helper_batch_signing"}
+)
+"""Security-module timings: the figure is the whole block ("100 parallel signature operations",
+"16 batch signature operations": one batch request of 16 signatures), so the block is part
+of the row's identity (:class:`RowKey`)."""
+
 NS_PER_MS: Final = 1_000_000
 """Nanoseconds per millisecond: every stored time is ns, the appendix prints ms."""
 
