@@ -31,7 +31,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Literal
 
 from archbench.analysis.comparison import (
     DEFAULT_CONFIDENCE,
@@ -278,9 +278,6 @@ def _intervals(
     out = {}
     for c in compare(side_a, side_b, confidence=confidence, control=False):
         if not math.isnan(c.low):
-            key = RowKey(arch, *(getattr(c.key, f) for f in _ROW_FIELDS))
+            key = dataclasses.replace(c.key, target=arch)
             out[key] = (c.ratio, c.low, c.high, c.p_value)
     return out
-
-
-_ROW_FIELDS: Final = ("suite", "scheme", "key_bits", "param", "operation", "processes")

@@ -199,10 +199,22 @@ def render_changes_markdown(changes: Sequence[tuple[str, RowKey, ChangePoint]]) 
     )
 
 
-def _order(key: RowKey) -> tuple[str, str, int, bool, int, str, str]:
-    """The appendix's order inside a target: operation, CS before RSA, RSA by size."""
+def _order(key: RowKey) -> tuple[str, str, int, int, bool, int, str, str, str, int]:
+    """The appendix's order inside a target: operation, block (a security module's 100
+    before its 800), CS before RSA, RSA by size."""
     rank = OPERATION_ORDER.index(key.operation) if key.operation in OPERATION_ORDER else 99
-    return (key.target, key.suite, rank, key.scheme != "CS", key.key_bits, key.param, key.operation)
+    return (
+        key.target,
+        key.suite,
+        rank,
+        key.block,
+        key.scheme != "CS",
+        key.key_bits,
+        key.param,
+        key.operation,
+        key.device,
+        key.bytes_per_op,
+    )
 
 
 def render_history_markdown(

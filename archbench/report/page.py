@@ -486,8 +486,11 @@ def _operation_figures(
 
 
 def _scheme_part(label: str, suite: str, words: str) -> str:
-    """``"RSA-2048"`` of ``"blindsig RSA-2048 signing"``: what tells a group's rows apart."""
-    inner = label.removeprefix(f"{suite} ").removesuffix(f" {words}").strip()
+    """``"RSA-2048"`` of ``"blindsig RSA-2048 signing"``, ``"CS, 800 ops"`` of
+    ``"security-module CS helper parallel signing, 800 ops"``: what tells a group's rows
+    apart (the label without its suite and operation words)."""
+    head, _, tail = label.removeprefix(f"{suite} ").rpartition(f" {words}")
+    inner = (head + tail).strip()
     return inner or label
 
 

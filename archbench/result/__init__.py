@@ -91,6 +91,7 @@ from archbench.result.paths import (
     write_texts,
 )
 from archbench.result.row import (
+    HELPER_OPERATIONS,
     MAX_KEY_BITS,
     MAX_NS,
     NS_PER_MS,
@@ -117,7 +118,6 @@ from archbench.result.store import (
 )
 from archbench.result.vocabulary import (
     COMPARISON_ROWS,
-    HELPER_OPERATIONS,
     OPERATION_GROUPS,
     OPERATION_ORDER,
     OPERATION_WORDING,

@@ -12,7 +12,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -55,6 +55,13 @@ Operation = Literal[
     "taler_verifying",
 ]
 Scheme = Literal["CS", "RSA"]
+
+HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
+    {"helper_sequential_signing", "helper_parallel_signing", "helper_batch_signing"}
+)
+"""Security-module timings: the figure is the whole block ("100 parallel signature operations",
+"16 batch signature operations": one batch request of 16 signatures), so the block is part
+of the row's identity (:class:`RowKey`)."""
 
 NS_PER_MS: Final = 1_000_000
 """Nanoseconds per millisecond: every stored time is ns, the appendix prints ms."""
@@ -255,9 +262,13 @@ class RowKey:
 
     ``key_bits`` 0 and ``param`` ``""`` stand for none; ``target`` is the target (or
     architecture) the row was measured on, ``""`` for a row across targets. Keys order
-    by these fields, in this order. Rows of one key that differ in block size or
-    device (a security module's 100 and 800 parallel signatures) share it: reports
-    that tell them apart place them by :class:`archbench.result.AppendixRow`.
+    by these fields, in this order. The last three tell apart rows that differ only in
+    what they measured beyond scheme and operation (issue 31): the block of a
+    security-module operation (Taler's 100 parallel signatures per forked client and
+    the 800 of all clients are two rows), a device other than the CPU, and bytes per
+    operation that ``param`` does not name. Each is 0 or ``""`` for rows without it, so
+    such rows keep the key (and label) they always had; a block that calibration chose
+    (every other suite) is no part of a row's identity.
     """
 
     target: str
@@ -267,25 +278,37 @@ class RowKey:
     param: str
     operation: str
     processes: int
+    block: int = 0
+    """Operations of a security-module block (:data:`HELPER_OPERATIONS`); 0 otherwise."""
+    device: str = ""
+    """:attr:`Row.device` when not ``cpu``; ``""`` for the CPU."""
+    bytes_per_op: int = 0
+    """:attr:`Row.bytes_per_op` when ``param`` does not already say it (gnupg's file
+    size); 0 otherwise (openssl-speed and sodium write ``1024 B`` in ``param``)."""
 
     @property
     def label(self) -> str:
-        """Human-readable row name, e.g. ``blindsig RSA-2048 key generation``."""
+        """Human-readable row name, e.g. ``blindsig RSA-2048 key generation``,
+        ``security-module CS helper parallel signing, 800 ops``,
+        ``gnupg RSA-2048 1048576 B decrypt on yubikey4``."""
         param = f" {self.param}" if self.param else ""
+        size = f" {self.bytes_per_op} B" if self.bytes_per_op else ""
         procs = f" ×{self.processes}" if self.processes > 1 else ""
+        device = f" on {self.device}" if self.device else ""
+        block = f", {self.block} op{'s' if self.block > 1 else ''}" if self.block else ""
         operation = self.operation.replace("_", " ")
-        return f"{self.suite} {scheme_id(self.scheme, self.key_bits)}{param} {operation}{procs}"
+        name = scheme_id(self.scheme, self.key_bits)
+        return f"{self.suite} {name}{param}{size} {operation}{procs}{device}{block}"
 
     @property
     def across(self) -> RowKey:
         """This key without its target: the same row on every target."""
-        return RowKey(
-            "", self.suite, self.scheme, self.key_bits, self.param, self.operation, self.processes
-        )
+        return replace(self, target="")
 
 
 def row_key(target: str, row: Row) -> RowKey:
     """The :class:`RowKey` of ``row`` measured on ``target`` (``""``: across targets)."""
+    size = row.bytes_per_op or 0
     return RowKey(
         target=target,
         suite=row.suite,
@@ -294,4 +317,7 @@ def row_key(target: str, row: Row) -> RowKey:
         param=row.param or "",
         operation=row.operation,
         processes=row.processes,
+        block=row.ops_per_block if row.operation in HELPER_OPERATIONS else 0,
+        device="" if row.device == "cpu" else row.device,
+        bytes_per_op=0 if row.param == f"{size} B" else size,
     )

@@ -12,17 +12,11 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple, get_args
 
-from archbench.result.row import Operation, scheme_text
+from archbench.result.row import HELPER_OPERATIONS, Operation, scheme_text
 
 OPERATION_ORDER: Final[tuple[Operation, ...]] = get_args(Operation)
 """The thesis appendix's row order (the order :data:`archbench.result.Operation` lists
 them in): operations in this order, CS before RSA, RSA by size."""
-
-HELPER_OPERATIONS: Final[frozenset[str]] = frozenset(
-    {"helper_sequential_signing", "helper_parallel_signing", "helper_batch_signing"}
-)
-"""Security-module timings: the figure is the whole block ("100 parallel signature operations",
-"16 batch signature operations": one batch request of 16 signatures)."""
 
 TALER_OPERATIONS: Final[tuple[Operation, ...]] = (
     "taler_key_generation",

@@ -15,7 +15,7 @@ from typing import get_args
 from abh.suites.blindsig_rules import CS_OPERATIONS, RSA_OPERATIONS, TALER_OPERATIONS
 from helpers import HARNESS_DIR
 
-from archbench.result import Operation, vocabulary
+from archbench.result import HELPER_OPERATIONS, Operation, vocabulary
 from archbench.suites import SUITE_NAMES, SUITE_TITLES
 from archbench.upstream import reference
 
@@ -34,9 +34,7 @@ def _c_names(variable: str) -> tuple[str, ...]:
 def test_harness_and_driver_name_the_host_operations_in_the_host_order() -> None:
     layer = set(vocabulary.TALER_OPERATIONS)
     blindsig = [
-        op
-        for op in vocabulary.OPERATION_ORDER
-        if op not in vocabulary.HELPER_OPERATIONS and op not in layer
+        op for op in vocabulary.OPERATION_ORDER if op not in HELPER_OPERATIONS and op not in layer
     ]
     assert list(CS_OPERATIONS) == blindsig
     # The layer's rows come last, in chain order, on both sides and in the driver.
@@ -68,7 +66,7 @@ def test_contract_and_reference_parser_use_the_host_wording() -> None:
     blindsig = {
         op: words
         for op, words in vocabulary.OPERATION_WORDING.items()
-        if op not in vocabulary.HELPER_OPERATIONS
+        if op not in HELPER_OPERATIONS
     }
     assert documented == blindsig
     # The thesis's cells are read with the vocabulary's wording, every operation of it
@@ -76,7 +74,7 @@ def test_contract_and_reference_parser_use_the_host_wording() -> None:
     for op, words in vocabulary.OPERATION_WORDING.items():
         if op in vocabulary.TALER_OPERATIONS:
             continue
-        helper = op in vocabulary.HELPER_OPERATIONS
+        helper = op in HELPER_OPERATIONS
         printed = f"100 {words}" if helper else f"10x {words}"
         assert reference.read_operation(printed, "test") == (
             op,
