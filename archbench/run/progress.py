@@ -70,6 +70,7 @@ from rich.text import Text
 
 from archbench.errors import HarnessError
 from archbench.inputs import load_json, read_text
+from archbench.result import scheme_id
 from archbench.suites import Suites
 
 
@@ -321,7 +322,7 @@ def blindsig_labels(suites: Suites) -> list[str]:
     b = suites.blindsig
     if b is None or not b.enabled:
         return []
-    rsa = [f"RSA-{bits}" for bits in b.rsa_bits] if "rsa" in b.schemes else []
+    rsa = [scheme_id("RSA", bits) for bits in b.rsa_bits] if "rsa" in b.schemes else []
     return (["CS"] if "cs" in b.schemes else []) + rsa
 
 

@@ -16,7 +16,7 @@ from helpers import result, row, synthetic_history
 
 from archbench.analysis import compare
 from archbench.report import render_history_markdown
-from archbench.report.page import assemble
+from archbench.report.page import anchor, assemble
 from archbench.result import Result, Row, RowKey, row_key
 
 RUN_A = "20261201T100000Z-aaaaaa"
@@ -131,3 +131,17 @@ def test_keys_of_rows_without_these_fields_stay_as_they_were() -> None:
     assert row_key("t", small) == row_key("t", large)
     sized = _row("sodium", "AES-256-GCM", "encrypt", 512, 90_000, param="1024 B", bytes_per_op=1024)
     assert row_key("t", sized).label == "sodium AES-256-GCM 1024 B encrypt"
+
+
+def test_page_ids_of_rows_without_these_fields_are_those_earlier_pages_had() -> None:
+    # The results page hashes a key's printed form into the row's id: a key of seven
+    # fields printed exactly as the seven-field dataclass did, and its id (computed with
+    # the code before the three fields existed) unchanged.
+    key = row_key("amd64", row("CS", "signing", [90_000, 90_001]))
+    assert repr(key) == (
+        "RowKey(target='amd64', suite='blindsig', scheme='CS', key_bits=0, param='', "
+        "operation='signing', processes=1)"
+    )
+    assert anchor("samples", "20260101T000000Z", "time", key) == "samples-7593a1d2cedc"
+    block = RowKey("amd64", "security-module", "CS", 0, "", "helper_parallel_signing", 1, 800)
+    assert repr(block).endswith("processes=1, block=800)")
