@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 from archbench.analysis import summarize
-from archbench.build import Builder, ensure_base, ensure_image, plan_image
 from archbench.hosts import connect
+from archbench.images import Builder, ensure_base, ensure_image, plan_image
 from archbench.matrix import load
 from archbench.platforms import Arch
 from archbench.result import HarnessDocument, ResultStore, parse_harness_output

@@ -57,7 +57,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 
-# mmdebstrap: the base images' bootstrap (archbench.build.bases); arch-test: mmdebstrap's
+# mmdebstrap: the base images' bootstrap (archbench.images.bases); arch-test: mmdebstrap's
 # check of a foreign architecture (a Recommends, which --no-install-recommends drops:
 # without it a riscv64 bootstrap stops with "install arch-test for foreign architecture
 # support"); debootstrap: the fallback where mmdebstrap is missing (Debian 11 and older).

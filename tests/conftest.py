@@ -14,8 +14,8 @@ import docker
 import pytest
 from helpers import CI_MATRIX, REPO
 
-from archbench.build import Builder, ensure_base, ensure_image, plan_image
 from archbench.hosts import engine
+from archbench.images import Builder, ensure_base, ensure_image, plan_image
 from archbench.matrix import load
 from archbench.platforms import Arch
 

@@ -51,7 +51,7 @@ import docker
 from docker.models.containers import Container
 from helpers import REPO, SHARED
 
-from archbench.build import resolve_apt_proxy
+from archbench.images import resolve_apt_proxy
 
 IMAGE_REPOSITORY = "archbench-pristine"
 LABEL = "org.archbench.pristine"

@@ -22,7 +22,6 @@ from typing import Any
 
 from archbench.analysis import metric_names, parse_metrics
 from archbench.archive import VerifiedArchive
-from archbench.build import resolve_apt_proxy
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -55,6 +54,7 @@ from archbench.hosts import (
     resume_targets,
     run_manifest,
 )
+from archbench.images import resolve_apt_proxy
 from archbench.inputs import cpuset, path_flag
 from archbench.matrix import (
     LOCAL_HOST,

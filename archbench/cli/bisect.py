@@ -1,7 +1,7 @@
 """``invoke bisect``: the commit that moved a row's instructions per operation, per architecture.
 
 :func:`measure_bisection` lists the commits between ``good`` and ``bad`` of a git repository
-(:func:`archbench.build.commit_range`), then measures one commit per step, each as an
+(:func:`archbench.images.commit_range`), then measures one commit per step, each as an
 ordinary run of the results store: libgnunetutil built from that commit (natively, or
 cross-compiled for an emulated target, as ``invoke bench --gnunet git+URL@COMMIT``
 does) and the blindsig row counted under QEMU (``--metric instructions``). Which
@@ -48,7 +48,6 @@ from archbench.analysis import (
     same_level,
     spread,
 )
-from archbench.build import commit_range, resolve_apt_proxy
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -68,6 +67,7 @@ from archbench.cli.flags import (
 )
 from archbench.cli.terminal import show
 from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
+from archbench.images import commit_range, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch

@@ -35,7 +35,7 @@ class Settings:
     Paths are strings as messages print them: relative to the current directory
     when they lie below it (``results``), else absolute. ``apt_proxy`` and
     ``build_jobs`` are the raw values; the commands that use them check them
-    (:func:`archbench.build.resolve_apt_proxy`, :data:`archbench.cli.flags.BUILD_JOBS`).
+    (:func:`archbench.images.resolve_apt_proxy`, :data:`archbench.cli.flags.BUILD_JOBS`).
     """
 
     matrix: str

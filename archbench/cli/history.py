@@ -45,7 +45,6 @@ from typing import Any
 
 from archbench import matrix
 from archbench.analysis import over_limits
-from archbench.build import resolve_apt_proxy
 from archbench.cli.bench import build_jobs, path_or_setting, raise_failures
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
@@ -69,6 +68,7 @@ from archbench.cli.flags import (
 )
 from archbench.cli.terminal import show
 from archbench.errors import Interrupted, LimitExceeded, MatrixError, ReportError, ResultsError
+from archbench.images import resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
     GnunetDebian,

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench import matrix
-from archbench.build import base_tag, image_labels
 from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
@@ -32,6 +31,7 @@ from archbench.cli.flags import (
 from archbench.cli.terminal import show
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
+from archbench.images import base_tag, image_labels
 from archbench.inputs import quote
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch

@@ -18,7 +18,7 @@
   :func:`resume_targets`).
 
 Every other stage takes a client as a parameter; building images is
-:mod:`archbench.build`, running containers :mod:`archbench.run`.
+:mod:`archbench.images`, running containers :mod:`archbench.run`.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ class Setup(Frozen):
     build: dict[str, str] | None = None
     """How the drivers were built (``build-info.txt``): ``cc``, ``cflags``, ``build_machine``;
     for cross-compiled drivers ``build_kind`` ``cross`` and ``runtime_packages``, the
-    ``name:arch=version`` of every library they link against (:mod:`archbench.build.cross`)."""
+    ``name:arch=version`` of every library they link against (:mod:`archbench.images.cross`)."""
     gnunet: GnunetBuild | None = None
     """What the blindsig driver reports of the GNUnet it measured; None in documents of
     harnesses before the field, and when the blindsig suite did not run."""

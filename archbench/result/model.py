@@ -102,7 +102,7 @@ class Execution(Frozen):
     """Set when ``invoke bench --from-archive`` ran the archived image (nothing built)."""
     gnunet_source: dict[str, str | bool | None] | None = None
     """Where the image's libgnunetutil was built from, when not the base's packages
-    (:meth:`archbench.build.ResolvedSource.provenance`: kind, location, ref, commit,
+    (:meth:`archbench.images.ResolvedSource.provenance`: kind, location, ref, commit,
     sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
     taler_source: dict[str, str | bool | None] | None = None
     """Where the image's GNU Taler exchange (``src/util``: the security modules and

@@ -32,7 +32,7 @@ class TargetKind(Protocol):
     @property
     def cross_compiles(self) -> bool:
         """The drivers are cross-compiled on the engine's own base, bootstrapped beside
-        the target's (:func:`archbench.build.prepare_cross`)."""
+        the target's (:func:`archbench.images.prepare_cross`)."""
 
     def apt_proxy(self, configured: str | None) -> str | None:
         """The package cache the target's builds use, given this machine's (or None)."""

@@ -273,7 +273,7 @@ def check_source(t: Target, source: GnunetSource, recipe: Recipe | None, from_fl
     """Refuse a GNUnet source build that this target cannot have, before anything is built.
 
     An emulated target may build from source: its libgnunetutil is cross-compiled in
-    the cross stage (:mod:`archbench.build.cross`).
+    the cross stage (:mod:`archbench.images.cross`).
 
     Raises:
         MatrixError: the profile's recipe builds its own GNUnet.

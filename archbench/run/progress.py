@@ -414,7 +414,7 @@ HEARTBEAT_S = 15.0
 BUILD_MARK = "archbench:"
 """Prefix of the lines archbench's builders add to build output: ``archbench: bootstrapping
 <suite> for <platform>[, second stage under QEMU]`` and ``archbench: building <tag> for
-<platform>[ under QEMU]`` (:mod:`archbench.build.bases`, :mod:`archbench.build.builder`)."""
+<platform>[ under QEMU]`` (:mod:`archbench.images.bases`, :mod:`archbench.images.builder`)."""
 
 _MARK = re.compile(r"^archbench: (?P<kind>bootstrapping|building) (?P<what>\S+) for (?P<plat>\S+)")
 _STEP = re.compile(r"^Step (?P<k>\d{1,4})/(?P<n>\d{1,4}) : (?P<cmd>[A-Z]+)")

@@ -14,7 +14,7 @@ writes: the results store, its run id, logs and scratch space.
 
 The counting stages (``--metric instructions``) build (or reuse) the counting layer
 over the target's benchmark image (:func:`build_counting_layer`,
-:mod:`archbench.build.counter`), run the harness in it with ``--count-with`` so that
+:mod:`archbench.images.counter`), run the harness in it with ``--count-with`` so that
 the drivers run under the counting QEMU (:func:`count_once`), and store each container
 run as ``<target>.instructions[.repeat-<i>].json`` (``Result.metric`` ``instructions``).
 The suites whose drivers archbench owns are counted (:data:`archbench.suites.COUNTED_SUITES`:
@@ -41,7 +41,9 @@ from typing import TypeVar
 import docker
 
 from archbench import upstream as importer
-from archbench.build import (
+from archbench.errors import HarnessError, ImageBuildError, Interrupted
+from archbench.hosts import check_emulation, check_image, engine_version
+from archbench.images import (
     COUNTER_IN_IMAGE,
     BaseImage,
     Builder,
@@ -65,8 +67,6 @@ from archbench.build import (
     resolve_taler,
     warm_cross_stage,
 )
-from archbench.errors import HarnessError, ImageBuildError, Interrupted
-from archbench.hosts import check_emulation, check_image, engine_version
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
 from archbench.result import Execution, Result, ResultStore, TargetInfo
@@ -114,7 +114,7 @@ class Workspace:
     apt_proxy: str | None = None
     """Package cache for debootstrap and image builds.
 
-    Checked by :func:`archbench.build.cross.check_apt_proxy`.
+    Checked by :func:`archbench.images.cross.check_apt_proxy`.
     """
     gnunet_builds: dict[str, GnunetBuild] = field(default_factory=dict, compare=False)
     taler_builds: dict[str, TalerBuild] = field(default_factory=dict, compare=False)
@@ -465,7 +465,7 @@ def bootstrap_bases(ctx: TargetContext) -> None:
 
 def _cross_base(ctx: TargetContext, b: Builder) -> tuple[CrossPlan | None, str]:
     # Emulated targets: the drivers are cross-compiled from the same release's
-    # base for the engine's own architecture (archbench.build.cross).
+    # base for the engine's own architecture (archbench.images.cross).
     p = ctx.plan
     return prepare_cross(
         b,
@@ -811,7 +811,7 @@ def prepare_gnunet(p: TargetPlan, work_dir: Path) -> GnunetBuild:
 
 def taler_source_build(p: TargetPlan, ws: Workspace) -> TalerBuild:
     """``p``'s prepared exchange source, made once per run (as :func:`source_build`):
-    resolved (:func:`~archbench.build.resolve_taler`: sha256, ref or tree hash checked
+    resolved (:func:`~archbench.images.resolve_taler`: sha256, ref or tree hash checked
     first), copied into a scratch folder under ``<work>/gnunet-src/trees`` and packed.
 
     Raises:

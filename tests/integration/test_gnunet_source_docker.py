@@ -24,13 +24,13 @@ from abh.suites.blindsig_output import parse_driver_output
 from abh.suites.blindsig_rules import TALER_OPERATIONS
 from helpers import GNUNET_TARBALLS, REPO
 
-from archbench.build import GNUNET_BUILD_PACKAGES, resolve_apt_proxy
+from archbench.images import GNUNET_BUILD_PACKAGES, resolve_apt_proxy
 
 pytestmark = pytest.mark.docker
 
 SHARED = GNUNET_TARBALLS
 BASE = "archbench-base/debian-trixie:amd64"
-# The packages a source image installs for the build (one list, archbench.build).
+# The packages a source image installs for the build (one list, archbench.images).
 PACKAGES = " ".join(GNUNET_BUILD_PACKAGES)
 DOCKERFILE = f"""FROM {BASE}
 ARG DEBIAN_FRONTEND=noninteractive

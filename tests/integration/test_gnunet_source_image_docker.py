@@ -14,7 +14,7 @@ import docker
 import pytest
 from helpers import CI_MATRIX, GNUNET_027_SHA256, GNUNET_TARBALLS, WORK, run_invoke
 
-from archbench.build import resolve_apt_proxy
+from archbench.images import resolve_apt_proxy
 from archbench.report.sections import setup_items
 from archbench.result import load as load_result
 

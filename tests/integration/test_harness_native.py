@@ -22,7 +22,7 @@ import pytest
 from abh.suites.blindsig_rules import default_min_block_ns, next_block_size
 from helpers import HARNESS_DIR, SCHEMA
 
-from archbench.build import harness_files
+from archbench.images import harness_files
 
 pytestmark = pytest.mark.native
 

@@ -17,10 +17,10 @@ import pytest
 from helpers import CI_MATRIX, CS_OPS, REPO, RSA_OPS, WORK
 
 from archbench import run as pipeline
-from archbench.build import Builder, ensure_base, ensure_image, plan_image
-from archbench.build.bases import build_scratch_image
 from archbench.errors import BaseImageError, EmulationError
 from archbench.hosts import engine
+from archbench.images import Builder, ensure_base, ensure_image, plan_image
+from archbench.images.bases import build_scratch_image
 from archbench.matrix import Base, Matrix, load
 from archbench.platforms import Arch
 from archbench.report import render_latex, render_markdown_table
@@ -111,7 +111,7 @@ def test_emulated_riscv64(outcomes: tuple[ResultStore, list[pipeline.TargetOutco
     assert _execution(result).qemu_version and _execution(result).qemu_version != "unknown"
     latex = render_latex([result])
     assert "emulated on amd64" in latex
-    # The drivers were cross-compiled natively (archbench.build.cross) and the image holds the
+    # The drivers were cross-compiled natively (archbench.images.cross) and the image holds the
     # runtime libraries they were linked against, at those versions, and no compiler.
     build = result.harness.setup.build
     assert build is not None and build["build_kind"] == "cross"

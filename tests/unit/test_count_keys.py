@@ -15,7 +15,7 @@ from helpers import HARNESS_DIR
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from archbench.build import harness_files
+from archbench.images import harness_files
 from archbench.result import Counting
 
 SIZES = (1024, 2048, 3072, 4096)

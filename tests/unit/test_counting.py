@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.analysis import counting
-from archbench.build import counter as counting_image
 from archbench.errors import MatrixError
+from archbench.images import counter as counting_image
 from archbench.platforms import Arch
 from archbench.report import instructions
 from archbench.result import Counting, Result, ResultStore, load

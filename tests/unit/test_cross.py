@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.build import GnunetBuild, ResolvedSource, build_context, cross, images
+from archbench.images import GnunetBuild, ResolvedSource, benchmark, build_context, cross
 from archbench.platforms import Arch
 
 SLIM = (
@@ -99,7 +99,7 @@ def test_no_cross_stage_where_it_does_not_apply(kwargs: dict[str, object], why: 
 
 
 def test_cross_stage_dockerfile_installs_toolchain_and_compiles_with_the_triplet() -> None:
-    df = images.render_cross_dockerfile(_plan(Arch.PPC64LE))
+    df = benchmark.render_cross_dockerfile(_plan(Arch.PPC64LE))
     lines = df.splitlines()
     assert "FROM archbench-base/debian-trixie:amd64" in lines
     assert "RUN dpkg --add-architecture ppc64el \\" in lines
@@ -128,7 +128,7 @@ def test_benchmark_image_of_a_cross_build_installs_runtime_only_and_compiles_not
         (("cross/harness/blindsig", b"\x7fELF"), ("cross/harness/build-info.txt", b"cc\tx\n")),
         ("python3", "openssl", "gnupg", "libgnunet0.20t64:arm64=0.20.0-7"),
     )
-    spec = images.plan_image(
+    spec = benchmark.plan_image(
         Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness, cross=built
     )
     df = spec.dockerfile
@@ -139,7 +139,7 @@ def test_benchmark_image_of_a_cross_build_installs_runtime_only_and_compiles_not
         modes = {m.name: m.mode for m in tar.getmembers()}
     assert modes["cross/harness/blindsig"] == 0o755
     assert modes["cross/harness/build-info.txt"] == 0o644
-    plain = images.plan_image(
+    plain = benchmark.plan_image(
         Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness
     )
     assert "RUN make -C /opt/archbench/harness" in plain.dockerfile
@@ -147,7 +147,7 @@ def test_benchmark_image_of_a_cross_build_installs_runtime_only_and_compiles_not
     rebuilt = cross.CrossBuild(
         built.plan, "sha256:3", (("cross/harness/blindsig", b"\x7fELF2"),), built.install
     )
-    other = images.plan_image(
+    other = benchmark.plan_image(
         Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness, cross=rebuilt
     )
     assert other.content_hash != spec.content_hash
@@ -158,11 +158,13 @@ def test_cross_image_is_named_after_its_target_but_built_for_the_engine(tmp_path
     harness.mkdir()
     (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
     status = b"Package: libc6\nStatus: install ok installed\n"
-    spec = images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", status, harness)
+    spec = benchmark.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", status, harness)
     assert spec.arch is Arch.AMD64
     assert spec.tag == f"archbench/cross:armv7-{spec.content_hash[:16]}"
-    assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:8", status, harness).tag != spec.tag
-    assert images.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", b"", harness).tag != spec.tag
+    assert (
+        benchmark.plan_cross_image(_plan(Arch.ARMV7), "sha256:8", status, harness).tag != spec.tag
+    )
+    assert benchmark.plan_cross_image(_plan(Arch.ARMV7), "sha256:9", b"", harness).tag != spec.tag
     with tarfile.open(fileobj=build_context(spec)) as tar:
         assert "cross/runtime-packages.sh" in tar.getnames()
         conf = tar.extractfile("cross/target-apt.conf")
@@ -233,7 +235,7 @@ def test_emulated_stage_fetches_checked_debs_and_installs_them_with_apt(tmp_path
     harness.mkdir()
     (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
     built = cross.CrossBuild(_plan(), "sha256:2", (("cross/debs.txt", DEB.encode()),), ("python3",))
-    spec = images.plan_image(
+    spec = benchmark.plan_image(
         Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness, cross=built
     )
     assert "apt-get update" not in spec.dockerfile
@@ -332,13 +334,13 @@ def test_no_proxy_no_build_args() -> None:
 
 
 def test_runtime_packages_script_output_grammar_matches_the_parser() -> None:
-    script = (images.TEMPLATE_DIR / "cross" / "runtime-packages.sh").read_text()
+    script = (benchmark.TEMPLATE_DIR / "cross" / "runtime-packages.sh").read_text()
     assert cross.RUNTIME_LINE.pattern in script
 
 
 def test_apt_proxy_setting_off_auto_and_bad_values() -> None:
-    from archbench.build import resolve_apt_proxy
     from archbench.errors import MatrixError
+    from archbench.images import resolve_apt_proxy
 
     assert resolve_apt_proxy(None, "") is None
     assert resolve_apt_proxy(None, "off") is None
@@ -354,10 +356,12 @@ def test_arm64_builds_use_the_fast_pointer_authentication_of_qemu(tmp_path: Path
     harness = tmp_path / "harness"
     harness.mkdir()
     (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
-    arm = images.plan_image(Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness)
+    arm = benchmark.plan_image(
+        Arch.ARM64, "slim", SLIM, "archbench-base/t:arm64", "sha256:1", harness
+    )
     assert "ARG QEMU_CPU=max,pauth-impdef=on" in arm.dockerfile.splitlines()
     for arch in (Arch.AMD64, Arch.ARMV7, Arch.RISCV64, Arch.PPC64LE):
-        other = images.plan_image(arch, "slim", SLIM, "archbench-base/t:x", "sha256:1", harness)
+        other = benchmark.plan_image(arch, "slim", SLIM, "archbench-base/t:x", "sha256:1", harness)
         assert "QEMU_CPU" not in other.dockerfile
     assert cross.build_env(Arch.ARM64) == {"QEMU_CPU": "max,pauth-impdef=on"}
     assert cross.build_env(Arch.RISCV64) == {}
@@ -369,7 +373,7 @@ def _source_plan(
     plan = cross.plan_cross(
         arch,
         Arch.AMD64,
-        images.source_packages(SLIM),
+        benchmark.source_packages(SLIM),
         "archbench-base/debian-trixie:amd64",
         emulated=True,
         has_recipe=False,
@@ -440,7 +444,7 @@ def test_the_cross_stage_builds_the_library_before_the_drivers(tmp_path: Path) -
     )
     build = GnunetBuild(resolved, b"tree")
     plan = _source_plan()
-    spec = images.plan_cross_image(plan, "sha256:9", b"", harness, gnunet=build)
+    spec = benchmark.plan_cross_image(plan, "sha256:9", b"", harness, gnunet=build)
     text = spec.dockerfile
     assert f"# libgnunetutil from source ({resolved.content_key})" in text
     assert "      meson \\" in text and "      libgcrypt20-dev:riscv64 \\" in text
@@ -461,11 +465,11 @@ def test_the_cross_stage_builds_the_library_before_the_drivers(tmp_path: Path) -
     meson = files["cross/meson-cross.ini"]
     assert isinstance(meson, bytes) and b"needs_exe_wrapper = false" in meson
     # The tree is in the stage's hash; a stage without the source refuses one.
-    other = images.plan_cross_image(
+    other = benchmark.plan_cross_image(
         plan, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b"t2")
     )
     assert other.content_hash != spec.content_hash
     with pytest.raises(ValueError, match="GNUnet source"):
-        images.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness, gnunet=build)
+        benchmark.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness, gnunet=build)
     with pytest.raises(ValueError, match="GNUnet source"):
-        images.plan_cross_image(plan, "sha256:9", b"", harness)
+        benchmark.plan_cross_image(plan, "sha256:9", b"", harness)

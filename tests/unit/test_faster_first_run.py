@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_cross import _plan
 
-from archbench.build import ImageSpec, bases, images
 from archbench.errors import BaseImageError
+from archbench.images import ImageSpec, bases, benchmark
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -46,8 +46,8 @@ def test_cross_prefix_is_the_stage_up_to_the_target_status(tmp_path: Path) -> No
     harness.mkdir()
     (harness / "blindsig.c").write_text("int main(void){return 0;}\n")
     status = b"Package: libc6\nStatus: install ok installed\n"
-    spec = images.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", status, harness)
-    prefix = images.plan_cross_prefix(spec, "sha256:9")
+    spec = benchmark.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", status, harness)
+    prefix = benchmark.plan_cross_prefix(spec, "sha256:9")
     assert prefix is not None
     assert spec.dockerfile.startswith(prefix.dockerfile)
     rest = spec.dockerfile[len(prefix.dockerfile) :]
@@ -57,9 +57,9 @@ def test_cross_prefix_is_the_stage_up_to_the_target_status(tmp_path: Path) -> No
     assert "cross/target-status" not in dict(prefix.files)
     assert prefix.tag.startswith("archbench/cross-prefix:riscv64-")
     # Another target base (another status) has the same prefix: it is built before one.
-    other = images.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness)
-    again = images.plan_cross_prefix(other, "sha256:9")
+    other = benchmark.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness)
+    again = benchmark.plan_cross_prefix(other, "sha256:9")
     assert again is not None and again.tag == prefix.tag
     no_cut = spec.dockerfile.replace("COPY cross/target-status", "COPY cross/other")
     cut: ImageSpec = dataclasses.replace(spec, dockerfile=no_cut)
-    assert images.plan_cross_prefix(cut, "sha256:9") is None
+    assert benchmark.plan_cross_prefix(cut, "sha256:9") is None

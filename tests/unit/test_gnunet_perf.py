@@ -16,8 +16,8 @@ from abh.suites.gnunet_perf import normalize_config, provenance
 from abh.suites.gnunet_perf import run as run_suite
 from helpers import REPO, result, row
 
-from archbench.build import plan_image
 from archbench.errors import MatrixError
+from archbench.images import plan_image
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.report import gnunet_perf

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from helpers import GNUNET_027_SHA256, GNUNET_TARBALLS
 
-from archbench.build import ResolvedSource, prepare_build_tree, resolve_gnunet
-from archbench.build.gnunet_source import HANDBOOK_STUB, fetch_tarball
 from archbench.errors import SourceError
+from archbench.images import ResolvedSource, prepare_build_tree, resolve_gnunet
+from archbench.images.gnunet_source import HANDBOOK_STUB, fetch_tarball
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetTarball, parse_gnunet
 
 TARBALL_027 = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"

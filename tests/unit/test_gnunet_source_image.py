@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, assert_golden, result, row
 
-from archbench.build import (
+from archbench.images import (
     BuildTree,
     ContextFile,
     CrossBuild,
@@ -23,8 +23,8 @@ from archbench.build import (
     pack_build_tree,
     plan_image,
 )
-from archbench.build.cross import GnunetCross, plan_cross
-from archbench.build.images import render_dockerfile, source_packages
+from archbench.images.benchmark import render_dockerfile, source_packages
+from archbench.images.cross import GnunetCross, plan_cross
 from archbench.matrix import Matrix, gnunet_flag, load, parse_gnunet
 from archbench.platforms import Arch
 from archbench.report.sections import setup_items

@@ -1,7 +1,7 @@
 """The harness's Python modules: standard library only, acyclic, layered.
 
 The harness tree is copied into ``/opt/archbench/harness``
-(``archbench.build.images.harness_files``) and run by the distribution's
+(``archbench.images.benchmark.harness_files``) and run by the distribution's
 ``python3`` as ``archbench_harness.py`` with its package ``abh`` beside it, so
 every import must be the standard library or a harness module (never the host
 package ``archbench``, pandas or docker), the modules must import each other

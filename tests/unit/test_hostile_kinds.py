@@ -21,8 +21,8 @@ from invoke.config import Config
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-from archbench.build import bases, images
 from archbench.errors import BaseImageError, MatrixError, ResultsError
+from archbench.images import bases, benchmark
 from archbench.inputs import (
     check_cpuset_fits,
     check_image,
@@ -274,24 +274,24 @@ def test_debootstrap_argv_is_absolute_and_checked() -> None:
 @settings(max_examples=300, deadline=None)
 @given(value=st.text(min_size=1).filter(lambda v: not set(v) & set("\x00\n\r")))
 def test_a_shell_word_is_one_word_whatever_it_holds(value: str) -> None:
-    assert shlex.split(images.shell_word(value)) == [value]
+    assert shlex.split(benchmark.shell_word(value)) == [value]
 
 
 @pytest.mark.parametrize("value", ["gcc\nRUN id", "gcc\x00", "a\rb"])
 def test_a_dockerfile_refuses_line_breaks_in_values(value: str) -> None:
     with pytest.raises(ValueError, match="refusing"):
-        images.shell_word(value)
+        benchmark.shell_word(value)
     with pytest.raises(ValueError, match="refusing"):
-        images.render_dockerfile("archbench-base/deb:amd64", Arch.AMD64, value, ("gcc",))
+        benchmark.render_dockerfile("archbench-base/deb:amd64", Arch.AMD64, value, ("gcc",))
 
 
 def test_the_rendered_dockerfile_quotes_each_package() -> None:
-    text = images.render_dockerfile(
+    text = benchmark.render_dockerfile(
         "archbench-base/deb:amd64", Arch.AMD64, "slim", ("gcc", "libc6-dev:arm64", "g++=4:12")
     )
     assert "      gcc \\\n      libc6-dev:arm64 \\\n      g++=4:12 \\\n" in text
     with pytest.raises(ValueError, match="FROM image"):
-        images.render_dockerfile("x; rm -rf /", Arch.AMD64, "slim", ("gcc",))
+        benchmark.render_dockerfile("x; rm -rf /", Arch.AMD64, "slim", ("gcc",))
 
 
 # --- grammars: what must still be accepted ------------------------------------------

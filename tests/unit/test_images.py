@@ -3,7 +3,7 @@ from __future__ import annotations
 import tarfile
 from pathlib import Path
 
-from archbench.build import build_context, harness_files, plan_image
+from archbench.images import build_context, harness_files, plan_image
 from archbench.platforms import Arch
 
 PKGS = ("gcc", "libgnunet-dev")

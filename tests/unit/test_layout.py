@@ -56,7 +56,7 @@ STAGES = (
     "upstream",
     "archive",
     "hosts",
-    "build",
+    "images",
     "run",
     "report",
     "cli",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from archbench.build import Builder
 from archbench.errors import BaseImageError
+from archbench.images import Builder
 from archbench.run import SilentReporter, TimingStore
 from archbench.run.target import side_by_side
 

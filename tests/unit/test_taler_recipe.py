@@ -20,8 +20,8 @@ from abh.suites import taler_helper
 from abh.suites.common import SuiteError
 from helpers import REPO
 
-from archbench.build import plan_image
 from archbench.errors import MatrixError
+from archbench.images import plan_image
 from archbench.matrix import parse
 from archbench.platforms import Arch
 from archbench.result import HarnessDocument, Setup, SuiteRun

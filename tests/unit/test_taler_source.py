@@ -17,19 +17,19 @@ from abh.suites import taler_helper
 from abh.suites.common import SuiteError
 from helpers import REPO, result
 
-from archbench.build import (
+from archbench.errors import MatrixError, SourceError
+from archbench.images import (
     TALER_BUILD_PACKAGES,
     GnunetBuild,
     ResolvedSource,
     TalerBuild,
+    benchmark,
     cross,
-    images,
     plan_image,
     prepare_taler_tree,
     resolve_taler,
 )
-from archbench.build.images import source_packages
-from archbench.errors import MatrixError, SourceError
+from archbench.images.benchmark import source_packages
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
 from archbench.platforms import Arch
 from archbench.report.sections import EMULATED_HELPER_NOTE, row_notes, taler_item
@@ -197,7 +197,7 @@ def test_an_emulated_target_cross_compiles_the_exchange_in_its_cross_stage(
     taler = TalerBuild(
         resolve_taler(GnunetTarball(tarball=str(path), sha256=digest), tmp_path / "w"), b"ex"
     )
-    spec = images.plan_cross_image(
+    spec = benchmark.plan_cross_image(
         plan_, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b"tree"), taler=taler
     )
     text = " ".join(line.strip(" \\") for line in spec.dockerfile.splitlines())
@@ -217,7 +217,9 @@ def test_an_emulated_target_cross_compiles_the_exchange_in_its_cross_stage(
     assert text.index("build-taler-exchange.sh") < text.index("COPY cross/target-status")
     assert dict(spec.files)["taler-source/taler-src.tar"] == b"ex"
     with pytest.raises(ValueError, match="exchange source exactly when its plan says so"):
-        images.plan_cross_image(plan_, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b""))
+        benchmark.plan_cross_image(
+            plan_, "sha256:9", b"", harness, gnunet=GnunetBuild(resolved, b"")
+        )
 
 
 # ---------------------------------------------------------------- the suite

@@ -1,7 +1,7 @@
 """Instructions per block: run a driver under the counting QEMU and pair its counts.
 
 In-container half of ``invoke bench --metric instructions`` (host half:
-``archbench/build/counter.py`` builds the counting layer). The layer puts an
+``archbench/images/counter.py`` builds the counting layer). The layer puts an
 amd64 QEMU user emulator, its libraries and dynamic loader and our TCG plugin
 (``images/counter/archbench_count.c``) in ``/opt/archbench/counter`` with a
 ``counter.json`` manifest. The kernel runs that x86-64 QEMU natively in any

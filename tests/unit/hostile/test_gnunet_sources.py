@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from archbench.build import (
+from archbench.errors import SourceError
+from archbench.images import (
     BuildTree,
     ContextFile,
     ImageSpec,
@@ -36,9 +37,8 @@ from archbench.build import (
     prepare_build_tree,
     resolve_gnunet,
 )
-from archbench.build.builder import digest
-from archbench.build.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
-from archbench.errors import SourceError
+from archbench.images.builder import digest
+from archbench.images.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
 from archbench.platforms import Arch
 

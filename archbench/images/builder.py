@@ -8,7 +8,7 @@ and builds it otherwise; any change to an input always builds anew. The context
 goes to the engine as an uncompressed tar through the API
 (:func:`build_image`), so remote engines need nothing on their disk, and the
 build's output is appended to a log kept on failure. Base images are labelled by
-their configuration instead (:mod:`archbench.build.bases`) but are built by the
+their configuration instead (:mod:`archbench.images.bases`) but are built by the
 same :func:`build_image`.
 
 :class:`Builder` is what every build of one target shares: the engine, the work and
@@ -35,8 +35,8 @@ from typing import BinaryIO, TypeAlias, cast
 import docker
 import docker.errors
 
-from archbench.build import cross
 from archbench.errors import ImageBuildError, MatrixError
+from archbench.images import cross
 from archbench.platforms import Arch, needs_emulation
 
 LABEL_INPUTS = "org.archbench.image.inputs"
@@ -53,7 +53,7 @@ class Builder:
     ``log_dir`` every build and bootstrap log; ``on_line`` gets each line of build
     output as it comes (None: nobody watches). ``rebuild`` builds even when an
     image is up to date (``--rebuild``). ``apt_proxy``: the package cache the
-    builds download through (checked by :func:`archbench.build.cross.check_apt_proxy`;
+    builds download through (checked by :func:`archbench.images.cross.check_apt_proxy`;
     in neither an image nor its hash). ``network_mode``: the network of the build's
     RUN steps (``host`` for engines without a bridge; None: the engine's default).
     """
@@ -274,7 +274,7 @@ def build_image(
     ``context`` is an uncompressed tar stream holding ``Dockerfile``; it goes
     to the engine as is. Every output line is appended to ``log_path`` (kept on
     failure) and passed to ``on_line``. ``buildargs``: build arguments
-    (``http_proxy`` for the apt cache, see :func:`archbench.build.cross.build_args`).
+    (``http_proxy`` for the apt cache, see :func:`archbench.images.cross.build_args`).
 
     Raises:
         ImageBuildError: the engine reports a build error; the message has the
@@ -367,7 +367,7 @@ def resolve_apt_proxy(client: docker.DockerClient | None, setting: str) -> str |
     ``""`` or ``off``: none. ``auto``: apt-cacher-ng on this machine when something
     listens on port 3142, reached from build containers through the gateway of the
     engine's ``bridge`` network (``http://<gateway>:3142``); none otherwise or without
-    a local engine. Anything else must pass :func:`archbench.build.cross.check_apt_proxy`.
+    a local engine. Anything else must pass :func:`archbench.images.cross.check_apt_proxy`.
 
     Raises:
         MatrixError: the setting is not ``auto``, ``off``, empty or an apt proxy URL.

@@ -28,7 +28,7 @@ engine's binfmt_misc QEMU entry (``needs_exe_wrapper = false``), with the target
 multiarch C library that the ``-dev`` packages bring.
 
 Where a release has no cross toolchain or ``-dev`` package for an architecture,
-the cross stage fails and :func:`archbench.build.images.ensure_target_image` builds
+the cross stage fails and :func:`archbench.images.benchmark.ensure_target_image` builds
 the target the old way (drivers compiled inside the emulated image), saying so.
 
 The apt cache (:func:`check_apt_proxy`): an HTTP proxy such as Debian's
@@ -341,10 +341,10 @@ def plan_cross(
     ``-dev`` package to cross-install. Packages already qualified with an
     architecture are left as is; :data:`GNUNET_NATIVE_TOOLS` are never qualified.
     ``gnunet``: libgnunetutil is built from source in the stage (``packages`` are then
-    the source build's, :func:`archbench.build.images.source_packages`); its
+    the source build's, :func:`archbench.images.benchmark.source_packages`); its
     gnunet-perf programs come from the same source, so the suite does not prevent it.
     ``taler``: the exchange's ``src/util`` is cross-compiled in the stage too (``packages``
-    then hold its ``-dev`` packages, :data:`archbench.build.images.TALER_BUILD_PACKAGES`).
+    then hold its ``-dev`` packages, :data:`archbench.images.benchmark.TALER_BUILD_PACKAGES`).
     """
     if not emulated or build_arch is not Arch.AMD64 or target_arch is build_arch:
         return None

@@ -20,7 +20,7 @@ Two sources (``matrix.Base.source``):
 The packed root file system stays in the work directory
 (``rootfs-<arch>-<config hash>.tar``), so the same base goes to several
 engines (remote hosts) after one debootstrap; delete it to bootstrap afresh,
-or build with ``rebuild`` (:class:`archbench.build.builder.Builder`).
+or build with ``rebuild`` (:class:`archbench.images.builder.Builder`).
 
 Either way the result is tagged ``archbench-base/<base>:<arch>`` and labelled
 with the hash of its configuration and its build date, so an unchanged base
@@ -48,9 +48,9 @@ import docker
 import docker.errors
 import docker.utils
 
-from archbench.build import cross
-from archbench.build.builder import Builder, build_image, image_labels
 from archbench.errors import BaseImageError, ImageBuildError
+from archbench.images import cross
+from archbench.images.builder import Builder, build_image, image_labels
 from archbench.inputs import check_mirror, check_suite
 from archbench.matrix import Base
 from archbench.platforms import Arch, needs_emulation

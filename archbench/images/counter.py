@@ -4,7 +4,7 @@ Two content-hashed images (design and reasons in ``docs/counting.md``):
 
 * the counter tools, ``archbench/count-tools:amd64-<hash>``, built FROM an amd64
   Debian bookworm base that archbench bootstraps like any other
-  (:func:`archbench.build.bases.ensure_base`): Debian's dynamic ``qemu-user`` (the
+  (:func:`archbench.images.bases.ensure_base`): Debian's dynamic ``qemu-user`` (the
   only Debian QEMU that loads TCG plugins: trixie ships static QEMU binaries
   without plugin support), the loader and libraries it needs, and
   ``images/counter/archbench_count.c`` compiled against ``qemu-plugin.h``
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import jinja2
 
 from archbench import REPO_ROOT
-from archbench.build.bases import ensure_base
-from archbench.build.builder import Builder, ImageSpec, digest, ensure_image, image_files
 from archbench.errors import ImageBuildError
+from archbench.images.bases import ensure_base
+from archbench.images.builder import Builder, ImageSpec, digest, ensure_image, image_files
 from archbench.matrix import Base
 from archbench.platforms import Arch
 

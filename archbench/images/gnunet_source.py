@@ -64,8 +64,8 @@ from typing import IO, Final, Literal
 
 import zstandard
 
-from archbench.build.builder import ContextFile
 from archbench.errors import SourceError
+from archbench.images.builder import ContextFile
 from archbench.inputs import check_gnunet_version, did_you_mean, quote, read_bytes
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetSource, GnunetTarball
 

@@ -3,26 +3,26 @@
 matrix -> **bases -> images** -> run. Every image is reused while its inputs are
 unchanged and rebuilt when any of them changes:
 
-* :mod:`archbench.build.builder`: the one mechanism. A :class:`Builder` carries
+* :mod:`archbench.images.builder`: the one mechanism. A :class:`Builder` carries
   what every build of a target shares (engine, work and log directories, progress
   callback, ``--rebuild``, apt cache, build network); :func:`ensure_image` builds
   an :class:`ImageSpec` unless an image labelled with its content hash exists;
   :func:`resolve_apt_proxy` reads ``invoke.yaml``'s ``apt_proxy``;
-* :mod:`archbench.build.bases`: a Debian/Ubuntu root file system per
+* :mod:`archbench.images.bases`: a Debian/Ubuntu root file system per
   architecture, bootstrapped or pulled (:func:`ensure_base`, :func:`base_tag`);
-* :mod:`archbench.build.images`: the benchmark image of a target (base +
+* :mod:`archbench.images.benchmark`: the benchmark image of a target (base +
   dependency profile + harness, :func:`plan_image`) and its image stage
   (:func:`prepare_cross`, :func:`ensure_target_image`), which cross-compiles the
   drivers of emulated targets where the release allows;
-* :mod:`archbench.build.cross`: the cross-build decisions and the apt cache's
+* :mod:`archbench.images.cross`: the cross-build decisions and the apt cache's
   URL grammar; pure, it never imports ``docker``;
-* :mod:`archbench.build.counter`: the counter tools and the counting layer over a
+* :mod:`archbench.images.counter`: the counter tools and the counting layer over a
   benchmark image (``--metric instructions``, :func:`ensure_counting_image`).
 
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
 
-:mod:`~archbench.build.gnunet_source` resolves a ``gnunet:`` source (a tarball with its
+:mod:`~archbench.images.gnunet_source` resolves a ``gnunet:`` source (a tarball with its
 sha256, a git ref, a working tree) to a :class:`ResolvedSource` (its content key for
 image hashes and its provenance) and prepares a build copy (:func:`prepare_build_tree`)
 without touching the user's tree, packed for an image's context by
@@ -33,36 +33,8 @@ native target's image.
 
 from __future__ import annotations
 
-from archbench.build.bases import BaseImage, base_tag, ensure_base
-from archbench.build.builder import (
-    Builder,
-    ContextFile,
-    ImageSpec,
-    build_context,
-    ensure_image,
-    image_labels,
-    resolve_apt_proxy,
-)
-from archbench.build.counter import (
-    COUNTER_IN_IMAGE,
-    CounterTools,
-    CountingImage,
-    ensure_counter_tools,
-    ensure_counting_image,
-)
-from archbench.build.cross import CrossBuild, CrossPlan
-from archbench.build.gnunet_source import (
-    BuildTree,
-    CommitInfo,
-    ResolvedSource,
-    commit_range,
-    pack_build_tree,
-    prepare_build_tree,
-    prepare_taler_tree,
-    resolve_gnunet,
-    resolve_taler,
-)
-from archbench.build.images import (
+from archbench.images.bases import BaseImage, base_tag, ensure_base
+from archbench.images.benchmark import (
     GNUNET_BUILD_PACKAGES,
     TALER_BUILD_PACKAGES,
     GnunetBuild,
@@ -72,6 +44,34 @@ from archbench.build.images import (
     plan_image,
     prepare_cross,
     warm_cross_stage,
+)
+from archbench.images.builder import (
+    Builder,
+    ContextFile,
+    ImageSpec,
+    build_context,
+    ensure_image,
+    image_labels,
+    resolve_apt_proxy,
+)
+from archbench.images.counter import (
+    COUNTER_IN_IMAGE,
+    CounterTools,
+    CountingImage,
+    ensure_counter_tools,
+    ensure_counting_image,
+)
+from archbench.images.cross import CrossBuild, CrossPlan
+from archbench.images.gnunet_source import (
+    BuildTree,
+    CommitInfo,
+    ResolvedSource,
+    commit_range,
+    pack_build_tree,
+    prepare_build_tree,
+    prepare_taler_tree,
+    resolve_gnunet,
+    resolve_taler,
 )
 
 __all__ = [

@@ -9,7 +9,7 @@ image (no bind mount), so the same context builds on a remote engine.
 
 The image stage of one target (:func:`ensure_target_image`) cross-compiles the
 drivers where it can. :func:`prepare_cross` decides
-(:func:`archbench.build.cross.plan_cross`) whether an emulated target's drivers
+(:func:`archbench.images.cross.plan_cross`) whether an emulated target's drivers
 are cross-compiled and makes sure the engine-native base of the same release
 exists. The cross stage is an image of its own (``archbench/cross:<arch>-<hash>``,
 on the engine's architecture: the classic builder cannot mix platforms in one
@@ -21,7 +21,7 @@ the work directory so later runs go straight to the fallback, and builds the
 image with the drivers compiled inside the emulated image.
 
 Planning a spec (``plan_*``, ``render_*``, ``*_files``) is pure; building goes
-through :func:`archbench.build.builder.ensure_image`.
+through :func:`archbench.images.builder.ensure_image`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from pathlib import Path
 import jinja2
 
 from archbench import REPO_ROOT
-from archbench.build import bases
-from archbench.build import cross as cross_mod
-from archbench.build.builder import (
+from archbench.errors import ImageBuildError
+from archbench.images import bases
+from archbench.images import cross as cross_mod
+from archbench.images.builder import (
     Builder,
     ContextData,
     ImageSpec,
@@ -46,8 +47,7 @@ from archbench.build.builder import (
     ensure_image,
     image_files,
 )
-from archbench.build.gnunet_source import ResolvedSource
-from archbench.errors import ImageBuildError
+from archbench.images.gnunet_source import ResolvedSource
 from archbench.inputs import IMAGE_REFERENCE
 from archbench.matrix import Base, Recipe
 from archbench.platforms import Arch
@@ -129,8 +129,8 @@ class TalerBuild:
 
     resolved: ResolvedSource
     tar: ContextData
-    """The prepared tree packed (:func:`archbench.build.gnunet_source.pack_build_tree`):
-    a :class:`~archbench.build.builder.ContextFile` on disk, never read whole."""
+    """The prepared tree packed (:func:`archbench.images.gnunet_source.pack_build_tree`):
+    a :class:`~archbench.images.builder.ContextFile` on disk, never read whole."""
 
     def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
         """:meth:`ResolvedSource.provenance` plus ``build_script_sha256`` (of
@@ -163,10 +163,10 @@ class GnunetBuild:
 
     resolved: ResolvedSource
     tar: ContextData
-    """The prepared tree packed (:func:`archbench.build.gnunet_source.pack_build_tree`):
-    a :class:`~archbench.build.builder.ContextFile` on disk, never read whole."""
+    """The prepared tree packed (:func:`archbench.images.gnunet_source.pack_build_tree`):
+    a :class:`~archbench.images.builder.ContextFile` on disk, never read whole."""
     build_system: str = "meson"
-    """``meson`` or ``autotools``, as :func:`~archbench.build.gnunet_source.prepare_build_tree`
+    """``meson`` or ``autotools``, as :func:`~archbench.images.gnunet_source.prepare_build_tree`
     found the tree."""
     changes: tuple[str, ...] = ()
     """What archbench changed in its copy of the tree (``BuildTree.changes``), one phrase each."""
@@ -273,11 +273,11 @@ def render_dockerfile(
     """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
     and the build of GNUnet's perf programs when ``gnunet_perf``).
 
-    ``cross_packages``: the drivers were cross-compiled (:mod:`archbench.build.cross`) and
+    ``cross_packages``: the drivers were cross-compiled (:mod:`archbench.images.cross`) and
     are in the context under ``cross/harness/``; the image installs these runtime
     packages instead of ``packages`` and compiles nothing.
     ``gnunet_source``: the content key of a GNUnet source
-    (:attr:`~archbench.build.gnunet_source.ResolvedSource.content_key`) whose
+    (:attr:`~archbench.images.gnunet_source.ResolvedSource.content_key`) whose
     libgnunetutil the image builds into :data:`GNUNET_PREFIX` from the context's
     ``gnunet-source/``; ``""``: the base's packages provide it.
     ``taler_source``: the content key of an exchange source whose ``src/util`` the image
@@ -515,10 +515,10 @@ def content_hash(
     files: tuple[tuple[str, ContextData], ...],
 ) -> str:
     """sha256 (hex) over every input of a benchmark or cross image, length-prefixed
-    (:func:`archbench.build.builder.digest`; a file on disk is read streaming).
+    (:func:`archbench.images.builder.digest`; a file on disk is read streaming).
 
     Raises:
-        OSError: a :class:`~archbench.build.builder.ContextFile` cannot be read."""
+        OSError: a :class:`~archbench.images.builder.ContextFile` cannot be read."""
     parts: list[ContextData] = [dockerfile.encode(), base_id.encode(), arch.platform.encode()]
     parts.append("\n".join(packages).encode())
     for path, data in files:
