@@ -284,37 +284,21 @@ def _machine(os_line: str, where: str) -> tuple[str, Arch]:
     raise ReportError(f"{where}: no machine name (uname -m) in the OS line {os_line!r}")
 
 
-def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
-    """The reference result of one seed table.
-
-    Raises:
-        ReportError: an unknown scheme, operation or value, or a Setup box
-            without CPU or OS line; the message names the table.
-    """
-    where = f"{source}, {table.label}"
-    box = dict(table.box)
-    notes = [
-        "Figures as printed in the thesis, truncated to the printed digits "
-        "(e.g. '10 000 ms' carries one significant digit); each row holds one sample, "
-        "the printed value in ns, and 'printed' keeps the text. The Setup box is "
-        "carried over as printed."
-    ]
-    if "CPU" not in box or "OS" not in box:
-        raise ReportError(f"{where}: the Setup box has no CPU or OS line")
-    cpu = box["CPU"]
-    cores_printed = re.match(r"(\d+)-core\b", cpu, re.I) or re.search(r"\b(\d+)-Core\b", cpu)
+def _box_notes(table: SeedTable, cpu: str, os_line: str, arch: Arch, machine: str) -> list[str]:
+    """What the notes say about the Setup box of ``table`` as printed: its core count,
+    kernel, architecture line and title."""
+    notes = []
+    cores_printed = _cores_printed(cpu)
     if cores_printed is None:
         notes.append("The Setup box prints no core count; cores = 1 is a placeholder, not a fact.")
     elif not cpu.lower().startswith(cores_printed.group(0).lower()):
         notes.append(f"The core count is taken from the CPU name ({cores_printed.group(0)!r}).")
-    os_line = box["OS"]
-    machine, arch = _machine(os_line, where)
-    distro, linux, kernel = os_line.partition("Linux ")
-    if "~" in kernel:
+    if "~" in os_line.partition("Linux ")[2]:
         notes.append(
             "The kernel version's '~' is kept from the LaTeX source (Debian's version "
             "syntax); the thesis PDF shows it as a space."
         )
+    box = dict(table.box)
     printed_arch = box.get("Architecture", box.get("architecture"))
     if printed_arch is None:
         notes.append(
@@ -328,6 +312,18 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
         )
     if "risc64" in table.title.lower():
         notes.append(f"The thesis titles this section {table.title!r}; the machine is riscv64.")
+    return notes
+
+
+def _cores_printed(cpu: str) -> re.Match[str] | None:
+    """The core count the CPU line prints (``8-core ...`` or ``... 8-Core ...``), if any."""
+    return re.match(r"(\d+)-core\b", cpu, re.I) or re.search(r"\b(\d+)-Core\b", cpu)
+
+
+def _packages(table: SeedTable, arch: Arch) -> tuple[dict[str, str | None], list[str]]:
+    """The library versions of the Setup box (``{"libgcrypt": "1.10.1", ...}``) and what
+    the notes say about their labels and values."""
+    notes = []
     packages: dict[str, str | None] = {}
     for key, value in table.box:
         if key.startswith("lib"):
@@ -342,6 +338,15 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
             "look swapped (libsodium's releases are 1.0.x, libgcrypt's 1.8 and later) and "
             "are kept as printed."
         )
+    return packages, notes
+
+
+def _result_rows(table: SeedTable, where: str) -> list[Row]:
+    """The table's rows, one sample each: the printed value in ns (and its text).
+
+    Raises:
+        ReportError: an unknown scheme, operation or value; the message names ``where``.
+    """
     rows: list[Row] = []
     for seed_row in table.rows:
         scheme, bits = read_scheme(seed_row.scheme, where)
@@ -362,9 +367,13 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
                 printed=seed_row.value,
             )
         )
-    unlabelled = sorted(
-        {r.scheme for r in table.rows if r.scheme.startswith("RSA") and "bit" not in r.scheme}
-    )
+    return rows
+
+
+def _printing_notes(table: SeedTable, unlabelled: list[str], where: str) -> list[str]:
+    """What the notes say about how rows were printed: RSA sizes without "bit" (the
+    schemes ``unlabelled``) and values without a space before "ms"."""
+    notes = []
     for printed in unlabelled:
         bits = read_scheme(printed, where)[1]
         notes.append(
@@ -376,6 +385,38 @@ def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
     unspaced = sorted({r.value for r in table.rows if re.search(r"\dms$", r.value)})
     if unspaced:
         notes.append(f"Printed without a space before 'ms' and kept so: {', '.join(unspaced)}.")
+    return notes
+
+
+def to_result(table: SeedTable, source: str = SEED_FILE) -> Result:
+    """The reference result of one seed table.
+
+    Raises:
+        ReportError: an unknown scheme, operation or value, or a Setup box
+            without CPU or OS line; the message names the table.
+    """
+    where = f"{source}, {table.label}"
+    box = dict(table.box)
+    if "CPU" not in box or "OS" not in box:
+        raise ReportError(f"{where}: the Setup box has no CPU or OS line")
+    cpu, os_line = box["CPU"], box["OS"]
+    machine, arch = _machine(os_line, where)
+    distro, linux, kernel = os_line.partition("Linux ")
+    cores_printed = _cores_printed(cpu)
+    packages, package_notes = _packages(table, arch)
+    rows = _result_rows(table, where)
+    unlabelled = sorted(
+        {r.scheme for r in table.rows if r.scheme.startswith("RSA") and "bit" not in r.scheme}
+    )
+    notes = [
+        "Figures as printed in the thesis, truncated to the printed digits "
+        "(e.g. '10 000 ms' carries one significant digit); each row holds one sample, "
+        "the printed value in ns, and 'printed' keeps the text. The Setup box is "
+        "carried over as printed.",
+        *_box_notes(table, cpu, os_line, arch, machine),
+        *package_notes,
+        *_printing_notes(table, unlabelled, where),
+    ]
     suites = sorted({r.suite for r in rows})
     name = target_name(table.label)
     return Result(
