@@ -1,0 +1,196 @@
+"""Where the instructions went: the plugin's ``tb``/``map`` lines, ELF symbols, attribution."""
+
+from __future__ import annotations
+
+import ctypes.util
+import subprocess
+from pathlib import Path
+
+import pytest
+from abh.suites import blindsig_counting
+from abh.suites import count_symbols as S
+from abh.suites import counting as C
+from hypothesis import given
+from hypothesis import strategies as st
+
+from archbench.result import FunctionCount, Row
+
+LIB = "/usr/lib/libfoo.so.1"
+BASE = 0x4000000000
+
+
+@st.composite
+def functions(draw: st.DrawFn) -> list[tuple[str, int, int]]:
+    """Disjoint (name, start, size) ranges in ascending order, with gaps."""
+    out = []
+    at = draw(st.integers(0x1000, 0x10000))
+    for k in range(draw(st.integers(1, 12))):
+        at += draw(st.integers(0, 64))
+        size = draw(st.integers(1, 300))
+        out.append((f"f{k}", at, size))
+        at += size
+    return out
+
+
+def symbolizer(funcs: list[tuple[str, int, int]], guest_base: int = 0) -> S.Symbolizer:
+    """A library mapped at guest BASE, file offset = ELF vaddr (one PT_LOAD from 0)."""
+    syms = S.functions_from(funcs, [(0, 0, 1 << 20)], "symtab")
+    maps = [S.MapEntry(BASE + guest_base, BASE + guest_base + (1 << 20), 0, LIB)]
+    return S.Symbolizer(maps, guest_base, reader=lambda _: syms)
+
+
+@given(functions(), st.data(), st.sampled_from([0, 0x10000, 0x7F0000000000]))
+def test_every_address_of_a_function_maps_to_it(
+    funcs: list[tuple[str, int, int]], data: st.DataObject, guest_base: int
+) -> None:
+    sym = symbolizer(funcs, guest_base)
+    name, start, size = data.draw(st.sampled_from(funcs))
+    addr = data.draw(st.integers(start, start + size - 1))
+    assert sym.locate(BASE + addr) == ("libfoo.so.1", name)
+
+
+@given(functions(), st.integers(0, (1 << 20) - 1))
+def test_addresses_outside_every_function_map_to_the_library(
+    funcs: list[tuple[str, int, int]], addr: int
+) -> None:
+    inside = any(s <= addr < s + n for _, s, n in funcs)
+    expected = next(f for f, s, n in funcs if s <= addr < s + n) if inside else S.NO_SYMBOL
+    assert symbolizer(funcs).locate(BASE + addr) == ("libfoo.so.1", expected)
+
+
+@given(functions(), st.integers(0, BASE - 1) | st.integers(BASE + (1 << 20), 2**64 - 1))
+def test_addresses_outside_every_mapping_are_unknown(
+    funcs: list[tuple[str, int, int]], addr: int
+) -> None:
+    assert symbolizer(funcs).locate(addr) == (S.UNKNOWN, S.UNKNOWN)
+
+
+def test_file_offsets_go_through_the_load_segments() -> None:
+    # The text segment at file offset 0x1000 is loaded at ELF vaddr 0x11000
+    # (a lld-style layout): offset 0x1234 is vaddr 0x11234.
+    syms = S.functions_from([("g", 0x11200, 0x100)], [(0, 0, 0x800), (0x1000, 0x11000, 0x2000)])
+    maps = [S.MapEntry(0x5000, 0x6000, 0x1000, "/lib/libg.so")]
+    sym = S.Symbolizer(maps, 0, reader=lambda _: syms)
+    assert sym.locate(0x5234) == ("libg.so", "g")
+    assert sym.locate(0x5100) == ("libg.so", S.NO_SYMBOL)
+    # A file that cannot be read is a library without symbols, and is said so.
+    bad = S.Symbolizer(maps, 0, reader=S.read_elf)
+    assert bad.locate(0x5234) == ("libg.so", S.NO_SYMBOL)
+    assert bad.tables == {"libg.so": "unreadable"}
+
+
+def test_a_real_library_names_its_exported_functions() -> None:
+    path = ctypes.util.find_library("c")
+    assert path is not None
+    libc = next(
+        Path(line.split()[-1])
+        for line in subprocess.run(
+            ["ldconfig", "-p"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        if line.strip().startswith(path + " ") and "x86-64" in line
+    )
+    syms = S.read_elf(libc)
+    assert syms.table in ("dynsym", "symtab") and len(syms.names) > 1000
+    # binutils agrees: every sized function nm lists is found at its address
+    # (under its own name or an alias of the same range).
+    nm = subprocess.run(
+        ["nm", "-D", "--defined-only", "-S", str(libc)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    ranges: dict[tuple[int, int], set[str]] = {}
+    for fields in map(str.split, nm.splitlines()):
+        if len(fields) == 4 and fields[2] in "TtiW" and int(fields[1], 16) > 0:
+            start, size = int(fields[0], 16), int(fields[1], 16)
+            ranges.setdefault((start, size), set()).add(fields[3].split("@")[0])
+    assert len(ranges) > 1000
+    for (start, size), names in ranges.items():
+        assert syms.function(start) in names
+        assert syms.function(start + size - 1) in names
+    with pytest.raises(ValueError, match="not an ELF file"):
+        S.read_elf(Path(__file__))
+
+
+def test_top_functions_keep_the_total() -> None:
+    attributed = {("libx.so", f"f{k}"): 10 * k + 1 for k in range(40)}
+    top = S.top_functions(attributed, 5, ops=4)
+    assert [e["function"] for e in top] == ["f39", "f38", "f37", "f36", "f35", S.OTHER]
+    assert top[0]["instructions_per_op"] == 391 / 4
+    assert sum(float(str(e["instructions_per_op"])) for e in top) == sum(attributed.values()) / 4
+    assert S.top_functions({("l", "f"): 3}, 5) == [
+        {"library": "l", "function": "f", "instructions_per_op": 3.0}
+    ]
+    with pytest.raises(ValueError):
+        S.top_functions(attributed, 5, ops=0)
+
+
+# ---------------------------------------------------------------- plugin output, rows
+
+COUNT = (
+    "archbench-count\t2\t1\tx86_64\n"
+    "base\t0\n"
+    f"map\t{BASE:x}\t{BASE + 0x100000:x}\tr--p\t0\t{LIB}\n"
+    "tb\t0\t4000001170\t1998\n"
+    "tb\t0\t4000001170\t2\n"
+    "tb\t0\t7000000000\t100\n"
+    "block\t0\t2100\n"
+    "tb\t1\t4000001180\t700\n"
+    "block\t1\t700\n"
+)
+
+
+def test_plugin_lines_are_parsed_and_blocks_must_sum() -> None:
+    parsed = C.parse_count_file(COUNT)
+    assert parsed.blocks == ((0, 2100), (1, 700))
+    assert parsed.tbs == {0: {BASE + 0x1170: 2000, 0x7000000000: 100}, 1: {BASE + 0x1180: 700}}
+    assert parsed.maps == (S.MapEntry(BASE, BASE + 0x100000, 0, LIB),)
+    assert parsed.guest_base == 0
+    with pytest.raises(C.CountError, match="line 7: block 0 counts 2101 .* sum to 2100"):
+        C.parse_count_file(COUNT.replace("block\t0\t2100", "block\t0\t2101"))
+    with pytest.raises(C.CountError, match="line 4: malformed"):
+        C.parse_count_file(COUNT.replace("4000001170\t1998", "zz\t1998"))
+
+
+def test_rows_get_their_blocks_functions_per_operation() -> None:
+    parsed = C.parse_count_file(COUNT)
+    keys: list[blindsig_counting.BlockKey] = [
+        ("CS", None, "signing", "sample", 0),
+        ("CS", None, "signing", "sample", 1),
+    ]
+    syms = S.functions_from([("sign", 0x1100, 0x90), ("other", 0x1190, 0x20)], [(0, 0, 1 << 20)])
+    sym = S.Symbolizer(parsed.maps, 0, reader=lambda _: syms)
+    attributed = {k: sym.attribute(parsed.tbs[i]) for i, k in enumerate(keys)}
+    paired = C.pair_counts(keys, parsed)
+    row: dict[str, object] = {
+        "suite": "blindsig",
+        "valid": True,
+        "scheme": "CS",
+        "key_bits": None,
+        "operation": "signing",
+        "ops_per_block": 2,
+        "samples_ns": [5, 6],
+    }
+    blindsig_counting.attach_counts([row], paired, attributed)
+    assert row["instructions"] == [2100, 700]
+    # (2000 + 700) / 4 operations in "sign", 100 / 4 outside every mapping.
+    assert row["attribution"] == [
+        {"library": "libfoo.so.1", "function": "sign", "instructions_per_op": 675.0},
+        {"library": S.UNKNOWN, "function": S.UNKNOWN, "instructions_per_op": 25.0},
+    ]
+    assert (2100 + 700) / 4 == 675.0 + 25.0
+    base = {
+        "suite": "blindsig",
+        "scheme": "CS",
+        "operation": "signing",
+        "key_bits": None,
+        "ops_per_block": 2,
+        "samples_ns": [5, 6],
+        "valid": True,
+    }
+    loaded = Row.model_validate({**base, "attribution": row["attribution"]})
+    assert loaded.attribution == (
+        FunctionCount(library="libfoo.so.1", function="sign", instructions_per_op=675.0),
+        FunctionCount(library=S.UNKNOWN, function=S.UNKNOWN, instructions_per_op=25.0),
+    )
+    assert Row.model_validate(base).attribution is None  # files before attribution
