@@ -126,8 +126,9 @@ class FunctionCount(Frozen):
     ``instructions_per_op``: the function's instructions per operation, mean
     over the row's counted blocks (the plugin attributes each translation
     block's instructions to its start address; ``harness/abh/suites/count_symbols.py``).
-    ``function`` is ``(no symbol)`` for code of ``library`` in no symbol's
-    range (a stripped library's internal functions), ``(unknown)`` with
+    ``function`` is ``(no symbol)`` or ``(no symbol) after <exported function>``
+    for code of ``library`` in no symbol's range (a stripped library's internal
+    functions, beside the exported ones of their compilation unit), ``(unknown)`` with
     library ``(unknown)`` outside every mapped file, and ``(other functions)``
     with library ``""`` for the sum of the functions not listed.
     """

@@ -53,8 +53,14 @@ def test_every_address_of_a_function_maps_to_it(
 def test_addresses_outside_every_function_map_to_the_library(
     funcs: list[tuple[str, int, int]], addr: int
 ) -> None:
-    inside = any(s <= addr < s + n for _, s, n in funcs)
-    expected = next(f for f, s, n in funcs if s <= addr < s + n) if inside else S.NO_SYMBOL
+    inside = [f for f, s, n in funcs if s <= addr < s + n]
+    before = [f for f, s, _ in funcs if s <= addr]
+    if inside:
+        expected = inside[0]
+    elif before:
+        expected = f"{S.NO_SYMBOL} after {before[-1]}"
+    else:
+        expected = S.NO_SYMBOL
     assert symbolizer(funcs).locate(BASE + addr) == ("libfoo.so.1", expected)
 
 
@@ -73,6 +79,7 @@ def test_file_offsets_go_through_the_load_segments() -> None:
     sym = S.Symbolizer(maps, 0, reader=lambda _: syms)
     assert sym.locate(0x5234) == ("libg.so", "g")
     assert sym.locate(0x5100) == ("libg.so", S.NO_SYMBOL)
+    assert sym.locate(0x5400) == ("libg.so", f"{S.NO_SYMBOL} after g")
     # A file that cannot be read is a library without symbols, and is said so.
     bad = S.Symbolizer(maps, 0, reader=S.read_elf)
     assert bad.locate(0x5234) == ("libg.so", S.NO_SYMBOL)
@@ -146,7 +153,7 @@ def test_plugin_lines_are_parsed_and_blocks_must_sum() -> None:
     assert parsed.tbs == {0: {BASE + 0x1170: 2000, 0x7000000000: 100}, 1: {BASE + 0x1180: 700}}
     assert parsed.maps == (S.MapEntry(BASE, BASE + 0x100000, 0, LIB),)
     assert parsed.guest_base == 0
-    with pytest.raises(C.CountError, match="line 7: block 0 counts 2101 .* sum to 2100"):
+    with pytest.raises(C.CountError, match=r"line 7: block 0 counts 2101 .* sum to 2100"):
         C.parse_count_file(COUNT.replace("block\t0\t2100", "block\t0\t2101"))
     with pytest.raises(C.CountError, match="line 4: malformed"):
         C.parse_count_file(COUNT.replace("4000001170\t1998", "zz\t1998"))

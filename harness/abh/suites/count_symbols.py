@@ -12,7 +12,10 @@ program headers, the ELF virtual address that the file's symbol tables
 
 An address inside a mapped file but in no function symbol's range is
 attributed to the library with :data:`NO_SYMBOL` (a stripped library's
-internal functions); an address in no mapped file to :data:`UNKNOWN`.
+internal functions), followed by ``after <name>`` when a function of the file
+starts before it (static functions are placed beside their compilation unit's
+exported ones, so this says where, without claiming a name); an address in
+no mapped file to :data:`UNKNOWN`.
 Standard library only (runs under the image's ``python3``, in the container
 whose files were counted).
 """
@@ -77,6 +80,11 @@ class ElfSymbols:
                 break
             i -= 1
         return None
+
+    def nearest_before(self, vaddr: int) -> str | None:
+        """The function that starts last at or before ``vaddr`` (None: none does)."""
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        return self.names[i] if i >= 0 else None
 
     def vaddr_of(self, offset: int) -> int | None:
         """The ELF virtual address of file ``offset`` (None: in no ``PT_LOAD``)."""
@@ -235,8 +243,16 @@ class Symbolizer:
         if syms is None:
             return library, NO_SYMBOL
         vaddr = syms.vaddr_of(host - m.lo + m.offset)
-        name = syms.function(vaddr) if vaddr is not None else None
-        return library, name if name is not None else NO_SYMBOL
+        if vaddr is None:
+            return library, NO_SYMBOL
+        name = syms.function(vaddr)
+        if name is not None:
+            return library, name
+        # A stripped library's internal (static) functions sit beside the
+        # exported ones of their compilation unit: name the nearest exported
+        # function before the address, clearly marked as no symbol of its own.
+        before = syms.nearest_before(vaddr)
+        return library, f"{NO_SYMBOL} after {before}" if before else NO_SYMBOL
 
     def attribute(self, tbs: Mapping[int, int]) -> dict[tuple[str, str], int]:
         """Sum instructions per ``(library, function)`` from ``{guest address: instructions}``."""
