@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes.util
+import dataclasses
+import math
 import subprocess
 from pathlib import Path
 
@@ -10,10 +12,13 @@ import pytest
 from abh.suites import blindsig_counting
 from abh.suites import count_symbols as S
 from abh.suites import counting as C
+from helpers import result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.result import FunctionCount, Row
+from archbench.analysis import RowComparison, function_changes, library_stem
+from archbench.report.compare_tables import function_lines
+from archbench.result import FunctionCount, Result, Row, RowKey
 
 LIB = "/usr/lib/libfoo.so.1"
 BASE = 0x4000000000
@@ -201,3 +206,80 @@ def test_rows_get_their_blocks_functions_per_operation() -> None:
         FunctionCount(library=S.UNKNOWN, function=S.UNKNOWN, instructions_per_op=25.0),
     )
     assert Row.model_validate(base).attribution is None  # files before attribution
+
+
+# ---------------------------------------------------------------- compare: what moved
+
+
+def fc(library: str, function: str, n: float) -> FunctionCount:
+    return FunctionCount(library=library, function=function, instructions_per_op=n)
+
+
+A_FUNCS = (
+    fc("libgcrypt.so.20.4.1", "(no symbol) after gcry_is_secure", 60_000),
+    fc("libgnunetutil.so.15.0.0", "GNUNET_CRYPTO_cs_sign_derive", 60),
+    fc("libc.so.6", "free", 400),
+    fc("", S.OTHER, 100),
+)
+B_FUNCS = (
+    fc("libsodium.so.23.3.0", "(no symbol) after crypto_hash_sha512_statebytes", 19_500),
+    fc("libgnunetutil.so.17.0.0", "GNUNET_CRYPTO_cs_sign_derive", 57),
+    fc("libc.so.6", "free", 400),
+    fc("", S.OTHER, 120),
+)
+
+
+def test_function_changes_pair_across_sonames_and_give_shares() -> None:
+    changes = function_changes(A_FUNCS, B_FUNCS, limit=5)
+    total = (19_500 + 57 + 400 + 120) - (60_000 + 60 + 400 + 100)
+    assert [(c.library, c.function, c.delta) for c in changes] == [
+        ("libgcrypt.so", "(no symbol) after gcry_is_secure", -60_000),
+        ("libsodium.so", "(no symbol) after crypto_hash_sha512_statebytes", 19_500),
+        ("libgnunetutil.so", "GNUNET_CRYPTO_cs_sign_derive", -3),
+    ]  # free did not move; the remainder is never listed
+    assert changes[0].share == pytest.approx(-60_000 / total)
+    assert sum(c.delta for c in changes) + 20 == total  # + the remainder's change
+    assert library_stem("libsodium.so.23.3.0") == "libsodium.so"
+    assert library_stem("blindsig") == "blindsig"
+    assert all(math.isnan(c.share) for c in function_changes(A_FUNCS, A_FUNCS[:1] + A_FUNCS[1:]))
+    same_total = (fc("l", "f", 10), fc("l", "g", 0))
+    moved = function_changes(same_total, (fc("l", "f", 0), fc("l", "g", 10)))
+    assert [(c.function, c.delta, math.isnan(c.share)) for c in moved] == [
+        ("f", -10, True),
+        ("g", 10, True),
+    ]
+
+
+def test_compare_lists_the_functions_of_each_moved_counted_row() -> None:
+    def side(funcs: tuple[FunctionCount, ...] | None, run_id: str) -> list[Result]:
+        signing = row("CS", "signing", [5, 6]).model_copy(update={"attribution": funcs})
+        return [result("ci-amd64", "amd64", "m", "cpu", [signing], run_id=run_id)]
+
+    key = RowKey("ci-amd64", "blindsig", "CS", 0, "", "signing", 1)
+    moved = RowComparison(
+        key,
+        math.nan,
+        math.nan,
+        3,
+        3,
+        0.2537,
+        0.2537,
+        0.2537,
+        "fewer instructions",
+        metric="instructions",
+        a_instructions=60_560.0,
+        b_instructions=20_077.0,
+    )
+    same = dataclasses.replace(moved, verdict="no significant change")
+    a, b = side(A_FUNCS, "20261201T000000Z-aaaaaa"), side(B_FUNCS, "20261202T000000Z-bbbbbb")
+    lines = function_lines([moved, same], [a, b], limit=2)
+    assert lines[0] == (
+        "where blindsig CS signing moved on ci-amd64 (-40,483 instructions per operation, 0.2537×):"
+    )
+    assert len(lines) == 3
+    assert "-60,000" in lines[1] and "148.2%" in lines[1] and "libgcrypt.so" in lines[1]
+    assert "+19,500" in lines[2] and "-48.2%" in lines[2] and "sha512" in lines[2]
+    old = side(None, "20261201T000000Z-aaaaaa")
+    assert function_lines([moved], [old, b])[-1].startswith(
+        "no per-function counts for ci-amd64 blindsig CS signing"
+    )
