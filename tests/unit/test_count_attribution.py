@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.analysis import RowComparison, function_changes, library_stem
+from archbench.report import instructions
 from archbench.report.compare_tables import function_lines
 from archbench.result import FunctionCount, Result, Row, RowKey
 
@@ -283,3 +284,35 @@ def test_compare_lists_the_functions_of_each_moved_counted_row() -> None:
     assert function_lines([moved], [old, b])[-1].startswith(
         "no per-function counts for ci-amd64 blindsig CS signing"
     )
+
+
+def test_report_lists_each_counted_rows_top_functions(tmp_path: Path) -> None:
+    signing = row("CS", "signing", [5, 6]).model_copy(update={"attribution": B_FUNCS})
+    unattributed = row("CS", "verifying", [5, 6])
+    res = result("ci|amd64", "amd64", "m", "cpu", [signing, unattributed])
+    f = instructions.functions_frame([res], limit=2)
+    assert f.to_dict("records") == [
+        {
+            "target": "ci|amd64",
+            "row": "CS signing",
+            "rank": 1,
+            "library": "libsodium.so.23.3.0",
+            "function": "(no symbol) after crypto_hash_sha512_statebytes",
+            "instructions_per_op": 19_500.0,
+            "share": round(19_500 / 20_077, 4),
+        },
+        {
+            "target": "ci|amd64",
+            "row": "CS signing",
+            "rank": 2,
+            "library": "libc.so.6",
+            "function": "free",
+            "instructions_per_op": 400.0,
+            "share": round(400 / 20_077, 4),
+        },
+    ]
+    md = instructions.render_functions_markdown([res], limit=2)
+    assert md.startswith("### Where the instructions went")
+    assert "| ci\\|amd64 | CS signing |   1 | libsodium.so.23.3.0 |" in md
+    assert "19 500 |   97.1% |" in md
+    assert instructions.render_functions_markdown([result("t", "amd64", "m", "c", [])]) == ""
