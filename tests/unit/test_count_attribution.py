@@ -77,6 +77,27 @@ def test_addresses_outside_every_mapping_are_unknown(
     assert symbolizer(funcs).locate(addr) == (S.UNKNOWN, S.UNKNOWN)
 
 
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2000), st.integers(1, 3000)).map(lambda t: (f"f{t[0]}", *t)),
+        max_size=30,
+    ),
+    st.integers(0, 6000),
+)
+def test_overlapping_ranges_find_the_innermost_holder_or_none(
+    funcs: list[tuple[str, int, int]], addr: int
+) -> None:
+    syms = S.functions_from(funcs)
+    holders = [(s, n) for n, s, size in funcs if s <= addr < s + size]
+    found = syms.function(addr)
+    if not holders:
+        assert found is None
+    else:
+        # The latest-starting range that holds it (first name kept for a repeated range).
+        start = max(s for s, _ in holders)
+        assert found in {n for s, n in holders if s == start}
+
+
 def test_file_offsets_go_through_the_load_segments() -> None:
     # The text segment at file offset 0x1000 is loaded at ELF vaddr 0x11000
     # (a lld-style layout): offset 0x1234 is vaddr 0x11234.

@@ -23,6 +23,7 @@ whose files were counted).
 from __future__ import annotations
 
 import bisect
+import itertools
 import struct
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class ElfSymbols:
 
     ``loads``: ``(p_offset, p_vaddr, p_filesz)`` per ``PT_LOAD``; ``starts``,
     ``ends``, ``names``: function ``[start, end)`` ranges sorted by start;
+    ``reach``: the largest end among the first i + 1 ranges (so a lookup stops
+    as soon as no earlier range can hold the address);
     ``table``: ``symtab``, ``dynsym`` or ``none`` (which table named them).
     """
 
@@ -68,16 +71,15 @@ class ElfSymbols:
     ends: tuple[int, ...]
     names: tuple[str, ...]
     table: str
+    reach: tuple[int, ...] = ()
 
     def function(self, vaddr: int) -> str | None:
         """The function whose range holds ``vaddr``, or None (the innermost by start)."""
         i = bisect.bisect_right(self.starts, vaddr) - 1
-        # Ranges may nest or overlap (aliases); look back over the few that start before.
-        while i >= 0 and self.starts[i] <= vaddr:
+        # Ranges may nest or overlap (aliases): look back while one still can hold it.
+        while i >= 0 and self.reach[i] > vaddr:
             if vaddr < self.ends[i]:
                 return self.names[i]
-            if vaddr - self.starts[i] > 1 << 24:
-                break
             i -= 1
         return None
 
@@ -108,12 +110,14 @@ def functions_from(
         if size > 0 and name:
             seen.setdefault((start, start + size), name)
     ordered = sorted(seen.items())
+    ends = [e for (_, e), _ in ordered]
     return ElfSymbols(
         loads=tuple(loads),
         starts=tuple(s for (s, _), _ in ordered),
-        ends=tuple(e for (_, e), _ in ordered),
+        ends=tuple(ends),
         names=tuple(n for _, n in ordered),
         table=table,
+        reach=tuple(itertools.accumulate(ends, max)),
     )
 
 
