@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.analysis import RowComparison, function_changes, library_stem
-from archbench.report import instructions
+from archbench.report import instructions, page
 from archbench.report.compare_tables import function_lines
 from archbench.result import FunctionCount, Result, Row, RowKey
 
@@ -337,3 +337,25 @@ def test_report_lists_each_counted_rows_top_functions(tmp_path: Path) -> None:
     assert "| ci\\|amd64 | CS signing |   1 | libsodium.so.23.3.0 |" in md
     assert "19 500 |   97.1% |" in md
     assert instructions.render_functions_markdown([result("t", "amd64", "m", "c", [])]) == ""
+
+
+def test_results_page_shows_the_top_functions_of_a_counted_run() -> None:
+    from test_counting import counted
+
+    plain = counted("ci-amd64", "amd64", "max", [200, 200, 200], [300, 300, 300])
+    rows = (
+        plain.harness.rows[0].model_copy(update={"attribution": B_FUNCS}),
+        *plain.harness.rows[1:],
+    )
+    res = plain.model_copy(update={"harness": plain.harness.model_copy(update={"rows": rows})})
+    (section,) = page.assemble([res], generated_at="2026-12-03T12:00:00Z").runs
+    table = next(t for t in section.tables if t.title == "Where the instructions went")
+    assert table.rows[:2] == ("ci-amd64 · CS signing · 1", "ci-amd64 · CS signing · 2")
+    assert [c.text for c in table.cells[0]] == [
+        "libsodium.so.23.3.0",
+        "(no symbol) after crypto_hash_sha512_statebytes",
+        "19 500",
+        "97.1%",
+    ]
+    (bare,) = page.assemble([plain], generated_at="2026-12-03T12:00:00Z").runs
+    assert all(t.title != "Where the instructions went" for t in bare.tables)
