@@ -74,7 +74,10 @@ from archbench.analysis.comparison import (
     verdict,
 )
 from archbench.analysis.counting import (
+    FunctionChange,
     cpu_model,
+    function_changes,
+    library_stem,
     median_per_op,
     metric_names,
     parse_metrics,
@@ -114,6 +117,7 @@ __all__ = [
     "ChangePoint",
     "Count",
     "Environment",
+    "FunctionChange",
     "Graph",
     "Measurement",
     "Probe",
@@ -133,6 +137,8 @@ __all__ = [
     "environment_diff",
     "environment_of",
     "find_steps",
+    "function_changes",
+    "library_stem",
     "limit_for",
     "median_interval",
     "median_per_op",

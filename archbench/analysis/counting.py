@@ -10,14 +10,16 @@ over its blocks and its spread the relative range (max - min) / median.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from archbench.errors import MatrixError
 from archbench.inputs import quote
 from archbench.platforms import Arch
-from archbench.result import Metric
+from archbench.result import FunctionCount, Metric
 
 METRICS = ("time", "instructions")
 """What ``--metric`` and the matrix's ``metrics`` take; ``time`` is the default."""
@@ -127,3 +129,61 @@ def spread(counts: Sequence[int]) -> float:
     if mid == 0:
         raise ValueError("median count is 0")
     return (max(counts) - min(counts)) / mid
+
+
+OTHER_FUNCTIONS = "(other functions)"
+"""The remainder entry of a row's attribution (``harness/abh/suites/count_symbols.py``)."""
+
+
+@dataclass(frozen=True)
+class FunctionChange:
+    """How one function's instructions per operation changed from run A to run B.
+
+    ``library`` is the file name without its version (``libsodium.so``), so that a
+    new soname still pairs; ``a``/``b`` are instructions per operation (0.0 where
+    the function is not among a side's listed functions), ``delta`` = b - a, and
+    ``share`` = delta / (total b - total a) of the row (NaN when the totals are equal).
+    """
+
+    library: str
+    function: str
+    a: float
+    b: float
+    delta: float
+    share: float
+
+
+def library_stem(name: str) -> str:
+    """``libsodium.so.23.3.0`` -> ``libsodium.so``; other names unchanged."""
+    head, sep, _ = name.partition(".so.")
+    return head + ".so" if sep else name
+
+
+def function_changes(
+    a: Sequence[FunctionCount], b: Sequence[FunctionCount], limit: int = 5
+) -> list[FunctionChange]:
+    """The ``limit`` functions whose instructions per operation changed most, A to B.
+
+    ``a``, ``b``: a row's ``attribution`` in each run. Functions pair by
+    (:func:`library_stem`, function name); the ``(other functions)`` remainder
+    counts in the totals but is never listed. Largest absolute change first.
+    A function outside one side's listed functions counts as 0.0 there, so with
+    rows of many functions a change can be overstated by at most that side's
+    remainder.
+    """
+    totals = [sum(f.instructions_per_op for f in side) for side in (a, b)]
+    change = totals[1] - totals[0]
+    table: dict[tuple[str, str], list[float]] = {}
+    for k, side in enumerate((a, b)):
+        for f in side:
+            if f.function == OTHER_FUNCTIONS and not f.library:
+                continue
+            key = (library_stem(f.library), f.function)
+            table.setdefault(key, [0.0, 0.0])[k] += f.instructions_per_op
+    out = [
+        FunctionChange(lib, fn, x, y, y - x, (y - x) / change if change else math.nan)
+        for (lib, fn), (x, y) in table.items()
+        if y != x
+    ]
+    out.sort(key=lambda c: (-abs(c.delta), c.library, c.function))
+    return out[:limit]

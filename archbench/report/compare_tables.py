@@ -14,6 +14,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,10 +23,10 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.analysis import NO_INTERVAL, RowComparison, counts
+from archbench.analysis import NO_INTERVAL, RowComparison, counts, function_changes
 from archbench.report.formats import csv_text, latex_escape, markdown_escape
 from archbench.report.units import format_ratio, format_time_ns
-from archbench.result import write_atomic
+from archbench.result import FunctionCount, Result, RowKey, row_key, write_atomic
 
 COLUMNS: Final = ("target", "row", "metric", "A", "B", "B/A", "interval", "verdict")
 
@@ -120,6 +121,69 @@ def design_lines(rows: Sequence[RowComparison]) -> list[str]:
                 f"runs: ratios only ({NO_INTERVAL}); measure them interleaved "
                 "('invoke history') or with '--repeat 3' or more"
             )
+    return lines
+
+
+FUNCTIONS_SHOWN: Final = 5
+"""Functions listed per moved counted row (``invoke compare``)."""
+
+
+def _attribution(side: Sequence[Result], key: RowKey) -> tuple[FunctionCount, ...] | None:
+    """The first attribution of ``key``'s row in one run's results (None: none has one).
+
+    A comparison of two differently named single targets pairs them (``key.target``
+    is A's name): then a row matches on everything but its target."""
+    loose = None
+    for result in side:
+        for row in result.harness.rows:
+            if row.attribution is None:
+                continue
+            found = row_key(result.target.name, row)
+            if found == key:
+                return row.attribution
+            if loose is None and found == dataclasses.replace(key, target=found.target):
+                loose = row.attribution
+    return loose
+
+
+def function_lines(
+    rows: Sequence[RowComparison], sides: Sequence[Sequence[Result]], limit: int = FUNCTIONS_SHOWN
+) -> list[str]:
+    """Where each counted row that moved gained or lost its instructions, per target.
+
+    For every instruction-count row with a verdict of change whose two runs both
+    stored an attribution (counting plugin version 2), a heading line and the
+    ``limit`` functions whose instructions per operation changed most
+    (:func:`archbench.analysis.function_changes`): the change (instructions per
+    operation, signed), its share of the row's change, A and B, library and function.
+    Rows counted before attribution are named once in a closing note.
+    """
+    lines: list[str] = []
+    without = []
+    for r in rows:
+        if r.metric != "instructions" or not r.changed:
+            continue
+        a, b = (_attribution(side, r.key) for side in sides)
+        if a is None or b is None:
+            without.append(f"{r.key.target} {r.key.label}")
+            continue
+        lines.append(
+            f"where {r.key.label} moved on {r.key.target} "
+            f"({r.b_instructions - r.a_instructions:+,.0f} instructions per operation, "
+            f"{r.ratio:.4f}×):"
+        )
+        for c in function_changes(a, b, limit):
+            share = "" if math.isnan(c.share) else f"{c.share:6.1%}"
+            lines.append(
+                f"  {c.delta:+14,.0f} {share:>7}  {c.a:>12,.0f} -> {c.b:<12,.0f} "
+                f"{c.library}  {c.function}"
+            )
+    if without:
+        lines.append(
+            "no per-function counts for "
+            + ", ".join(without)
+            + " (counted before the plugin attributed functions; count again to see them)"
+        )
     return lines
 
 

@@ -31,7 +31,7 @@ from tabulate import tabulate
 
 from archbench.analysis import median_per_op, spread
 from archbench.errors import ReportError
-from archbench.report.formats import csv_text
+from archbench.report.formats import csv_text, markdown_escape
 from archbench.report.model import Cell, Ratio, Table
 from archbench.report.sections import grouped
 from archbench.report.units import format_count
@@ -297,6 +297,86 @@ def render_instructions_markdown(counted: Sequence[Result], times: Sequence[Resu
     return text
 
 
+FUNCTIONS_PER_ROW: Final = 5
+"""Functions per counted row in the report's "Where the instructions went" table."""
+
+
+def functions_frame(counted: Sequence[Result], limit: int = FUNCTIONS_PER_ROW) -> pd.DataFrame:
+    """The top ``limit`` functions of every counted row with an attribution.
+
+    One row per (target, counted row, function), in the results' order and
+    largest first: ``target``, ``row`` (its label), ``rank`` (1 = largest),
+    ``library``, ``function``, ``instructions_per_op`` (the function's
+    instructions per operation) and ``share`` (of the row's attributed total,
+    0 to 1). The ``(other functions)`` remainder is left out; rows without an
+    attribution (counted before plugin version 2, rsa-large and sodium rows)
+    have none. Names are as stored (``(no symbol) after f`` for a stripped
+    library's internal code; see :class:`archbench.result.FunctionCount`).
+    """
+    records = []
+    for result in counted:
+        for row in result.harness.rows:
+            if not row.attribution:
+                continue
+            total = sum(f.instructions_per_op for f in row.attribution)
+            label = f"{row.label} {row.operation.replace('_', ' ')}"
+            listed = sorted(
+                (f for f in row.attribution if f.library or f.function != "(other functions)"),
+                key=lambda f: -f.instructions_per_op,
+            )
+            for rank, f in enumerate(listed[:limit], start=1):
+                records.append(
+                    {
+                        "target": result.target.name,
+                        "row": label,
+                        "rank": rank,
+                        "library": f.library,
+                        "function": f.function,
+                        "instructions_per_op": round(f.instructions_per_op, 1),
+                        "share": round(f.instructions_per_op / total, 4) if total else None,
+                    }
+                )
+    columns = ["target", "row", "rank", "library", "function", "instructions_per_op", "share"]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def render_functions_markdown(counted: Sequence[Result], limit: int = FUNCTIONS_PER_ROW) -> str:
+    """:func:`functions_frame` as a Markdown section ("" when no row has an attribution).
+
+    Library, function and target names come from results files: escaped for Markdown.
+    """
+    f = functions_frame(counted, limit)
+    if f.empty:
+        return ""
+    rows = [
+        [
+            markdown_escape(str(r["target"])),
+            markdown_escape(str(r["row"])),
+            r["rank"],
+            markdown_escape(str(r["library"])),
+            markdown_escape(str(r["function"])),
+            format_count(round(float(r["instructions_per_op"]))),
+            "–" if r["share"] is None or pd.isna(r["share"]) else f"{float(r['share']):.1%}",
+        ]
+        for r in f.to_dict("records")
+    ]
+    return (
+        "### Where the instructions went\n\n"
+        f"The {limit} functions that executed most of each counted row's instructions per "
+        "operation (the counting plugin attributes every translated block to the function "
+        "and library it starts in). Libraries shipped without a full symbol table (Debian "
+        "strips them to their exported functions) show their internal code as "
+        '"(no symbol) after" the exported function before it.\n\n'
+        + tabulate(
+            rows,
+            headers=["Target", "Row", "#", "Library", "Function", "Instructions/op", "Share"],
+            tablefmt="pipe",
+            colalign=["left", "left", "right", "left", "left", "right", "right"],
+        )
+        + "\n"
+    )
+
+
 def render_instructions_latex(counted: Sequence[Result]) -> str:
     """The table as a LaTeX ``table`` (pandas Styler, Jinja2 inside) with caption and label."""
     table = wide(counted)
@@ -375,7 +455,9 @@ def add_export_column(export: pd.DataFrame, counted: Sequence[Result]) -> pd.Dat
 
 
 def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path) -> list[Path]:
-    """Write instructions.md/.tex/.csv/.json and fig-instructions.png/.pdf into ``out_dir``.
+    """Write instructions.md/.tex/.csv/.json and fig-instructions.png/.pdf into ``out_dir``,
+    and ``instructions-functions.csv`` (:func:`functions_frame`) when rows have an
+    attribution (``instructions.md`` then ends with its table).
 
     Returns:
         The paths written (none without counting results).
@@ -389,11 +471,15 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
     texts = {
         # The Markdown file references the figure written beside it.
         out_dir / "instructions.md": render_instructions_markdown(counted, times)
-        + "\n![Instructions per operation](fig-instructions.png)\n",
+        + "\n![Instructions per operation](fig-instructions.png)\n"
+        + ("\n" + functions if (functions := render_functions_markdown(counted)) else ""),
         out_dir / "instructions.tex": render_instructions_latex(counted),
         out_dir / "instructions.csv": csv_text(f),
         out_dir / "instructions.json": f.to_json(orient="records", indent=2) + "\n",
     }
+    top = functions_frame(counted)
+    if not top.empty:
+        texts[out_dir / "instructions-functions.csv"] = csv_text(top)
     try:
         for path, text in texts.items():
             write_atomic(path, text)

@@ -46,6 +46,7 @@ from archbench.report.history import (
     history_steps,
     series,
 )
+from archbench.report.instructions import FUNCTIONS_PER_ROW, functions_frame
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     HistoryManifest,
@@ -367,6 +368,34 @@ def _rows_in_order(results: Sequence[Result]) -> list[RowKey]:
     return list(seen)
 
 
+def _functions_table(counted: Sequence[Result]) -> Table | None:
+    """ "Where the instructions went": each counted row's top functions (None: no row
+    has an attribution; :func:`archbench.report.instructions.functions_frame`)."""
+    top = functions_frame(counted)
+    if top.empty:
+        return None
+    records = top.to_dict("records")
+    return Table(
+        "Where the instructions went",
+        f"The {FUNCTIONS_PER_ROW} functions that executed most of each counted row's "
+        "instructions per operation, with their share of the row (the counting plugin "
+        "attributes every translated block to the function it starts in). Debian's "
+        'stripped libraries show their internal code as "(no symbol) after" the '
+        "exported function before it.",
+        ("Library", "Function", "Instructions per operation", "Share"),
+        tuple(f"{r['target']} · {r['row']} · {r['rank']}" for r in records),
+        tuple(
+            (
+                Cell(str(r["library"])),
+                Cell(str(r["function"])),
+                Cell(format_count(round(float(r["instructions_per_op"])))),
+                Cell("" if r["share"] is None else f"{float(r['share']):.1%}"),
+            )
+            for r in records
+        ),
+    )
+
+
 def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
     tables: list[Table] = []
     figures: list[Figure] = []
@@ -434,6 +463,9 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
             )
         )
         figures += _operation_figures(run_id, metric, title, y_title, keys, labels, columns, traces)
+    functions = _functions_table([r for r in results if r.metric == "instructions"])
+    if functions is not None:
+        tables.append(functions)
     return RunSection(
         run_id,
         anchor("run", run_id),

@@ -465,7 +465,9 @@ def describe_comparison(
 ) -> list[str]:
     """What ``invoke compare`` shows of a comparison, in order: a note when a run is
     compared with itself, what differs between the paired targets' environments, the
-    Markdown table (:func:`archbench.report.compare_tables.markdown`) and the rows only
+    Markdown table (:func:`archbench.report.compare_tables.markdown`), the functions
+    whose counts changed most in each counted row that moved
+    (:func:`archbench.report.compare_tables.function_lines`) and the rows only
     one run has. ``sides``: the selected results of A and B."""
     lines = []
     if run_a == run_b:
@@ -481,6 +483,7 @@ def describe_comparison(
         said = "; ".join(c.text for c in changes) or "nothing recorded differs"
         lines.append(f"environment {names}: {said}")
     lines.append(compare_tables.markdown(rows, run_a, run_b, confidence))
+    lines.extend(compare_tables.function_lines(rows, sides))
     only_a, only_b = unmatched(sides[0], sides[1])
     for run_id, n in ((run_a, only_a), (run_b, only_b)):
         if n:

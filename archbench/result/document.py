@@ -192,6 +192,11 @@ class Counting(Frozen):
     fixed_rsa_keys: dict[str, str] = Field(default_factory=dict)
     """Fixed RSA test keys the operations after key generation used: file name ->
     sha256 hex (``harness/drivers/counting/count-keys.md``); empty in results from before them."""
+    symbol_tables: dict[str, str] = Field(default_factory=dict)
+    """Per library file name, which ELF table named the functions of the rows'
+    ``attribution``: ``symtab`` (all functions), ``dynsym`` (stripped: exported
+    functions only, the rest is ``(no symbol)``), ``none`` or ``unreadable``;
+    empty without attribution."""
 
 
 class HarnessDocument(Frozen):

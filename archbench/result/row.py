@@ -127,6 +127,24 @@ class RowNoise(Frozen):
     freq_mhz_max: float | None = Field(default=None, gt=0)
 
 
+class FunctionCount(Frozen):
+    """Where a counted row's instructions went: one function of one library.
+
+    ``instructions_per_op``: the function's instructions per operation, mean
+    over the row's counted blocks (the plugin attributes each translation
+    block's instructions to its start address; ``harness/abh/suites/count_symbols.py``).
+    ``function`` is ``(no symbol)`` or ``(no symbol) after <exported function>``
+    for code of ``library`` in no symbol's range (a stripped library's internal
+    functions, beside the exported ones of their compilation unit), ``(unknown)`` with
+    library ``(unknown)`` outside every mapped file, and ``(other functions)``
+    with library ``""`` for the sum of the functions not listed.
+    """
+
+    library: str
+    function: str
+    instructions_per_op: float = Field(ge=0)
+
+
 class Row(Frozen):
     """One measured row: ``ops_per_block`` operations timed per sample.
 
@@ -186,6 +204,11 @@ class Row(Frozen):
     ``samples_ns`` entry, same order); instructions per operation =
     count / ``ops_per_block``. ``samples_ns`` of such a row is wall time under
     the counting QEMU, not a time of the target."""
+    attribution: tuple[FunctionCount, ...] | None = None
+    """Counting runs with plugin version 2 (blindsig rows): the row's top
+    functions, largest first, and ``(other functions)``; they sum to the mean
+    instructions per operation of its blocks. None in older files. A merged
+    row (``merge_repeats``) keeps its first run's."""
     stop_reason: StopReason | None = None
     """Why repetitions stopped; None in files from harnesses before adaptive
     repetitions (see :attr:`stop`)."""

@@ -13,8 +13,21 @@
  * and writes one line per closed block to the file named by its argument:
  *
  *   archbench-count  <plugin version>  <plugin API version>  <target>   first
+ *   base             <guest_base, hex>                                  once (API 1)
+ *   map              <lo> <hi> <perms> <offset> <path>  (hex; host /proc/self/maps,
+ *                    file-backed mappings, read at the first START marker)
+ *   tb               <seq> <block start vaddr, hex> <instructions>      per block (API 1)
  *   block            <seq>             <instructions>                   per block
  *   error            <text>                                             misuse
+ *
+ * Attribution (plugin API 1, QEMU < 9): every translation block also gets its
+ * own execution counter (a second inline add), so between START and STOP the
+ * instructions of each block start address are known: the `tb` lines of a
+ * block, written just before its `block` line, sum exactly to it (both read
+ * their counters in the same syscall callbacks). Guest address = host address
+ * - guest_base (in qemu-user, haddr - vaddr of any instruction); the harness
+ * symbolises with the maps and the ELF symbol tables of the mapped files
+ * (harness/abh/suites/count_symbols.py).
  *
  * The count between the two markers covers everything the guest executed
  * after the START syscall instruction, up to and including the STOP one.
@@ -27,9 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
 #include <qemu-plugin.h>
 
-#define ABC_PLUGIN_VERSION "1"
+#define ABC_PLUGIN_VERSION "2"
 #define ABC_MAGIC UINT64_C (0x41424331) /* "ABC1": fits 32-bit guests */
 #define ABC_START 1
 #define ABC_STOP 2
@@ -41,6 +55,50 @@ static FILE *out;
 static uint64_t start_count[ABC_MAX_VCPUS];
 static uint64_t open_seq[ABC_MAX_VCPUS];
 static int open_block[ABC_MAX_VCPUS];
+
+#if QEMU_PLUGIN_VERSION < 2
+/* One record per translation: executions so far and at the last START. */
+struct abc_tb
+{
+  uint64_t vaddr;
+  uint64_t n_insns;
+  uint64_t execs;
+  uint64_t snap;
+};
+static GMutex tbs_lock;
+static GPtrArray *tbs;
+static uint64_t guest_base;
+static int have_base;
+static int maps_written;
+
+static void
+write_maps (void)
+{
+  FILE *maps = fopen ("/proc/self/maps", "r");
+  char line[4096];
+
+  fprintf (out, "base\t%" PRIx64 "\n", guest_base);
+  if (NULL == maps)
+  {
+    fprintf (out, "error\tcannot read /proc/self/maps\n");
+    return;
+  }
+  while (NULL != fgets (line, sizeof line, maps))
+  {
+    unsigned long lo, hi, off;
+    char perms[8];
+    int path_at = 0;
+
+    if (4 > sscanf (line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off,
+                    &path_at) || 0 == path_at || '/' != line[path_at])
+      continue;
+    line[strcspn (line, "\n")] = '\0';
+    fprintf (out, "map\t%lx\t%lx\t%s\t%lx\t%s\n", lo, hi, perms, off,
+             line + path_at);
+  }
+  fclose (maps);
+}
+#endif
 
 #if QEMU_PLUGIN_VERSION >= 2
 /* QEMU >= 9.0: per-vCPU scoreboard, inline adds without races. */
@@ -63,6 +121,24 @@ on_tb_trans (qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 #else
   qemu_plugin_register_vcpu_tb_exec_inline (
     tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns, qemu_plugin_tb_n_insns (tb));
+  {
+    struct abc_tb *rec = g_new0 (struct abc_tb, 1);
+    struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn (tb, 0);
+
+    rec->vaddr = qemu_plugin_tb_vaddr (tb);
+    rec->n_insns = qemu_plugin_tb_n_insns (tb);
+    g_mutex_lock (&tbs_lock);
+    if (! have_base && NULL != first)
+    {
+      guest_base = (uint64_t) (uintptr_t) qemu_plugin_insn_haddr (first)
+                   - qemu_plugin_insn_vaddr (first);
+      have_base = 1;
+    }
+    g_ptr_array_add (tbs, rec);
+    g_mutex_unlock (&tbs_lock);
+    qemu_plugin_register_vcpu_tb_exec_inline (
+      tb, QEMU_PLUGIN_INLINE_ADD_U64, &rec->execs, 1);
+  }
 #endif
 }
 
@@ -83,6 +159,20 @@ on_syscall (qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
                "\n", a3, open_seq[vcpu]);
     open_block[vcpu] = 1;
     open_seq[vcpu] = a3;
+#if QEMU_PLUGIN_VERSION < 2
+    g_mutex_lock (&tbs_lock);
+    if (! maps_written)
+    {
+      write_maps ();
+      maps_written = 1;
+    }
+    for (guint i = 0; i < tbs->len; i++)
+    {
+      struct abc_tb *rec = g_ptr_array_index (tbs, i);
+      rec->snap = rec->execs;
+    }
+    g_mutex_unlock (&tbs_lock);
+#endif
     start_count[vcpu] = ABC_READ (vcpu);
   }
   else if (a2 == ABC_STOP)
@@ -90,8 +180,22 @@ on_syscall (qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
     if (! open_block[vcpu] || open_seq[vcpu] != a3)
       fprintf (out, "error\tblock %" PRIu64 " stopped but not started\n", a3);
     else
-      fprintf (out, "block\t%" PRIu64 "\t%" PRIu64 "\n", a3,
-               ABC_READ (vcpu) - start_count[vcpu]);
+    {
+      uint64_t total = ABC_READ (vcpu) - start_count[vcpu];
+#if QEMU_PLUGIN_VERSION < 2
+      g_mutex_lock (&tbs_lock);
+      for (guint i = 0; i < tbs->len; i++)
+      {
+        struct abc_tb *rec = g_ptr_array_index (tbs, i);
+        if (rec->execs != rec->snap)
+          fprintf (out, "tb\t%" PRIu64 "\t%" PRIx64 "\t%" PRIu64 "\n", a3,
+                   rec->vaddr, (rec->execs - rec->snap) * rec->n_insns);
+        rec->snap = rec->execs;
+      }
+      g_mutex_unlock (&tbs_lock);
+#endif
+      fprintf (out, "block\t%" PRIu64 "\t%" PRIu64 "\n", a3, total);
+    }
     open_block[vcpu] = 0;
     fflush (out);
   }
@@ -124,6 +228,8 @@ qemu_plugin_install (qemu_plugin_id_t id, const qemu_info_t *info, int argc,
 #if QEMU_PLUGIN_VERSION >= 2
   score = qemu_plugin_scoreboard_new (sizeof (uint64_t));
   insns = qemu_plugin_scoreboard_u64 (score);
+#else
+  tbs = g_ptr_array_new ();
 #endif
   qemu_plugin_register_vcpu_tb_trans_cb (id, on_tb_trans);
   qemu_plugin_register_vcpu_syscall_cb (id, on_syscall);

@@ -75,7 +75,7 @@ def test_calibration_is_exact_and_provenance_recorded(
     for r in _runs(counted, name):
         c = r.harness.counting
         assert c is not None
-        assert (c.cpu_model, c.qemu, c.plugin_version) == (cpu, qemu, "1")
+        assert (c.cpu_model, c.qemu, c.plugin_version) == (cpu, qemu, "2")
         assert c.qemu_version.startswith(f"{qemu} version ")
         cal = c.calibration
         assert cal.exact and cal.difference == cal.expected_difference == 200_000
@@ -114,6 +114,41 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
 
     assert cs_counts(first) == cs_counts(second)
     assert len(cs_counts(first)) == 7
+
+    # Where the instructions went (plugin v2, harness/abh/suites/count_symbols.py):
+    # every blindsig row's functions sum to its mean instructions per operation
+    # (the plugin's per-translation-block counts sum exactly to each block's;
+    # only the float division rounds), and the attribution repeats with the counts.
+    for r in (first, second):
+        for row in r.harness.rows:
+            if row.suite != "blindsig":
+                assert row.attribution is None
+                continue
+            assert row.attribution is not None and row.instructions is not None
+            mean = sum(row.instructions) / (len(row.instructions) * row.ops_per_block)
+            total = sum(f.instructions_per_op for f in row.attribution)
+            assert abs(total - mean) <= 1e-9 * mean, (row.operation, total, mean)
+    signing = next(x for x in first.harness.rows if (x.scheme, x.operation) == ("CS", "signing"))
+    assert signing.attribution is not None and signing.instructions is not None
+    per_op = signing.instructions[0] / signing.ops_per_block
+    # CS signing is GNUnet's crypto_cs.c over libsodium's scalar arithmetic and the
+    # HKDF's hashes (libgcrypt's SHA-512 in GNUnet 0.21, libsodium's in 0.27): these
+    # three libraries run 87 % of it on amd64 (GNUnet 0.21, Debian trixie), the rest
+    # is libc (malloc and free of the hash contexts) and the driver.
+    crypto = sum(
+        f.instructions_per_op
+        for f in signing.attribution
+        if f.library.startswith(("libsodium.so", "libgcrypt.so", "libgnunetutil.so"))
+    )
+    assert crypto >= 0.8 * per_op, signing.attribution
+    names = {(f.library.split(".so")[0], f.function) for f in signing.attribution}
+    assert ("libgnunetutil", "GNUNET_CRYPTO_cs_sign_derive") in names, names
+    # Debian's libsodium is stripped (.dynsym only): its internal functions are
+    # named "(no symbol) after <exported function>", and the provenance says so.
+    counting = first.harness.counting
+    assert counting is not None
+    tables = {name.split(".so")[0]: t for name, t in counting.symbol_tables.items()}
+    assert tables["libsodium"] == "dynsym" and "libgnunetutil" in tables, tables
 
     # RSA after key generation uses the fixed test key
     # (harness/drivers/counting/count-key-rsa-1024.key), so verifying repeats within 0.1 %

@@ -438,7 +438,11 @@ def run_blindsig(
     )
     if counting_doc is not None:
         try:
-            attach_counts(rows, counting_doc.pop("_paired"))  # type: ignore[arg-type]
+            attach_counts(
+                rows,  # type: ignore[arg-type]
+                counting_doc.pop("_paired"),
+                counting_doc.pop("_attributed"),
+            )
         except CountError as exc:
             raise HarnessError(f"counting: {exc}") from exc
     for (scheme, bits), reason in output.invalid.items():

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from abh.suites import counting
+from abh.suites import count_symbols, counting
 from abh.suites.blindsig_output import HarnessError
 from abh.suites.common import HARNESS_DIR, driver_path
 from abh.suites.counting import CountError
@@ -107,7 +107,9 @@ def run_counting(
     Returns:
         (driver stdout, the document's ``counting`` object, with the keys'
         sha256 under ``fixed_rsa_keys`` and the paired counts under the
-        private key ``_paired``).
+        private key ``_paired``, and each block's ``{(library, function):
+        instructions}`` under ``_attributed``, with ``symbol_tables`` naming
+        which ELF symbol table named each library's functions).
 
     Raises:
         HarnessError: no counting layer, a fixed key is missing or bad, the
@@ -133,22 +135,41 @@ def run_counting(
             [*driver_args, "--count-markers", *key_args],
             out,
         )
-        paired = counting.pair_counts(driver_blocks(stdout), counts)
+        blocks = driver_blocks(stdout)
+        paired = counting.pair_counts(blocks, counts)
+        attributed, tables = count_symbols.attribute_blocks(
+            blocks, counts.tbs, counts.maps, counts.guest_base
+        )
     except CountError as exc:
         raise HarnessError(f"counting: {exc}") from exc
     doc = counting.provenance(
         counter, args.count_cpu, calibration, counts.plugin_version, counts.plugin_api
     )
     doc["fixed_rsa_keys"] = keys
+    if tables:
+        doc["symbol_tables"] = tables
     doc["_paired"] = paired
+    doc["_attributed"] = attributed
     return stdout, doc
 
 
-def attach_counts(rows: Sequence[dict[str, Any]], paired: dict[BlockKey, int]) -> None:
+ATTRIBUTION_LIMIT = 25
+"""Functions kept per row in ``row["attribution"]``; the rest are summed into one entry."""
+
+
+def attach_counts(
+    rows: Sequence[dict[str, Any]],
+    paired: dict[BlockKey, int],
+    attributed: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
+) -> None:
     """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
 
     Counts are in repetition order, aligned with ``samples_ns``; instructions
     per operation of a block = count / ``ops_per_block``. Invalid rows get none.
+    With ``attributed`` (per block), ``row["attribution"]`` gets the row's
+    top :data:`ATTRIBUTION_LIMIT` functions over its samples, in instructions
+    per operation (:func:`count_symbols.top_functions`; they sum to
+    ``sum(instructions) / (len(instructions) x ops_per_block)``).
 
     Raises:
         CountError: a valid row's repetition has no count.
@@ -157,9 +178,17 @@ def attach_counts(rows: Sequence[dict[str, Any]], paired: dict[BlockKey, int]) -
         if not row.get("valid") or row.get("suite") != "blindsig":
             continue
         found = []
-        for rep in range(len(row["samples_ns"])):
-            key = (row["scheme"], row["key_bits"], row["operation"], "sample", rep)
+        keys: list[BlockKey] = [
+            (row["scheme"], row["key_bits"], row["operation"], "sample", rep)
+            for rep in range(len(row["samples_ns"]))
+        ]
+        for key in keys:
             if key not in paired:
                 raise CountError(f"no count for {key}")
             found.append(paired[key])
         row["instructions"] = found
+        if attributed:
+            parts = [attributed.get(key, {}) for key in keys]
+            row["attribution"] = count_symbols.top_functions(
+                count_symbols.merge(parts), ATTRIBUTION_LIMIT, len(keys) * row["ops_per_block"]
+            )

@@ -28,9 +28,11 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+
+from abh.suites.count_symbols import MapEntry
 
 COUNTER_DIR = Path("/opt/archbench/counter")
 MANIFEST_NAME = "counter.json"
@@ -68,12 +70,22 @@ class Counter:
 
 @dataclass(frozen=True)
 class CountFile:
-    """Parsed plugin output: header fields and ``(seq, instructions)`` per block, in order."""
+    """Parsed plugin output: header fields and ``(seq, instructions)`` per block, in order.
+
+    From plugin version 2 (API 1): ``tbs`` maps a block's seq to
+    ``{guest address of a translation block start: instructions}`` (summing
+    exactly to the block's count), ``maps`` are the QEMU process's
+    file-backed mappings and ``guest_base`` host - guest address
+    (``count_symbols`` turns them into functions); empty/None before.
+    """
 
     plugin_version: str
     plugin_api: int
     target: str
     blocks: tuple[tuple[int, int], ...]
+    tbs: dict[int, dict[int, int]] = field(default_factory=dict)
+    maps: tuple[MapEntry, ...] = ()
+    guest_base: int | None = None
 
 
 def check_cpu_model(text: str) -> str:
@@ -165,14 +177,39 @@ def parse_count_file(text: str) -> CountFile:
     if len(head) != 4 or head[0] != COUNT_FORMAT or not head[2].isdigit():
         raise CountError(f"counter output line 1: not an {COUNT_FORMAT} header: {lines[0]!r}")
     blocks: list[tuple[int, int]] = []
+    tbs: dict[int, dict[int, int]] = {}
+    maps: list[MapEntry] = []
+    base: int | None = None
     for lineno, line in enumerate(lines[1:], start=2):
         fields = line.split("\t")
-        if fields[0] == "error":
-            raise CountError(f"counter output line {lineno}: plugin error: {line[6:]}")
+        try:
+            if fields[0] == "error":
+                raise CountError(f"counter output line {lineno}: plugin error: {line[6:]}")
+            if fields[0] == "tb" and len(fields) == 4:
+                seq, n = int(fields[1]), int(fields[3])
+                block = tbs.setdefault(seq, {})
+                addr = int(fields[2], 16)
+                block[addr] = block.get(addr, 0) + n
+                continue
+            if fields[0] == "map" and len(fields) == 6:
+                lo, hi, off = (int(f, 16) for f in (fields[1], fields[2], fields[4]))
+                maps.append(MapEntry(lo, hi, off, fields[5]))
+                continue
+            if fields[0] == "base" and len(fields) == 2:
+                base = int(fields[1], 16)
+                continue
+        except ValueError:
+            raise CountError(f"counter output line {lineno}: malformed: {line!r}") from None
         if len(fields) != 3 or fields[0] != "block" or not all(f.isdigit() for f in fields[1:]):
             raise CountError(f"counter output line {lineno}: malformed: {line!r}")
-        blocks.append((int(fields[1]), int(fields[2])))
-    return CountFile(head[1], int(head[2]), head[3], tuple(blocks))
+        seq, total = int(fields[1]), int(fields[2])
+        if seq in tbs and sum(tbs[seq].values()) != total:
+            raise CountError(
+                f"counter output line {lineno}: block {seq} counts {total} instructions but"
+                f" its translation blocks sum to {sum(tbs[seq].values())}"
+            )
+        blocks.append((seq, total))
+    return CountFile(head[1], int(head[2]), head[3], tuple(blocks), tbs, tuple(maps), base)
 
 
 K = TypeVar("K", bound=Hashable)
