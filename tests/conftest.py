@@ -13,6 +13,7 @@ from collections.abc import Generator
 import docker
 import pytest
 from helpers import CI_MATRIX, REPO
+from pristine import running_scenario, start_scenario
 
 from archbench.hosts import engine
 from archbench.images import Builder, ensure_base, ensure_image, plan_image
@@ -32,13 +33,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m deselected what they deselect
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The pristine machines' tests (test_pristine_docker.py) go last: they wait for the
+    # machines that pytest_runtestloop starts when the session starts.
+    pristine = [item for item in items if "pristine" in item.keywords]
+    if pristine:
+        items[:] = [item for item in items if "pristine" not in item.keywords] + pristine
     if config.getoption("--run-docker"):
         return
     skip = pytest.mark.skip(reason="needs a Docker engine: run pytest with --run-docker")
     for item in items:
         if "docker" in item.keywords or "emulated" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Start the pristine machines (:class:`pristine.Scenario`) in a thread of their own
+    before the first test, when their tests will run: their quarter of an hour overlaps
+    the other tests (issue 27)."""
+    config = session.config
+    if config.option.collectonly or not config.getoption("--run-docker"):
+        return
+    if any("pristine" in item.keywords for item in session.items):
+        start_scenario(engine.connect())
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Remove the pristine machines if the session ended before their tests waited."""
+    scenario = running_scenario()
+    if scenario is not None:
+        scenario.abandon()
 
 
 #: Skips that are right in CI too, by the start of their reason: the test is for another

@@ -43,9 +43,10 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import docker
 from docker.models.containers import Container
@@ -54,6 +55,7 @@ from helpers import REPO, SHARED
 from archbench.images import resolve_apt_proxy
 
 IMAGE_REPOSITORY = "archbench-pristine"
+T = TypeVar("T")
 LABEL = "org.archbench.pristine"
 #: Where the tree and shared/ lie inside the machine: ``shared/`` beside the clone,
 #: as on this workplace's machines and in CI.
@@ -354,3 +356,182 @@ def stage_table(parts: list[tuple[str, float]], stages: list[tuple[str, float]])
     rows += [(stage, end - at) for (stage, at), end in zip(stages, ends, strict=True)]
     rows += [("report", t_report), ("total", t_setup + t_bench + t_report)]
     return "\n".join(f"{name:<10} {seconds:7.1f} s" for name, seconds in rows)
+
+
+#: The machine's transcripts, kept after the tests (pytest removes old tmp_path folders).
+LOGS = REPO / ".archbench" / "pristine"
+
+#: Tests run in the machine after ``setup-host.sh --tests``, one (or two) for each thing
+#: it installs: TeX Live and poppler, sshd (a second dockerd behind it), Chromium,
+#: GNUnet's headers with a compiler and pkg-config, dpkg-dev and git for the GNUnet
+#: build script, and a GNUnet source unpacked and prepared by Debian's own Python (its
+#: tar handling is what 3.11.2 lacked).
+TESTS_IN_MACHINE = (
+    "tests/integration/test_latex_compile.py",
+    "tests/integration/test_ssh_hosts.py::test_ssh_host_connects_through_the_system_ssh",
+    "tests/unit/test_page_browser.py",
+    "tests/integration/test_blindsig_api_native.py",
+    "tests/unit/test_gnunet_api.py",
+    "tests/unit/test_gnunet_source.py",
+    "tests/unit/test_lock.py",
+)
+
+
+@dataclass
+class FirstCommand:
+    """What the README's first command left in its machine: its transcript, the
+    appendix it wrote, the size of ``results.html`` (bytes) and the output of
+    :meth:`PristineMachine.doctor_fix_registers` (empty when the command failed)."""
+
+    transcript: Transcript
+    appendix: str = ""
+    page_bytes: int = 0
+    doctor_proof: str = ""
+
+
+@dataclass
+class TestCommand:
+    """The test command's setup in a second machine: its transcript, the virtualenv's
+    ``python --version`` and the transcript of :data:`TESTS_IN_MACHINE` run there (None
+    when the setup failed)."""
+
+    setup: Transcript
+    python: str = ""
+    tests: Transcript | None = None
+
+
+class Scenario:
+    """The README's two commands on pristine Debian 12 machines, in a thread of its own.
+
+    Started when the test session starts (``tests/conftest.py``) and awaited by the tests
+    of ``test_pristine_docker.py``, which run last: the machines' quarter of an hour of
+    apt, QEMU and a second engine overlaps the other integration tests instead of adding
+    to CI's time (issue 27: CI under 60 minutes from an empty engine). One root, bootstrapped
+    once; the first command in one machine, the test command's setup in a fresh one.
+    A failure of either part is kept and raised by the test that waits for it.
+    """
+
+    def __init__(self, client: docker.DockerClient) -> None:
+        self.client = client
+        self._first: FirstCommand | BaseException | None = None
+        self._second: TestCommand | BaseException | None = None
+        self._first_done = threading.Event()
+        self._second_done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pristine", daemon=True)
+
+    def start(self) -> Scenario:
+        """Start the machines' thread; returns self."""
+        self._thread.start()
+        return self
+
+    def first_command(self, timeout: float = 7200) -> FirstCommand:
+        """Wait for the first command's machine (at most ``timeout`` s) and return it.
+
+        Raises:
+            AssertionError: the wait timed out.
+            BaseException: whatever ended the first command's part of the thread.
+        """
+        return self._result(self._first_done, lambda: self._first, timeout)
+
+    def test_command(self, timeout: float = 7200) -> TestCommand:
+        """Wait for the test command's machine, as :meth:`first_command`."""
+        return self._result(self._second_done, lambda: self._second, timeout)
+
+    @staticmethod
+    def _result(
+        done: threading.Event, value: Callable[[], T | BaseException | None], timeout: float
+    ) -> T:
+        assert done.wait(timeout), f"the pristine machine did not finish in {timeout:.0f} s"
+        got = value()
+        if isinstance(got, BaseException):
+            raise got
+        assert got is not None
+        return got
+
+    def abandon(self) -> None:
+        """Remove the machines and the root if the thread is still at work (the session
+        ended before its tests ran); nothing else of the engine's is touched."""
+        if not self._thread.is_alive():
+            return
+        for container in self.client.containers.list(all=True, filters={"label": LABEL}):
+            with contextlib.suppress(docker.errors.DockerException):
+                container.remove(force=True)
+        for image in self.client.images.list(name=IMAGE_REPOSITORY):
+            with contextlib.suppress(docker.errors.DockerException):
+                self.client.images.remove(image.id or "", force=True)
+
+    def _run(self) -> None:
+        try:
+            tag = root_image(self.client, "bookworm")
+        except BaseException as exc:  # both parts report it
+            self._first = self._second = exc
+            self._first_done.set()
+            self._second_done.set()
+            return
+        try:
+            try:
+                self._first = self._run_first(tag)
+            except BaseException as exc:
+                self._first = exc
+            self._first_done.set()
+            try:
+                self._second = self._run_second(tag)
+            except BaseException as exc:
+                self._second = exc
+            self._second_done.set()
+        finally:
+            remove_image(self.client, tag)
+
+    def _run_first(self, root: str) -> FirstCommand:
+        first, _ = readme_commands()
+        with machine(self.client, root) as node:
+            LOGS.mkdir(parents=True, exist_ok=True)
+            done = FirstCommand(node.run(first, LOGS / "first-command.log"))
+            if done.transcript.exit_code != 0:
+                return done
+            done.appendix = node.sh(f"cat {CLONE}/reports/out/appendix.md")
+            done.page_bytes = int(node.sh(f"wc -c < {CLONE}/reports/out/results.html"))
+            # doctor --fix registers QEMU's handlers where none are (the machine sees the
+            # host's; a binfmt_misc instance of its own, in a user namespace, starts
+            # empty), proven with the machine's own riscv64 base as a folder (its
+            # programs are dynamic).
+            node.sh(
+                "mkdir -p /tmp/rv && c=$(docker create --platform linux/riscv64 "
+                "$(docker images --format '{{.Repository}}:{{.Tag}}' | grep -m1 riscv64) true) "
+                "&& docker export $c | tar -x -C /tmp/rv && docker rm $c >/dev/null"
+            )
+            done.doctor_proof = node.doctor_fix_registers("/tmp/rv")
+            return done
+
+    def _run_second(self, root: str) -> TestCommand:
+        _, second = readme_commands()
+        setup = second.partition(" && ")[0]
+        with machine(self.client, root) as node:
+            LOGS.mkdir(parents=True, exist_ok=True)
+            done = TestCommand(node.run(setup, LOGS / "setup-tests.log"))
+            if done.setup.exit_code != 0:
+                return done
+            done.python = node.sh(f"{CLONE}/.venv/bin/python --version").strip()
+            tests = " ".join(TESTS_IN_MACHINE)
+            done.tests = node.run(
+                f"CI=true .venv/bin/pytest --run-docker -p no:cacheprovider -q {tests}",
+                LOGS / "tests-in-machine.log",
+            )
+            return done
+
+
+#: The session's scenario, once :func:`start_scenario` started it.
+_SCENARIO: Scenario | None = None
+
+
+def start_scenario(client: docker.DockerClient) -> Scenario:
+    """Start the session's :class:`Scenario` (once; later calls return it)."""
+    global _SCENARIO
+    if _SCENARIO is None:
+        _SCENARIO = Scenario(client).start()
+    return _SCENARIO
+
+
+def running_scenario() -> Scenario | None:
+    """The session's :class:`Scenario`, None when none was started."""
+    return _SCENARIO

@@ -8,6 +8,12 @@ harness's Makefile, and one tiny run of every row, GNU Taler's path (the scheme-
 ``taler_*`` rows) included. Every row must be valid, the known-answer checks of the raw
 calls and of the layer must pass, the headers' version must reach build-info.txt and the
 meta lines, and the unpacked source must be left as it was.
+
+Two releases of the driver's release API (``gnunet_bsig_api`` 0.21): 0.21.2, before the
+HKDF moved to libsodium's HMAC (0.22), and 0.24.3 after it. 0.27.0 is built and driven by
+``invoke bench`` in ``test_gnunet_source_image_docker.py`` (natively) and
+``test_gnunet_source_cross_docker.py`` (cross, riscv64), 0.22.2 is built by the Taler
+tests; each release here costs about two minutes of CI from an empty engine (issue 27).
 """
 
 from __future__ import annotations
@@ -74,7 +80,7 @@ def build_image(engine_client: docker.DockerClient, slim_amd64_image: str) -> It
     yield tag
 
 
-@pytest.mark.parametrize("version", ["0.21.2", "0.22.2", "0.24.3", "0.27.0"])
+@pytest.mark.parametrize("version", ["0.21.2", "0.24.3"])
 def test_a_source_build_drives_every_row_on_the_new_api(
     engine_client: docker.DockerClient, build_image: str, version: str
 ) -> None:
