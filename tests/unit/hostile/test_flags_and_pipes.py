@@ -236,20 +236,29 @@ def test_fail_above_is_refused_like_every_other_flag(tmp_path: Path) -> None:
 # --- pipes ------------------------------------------------------------------------
 
 
-def _invoke_into_head(args: list[str], settings: dict[str, Path]) -> tuple[int, str]:
-    """``invoke ARGS | head -c 1``: the exit status of invoke and its stderr."""
+def _invoke_into_closed_pipe(args: list[str], settings: dict[str, Path]) -> tuple[int, str]:
+    """``invoke ARGS`` writing into a pipe whose reader has gone away (``| head -c 0``):
+    the exit status of invoke and its stderr.
+
+    The read end is closed before invoke starts, so its first write meets EPIPE on any
+    machine: a reader that reads a byte and then closes races the writer, and a writer
+    whose whole output fits in the pipe's buffer wins that race on a busy machine.
+    """
     env = {**os.environ}
     env.update({f"INVOKE_ARCHBENCH_{k.upper()}": str(v) for k, v in settings.items()})
-    invoke = subprocess.Popen(
-        [sys.executable, "-m", "invoke", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert invoke.stdout is not None and invoke.stderr is not None
-    invoke.stdout.read(1)
-    invoke.stdout.close()  # the reader goes away after one byte, as head -c 1 does
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        invoke = subprocess.Popen(
+            [sys.executable, "-m", "invoke", *args],
+            cwd=REPO,
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+        )
+    finally:
+        os.close(write_end)
+    assert invoke.stderr is not None
     err = invoke.stderr.read().decode()
     return invoke.wait(timeout=120), err
 
@@ -269,7 +278,7 @@ def test_compare_into_a_closed_pipe_writes_its_files_and_exits_quietly(tmp_path:
             )
         )
     out = tmp_path / "out"
-    code, err = _invoke_into_head(
+    code, err = _invoke_into_closed_pipe(
         ["compare", RUN, "20261130T220000Z-abcdef", "--out", str(out)],
         {"results": tmp_path / "results"},
     )
@@ -286,7 +295,7 @@ def test_compare_into_a_closed_pipe_writes_its_files_and_exits_quietly(tmp_path:
 def test_import_into_a_closed_pipe_stores_the_results_whole(tmp_path: Path) -> None:
     log = tmp_path / "perf_crypto_rsa.log"
     log.write_text("".join(f"10x 2048-signing took {30 + i} ms\n" for i in range(20)))
-    code, err = _invoke_into_head(
+    code, err = _invoke_into_closed_pipe(
         [
             "import",
             str(log),
