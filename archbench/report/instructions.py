@@ -40,7 +40,9 @@ from archbench.result import (
     AppendixRow,
     Operation,
     Result,
+    RowKey,
     operation_label,
+    row_key,
     scheme_id,
     scheme_label,
     write_atomic,
@@ -91,21 +93,17 @@ NOT_COUNTED_NOTE: Final = (
     "empty instructions_per_op cells in the exports)."
 )
 
-CountKey = tuple[str, str, str, int | None, str | None, str]
-"""(target, suite, scheme, key bits, param, operation)."""
 
-
-def _native_ns(times: Sequence[Result]) -> dict[CountKey, float]:
-    """(target, suite, scheme, bits, param, operation) -> median native ns per operation."""
-    found: dict[CountKey, float] = {}
+def _native_ns(times: Sequence[Result]) -> dict[RowKey, float]:
+    """Each native row's :class:`archbench.result.RowKey` -> its median ns per operation."""
+    found: dict[RowKey, float] = {}
     for r in times:
         if r.metric != "time" or r.emulated or r.execution is None:
             continue
         for row in r.harness.rows:
             if row.valid:
                 ns = statistics.median(row.samples_ns) / row.ops_per_block
-                key = (r.target.name, row.suite, row.scheme, row.key_bits, row.param, row.operation)
-                found[key] = ns
+                found[row_key(r.target.name, row)] = ns
     return found
 
 
@@ -125,9 +123,7 @@ def frame(counted: Sequence[Result], times: Sequence[Result] = ()) -> pd.DataFra
             if row.instructions is None:
                 continue
             ipo = median_per_op(row.instructions, row.ops_per_block)
-            ns = native.get(
-                (r.target.name, row.suite, row.scheme, row.key_bits, row.param, row.operation)
-            )
+            ns = native.get(row_key(r.target.name, row))
             records.append(
                 CountRecord(
                     run_id=r.run_id,
