@@ -66,11 +66,18 @@ from archbench.cli.flags import (
     split,
 )
 from archbench.cli.terminal import show
-from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
+from archbench.errors import Interrupted, MatrixError, ReportError, ResultsError, TargetsFailed
 from archbench.images import commit_range, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch
+from archbench.report import (
+    bisect_moved,
+    bisect_moves,
+    move_lines,
+    stored_rows,
+    write_page_from_store,
+)
 from archbench.result import (
     OPERATION_ORDER,
     BisectCommit,
@@ -318,7 +325,10 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
             ) from None
         states = tuple(arch_state(graph, a, steps_of(manifest)) for a in archs)
         manifest = manifest.model_copy(
-            update={"outcome": "\n".join(outcome_lines(manifest, states))}
+            update={
+                "outcome": "\n".join(outcome_lines(manifest, states)),
+                "moves": bisect_moves(manifest, states, graph, stored_rows(store, manifest)),
+            }
         )
         store.save_bisect(manifest)
     return BisectRun(store, manifest, states, time.monotonic() - started)
@@ -597,6 +607,8 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     show()
     for line in done.manifest.outcome.splitlines():
         show(line)
+    for line in move_lines(bisect_moved(done.manifest)):
+        show(line)
     steps = len(done.manifest.steps)
     builds = sum(len(st.counts) for st in done.manifest.steps)
     total = sum(st.seconds for st in done.manifest.steps)
@@ -606,6 +618,16 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     )
     where = done.store.root / done.manifest.bisect_id / "bisect.json"
     show(f"bisection: {where}")
+    if done.manifest.outcome:
+        # The page's folder is invoke report's --out: one writer at a time.
+        runs = sorted({r for m in done.manifest.moves for r in (m.before_run, m.after_run)})
+        shown, failures = done.store.load_all(runs, merge=False, metric=None) if runs else ([], [])
+        with folder_lock(Path(s.reports), ReportError, "--out", show):
+            for p in write_page_from_store(
+                done.store, Path(s.reports), shown, histories=[], bisections=[done.manifest],
+                failures=failures,
+            ):  # fmt: skip
+                show(f"wrote {p}")
     failed = [st.arch for st in done.states if st.status == "failed"]
     if failed:
         raise TargetsFailed(

@@ -88,10 +88,13 @@ from archbench.matrix import (
 from archbench.platforms import Arch
 from archbench.report import (
     history_changes,
+    history_moves,
     history_steps,
+    move_lines,
     render_changes_markdown,
     render_history_markdown,
     render_steps_markdown,
+    write_history_files,
     write_page_from_store,
 )
 from archbench.result import (
@@ -645,9 +648,12 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
     """``invoke history``: build, measure in interleaved rounds and count a series of versions.
 
     Prints the history's tables (instructions and times per operation across the
-    versions, :func:`archbench.report.render_history_markdown`) and where it is stored,
-    and writes the results page of the history into the reports folder
-    (:func:`archbench.report.write_page_from_store`).
+    versions, :func:`archbench.report.render_history_markdown`), its steps, and for
+    every counted step the functions whose counts changed most
+    (:func:`archbench.report.history_moves`), and where it is stored; writes them as
+    ``history-<id>.md`` and ``history-<id>-functions.csv``
+    (:func:`archbench.report.write_history_files`) and the results page of the history
+    into the reports folder (:func:`archbench.report.write_page_from_store`).
 
     Raises:
         MatrixError: a flag value is not allowed (checked before anything is read).
@@ -661,16 +667,26 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
     }
     show()
-    show(render_history_markdown(done.manifest, results))
     steps = history_steps(done.manifest, results)
     alone = history_steps(done.manifest, results, rate=1.0)
-    show(render_steps_markdown(steps, sum(step.metric == "time" for _, _, step in alone)))
-    show(render_changes_markdown(history_changes(done.manifest, results)))
+    text = "\n".join(
+        [
+            render_history_markdown(done.manifest, results),
+            render_steps_markdown(steps, sum(step.metric == "time" for _, _, step in alone)),
+            render_changes_markdown(history_changes(done.manifest, results)),
+        ]
+    )
+    show(text)
+    moves = history_moves(done.manifest, results, steps)
+    for line in move_lines(moves):
+        show(line)
     # The page's folder is invoke report's --out: one writer at a time.
     with folder_lock(Path(s.reports), ReportError, "--out", show):
-        for p in write_page_from_store(
+        written = write_history_files(done.manifest, Path(s.reports), markdown=text, moves=moves)
+        written += write_page_from_store(
             done.store, Path(s.reports), histories=[(done.manifest, results)]
-        ):
+        )
+        for p in written:
             show(f"wrote {p}")
     where = done.store.root / done.manifest.history_id / "history.json"
     show(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")

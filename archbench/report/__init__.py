@@ -33,6 +33,8 @@ The render, one concern per module:
   and ``.json``; :mod:`~archbench.report.instructions`: instructions per operation;
   :mod:`~archbench.report.gnunet_perf`: GNUnet's perf programs beside ours;
   :mod:`~archbench.report.compare_tables`: a run comparison's tables;
+  :mod:`~archbench.report.moved`: where a counted row's instructions went when it
+  moved (history steps, bisection moves);
   :mod:`~archbench.report.page`: the results page ``results.html``, one self-contained
   HTML file (plotly, imported only when a page is drawn);
 * :mod:`~archbench.report.plots`: the figures. It imports matplotlib, which is
@@ -63,10 +65,12 @@ from archbench.report.formats import (
 from archbench.report.frame import ReportData, machine_names
 from archbench.report.history import (
     history_changes,
+    history_moves,
     history_steps,
     render_changes_markdown,
     render_history_markdown,
     render_steps_markdown,
+    write_history_files,
 )
 from archbench.report.instructions import render_instructions_markdown
 from archbench.report.model import (
@@ -78,6 +82,7 @@ from archbench.report.model import (
     Style,
     parse_style,
 )
+from archbench.report.moved import bisect_moved, bisect_moves, move_lines, stored_rows
 from archbench.report.page import PAGE_FILE, write_page_from_store
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.units import (
@@ -129,6 +134,8 @@ __all__ = [
     "ReportOptions",
     "Style",
     "Unit",
+    "bisect_moved",
+    "bisect_moves",
     "check_label_prefix",
     "describe_comparison",
     "format_ms",
@@ -136,10 +143,12 @@ __all__ = [
     "format_ratio",
     "format_speed",
     "history_changes",
+    "history_moves",
     "history_steps",
     "latex_escape",
     "machine_names",
     "markdown_escape",
+    "move_lines",
     "parse_style",
     "parse_unit",
     "prepare",
@@ -152,10 +161,12 @@ __all__ = [
     "render_standalone",
     "render_steps_markdown",
     "select_results",
+    "stored_rows",
     "unit_label",
     "unit_value",
     "write_comparison",
     "write_folder",
+    "write_history_files",
     "write_page_from_store",
     "write_report_folder",
     "write_reports",

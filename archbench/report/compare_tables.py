@@ -23,8 +23,9 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.analysis import NO_INTERVAL, RowComparison, counts, function_changes
+from archbench.analysis import NO_INTERVAL, RowComparison, counts
 from archbench.report.formats import csv_text, latex_escape, markdown_escape
+from archbench.report.moved import FUNCTIONS_SHOWN, function_line, function_moves
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import FunctionCount, Result, RowKey, row_key, write_atomic
 
@@ -124,10 +125,6 @@ def design_lines(rows: Sequence[RowComparison]) -> list[str]:
     return lines
 
 
-FUNCTIONS_SHOWN: Final = 5
-"""Functions listed per moved counted row (``invoke compare``)."""
-
-
 def _attribution(side: Sequence[Result], key: RowKey) -> tuple[FunctionCount, ...] | None:
     """The first attribution of ``key``'s row in one run's results (None: none has one).
 
@@ -154,7 +151,7 @@ def function_lines(
     For every instruction-count row with a verdict of change whose two runs both
     stored an attribution (counting plugin version 2), a heading line and the
     ``limit`` functions whose instructions per operation changed most
-    (:func:`archbench.analysis.function_changes`): the change (instructions per
+    (:func:`archbench.report.moved.function_moves`): the change (instructions per
     operation, signed), its share of the row's change, A and B, library and function.
     Rows counted before attribution are named once in a closing note.
     """
@@ -172,12 +169,7 @@ def function_lines(
             f"({r.b_instructions - r.a_instructions:+,.0f} instructions per operation, "
             f"{r.ratio:.4f}×):"
         )
-        for c in function_changes(a, b, limit):
-            share = "" if math.isnan(c.share) else f"{c.share:6.1%}"
-            lines.append(
-                f"  {c.delta:+14,.0f} {share:>7}  {c.a:>12,.0f} -> {c.b:<12,.0f} "
-                f"{c.library}  {c.function}"
-            )
+        lines.extend(function_line(f) for f in function_moves(a, b, limit))
     if without:
         lines.append(
             "no per-function counts for "

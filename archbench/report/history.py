@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from tabulate import tabulate
@@ -29,14 +30,27 @@ from archbench.analysis import (
     whole_series,
 )
 from archbench.analysis import series as analysis_series
+from archbench.errors import ReportError
+from archbench.report.formats import csv_text
+from archbench.report.moved import (
+    FUNCTIONS_SHOWN,
+    NO_ATTRIBUTION,
+    Moved,
+    counted_row,
+    function_moves,
+    moves_frame,
+    render_moves_markdown,
+)
 from archbench.report.units import format_count, format_time_ns
 from archbench.result import (
     OPERATION_ORDER,
     HistoryManifest,
     Result,
+    Row,
     RowKey,
     merge_repeats,
     row_key,
+    write_texts,
 )
 
 NO_RESULTS: Final = "no results stored (the run failed, was interrupted or its folder is gone)"
@@ -264,3 +278,92 @@ def render_history_markdown(
             + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
         )
     return "\n\n".join(parts) + "\n"
+
+
+def _counted_row(results: Sequence[Result], arch: str, key: RowKey) -> Row | None:
+    """``key``'s row (its target is the architecture, as in :func:`history_steps`) in the
+    first counting result of ``arch`` among one version's ``results``."""
+    for result in results:
+        if result.metric != "instructions" or result.target.arch != arch:
+            continue
+        for row in result.harness.rows:
+            if row_key(arch, row) == key and counted_row(row) is not None:
+                return row
+    return None
+
+
+def history_moves(
+    manifest: HistoryManifest,
+    results: Mapping[str, Sequence[Result]],
+    steps: Sequence[tuple[str, RowKey, Step]] | None = None,
+    limit: int = FUNCTIONS_SHOWN,
+) -> list[Moved]:
+    """Where the instructions went at every counted step of the history, per architecture.
+
+    ``steps``: :func:`history_steps` (computed when None); each step of metric
+    ``instructions`` pairs its two versions' rows (:func:`archbench.report.moved.function_moves`):
+    the ``limit`` functions whose instructions per operation changed most. A step whose
+    rows have no attribution (counted before plugin version 2) gets a note instead.
+    """
+    if steps is None:
+        steps = history_steps(manifest, results)
+    run_of = {v.label: v.run_id for v in manifest.versions}
+    names = {v.label: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    out = []
+    for arch, key, step in steps:
+        if step.metric != "instructions":
+            continue
+        a, b = (
+            _counted_row(results.get(run_of[label], ()), arch, key)
+            for label in (step.before, step.after)
+        )
+        if a is None or b is None:
+            continue
+        before, after = counted_row(a), counted_row(b)
+        assert before is not None and after is not None  # rows found have counts
+        both = a.attribution is not None and b.attribution is not None
+        functions = function_moves(a.attribution or (), b.attribution or (), limit) if both else ()
+        out.append(
+            Moved(
+                arch=arch,
+                row=key.label.removeprefix(f"{key.suite} "),
+                before_label=f"{names[step.before]} {step.before}",
+                after_label=f"{names[step.after]} {step.after}",
+                before=before,
+                after=after,
+                functions=functions,
+                note="" if functions else (NO_ATTRIBUTION if not both else "no function moved"),
+            )
+        )
+    return out
+
+
+def history_file_stem(history_id: str) -> str:
+    """``history-<history-id>``: the stem of a history's report files."""
+    return f"history-{history_id}"
+
+
+def write_history_files(
+    manifest: HistoryManifest,
+    out_dir: Path,
+    *,
+    markdown: str,
+    moves: Sequence[Moved],
+) -> list[Path]:
+    """Write ``history-<id>.md`` (``markdown``: the history's tables as printed, then
+    :func:`archbench.report.moved.render_moves_markdown` of ``moves``) and, when a step
+    has functions, ``history-<id>-functions.csv``
+    (:func:`archbench.report.moved.moves_frame`) into ``out_dir``, atomically.
+
+    Raises:
+        ReportError: ``out_dir`` cannot be written.
+    """
+    stem = history_file_stem(manifest.history_id)
+    section = render_moves_markdown(moves, "Where the instructions went at each counted step")
+    texts: dict[Path, str | bytes] = {
+        out_dir / f"{stem}.md": markdown + ("\n" + section if section else "")
+    }
+    frame = moves_frame(moves)
+    if not frame.empty:
+        texts[out_dir / f"{stem}-functions.csv"] = csv_text(frame)
+    return write_texts(texts, ReportError, "the history's report", "choose a writable --out")

@@ -20,6 +20,7 @@ is imported only there (it is slow to import). :func:`write_page` writes it atom
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import math
@@ -43,12 +44,15 @@ from archbench.report.history import (
     NO_RESULTS,
     SeriesCell,
     history_changes,
+    history_moves,
     history_steps,
     series,
 )
 from archbench.report.instructions import FUNCTIONS_PER_ROW, functions_frame
+from archbench.report.moved import Differential, Moved, bisect_moved, differentials
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
+    BisectManifest,
     HistoryManifest,
     LoadFailure,
     Result,
@@ -185,6 +189,20 @@ class HistorySection:
     run_links: tuple[str | None, ...] = ()
     """Per version, the id of its run's section (tables and environment); None: the
     run holds no results."""
+    differentials: tuple[Differential, ...] = ()
+    """Per counted step, where its instructions went (a panel per architecture)."""
+
+
+@dataclass(frozen=True)
+class BisectSection:
+    """One bisection: what it was asked, its outcome and where each move's instructions went."""
+
+    bisect_id: str
+    anchor: str
+    summary: str
+    outcome: tuple[str, ...]
+    tables: tuple[Table, ...]
+    differentials: tuple[Differential, ...]
 
 
 @dataclass(frozen=True)
@@ -197,6 +215,14 @@ class Page:
     histories: tuple[HistorySection, ...]
     samples: tuple[Samples, ...]
     failures: tuple[str, ...] = ()
+    bisections: tuple[BisectSection, ...] = ()
+
+    @property
+    def differentials(self) -> tuple[Differential, ...]:
+        """Every differential figure of the page (matplotlib, inlined as PNG)."""
+        return tuple(d for h in self.histories for d in h.differentials) + tuple(
+            d for b in self.bisections for d in b.differentials
+        )
 
     @property
     def figures(self) -> tuple[Figure, ...]:
@@ -569,6 +595,9 @@ def _history_section(
         )
         figures += drawn
         tables.append(table)
+    moves = history_moves(manifest, results)
+    if moves:
+        tables.append(_moves_table(moves, "at each counted step"))
     return HistorySection(
         manifest.history_id,
         anchor("history", manifest.history_id),
@@ -578,6 +607,56 @@ def _history_section(
         tuple(
             anchor("run", v.run_id) if results.get(v.run_id) else None for v in manifest.versions
         ),
+        tuple(differentials(moves, manifest.history_id)),
+    )
+
+
+def _moves_table(moves: Sequence[Moved], where: str) -> Table:
+    """The functions behind each move (:mod:`archbench.report.moved`), a row per function."""
+    rows: list[str] = []
+    cells: list[tuple[Cell, ...]] = []
+    for m in moves:
+        head = f"{m.arch} · {m.row} · {m.before_label} → {m.after_label}"
+        for rank, f in enumerate(m.functions, start=1):
+            rows.append(f"{head} · {rank}")
+            cells.append(
+                (
+                    Cell(f.library),
+                    Cell(f.function),
+                    Cell(f"{f.change:+,.0f}"),
+                    Cell("" if f.share is None else f"{f.share:.1%}"),
+                    Cell(f"{f.before:,.0f} → {f.after:,.0f}"),
+                )
+            )
+        if not m.functions:
+            rows.append(head)
+            cells.append((Cell(""), Cell(m.note), Cell(f"{m.change:+,.0f}"), Cell(""), Cell("")))
+    return Table(
+        f"Where the instructions went {where}",
+        "For each counted row that moved, the functions whose instructions per operation "
+        "changed most: the change (after − before), its share of the row's change, and "
+        "the function's instructions per operation before and after; the figure below "
+        "draws the same changes.",
+        ("Library", "Function", "Change per operation", "Share of the change", "Before → after"),
+        tuple(rows),
+        tuple(cells),
+    )
+
+
+def _bisect_section(manifest: BisectManifest) -> BisectSection:
+    moves = bisect_moved(manifest)
+    archs = ", ".join(f"{a} ({t})" for a, t in sorted(manifest.targets.items()))
+    summary = (
+        f"{manifest.row} from {manifest.good} to {manifest.bad} of {manifest.repository} "
+        f"on {archs}: {len(manifest.commits) - 1} commits, {len(manifest.steps)} steps"
+    )
+    return BisectSection(
+        manifest.bisect_id,
+        anchor("bisect", manifest.bisect_id),
+        summary,
+        tuple(manifest.outcome.splitlines()) or ("not finished (resume to go on)",),
+        (_moves_table(moves, "at each move"),) if moves else (),
+        tuple(differentials(moves, manifest.bisect_id)),
     )
 
 
@@ -686,6 +765,7 @@ def assemble(
     results: Sequence[Result],
     histories: Sequence[History] = (),
     *,
+    bisections: Sequence[BisectManifest] = (),
     json_path: Callable[[Result], str | None] = lambda _r: None,
     failures: Sequence[str] = (),
     generated_at: str | None = None,
@@ -695,7 +775,9 @@ def assemble(
     ``results`` are the runs to show (time and instruction results, repeats merged or
     not); each history adds its versions' runs to them (a run shown twice is shown
     once). ``json_path`` names a result's file relative to the page (None: no link);
-    ``failures`` are messages of files that could not be loaded, shown at the top.
+    ``failures`` are messages of files that could not be loaded, shown at the top;
+    ``bisections`` (``bisect.json`` records) each get a section with their outcome and
+    the functions behind each move.
     ``generated_at`` (ISO 8601 UTC) defaults to now.
 
     Raises:
@@ -728,6 +810,7 @@ def assemble(
         histories=sections,
         samples=samples,
         failures=tuple(failures),
+        bisections=tuple(_bisect_section(b) for b in bisections),
     )
 
 
@@ -949,7 +1032,26 @@ def render_page(page: Page) -> str:
         for f in page.figures
     }
     plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
-    return template.render(page=page, figures=figures, plotly_js=plotly_js, deferred=deferred)
+    images = _differential_images(page.differentials)
+    return template.render(
+        page=page, figures=figures, images=images, plotly_js=plotly_js, deferred=deferred
+    )
+
+
+def _differential_images(drawn: Sequence[Differential]) -> dict[str, str]:
+    """Differential key -> its figure as a ``data:`` URL of a PNG (base64: no markup).
+
+    matplotlib, not plotly: the same figure a report folder or a thesis takes
+    (:func:`archbench.report.plots.differential_figure`)."""
+    if not drawn:
+        return {}
+    from archbench.report import plots  # matplotlib is slow to import: only when drawn
+
+    return {
+        d.key: "data:image/png;base64,"
+        + base64.b64encode(plots.figure_png(plots.differential_figure(d.moves, d.title))).decode()
+        for d in drawn
+    }
 
 
 def write_page(page: Page, out_dir: Path) -> list[Path]:
@@ -1022,6 +1124,7 @@ def write_page_from_store(
     results: Sequence[Result] = (),
     *,
     histories: Sequence[History] | None = None,
+    bisections: Sequence[BisectManifest] = (),
     failures: Sequence[LoadFailure] = (),
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
 ) -> list[Path]:
@@ -1029,8 +1132,8 @@ def write_page_from_store(
 
     ``results``: the runs rendered; ``histories`` None adds every stored history that
     holds one of their runs (:func:`histories_with`, each version narrowed by
-    ``select``), else exactly those given. Results files are linked relative to
-    ``out_dir``.
+    ``select``), else exactly those given; ``bisections`` get a section each. Results
+    files are linked relative to ``out_dir``.
 
     Returns:
         ``[out_dir / PAGE_FILE]``.
@@ -1045,6 +1148,7 @@ def write_page_from_store(
     page = assemble(
         results,
         histories,
+        bisections=bisections,
         json_path=relative_json(store, out_dir),
         failures=[*(f.message for f in failures), *problems],
     )

@@ -41,12 +41,14 @@ matplotlib.use("Agg")  # headless: no display is ever needed, and none may exist
 
 from matplotlib.figure import Figure  # must follow matplotlib.use
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 from matplotlib.typing import RcKeyType
 
 from archbench.errors import ReportError
 from archbench.report.export import gnupg_frame
 from archbench.report.frame import ReportData, build
 from archbench.report.model import slug
+from archbench.report.moved import Moved
 from archbench.report.record import Record
 from archbench.report.units import Unit, unit_label, unit_value
 from archbench.result import (
@@ -474,3 +476,99 @@ def write_listed(
             rendered[out_dir / f"{stem}.{fmt}"] = buffer.getvalue()
     paths = write_texts(rendered, ReportError, "plot", "choose a writable output directory")
     return paths, listing(charts)
+
+
+REST_OF_CHANGE: Final = "rest of the change"
+"""The bar of a differential panel for what the listed functions do not account for."""
+DIFF_UP: Final = "#c44e52"
+"""Colour of a function that executes more instructions after the move (red: costlier)."""
+DIFF_DOWN: Final = "#4c72b0"
+"""Colour of a function that executes fewer (blue)."""
+DIFF_REST: Final = "#8c8c8c"
+LABEL_CHARS: Final = 44
+"""Characters of a function or library name on a differential panel's axis (the table
+beside the figure has the whole name)."""
+
+
+def _short(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def differential_figure(moves: Sequence[Moved], title: str) -> Figure:
+    """Where the instructions went: one panel per move (an architecture), a horizontal bar
+    per function of its change in instructions per operation (after - before).
+
+    Diverging bars, not stacked bars of before and after: a move is often a few per cent
+    of the row, and two stacks of nearly equal height hide it, while a bar per function's
+    change shows its sign and size at once. Bars grow right (red) for more instructions
+    after the move and left (blue) for fewer, each labelled with its signed change; the
+    last bar (grey) is the rest of the row's change, which the listed functions do not
+    account for, so a panel's bars sum to the row's change. Each tick names the function
+    and, below it, its library. Moves without functions (no attribution) get a panel that
+    says so.
+
+    Raises:
+        ValueError: no move.
+    """
+    if not moves:
+        raise ValueError("no move to draw")
+    with _style():
+        return _draw_differential(moves, title)
+
+
+def _draw_differential(moves: Sequence[Moved], title: str) -> Figure:
+    heights = [max(1, len(m.functions) + 1) for m in moves]
+    # 0.42 in per bar (two-line tick labels at 9 pt) and 1.1 in per panel for its title.
+    fig = Figure(
+        figsize=(FIGURE_WIDTH_IN * 1.5, 0.6 + sum(0.42 * h + 1.1 for h in heights)),
+        layout="constrained",
+    )
+    axes = fig.subplots(len(moves), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, move in zip(axes, moves, strict=True):
+        ax.set_title(
+            f"{move.arch}: {_short(move.row, 60)}\n"
+            f"{_short(move.before_label, 40)} → {_short(move.after_label, 40)}\n"
+            f"{move.before:,.0f} → {move.after:,.0f} per operation "
+            f"({move.change:+,.0f}, {move.ratio:.4f}×)",
+            loc="left",
+        )
+        if not move.functions:
+            ax.text(0.5, 0.5, move.note or "no per-function counts", ha="center",
+                    va="center", transform=ax.transAxes)  # fmt: skip
+            ax.set_axis_off()
+            continue
+        labels = [f"{_short(f.function)}\n{_short(f.library)}" for f in move.functions]
+        values = [f.change for f in move.functions]
+        colours = [DIFF_UP if v > 0 else DIFF_DOWN for v in values]
+        rest = move.change - sum(values)
+        labels.append(REST_OF_CHANGE)
+        values.append(rest)
+        colours.append(DIFF_REST)
+        ys = list(range(len(values)))
+        ax.barh(ys, values, color=colours, height=0.7)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(ys, labels)
+        ax.invert_yaxis()  # largest change on top, as the tables list them
+        span = max(abs(v) for v in values) or 1.0
+        # Room beyond the longest bar for its label, on the side(s) bars grow to.
+        ax.set_xlim(-span * 1.6 if min(values) < 0 else -span * 0.05,
+                    span * 1.6 if max(values) > 0 else span * 0.05)  # fmt: skip
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+        for y, v in zip(ys, values, strict=True):
+            ax.annotate(f"{v:+,.0f}", (v, y), xytext=(3 if v >= 0 else -3, 0),
+                        textcoords="offset points", ha="left" if v >= 0 else "right",
+                        va="center")  # fmt: skip
+        ax.set_xlabel("change in instructions per operation (after − before)")
+        ax.grid(axis="x", linewidth=0.4, alpha=0.6)
+    fig.suptitle(title)
+    return fig
+
+
+def figure_png(fig: Figure, dpi: int = 110) -> bytes:
+    """``fig`` as PNG bytes (the results page inlines them), with no date or software
+    stamp, so a figure redrawn from the same data is byte-identical."""
+    buffer = io.BytesIO()
+    with _style():
+        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    return buffer.getvalue()

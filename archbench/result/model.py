@@ -368,6 +368,47 @@ class BisectStep(Frozen):
     finished_at: str
 
 
+class FunctionMove(Frozen):
+    """One function's part in a move of a counted row, from run A (before) to run B (after).
+
+    ``library``: the file name without its version (``libsodium.so``); ``before``/``after``:
+    the function's instructions per operation in each run (0.0 where it is not among that
+    run's listed functions); ``change`` = after - before; ``share``: change / the row's
+    change (None when the row's attributed totals are equal).
+    """
+
+    library: str = Field(max_length=300)
+    function: str = Field(max_length=300)
+    before: float = Field(ge=0)
+    after: float = Field(ge=0)
+    change: float
+    share: float | None = None
+
+
+class BisectMove(Frozen):
+    """Where the instructions went at one move a bisection ended at, on one architecture.
+
+    ``commit``: the first commit at the new level (the search's ``bad``); ``neighbour``:
+    the commit measured at the level before it that is closest to it (a parent when one
+    was measured); ``before_run``/``after_run``: the runs of the store that counted them;
+    ``before``/``after``: the row's instructions per operation there; ``exact``: the move
+    is at ``commit`` alone (False: somewhere among skipped commits up to it);
+    ``functions``: the functions whose instructions per operation changed most, largest
+    absolute change first (empty when a run has no attribution: ``note`` says why).
+    """
+
+    arch: str = Field(min_length=1, max_length=32)
+    commit: str
+    neighbour: str
+    before_run: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    after_run: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+    before: float = Field(gt=0)
+    after: float = Field(gt=0)
+    exact: bool = True
+    functions: tuple[FunctionMove, ...] = ()
+    note: str = Field(default="", max_length=500)
+
+
 class BisectManifest(Frozen):
     """``<results>/<bisect-id>/bisect.json``: what ``invoke bisect`` was asked and every
     step it measured, so that ``--resume`` replays the steps and goes on.
@@ -375,7 +416,8 @@ class BisectManifest(Frozen):
     ``commits``: the range, ``good`` first and ``bad`` last, parents before children;
     ``targets``: architecture -> the matrix target measured there; ``row``: the row as
     given, ``scheme``/``key_bits``/``operation`` what it names; ``outcome``: the text
-    of the finished bisection (empty while it runs).
+    of the finished bisection (empty while it runs); ``moves``: the functions behind
+    each move it found.
     """
 
     format: Literal["archbench-bisect"] = "archbench-bisect"
@@ -397,3 +439,6 @@ class BisectManifest(Frozen):
     commits: tuple[BisectCommit, ...] = Field(min_length=2)
     steps: tuple[BisectStep, ...] = ()
     outcome: str = ""
+    moves: tuple[BisectMove, ...] = ()
+    """Per architecture and move of the finished bisection, where its instructions went
+    (empty while it runs, and in records written before moves were stored)."""
