@@ -100,6 +100,7 @@ def test_cs_signing_bisects_to_one_commit_and_resumes_after_ctrl_c(tmp_path: Pat
         **os.environ,
         "INVOKE_ARCHBENCH_RESULTS": str(results),
         "INVOKE_ARCHBENCH_WORK": str(WORK),
+        "INVOKE_ARCHBENCH_REPORTS": str(tmp_path / "reports"),
     }
     # SIGINT as a terminal's Ctrl-C sends it; a test started from a background shell would
     # otherwise pass SIGINT on ignored.
@@ -133,7 +134,7 @@ def test_cs_signing_bisects_to_one_commit_and_resumes_after_ctrl_c(tmp_path: Pat
 
     done = run_invoke(
         "bisect", "--resume", stopped.bisect_id,
-        settings={"results": results, "work": WORK},
+        settings={"results": results, "work": WORK, "reports": tmp_path / "reports"},
         timeout=2400,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -148,6 +149,24 @@ def test_cs_signing_bisects_to_one_commit_and_resumes_after_ctrl_c(tmp_path: Pat
     assert 1.02 < bad.instructions / good.instructions < 1.5, (good, bad)
     assert final.outcome.startswith(f"amd64: first moved at {moved}"), final.outcome
     assert moved in done.stdout and "bisect.json" in done.stdout
+    # Where the instructions went, from the two steps' stored attribution: the SHA-512 is
+    # libgcrypt's in 0.22.2 (GNUNET_CRYPTO_hash calls gcry_md_hash_buffer).
+    (move,) = final.moves
+    assert (move.arch, move.commit, move.neighbour, move.exact) == ("amd64", moved, V0_22_2, True)
+    assert (move.before_run, move.after_run) == (good.run_id, bad.run_id)
+    assert 1 <= len(move.functions) <= 5, move
+    top = move.functions[0]
+    assert top.library == "libgcrypt.so" and top.change > 0, move.functions
+    assert abs(sum(f.change for f in move.functions) - (move.after - move.before)) < 0.2 * (
+        move.after - move.before
+    ), move
+    assert top.share is not None and 0.2 < top.share < 1.2, top
+    heading = f"where CS signing moved on amd64, {V0_22_2[:12]} → {moved[:12]}"
+    assert heading in done.stdout, done.stdout[-3000:]
+    assert f"libgcrypt.so  {top.function}" in done.stdout
+    page = (tmp_path / "reports" / "results.html").read_text()
+    assert f"Bisection {final.bisect_id}" in page and "data:image/png;base64," in page
+    assert "Where the instructions went at each move" in page
 
 
 def test_a_commit_that_does_not_build_is_skipped_and_named(tmp_path: Path) -> None:
@@ -159,7 +178,7 @@ def test_a_commit_that_does_not_build_is_skipped_and_named(tmp_path: Path) -> No
         "bisect", "--matrix", str(CI_MATRIX), "--target", "ci-amd64",
         "--gnunet", f"git+file://{work}", "--good", "v0.22.2", "--bad", "bisect-test",
         "--row", "CS signing", "--rsa-bits", "1024", "--repetitions", "1",
-        settings={"results": results, "work": WORK},
+        settings={"results": results, "work": WORK, "reports": tmp_path / "reports"},
         timeout=3600,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -169,8 +188,14 @@ def test_a_commit_that_does_not_build_is_skipped_and_named(tmp_path: Path) -> No
     by_commit = {s.commit: s.counts[0] for s in record.steps}
     assert by_commit[broken].instructions is None
     assert "crypto_cs.c" in (by_commit[broken].skipped or "")
-    good, bad = by_commit[record.commits[0].commit], by_commit[repaired]
+    good_commit = record.commits[0].commit
+    good, bad = by_commit[good_commit], by_commit[repaired]
     assert good.instructions and bad.instructions and bad.instructions > good.instructions
     (line,) = [x for x in record.outcome.splitlines() if x.startswith("amd64:")]
     assert "moved in one of 2 commits" in line and broken[:12] in line, line
     assert "did not build or run" in line
+    # A move not split to one commit: its functions still, between the last good commit
+    # and the first at the new level, marked as a range.
+    (move,) = record.moves
+    assert (move.commit, move.neighbour, move.exact) == (repaired, good_commit, False)
+    assert move.functions and move.functions[0].change > 0
