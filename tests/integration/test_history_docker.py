@@ -4,6 +4,7 @@ runs, the tables and the results page (opened in headless Chromium) agree."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 from pathlib import Path
@@ -81,6 +82,19 @@ def test_a_history_of_two_sources_times_natives_in_rounds_and_counts_everything(
         assert v.label in dom or v.label.replace("'", "&#39;") in dom, v.label
     assert "CS signing" in dom and "ci-riscv64" in dom
     assert ":CONSOLE" not in shown.stderr, shown.stderr[-2000:]
+    # Where the instructions went at CS signing's step, per architecture: 0.20's HKDF and
+    # hashes are libgcrypt's, 0.27's libsodium's (docs/counting.md).
+    functions = list(csv.DictReader((reports / f"history-{history_id}-functions.csv").open()))
+    for arch in ("amd64", "riscv64"):
+        mine = [f for f in functions if f["arch"] == arch and f["row"] == "CS signing"]
+        assert 1 <= len(mine) <= 5, functions
+        changes = {f["library"]: float(f["change"]) for f in reversed(mine)}
+        assert changes.get("libgcrypt.so", 0) < 0 < changes.get("libsodium.so", 0), mine
+        assert f"where CS signing moved on {arch}, v1 Debian's libgnunet → v2" in done.stdout
+    text = (reports / f"history-{history_id}.md").read_text()
+    assert "### Where the instructions went at each counted step" in text
+    assert "Where the instructions went at each counted step" in dom
+    assert 'src="data:image/png;base64,' in dom
 
 
 def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) -> None:
