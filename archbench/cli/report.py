@@ -422,7 +422,7 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             "key size and operation); select one target on each side with --target"
         )
     # The files first: a reader of the table that goes away (| head) loses nothing.
-    written = write_comparison(rows, run_a, run_b, request.out, level, on_line)
+    written = write_comparison(rows, run_a, run_b, request.out, level, on_line, sides)
     for line in describe_comparison(rows, sides, run_a, run_b, level):
         on_line(line)
     for p in written:

@@ -25,7 +25,13 @@ from tabulate import tabulate
 
 from archbench.analysis import NO_INTERVAL, RowComparison, counts
 from archbench.report.formats import csv_text, latex_escape, markdown_escape
-from archbench.report.moved import FUNCTIONS_SHOWN, function_line, function_moves
+from archbench.report.moved import (
+    FUNCTIONS_SHOWN,
+    Moved,
+    function_line,
+    function_moves,
+    moves_frame,
+)
 from archbench.report.units import format_ratio, format_time_ns
 from archbench.result import FunctionCount, Result, RowKey, row_key, write_atomic
 
@@ -179,6 +185,37 @@ def function_lines(
     return lines
 
 
+def compare_moves(
+    rows: Sequence[RowComparison],
+    sides: Sequence[Sequence[Result]],
+    run_a: str,
+    run_b: str,
+    limit: int = FUNCTIONS_SHOWN,
+) -> list[Moved]:
+    """Each counted row that moved, with both runs' attribution, as a :class:`Moved` (its
+    ``arch`` is the target's name, as the table's): what the differential figure and
+    ``compare-<A>-vs-<B>-functions.csv`` show (:func:`function_lines` prints the same)."""
+    out = []
+    for r in rows:
+        if r.metric != "instructions" or not r.changed:
+            continue
+        a, b = (_attribution(side, r.key) for side in sides)
+        if a is None or b is None:
+            continue
+        out.append(
+            Moved(
+                arch=r.key.target,
+                row=r.key.label.removeprefix(f"{r.key.suite} "),
+                before_label=run_a,
+                after_label=run_b,
+                before=r.a_instructions,
+                after=r.b_instructions,
+                functions=function_moves(a, b, limit),
+            )
+        )
+    return out
+
+
 def notes(rows: Sequence[RowComparison]) -> list[str]:
     """``target row (metric): note`` for every row that has a note."""
     return [f"{r.key.target} {r.key.label} ({r.metric}): {r.note}" for r in rows if r.note]
@@ -278,9 +315,18 @@ def frame(rows: Sequence[RowComparison], run_a: str, run_b: str) -> pd.DataFrame
 
 
 def write(
-    rows: Sequence[RowComparison], run_a: str, run_b: str, out_dir: Path, confidence: float
+    rows: Sequence[RowComparison],
+    run_a: str,
+    run_b: str,
+    out_dir: Path,
+    confidence: float,
+    moves: Sequence[Moved] = (),
 ) -> list[Path]:
-    """Write ``compare-<A>-vs-<B>.tex`` and ``.csv`` into ``out_dir``; returns their paths.
+    """Write ``compare-<A>-vs-<B>.tex`` and ``.csv`` into ``out_dir``, and with ``moves``
+    (:func:`compare_moves`) that have functions ``compare-<A>-vs-<B>-functions.csv``
+    (:func:`archbench.report.moved.moves_frame`) and the differential figure
+    ``compare-<A>-vs-<B>-functions.png``/``.pdf`` (a figure per row, a panel per target,
+    :func:`archbench.report.plots.differential_figure`); returns their paths.
 
     Raises:
         OSError: ``out_dir`` cannot be written.
@@ -291,4 +337,25 @@ def write(
     tex, csv = out_dir / f"{stem}.tex", out_dir / f"{stem}.csv"
     write_atomic(tex, latex(rows, run_a, run_b, confidence))
     write_atomic(csv, csv_text(frame(rows, run_a, run_b)))
-    return [tex, csv]
+    paths = [tex, csv]
+    drawn = [m for m in moves if m.functions]
+    if drawn:
+        from archbench.report import plots  # matplotlib is slow to import: only when drawn
+
+        functions = out_dir / f"{stem}-functions.csv"
+        write_atomic(functions, csv_text(moves_frame(drawn)))
+        paths.append(functions)
+        rows_drawn: dict[str, list[Moved]] = {}
+        for m in drawn:
+            rows_drawn.setdefault(m.row, []).append(m)
+        several = len(rows_drawn) > 1
+        for k, (row, panels) in enumerate(rows_drawn.items(), start=1):
+            fig = plots.differential_figure(
+                panels, f"Where the instructions went: {row}, {run_a} → {run_b}"
+            )
+            name = f"{stem}-functions-{k}" if several else f"{stem}-functions"
+            for fmt in ("png", "pdf"):
+                path = out_dir / f"{name}.{fmt}"
+                write_atomic(path, plots.figure_bytes(fig, fmt))
+                paths.append(path)
+    return paths

@@ -568,7 +568,14 @@ def _draw_differential(moves: Sequence[Moved], title: str) -> Figure:
 def figure_png(fig: Figure, dpi: int = 110) -> bytes:
     """``fig`` as PNG bytes (the results page inlines them), with no date or software
     stamp, so a figure redrawn from the same data is byte-identical."""
+    return figure_bytes(fig, "png", dpi)
+
+
+def figure_bytes(fig: Figure, fmt: str, dpi: int = 150) -> bytes:
+    """``fig`` as ``png`` or ``pdf`` bytes, without a creation date or software stamp
+    (PDF fonts embedded as TrueType, :data:`STYLE`)."""
     buffer = io.BytesIO()
+    metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": None}
     with _style():
-        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+        fig.savefig(buffer, format=fmt, dpi=dpi, metadata=metadata)
     return buffer.getvalue()

@@ -440,16 +440,21 @@ def write_comparison(
     out: Path,
     confidence: float,
     on_line: Callable[[str], None] = print,
+    sides: Sequence[Sequence[Result]] = (),
 ) -> list[Path]:
     """Write a comparison's ``compare-<A>-vs-<B>.tex``/``.csv`` into ``out`` under its lock
-    (:func:`archbench.report.compare_tables.write`); the paths written.
+    (:func:`archbench.report.compare_tables.write`), and with ``sides`` (the selected
+    results of A and B) the functions behind each counted row that moved (CSV and
+    differential figure, :func:`archbench.report.compare_tables.compare_moves`); the
+    paths written.
 
     Raises:
         ReportError: ``out`` cannot be written (not a directory, no permission).
     """
     try:
         with folder_lock(out, ReportError, "--out", on_line):
-            return compare_tables.write(rows, run_a, run_b, out, confidence)
+            moves = compare_tables.compare_moves(rows, sides, run_a, run_b) if sides else []
+            return compare_tables.write(rows, run_a, run_b, out, confidence, moves)
     except OSError as exc:
         raise ReportError(
             f"--out {out}: cannot write the comparison there ({exc.strerror}); give a directory"

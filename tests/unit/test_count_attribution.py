@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.analysis import RowComparison, function_changes, library_stem
-from archbench.report import instructions, page
+from archbench.report import compare_tables, instructions, page
 from archbench.report.compare_tables import function_lines
 from archbench.result import FunctionCount, Result, Row, RowKey
 
@@ -305,6 +305,38 @@ def test_compare_lists_the_functions_of_each_moved_counted_row() -> None:
     assert function_lines([moved], [old, b])[-1].startswith(
         "no per-function counts for ci-amd64 blindsig CS signing"
     )
+
+
+def test_compare_writes_the_functions_and_their_differential_figure(tmp_path: Path) -> None:
+    def side(funcs: tuple[FunctionCount, ...] | None, run_id: str) -> list[Result]:
+        signing = row("CS", "signing", [5, 6]).model_copy(update={"attribution": funcs})
+        return [result("ci-amd64", "amd64", "m", "cpu", [signing], run_id=run_id)]
+
+    key = RowKey("ci-amd64", "blindsig", "CS", 0, "", "signing", 1)
+    moved = RowComparison(
+        key, math.nan, math.nan, 3, 3, 0.3315, 0.3315, 0.3315, "fewer instructions",
+        metric="instructions", a_instructions=60_560.0, b_instructions=20_077.0,
+    )  # fmt: skip
+    sides = [side(A_FUNCS, "A1"), side(B_FUNCS, "B2")]
+    moves = compare_tables.compare_moves([moved], sides, "A1", "B2")
+    (m,) = moves
+    assert (m.arch, m.row, m.before_label, m.after_label) == ("ci-amd64", "CS signing", "A1", "B2")
+    assert [f.change for f in m.functions] == [-60_000, 19_500, -3]
+    paths = compare_tables.write([moved], "A1", "B2", tmp_path, 0.95, moves)
+    assert [p.name for p in paths] == [
+        "compare-A1-vs-B2.tex",
+        "compare-A1-vs-B2.csv",
+        "compare-A1-vs-B2-functions.csv",
+        "compare-A1-vs-B2-functions.png",
+        "compare-A1-vs-B2-functions.pdf",
+    ]
+    lines = paths[2].read_text().splitlines()
+    assert lines[0].startswith("arch,row,before_label,after_label,row_before,row_after,rank,")
+    assert lines[1].startswith("ci-amd64,CS signing,A1,B2,60560.0,20077.0,1,libgcrypt.so,")
+    assert paths[3].read_bytes().startswith(b"\x89PNG")
+    # Without attribution on a side: no functions, no figure.
+    assert len(compare_tables.write([moved], "A1", "B2", tmp_path, 0.95, [])) == 2
+    assert compare_tables.compare_moves([moved], [side(None, "A1"), sides[1]], "A1", "B2") == []
 
 
 def test_report_lists_each_counted_rows_top_functions(tmp_path: Path) -> None:
