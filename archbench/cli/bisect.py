@@ -66,7 +66,7 @@ from archbench.cli.flags import (
     split,
 )
 from archbench.cli.terminal import show
-from archbench.errors import Interrupted, MatrixError, ReportError, ResultsError, TargetsFailed
+from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
 from archbench.images import commit_range, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
@@ -76,7 +76,7 @@ from archbench.report import (
     bisect_moves,
     move_lines,
     stored_rows,
-    write_page_from_store,
+    write_bisect_page,
 )
 from archbench.result import (
     OPERATION_ORDER,
@@ -619,15 +619,8 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     where = done.store.root / done.manifest.bisect_id / "bisect.json"
     show(f"bisection: {where}")
     if done.manifest.outcome:
-        # The page's folder is invoke report's --out: one writer at a time.
-        runs = sorted({r for m in done.manifest.moves for r in (m.before_run, m.after_run)})
-        shown, failures = done.store.load_all(runs, merge=False, metric=None) if runs else ([], [])
-        with folder_lock(Path(s.reports), ReportError, "--out", show):
-            for p in write_page_from_store(
-                done.store, Path(s.reports), shown, histories=[], bisections=[done.manifest],
-                failures=failures,
-            ):  # fmt: skip
-                show(f"wrote {p}")
+        for p in write_bisect_page(done.store, Path(s.reports), done.manifest, show):
+            show(f"wrote {p}")
     failed = [st.arch for st in done.states if st.status == "failed"]
     if failed:
         raise TargetsFailed(

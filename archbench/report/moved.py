@@ -29,6 +29,7 @@ from tabulate import tabulate
 from archbench.analysis import ArchState, Graph, function_changes, median_per_op
 from archbench.report.formats import markdown_escape
 from archbench.result import (
+    BisectCount,
     BisectManifest,
     BisectMove,
     FunctionCount,
@@ -305,7 +306,11 @@ def bisect_moves(
     left out; a move whose runs have no attribution is stored with a note and no
     functions.
     """
-    counts = {(s.index, c.arch): c for s in manifest.steps for c in s.counts if c.instructions}
+    counts: dict[tuple[int, str], BisectCount] = {}
+    for step in manifest.steps:
+        for c in step.counts:
+            if c.instructions:
+                counts.setdefault((step.index, c.arch), c)  # the first, as the outcome reads
     out = []
     for st in states:
         if st.status != "moved":

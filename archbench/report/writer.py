@@ -59,6 +59,7 @@ from archbench.report.sections import section
 from archbench.report.suites import suite_tables
 from archbench.report.units import Unit
 from archbench.result import (
+    BisectManifest,
     LoadFailure,
     Result,
     ResultStore,
@@ -459,6 +460,28 @@ def write_comparison(
         raise ReportError(
             f"--out {out}: cannot write the comparison there ({exc.strerror}); give a directory"
         ) from exc
+
+
+def write_bisect_page(
+    store: ResultStore,
+    out: Path,
+    manifest: BisectManifest,
+    on_line: Callable[[str], None] = print,
+) -> list[Path]:
+    """The results page of a finished bisection (``invoke bisect``), under ``out``'s lock:
+    its section (outcome, the functions behind each move and their differential
+    figures) and the runs on either side of each move; the paths written.
+
+    Raises:
+        ReportError: the page cannot be written.
+        ResultsError: a run's repeated files cannot be merged.
+    """
+    runs = sorted({r for m in manifest.moves for r in (m.before_run, m.after_run)})
+    shown, failures = store.load_all(runs, merge=False, metric=None) if runs else ([], [])
+    with folder_lock(out, ReportError, "--out", on_line):
+        return page.write_page_from_store(
+            store, out, shown, histories=[], bisections=[manifest], failures=failures
+        )
 
 
 def describe_comparison(
