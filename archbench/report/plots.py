@@ -485,7 +485,7 @@ DIFF_UP: Final = "#c44e52"
 DIFF_DOWN: Final = "#4c72b0"
 """Colour of a function that executes fewer (blue)."""
 DIFF_REST: Final = "#8c8c8c"
-LABEL_CHARS: Final = 44
+LABEL_CHARS: Final = 52
 """Characters of a function or library name on a differential panel's axis (the table
 beside the figure has the whole name)."""
 
