@@ -83,7 +83,7 @@ from archbench.report.model import (
     parse_style,
 )
 from archbench.report.moved import bisect_moved, bisect_moves, move_lines, stored_rows
-from archbench.report.page import PAGE_FILE, write_page_from_store
+from archbench.report.page import PAGE_FILE
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,
@@ -109,6 +109,7 @@ from archbench.report.writer import (
     write_bisect_page,
     write_comparison,
     write_folder,
+    write_page_from_store,
     write_report_folder,
     write_reports,
 )

@@ -1,21 +1,25 @@
 """The results page: one self-contained HTML file to look at runs and histories.
 
-``invoke report`` and ``invoke history`` write :data:`PAGE_FILE` beside the chapter:
+``invoke report``, ``history`` and ``bisect`` write :data:`PAGE_FILE` beside the chapter:
 no server, no network (plotly.js is inlined once, nothing is linked from elsewhere),
 opened straight from disk. It shows, per run, the time per operation of every row on
 every target and the instructions per operation of the counted ones, with a figure of
 each; per history, every row across the versions, one line per target (click a legend
 entry to hide or show an architecture, hover for the values), and the same tables
-rows × versions; the environment of every run (CPU, kernel, OS, GNUnet version and
-source, library versions, QEMU, emulated or native); and every row's raw samples, which
+rows × versions, and where the instructions went at each counted step (per bisection,
+at each move: a table and a differential figure); the environment of every run (CPU,
+kernel, OS, GNUnet version and source, library versions, QEMU, emulated or native); and
+every row's raw samples, which
 every figure and table cell links to (anchors inside the page), each with the results
 file it came from (a path relative to the page).
 
-Two steps, so the data can be tested without a browser: :func:`assemble` turns results
-and history manifests into a :class:`Page` (pure data, strings as read), and
+Two steps, so the data can be tested without a browser: :func:`assemble` turns results,
+history manifests and bisection records into a :class:`Page` (pure data, strings as read), and
 :func:`render_page` turns that into HTML with Jinja2 (autoescape on: machine names,
 CPU models and labels come from results files, which are untrusted) and plotly, which
-is imported only there (it is slow to import). :func:`write_page` writes it atomically.
+is imported only there (it is slow to import), and the differential figures of the
+steps and moves (matplotlib, inlined as PNG). :func:`write_page` writes it atomically;
+:func:`archbench.report.write_page_from_store` assembles it from a results store.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ import base64
 import hashlib
 import html
 import math
-import os
 import re
 import statistics
 import urllib.parse
@@ -38,7 +41,7 @@ import jinja2
 from markupsafe import Markup
 
 from archbench.analysis import median_interval, median_per_op
-from archbench.errors import ReportError, ResultsError
+from archbench.errors import ReportError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import (
     NO_RESULTS,
@@ -54,9 +57,7 @@ from archbench.report.units import format_count, format_ratio, format_time_ns, p
 from archbench.result import (
     BisectManifest,
     HistoryManifest,
-    LoadFailure,
     Result,
-    ResultStore,
     Row,
     RowKey,
     merge_repeats,
@@ -1067,89 +1068,3 @@ def write_page(page: Page, out_dir: Path) -> list[Path]:
     return write_texts(
         {out_dir / PAGE_FILE: text}, ReportError, "the results page", "choose a writable --out"
     )
-
-
-def relative_json(store: ResultStore, out_dir: Path) -> Callable[[Result], str | None]:
-    """A ``json_path`` for :func:`assemble`: each result's file in ``store``, relative to
-    ``out_dir`` (its first container run's file; None when it is not there)."""
-
-    def path(result: Result) -> str | None:
-        try:
-            file = store.path_for(result.run_id, result.target.name, 1, result.metric)
-        except ResultsError:  # a name that cannot be a file name: no link
-            return None
-        if not file.is_file():
-            return None
-        return Path(os.path.relpath(file.resolve(), out_dir.resolve())).as_posix()
-
-    return path
-
-
-def histories_with(
-    store: ResultStore,
-    run_ids: Sequence[str],
-    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
-    problems: list[str] | None = None,
-) -> list[History]:
-    """The stored histories that hold any of ``run_ids``, each with its versions' results.
-
-    ``select`` narrows each version's results (``--target``, ``--arch``, ``--suite``).
-    A history whose manifest cannot be read (or does not hold together: a run named
-    twice, rounds that do not match its versions) is left out, and why is appended to
-    ``problems``; bad results files the report names already.
-    """
-    wanted = set(run_ids)
-    found: list[History] = []
-    for history_id in store.histories():
-        try:
-            manifest = store.load_history(history_id)
-        except ResultsError as exc:
-            if problems is not None:
-                problems.append(f"history left out: {exc}")
-            continue
-        runs = [v.run_id for v in manifest.versions]
-        if not wanted & set(runs):
-            continue
-        by_run: dict[str, Sequence[Result]] = {}
-        for run_id in runs:
-            loaded, _failures = store.load_all([run_id], merge=False, metric=None)
-            by_run[run_id] = select(loaded)
-        found.append((manifest, by_run))
-    return found
-
-
-def write_page_from_store(
-    store: ResultStore,
-    out_dir: Path,
-    results: Sequence[Result] = (),
-    *,
-    histories: Sequence[History] | None = None,
-    bisections: Sequence[BisectManifest] = (),
-    failures: Sequence[LoadFailure] = (),
-    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
-) -> list[Path]:
-    """``results.html`` for ``invoke report`` and ``invoke history``: assemble, render, write.
-
-    ``results``: the runs rendered; ``histories`` None adds every stored history that
-    holds one of their runs (:func:`histories_with`, each version narrowed by
-    ``select``), else exactly those given; ``bisections`` get a section each. Results
-    files are linked relative to ``out_dir``.
-
-    Returns:
-        ``[out_dir / PAGE_FILE]``.
-
-    Raises:
-        ReportError: the template is missing, or the page cannot be written.
-        ResultsError: a target's repeated runs cannot be merged.
-    """
-    problems: list[str] = []
-    if histories is None:
-        histories = histories_with(store, sorted({r.run_id for r in results}), select, problems)
-    page = assemble(
-        results,
-        histories,
-        bisections=bisections,
-        json_path=relative_json(store, out_dir),
-        failures=[*(f.message for f in failures), *problems],
-    )
-    return write_page(page, out_dir)

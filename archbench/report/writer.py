@@ -7,8 +7,10 @@ selected results: the figures, the chapter, the exports, the suites' and
 instruction tables, and the removal of an earlier report's outputs;
 :func:`write_comparison` and :func:`describe_comparison` are what ``invoke compare``
 writes and shows of two runs compared row by row
-(:mod:`archbench.report.compare_tables`). Which runs, and which of their results,
-is the commands' (:mod:`archbench.cli.report`).
+(:mod:`archbench.report.compare_tables`); :func:`write_page_from_store` and
+:func:`write_bisect_page` write the results page (:mod:`archbench.report.page`) of
+stored runs, histories and bisections. Which runs, and which of their results, is the
+commands' (:mod:`archbench.cli.report`).
 
 The out directory may hold the user's files (a hand-made ``fig-setup.png``,
 notes). A report lists the files it writes in :data:`OUTPUTS_FILE` there; on
@@ -26,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -37,7 +40,7 @@ from archbench.analysis import (
     target_pairs,
     unmatched,
 )
-from archbench.errors import ReportError, ReportUsageError
+from archbench.errors import ReportError, ReportUsageError, ResultsError
 from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
 from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions, page
@@ -371,7 +374,7 @@ def write_report_folder(
     suites' tables (:func:`write_folder`), the instruction tables
     (:func:`archbench.report.instructions.write_all`), the environments cut from the
     rows and the results page with the stored histories of ``store`` that hold these
-    runs (:func:`archbench.report.page.write_page_from_store`, ``select`` choosing
+    runs (:func:`write_page_from_store`, ``select`` choosing
     their results as the selection did); a selection of instruction counts only
     writes just those. Then removes what an earlier report there listed as its own
     and did not write again (:func:`replace_outputs`; without ``plots`` the earlier
@@ -420,7 +423,7 @@ def write_report_folder(
         paths += export.write_environments(whole, out_dir)
         # The results page: these runs and the stored histories that hold them.
         on_line("writing the results page")
-        paths += page.write_page_from_store(
+        paths += write_page_from_store(
             store, out_dir, [*chosen, *counted], failures=failures, select=select
         )
         for p in paths:
@@ -479,7 +482,7 @@ def write_bisect_page(
     runs = sorted({r for m in manifest.moves for r in (m.before_run, m.after_run)})
     shown, failures = store.load_all(runs, merge=False, metric=None) if runs else ([], [])
     with folder_lock(out, ReportError, "--out", on_line):
-        return page.write_page_from_store(
+        return write_page_from_store(
             store, out, shown, histories=[], bisections=[manifest], failures=failures
         )
 
@@ -517,3 +520,89 @@ def describe_comparison(
         if n:
             lines.append(f"{n} row(s) only {run_id} measured are left out (no partner to compare)")
     return lines
+
+
+def relative_json(store: ResultStore, out_dir: Path) -> Callable[[Result], str | None]:
+    """A ``json_path`` for :func:`assemble`: each result's file in ``store``, relative to
+    ``out_dir`` (its first container run's file; None when it is not there)."""
+
+    def path(result: Result) -> str | None:
+        try:
+            file = store.path_for(result.run_id, result.target.name, 1, result.metric)
+        except ResultsError:  # a name that cannot be a file name: no link
+            return None
+        if not file.is_file():
+            return None
+        return Path(os.path.relpath(file.resolve(), out_dir.resolve())).as_posix()
+
+    return path
+
+
+def histories_with(
+    store: ResultStore,
+    run_ids: Sequence[str],
+    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+    problems: list[str] | None = None,
+) -> list[page.History]:
+    """The stored histories that hold any of ``run_ids``, each with its versions' results.
+
+    ``select`` narrows each version's results (``--target``, ``--arch``, ``--suite``).
+    A history whose manifest cannot be read (or does not hold together: a run named
+    twice, rounds that do not match its versions) is left out, and why is appended to
+    ``problems``; bad results files the report names already.
+    """
+    wanted = set(run_ids)
+    found: list[page.History] = []
+    for history_id in store.histories():
+        try:
+            manifest = store.load_history(history_id)
+        except ResultsError as exc:
+            if problems is not None:
+                problems.append(f"history left out: {exc}")
+            continue
+        runs = [v.run_id for v in manifest.versions]
+        if not wanted & set(runs):
+            continue
+        by_run: dict[str, Sequence[Result]] = {}
+        for run_id in runs:
+            loaded, _failures = store.load_all([run_id], merge=False, metric=None)
+            by_run[run_id] = select(loaded)
+        found.append((manifest, by_run))
+    return found
+
+
+def write_page_from_store(
+    store: ResultStore,
+    out_dir: Path,
+    results: Sequence[Result] = (),
+    *,
+    histories: Sequence[page.History] | None = None,
+    bisections: Sequence[BisectManifest] = (),
+    failures: Sequence[LoadFailure] = (),
+    select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+) -> list[Path]:
+    """``results.html`` for ``invoke report`` and ``invoke history``: assemble, render, write.
+
+    ``results``: the runs rendered; ``histories`` None adds every stored history that
+    holds one of their runs (:func:`histories_with`, each version narrowed by
+    ``select``), else exactly those given; ``bisections`` get a section each. Results
+    files are linked relative to ``out_dir``.
+
+    Returns:
+        ``[out_dir / page.PAGE_FILE]``.
+
+    Raises:
+        ReportError: the template is missing, or the page cannot be written.
+        ResultsError: a target's repeated runs cannot be merged.
+    """
+    problems: list[str] = []
+    if histories is None:
+        histories = histories_with(store, sorted({r.run_id for r in results}), select, problems)
+    drawn = page.assemble(
+        results,
+        histories,
+        bisections=bisections,
+        json_path=relative_json(store, out_dir),
+        failures=[*(f.message for f in failures), *problems],
+    )
+    return page.write_page(drawn, out_dir)
