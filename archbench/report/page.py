@@ -9,9 +9,8 @@ entry to hide or show an architecture, hover for the values), and the same table
 rows × versions, and where the instructions went at each counted step (per bisection,
 at each move: a table and a differential figure); the environment of every run (CPU,
 kernel, OS, GNUnet version and source, library versions, QEMU, emulated or native); and
-every row's raw samples, which
-every figure and table cell links to (anchors inside the page), each with the results
-file it came from (a path relative to the page).
+every row's raw samples, which every figure and table cell links to (anchors inside the
+page), each with the results file it came from (a path relative to the page).
 
 Two steps, so the data can be tested without a browser: :func:`assemble` turns results,
 history manifests and bisection records into a :class:`Page` (pure data, strings as read), and
