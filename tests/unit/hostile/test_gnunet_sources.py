@@ -42,7 +42,7 @@ from archbench.images.builder import digest
 from archbench.images.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
 from archbench.platforms import Arch
-from tests.helpers import REPO, run_invoke
+from helpers import REPO, run_invoke
 
 MESON_DOC = "subdir('handbook')\n"
 FAKE = {
