@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from helpers import REPO, run_invoke
 
 from archbench.errors import SourceError
 from archbench.images import (
@@ -42,7 +43,6 @@ from archbench.images.builder import digest
 from archbench.images.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
 from archbench.platforms import Arch
-from helpers import REPO, run_invoke
 
 MESON_DOC = "subdir('handbook')\n"
 FAKE = {
