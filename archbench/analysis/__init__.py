@@ -74,7 +74,9 @@ from archbench.analysis.comparison import (
     verdict,
 )
 from archbench.analysis.counting import (
+    Agreement,
     FunctionChange,
+    callgrind_agreement,
     cpu_model,
     function_changes,
     library_stem,
@@ -112,6 +114,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "MIN_COUNT_EFFECT",
     "NO_INTERVAL",
+    "Agreement",
     "ArchState",
     "Change",
     "ChangePoint",
@@ -129,6 +132,7 @@ __all__ = [
     "Step",
     "TInterval",
     "arch_state",
+    "callgrind_agreement",
     "compare",
     "control_false_discoveries",
     "count_changes",
