@@ -25,8 +25,9 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from archbench.analysis import (
@@ -94,7 +95,7 @@ def _prepare(
     index: int,
     targets: Sequence[Target],
     store: ResultStore,
-    workspace: Any,
+    workspace: Callable[[str], Workspace],
     host_archs: Mapping[str, Arch],
 ) -> _Version:
     """A new run of commit ``index`` (its ``run.json``), planned for timing."""
@@ -171,7 +172,7 @@ def timed_step(
     archs: Sequence[str],
     chosen: Mapping[str, Target],
     store: ResultStore,
-    work: Any,
+    work: Path,
     apt_proxy: str | None,
     clients: Mapping[str, Any],
     host_archs: Mapping[str, Arch],
@@ -224,7 +225,7 @@ def _timed_count(
     arch: str,
     target: Target,
     store: ResultStore,
-    workspace: Any,
+    workspace: Callable[[str], Workspace],
     clients: Mapping[str, Any],
     host_archs: Mapping[str, Arch],
     reporter: Reporter,
