@@ -17,7 +17,8 @@ unchanged and rebuilt when any of them changes:
 * :mod:`archbench.images.cross`: the cross-build decisions and the apt cache's
   URL grammar; pure, it never imports ``docker``;
 * :mod:`archbench.images.counter`: the counter tools and the counting layer over a
-  benchmark image (``--metric instructions``, :func:`ensure_counting_image`).
+  benchmark image (``--metric instructions``, :func:`ensure_counting_image`), and on
+  amd64 the callgrind layer over it that checks the counts (:func:`ensure_callgrind_image`).
 
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
@@ -58,6 +59,7 @@ from archbench.images.counter import (
     COUNTER_IN_IMAGE,
     CounterTools,
     CountingImage,
+    ensure_callgrind_image,
     ensure_counter_tools,
     ensure_counting_image,
 )
@@ -97,6 +99,7 @@ __all__ = [
     "check_local_source",
     "commit_range",
     "ensure_base",
+    "ensure_callgrind_image",
     "ensure_counter_tools",
     "ensure_counting_image",
     "ensure_image",
