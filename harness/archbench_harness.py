@@ -75,8 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 with a document; EXIT_FAILURE (2) when blindsig alone was asked for
         and failed, or when every requested suite failed.
     """
-    args = make_parser().parse_args(argv)
+    parser = make_parser()
+    args = parser.parse_args(argv)
     suites: list[str] = args.suites
+    if args.callgrind and (args.count_with is None or "blindsig" not in suites):
+        parser.error("--callgrind checks blindsig's counts: it needs --count-with and blindsig")
     started_at = datetime.now(UTC)
     t0 = time.monotonic()
     # Before any suite loads the machine itself.

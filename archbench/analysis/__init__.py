@@ -27,7 +27,8 @@ writes a file and never imports ``docker``:
   ``limits:``, counted rows beyond a limit (:func:`over_limit`, :func:`over_limits`);
 * :mod:`~archbench.analysis.bisection`: exact bisection of a row's count over a
   commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
-  ``invoke bisect``);
+  ``invoke bisect``), and a timed step's decision from interleaved rounds
+  (:func:`time_move`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
   :func:`spread`);
@@ -48,16 +49,21 @@ not allowed.
 from __future__ import annotations
 
 from archbench.analysis.bisection import (
+    GOOD_LEVEL,
     ArchState,
     Count,
     Graph,
     Measurement,
     Probe,
     Search,
+    TimeDecision,
     arch_state,
     next_probe,
     remaining_probes,
     same_level,
+    time_decision,
+    time_level,
+    time_move,
 )
 from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
@@ -69,12 +75,15 @@ from archbench.analysis.comparison import (
     compare,
     control_false_discoveries,
     counts,
+    round_samples,
     target_pairs,
     unmatched,
     verdict,
 )
 from archbench.analysis.counting import (
+    Agreement,
     FunctionChange,
+    callgrind_agreement,
     cpu_model,
     function_changes,
     library_stem,
@@ -87,6 +96,7 @@ from archbench.analysis.environment import Change, Environment, environment_diff
 from archbench.analysis.gate import RowLimit, limit_for, over_limit, over_limits, parse_row_limit
 from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.rounds import (
+    MIN_ROUNDS,
     TInterval,
     repeat_ratio_interval,
     round_ratio_interval,
@@ -110,8 +120,11 @@ __all__ = [
     "DEFAULT_CV_THRESHOLD",
     "DEFAULT_RESOLUTION_FACTOR",
     "DEFAULT_THRESHOLD",
+    "GOOD_LEVEL",
     "MIN_COUNT_EFFECT",
+    "MIN_ROUNDS",
     "NO_INTERVAL",
+    "Agreement",
     "ArchState",
     "Change",
     "ChangePoint",
@@ -128,7 +141,9 @@ __all__ = [
     "SeriesPoint",
     "Step",
     "TInterval",
+    "TimeDecision",
     "arch_state",
+    "callgrind_agreement",
     "compare",
     "control_false_discoveries",
     "count_changes",
@@ -155,6 +170,7 @@ __all__ = [
     "repeat_ratio_interval",
     "repeatability",
     "round_ratio_interval",
+    "round_samples",
     "round_t_interval",
     "same_level",
     "series",
@@ -163,6 +179,9 @@ __all__ = [
     "summarize",
     "target_pairs",
     "time_changes",
+    "time_decision",
+    "time_level",
+    "time_move",
     "unmatched",
     "verdict",
     "whole_series",

@@ -36,6 +36,17 @@ architecture with an open search that contains it.
 
 Graph sizes are small (hundreds of commits), so ancestor sets are Python integers used
 as bit sets.
+
+**Time** (``--metric time``, native targets only) has no level a single run can give:
+a commit's time means something only against the ends measured beside it. The bad end
+is timed in interleaved rounds with the good one, a probe in rounds with both, and each
+ratio gets the Student-t interval of the per-round log ratios and the verdict
+``invoke compare`` gives (:func:`archbench.analysis.rounds.round_t_interval`,
+:func:`archbench.analysis.comparison.verdict`). :func:`time_move` says whether bad
+moved from good; :func:`time_decision` whether a probe is like good, like bad or
+undecided; :func:`time_level` turns that into the :class:`Count` the graph logic above
+replays (good 1, bad its ratio to good, undecided None: skipped, so the commit stays in
+the range a bisection reports as not split, never taken as a verdict).
 """
 
 from __future__ import annotations
@@ -45,7 +56,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from archbench.analysis.comparison import count_verdict
+from archbench.analysis.comparison import DEFAULT_THRESHOLD, count_verdict, verdict
+from archbench.analysis.rounds import TInterval
 
 MAX_COMMITS: Final = 20_000
 """The largest graph bisected (GNUnet has about 33 000 commits in all)."""
@@ -329,3 +341,61 @@ def remaining_probes(
             if not s.done:
                 total += math.ceil(math.log2(len(s.probeable) + 1))
     return total
+
+
+TimeDecision = Literal["like good", "like bad", "undecided"]
+"""A timed probe against the two ends measured in the same rounds."""
+GOOD_LEVEL: Final = 1.0
+"""The level a timed bisection gives the good end: times are ratios to it."""
+
+
+def time_move(bad_vs_good: TInterval, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """``slower``, ``faster`` or ``no significant change``: bad/good as ``invoke compare``
+    decides it (the interval excludes 1 and the ratio is beyond ``threshold``).
+
+    Raises:
+        ValueError: ``threshold`` negative or not finite.
+    """
+    return verdict(bad_vs_good.ratio, bad_vs_good.low, bad_vs_good.high, threshold)
+
+
+def time_decision(
+    vs_good: TInterval,
+    vs_bad: TInterval,
+    move: str,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> TimeDecision:
+    """Whether a probe P, timed in the same interleaved rounds as good G and bad B, is
+    like good, like bad or undecided.
+
+    ``vs_good``: P/G; ``vs_bad``: P/B (each :func:`archbench.analysis.rounds.round_t_interval`);
+    ``move``: :func:`time_move` of B/G, ``slower`` or ``faster``. Like bad: P moved
+    from G the way B did (that verdict on P/G) and P/B shows no significant change;
+    like good: P moved from B the other way and P/G shows no significant change.
+    Anything else is undecided: an interval too wide for either, or P apart from both
+    (a third level), which a timed bisection does not try to split.
+
+    Raises:
+        ValueError: ``move`` is not ``slower`` or ``faster``, or a bad ``threshold``.
+    """
+    if move not in ("slower", "faster"):
+        raise ValueError(f"bad did not move from good ({move!r}): nothing to decide")
+    back = "faster" if move == "slower" else "slower"
+    from_good = verdict(vs_good.ratio, vs_good.low, vs_good.high, threshold)
+    from_bad = verdict(vs_bad.ratio, vs_bad.low, vs_bad.high, threshold)
+    if from_good == move and from_bad == "no significant change":
+        return "like bad"
+    if from_bad == back and from_good == "no significant change":
+        return "like good"
+    return "undecided"
+
+
+def time_level(decision: TimeDecision, bad_level: float) -> Count | None:
+    """The :class:`Count` a timed probe stands for in :func:`arch_state`: the good end's
+    level (:data:`GOOD_LEVEL`), the bad end's (``bad_level``, its ratio to good), or None
+    when undecided (replayed as a skip)."""
+    if decision == "like good":
+        return Count(GOOD_LEVEL)
+    if decision == "like bad":
+        return Count(bad_level)
+    return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from archbench.errors import MatrixError
 from archbench.inputs import quote
 from archbench.platforms import Arch
-from archbench.result import FunctionCount, Metric
+from archbench.result import FunctionCount, Metric, Row
 
 METRICS = ("time", "instructions")
 """What ``--metric`` and the matrix's ``metrics`` take; ``time`` is the default."""
@@ -187,3 +187,108 @@ def function_changes(
     ]
     out.sort(key=lambda c: (-abs(c.delta), c.library, c.function))
     return out[:limit]
+
+
+CALLGRIND_TOTAL = 0.002
+"""Callgrind vs plugin, a row's total: relative tolerance (measured -0.14 % to +0.06 %
+on the deterministic rows of amd64, docs/counting.md)."""
+CALLGRIND_REGION = 64
+"""Instructions per block callgrind may count beyond the plugin: its region is the
+driver's ``run_stage`` call, the plugin's starts after the START marker's system call
+(measured +40 to +51 per block)."""
+CALLGRIND_LIBRARY = 0.01
+"""Per library holding at least :data:`CALLGRIND_SHARE` of the row: relative tolerance
+(libc's heap code differs by up to 0.71 % under valgrind)."""
+CALLGRIND_FUNCTION = 0.10
+"""Per named function holding at least :data:`CALLGRIND_SHARE`: callgrind adds the
+callee's PLT stub (two instructions per call) that the plugin leaves to the caller."""
+CALLGRIND_SHARE = 0.01
+"""Libraries and functions under this share of the row are listed, never checked."""
+TOTAL = "(total)"
+"""The ``function`` of an :class:`Agreement` line for the whole row."""
+LIBRARY = "(library)"
+"""The ``function`` of an :class:`Agreement` line for one library's total."""
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """One line of the plugin-vs-callgrind check: instructions per operation.
+
+    ``function`` is :data:`TOTAL` (``library`` empty), :data:`LIBRARY` or a
+    function name; ``ok`` is None for a line too small to be checked.
+    """
+
+    library: str
+    function: str
+    plugin: float
+    callgrind: float
+    ok: bool | None
+
+    @property
+    def ratio(self) -> float:
+        """callgrind / plugin (NaN when the plugin counted nothing)."""
+        return self.callgrind / self.plugin if self.plugin else math.nan
+
+
+def callgrind_agreement(row: Row, functions: int = 5) -> list[Agreement]:
+    """A counted row's totals, libraries and top named functions, plugin vs callgrind.
+
+    ``row`` must carry ``callgrind`` (harness ``--callgrind``). Lines: the row's
+    total (within :data:`CALLGRIND_TOTAL` plus :data:`CALLGRIND_REGION` per block),
+    each library of the plugin's attribution (:data:`CALLGRIND_LIBRARY` when it holds
+    :data:`CALLGRIND_SHARE`), and the plugin's ``functions`` largest named functions
+    (:data:`CALLGRIND_FUNCTION`; libraries and functions also get the region's
+    allowance, which falls on ``run_stage`` and libc). Code no symbol names is
+    compared per library only: callgrind gives the code a tail jump reaches to the
+    exported function that jumped, the plugin to ``(no symbol)`` (docs/counting.md).
+
+    Raises:
+        ValueError: the row has no counts or no callgrind check.
+    """
+    check = row.callgrind
+    if check is None or not row.instructions:
+        raise ValueError(f"{row.scheme} {row.operation}: no callgrind check in this row")
+    plugin_total = sum(row.instructions) / (len(row.instructions) * row.ops_per_block)
+    slack = CALLGRIND_REGION / row.ops_per_block
+    delta = check.instructions_per_op - plugin_total
+    out = [
+        Agreement(
+            "",
+            TOTAL,
+            plugin_total,
+            check.instructions_per_op,
+            abs(delta) <= CALLGRIND_TOTAL * plugin_total + slack,
+        )
+    ]
+    for library, n in check.plugin_libraries.items():
+        c = check.libraries.get(library, 0.0)
+        big = n >= CALLGRIND_SHARE * plugin_total
+        out.append(
+            Agreement(
+                library,
+                LIBRARY,
+                n,
+                c,
+                abs(c - n) <= CALLGRIND_LIBRARY * n + slack if big else None,
+            )
+        )
+    theirs = {(f.library, f.function): f.instructions_per_op for f in check.functions}
+    named = [
+        f
+        for f in check.plugin_functions
+        if not f.function.startswith("(") and f.library != "(unknown)"
+    ]
+    for f in named[:functions]:
+        n = f.instructions_per_op
+        c = theirs.get((f.library, f.function), 0.0)
+        big = n >= CALLGRIND_SHARE * plugin_total
+        out.append(
+            Agreement(
+                f.library,
+                f.function,
+                n,
+                c,
+                abs(c - n) <= CALLGRIND_FUNCTION * n + slack if big else None,
+            )
+        )
+    return out

@@ -54,7 +54,7 @@ from archbench.hosts import (
     resume_targets,
     run_manifest,
 )
-from archbench.images import resolve_apt_proxy
+from archbench.images import check_local_source, resolve_apt_proxy
 from archbench.inputs import cpuset, path_flag
 from archbench.matrix import (
     LOCAL_HOST,
@@ -399,6 +399,11 @@ def run_bench(options: BenchOptions) -> BenchRun:
     store = ResultStore(options.results)
     o, arc = _origin(options, store)
     run_id, manifest = o.manifest.run_id, o.manifest
+    if arc is None:
+        # A missing tarball or tree is refused now, not by every target once the run began.
+        for t in o.chosen:
+            check_local_source(o.gnunet or o.m.gnunet(t))
+            check_local_source(o.taler or o.m.taler(t), "taler-exchange")
     clients, host_archs = connect_engines(o.m, o.chosen)
     plans = plan(o.m, o.chosen, host_archs, dict(o.overrides), repeat=o.repeat, cpuset=o.cpuset,
                  suites=o.suites, metrics=o.metrics, cpus=o.cpus, gnunet=o.gnunet,

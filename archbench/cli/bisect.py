@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from archbench.analysis import (
     ArchState,
@@ -48,6 +48,7 @@ from archbench.analysis import (
     same_level,
     spread,
 )
+from archbench.cli.bisect_time import refuse_emulated, timed_step
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -56,6 +57,7 @@ from archbench.cli.flags import (
     BISECT_GNUNET,
     BISECT_METRIC,
     BISECT_RESUME,
+    BISECT_ROUNDS,
     GOOD,
     MATRIX,
     ROW,
@@ -169,6 +171,10 @@ class BisectOptions:
     targets: tuple[str, ...] = ()
     overrides: Mapping[str, object] = field(default_factory=dict)
     resume: str | None = None
+    metric: Literal["instructions", "time"] = "instructions"
+    rounds: int = 0
+    """``time``: interleaved rounds per step, and at most ``max_rounds`` for an undecided probe."""
+    max_rounds: int = 0
     apt_proxy: str = "auto"
     on_wait: Callable[[str], None] = print
     """Where the line goes that says this bisection waits for another writer of the results."""
@@ -197,6 +203,8 @@ def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
         measured: dict[str, Count | None] = {}
         for c in step.counts:
             measured[c.arch] = None if c.instructions is None else Count(c.instructions, c.spread)
+            if c.time is not None:  # --metric time: the level the step decided (bisect_time)
+                measured[c.arch] = None if c.time.level is None else Count(c.time.level)
         out.append((step.index, measured))
     return out
 
@@ -240,6 +248,9 @@ def _new_manifest(options: BisectOptions) -> BisectManifest:
         operation=options.row.operation,
         targets=targets,
         overrides=dict(options.overrides),
+        metric=options.metric,
+        rounds=options.rounds,
+        max_rounds=options.max_rounds,
         commits=tuple(
             BisectCommit(
                 commit=c.commit,
@@ -281,6 +292,10 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
     graph = graph_of(manifest)
     archs = sorted(manifest.targets)
     clients, host_archs = connect_engines(m, chosen.values())
+    measure = _measure
+    if manifest.metric == "time":
+        refuse_emulated(m, list(chosen.values()), host_archs)
+        measure = timed_step
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     started = time.monotonic()
     with (
@@ -308,7 +323,7 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
                     f"step {len(manifest.steps) + 1} (about {left} to go{eta}): "
                     f"{commit.commit[:12]} {commit.subject[:60]} on {', '.join(probe.archs)}"
                 )
-                step = _measure(
+                step = measure(
                     manifest, m, probe.commit, probe.archs, chosen, store,
                     options.work, apt_proxy, clients, host_archs, shown,
                 )  # fmt: skip
@@ -451,6 +466,9 @@ def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> 
                 ends.setdefault((s.index, c.arch), Count(c.instructions, c.spread))
     counts = []
     for c in step.counts:
+        if c.time is not None:  # decided with its rounds (bisect_time)
+            counts.append(c)
+            continue
         if c.instructions is None:
             verdict = "skipped (did not build or run)"
         else:
@@ -474,7 +492,9 @@ def step_line(step: BisectStep) -> str:
     """One stored step as a line: commit, subject, count and verdict per architecture."""
     parts = []
     for c in step.counts:
-        if c.instructions is None:
+        if c.time is not None:  # --metric time: the decision says it (bisect_time)
+            parts.append(f"{c.arch} {c.verdict}")
+        elif c.instructions is None:
             parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
         else:
             parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict})")
@@ -531,6 +551,20 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
     return lines
 
 
+def undecided_lines(manifest: BisectManifest) -> list[str]:
+    """``--metric time``: the probes their rounds could not decide, per architecture. They
+    are replayed as skips, so a range above that holds them was not split by time."""
+    found: dict[str, list[str]] = {}
+    for step in manifest.steps:
+        for c in step.counts:
+            if c.time is not None and c.time.decision == "undecided":
+                found.setdefault(c.arch, []).append(f"{step.commit[:12]} ({c.time.rounds} rounds)")
+    return [
+        f"{arch}: undecided by time, not taken as a verdict: {', '.join(commits)}"
+        for arch, commits in sorted(found.items())
+    ]
+
+
 def bisect_options(s: Settings, g: Given) -> BisectOptions:
     """``invoke bisect``'s flags and settings, every flag checked, as one options object.
 
@@ -539,11 +573,19 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
             stored bisection, or a missing ``--gnunet``/``--good``/``--bad``/``--row``.
     """
     metric = g.text(BISECT_METRIC)
-    if metric != "instructions":
+    if metric not in ("instructions", "time"):
         raise MatrixError(
-            f"{BISECT_METRIC.option} {quote(metric)}: invoke bisect decides on instructions "
-            "(exact counts); timed bisection is not implemented"
+            f"{BISECT_METRIC.option} {quote(metric)}: allowed are instructions (exact counts "
+            "under QEMU, any target) and time (interleaved rounds, native targets only)"
         )
+    given_rounds = g.optional(BISECT_ROUNDS)
+    if given_rounds is not None and metric != "time":
+        raise MatrixError(f"{BISECT_ROUNDS.option} is for --metric time (counts are exact)")
+    rounds = (
+        int(BISECT_ROUNDS.absent or 5)
+        if given_rounds is None
+        else BISECT_ROUNDS.integer(given_rounds)
+    )
     chosen = blindsig_overrides(g)
     check_overrides(chosen)
     matrix = Path(g.text(MATRIX) or s.matrix)
@@ -551,7 +593,11 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
     gnunet, good, bad, row = (g.optional(f) for f in (BISECT_GNUNET, GOOD, BAD, ROW))
     if resume:
         check_run_id(resume, BISECT_RESUME.option, MatrixError)
-        named = [f.option for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET) if g.optional(f)]
+        named = [
+            f.option
+            for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET, BISECT_ROUNDS)
+            if g.optional(f)
+        ]
         if named:
             raise MatrixError(
                 f"--resume takes the bisection's own {', '.join(named)}: give none of them"
@@ -587,6 +633,9 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
         overrides=chosen,
         apt_proxy=s.apt_proxy,
         on_wait=show,
+        metric="time" if metric == "time" else "instructions",
+        rounds=rounds if metric == "time" else 0,
+        max_rounds=2 * rounds if metric == "time" else 0,
     )
 
 
@@ -606,6 +655,8 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     done = measure_bisection(bisect_options(s, Given(BISECT, values)))
     show()
     for line in done.manifest.outcome.splitlines():
+        show(line)
+    for line in undecided_lines(done.manifest):
         show(line)
     for line in move_lines(bisect_moved(done.manifest)):
         show(line)

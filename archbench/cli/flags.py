@@ -427,8 +427,18 @@ BAD: Final = Flag("bad", "the ref at the new count; good must be its ancestor")
 ROW: Final = Flag("row", 'the blindsig row to follow, SCHEME[-BITS] OPERATION, e.g. "CS signing"')
 BISECT_METRIC: Final = Flag(
     "metric",
-    "what decides a move: instructions (exact counts under QEMU; the only one)",
+    "what decides a move: instructions (exact counts under QEMU, any target) or time "
+    "(interleaved rounds beside the ends, native targets only)",
     default="instructions",
+)
+BISECT_ROUNDS: Final = Flag(
+    "rounds",
+    "--metric time: interleaved rounds per step ({range}, default 5); an undecided commit "
+    "gets one more at a time, up to twice as many",
+    kind="int",
+    low=3,
+    high=50,
+    absent=5,
 )
 BISECT_RSA_BITS: Final = Flag(
     "rsa_bits",
@@ -462,6 +472,7 @@ BISECT: Final = Command(
         ROW,
         *SELECT,
         BISECT_METRIC,
+        BISECT_ROUNDS,
         BISECT_RSA_BITS,
         BISECT_REPETITIONS,
         BISECT_RESUME,

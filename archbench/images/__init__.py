@@ -17,7 +17,8 @@ unchanged and rebuilt when any of them changes:
 * :mod:`archbench.images.cross`: the cross-build decisions and the apt cache's
   URL grammar; pure, it never imports ``docker``;
 * :mod:`archbench.images.counter`: the counter tools and the counting layer over a
-  benchmark image (``--metric instructions``, :func:`ensure_counting_image`).
+  benchmark image (``--metric instructions``, :func:`ensure_counting_image`), and on
+  amd64 the callgrind layer over it that checks the counts (:func:`ensure_callgrind_image`).
 
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
@@ -58,6 +59,7 @@ from archbench.images.counter import (
     COUNTER_IN_IMAGE,
     CounterTools,
     CountingImage,
+    ensure_callgrind_image,
     ensure_counter_tools,
     ensure_counting_image,
 )
@@ -66,6 +68,7 @@ from archbench.images.gnunet_source import (
     BuildTree,
     CommitInfo,
     ResolvedSource,
+    check_local_source,
     commit_range,
     pack_build_tree,
     prepare_build_tree,
@@ -93,8 +96,10 @@ __all__ = [
     "TalerBuild",
     "base_tag",
     "build_context",
+    "check_local_source",
     "commit_range",
     "ensure_base",
+    "ensure_callgrind_image",
     "ensure_counter_tools",
     "ensure_counting_image",
     "ensure_image",

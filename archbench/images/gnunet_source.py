@@ -229,6 +229,32 @@ def resolve_gnunet(source: GnunetSource, work_dir: Path) -> ResolvedSource:
     raise TypeError(f"not a GNUnet source: {source!r}")
 
 
+def check_local_source(source: GnunetSource | None, project: str = "GNUnet") -> None:
+    """Refuse, before anything is built or run, a local source that is not there.
+
+    ``source``: a target's GNUnet or Taler exchange source (None and the ``debian``
+    kind pass); ``project``: ``GNUnet`` or ``taler-exchange``, for the message. Only
+    what costs nothing is checked here (a local tarball is a file, a ``path:`` is a
+    directory); its sha256, its contents and remote sources are checked when the
+    source is resolved, as before.
+
+    Raises:
+        SourceError: the tarball is not a file or the directory does not exist, with
+            the same words as :func:`resolve_gnunet` and :func:`resolve_taler`.
+    """
+    prefix = "" if project == "GNUnet" else "taler "
+    if isinstance(source, GnunetTarball) and not source.is_url:
+        if not Path(source.tarball).is_file():
+            raise SourceError(
+                f"{prefix}tarball {source.tarball}: no such file; "
+                f"give the path of a {project} {'release ' if not prefix else ''}tarball"
+            )
+    elif isinstance(source, GnunetPath) and not source.directory.is_dir():
+        raise SourceError(
+            f"{prefix}path {source.directory}: no such directory; give a {project} source tree"
+        )
+
+
 def _resolve_tarball(source: GnunetTarball, cache: Path) -> ResolvedSource:
     where = f"tarball {source.tarball}"
     if source.is_url:

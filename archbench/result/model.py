@@ -337,6 +337,27 @@ class BisectCommit(Frozen):
     date: str = Field(max_length=64)
 
 
+class BisectTime(Frozen):
+    """A timed step's decision (``invoke bisect --metric time``, native targets).
+
+    ``rounds``: the interleaved rounds taken; ``good_run``/``bad_run``: the runs of the
+    ends timed in the same rounds (``""`` for the good end itself); ``vs_good`` and
+    ``vs_bad``: ``(ratio, low, high)`` of this commit's per-operation time over the
+    end's, from the Student-t interval of the per-round log ratios (``invoke
+    compare``'s), empty where not measured; ``decision``: ``good end``, ``moved``/``no
+    move`` (the bad end), ``like good``, ``like bad`` or ``undecided``; ``level``: what
+    the graph logic replays (1 for good, bad's ratio to good, None when undecided).
+    """
+
+    rounds: int = Field(ge=0)
+    good_run: str = Field(default="", max_length=64)
+    bad_run: str = Field(default="", max_length=64)
+    vs_good: tuple[float, ...] = ()
+    vs_bad: tuple[float, ...] = ()
+    decision: str = Field(max_length=64)
+    level: float | None = Field(default=None, gt=0)
+
+
 class BisectCount(Frozen):
     """One architecture's measurement of a step's commit.
 
@@ -353,6 +374,8 @@ class BisectCount(Frozen):
     spread: float = Field(default=0.0, ge=0)
     skipped: str | None = Field(default=None, max_length=2000)
     verdict: str = Field(default="", max_length=200)
+    time: BisectTime | None = None
+    """``--metric time``: the step's rounds and decision (``instructions`` is then None)."""
 
 
 class BisectStep(Frozen):
@@ -433,7 +456,11 @@ class BisectManifest(Frozen):
     scheme: str
     key_bits: int | None = None
     operation: str
-    metric: Literal["instructions"] = "instructions"
+    metric: Literal["instructions", "time"] = "instructions"
+    rounds: int = Field(default=0, ge=0, le=1000)
+    """``time``: interleaved rounds per step; an undecided probe gets more, one at a time,
+    up to :attr:`max_rounds`."""
+    max_rounds: int = Field(default=0, ge=0, le=1000)
     targets: dict[str, str] = Field(min_length=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
     commits: tuple[BisectCommit, ...] = Field(min_length=2)

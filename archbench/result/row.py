@@ -145,6 +145,25 @@ class FunctionCount(Frozen):
     instructions_per_op: float = Field(ge=0)
 
 
+class CallgrindCheck(Frozen):
+    """A counted row measured again under callgrind (harness ``--callgrind``, amd64).
+
+    ``instructions_per_op``: callgrind's Ir per operation over the same blocks
+    (the driver's ``run_stage``, one call per block); ``functions`` callgrind's
+    and ``plugin_functions`` the plugin's top functions, both with the code no
+    symbol names merged into ``(no symbol)`` of its library
+    (``harness/abh/suites/callgrind.py``; docs/counting.md).
+    """
+
+    instructions_per_op: float = Field(ge=0)
+    libraries: dict[str, float]
+    """Callgrind's instructions per operation per library file name."""
+    plugin_libraries: dict[str, float]
+    """The plugin's, over the same blocks."""
+    functions: tuple[FunctionCount, ...]
+    plugin_functions: tuple[FunctionCount, ...]
+
+
 class Row(Frozen):
     """One measured row: ``ops_per_block`` operations timed per sample.
 
@@ -209,6 +228,9 @@ class Row(Frozen):
     functions, largest first, and ``(other functions)``; they sum to the mean
     instructions per operation of its blocks. None in older files. A merged
     row (``merge_repeats``) keeps its first run's."""
+    callgrind: CallgrindCheck | None = None
+    """Counting runs with the harness's ``--callgrind`` (amd64 blindsig rows): the
+    same blocks under callgrind, for :func:`archbench.analysis.callgrind_agreement`."""
     stop_reason: StopReason | None = None
     """Why repetitions stopped; None in files from harnesses before adaptive
     repetitions (see :attr:`stop`)."""

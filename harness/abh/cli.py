@@ -258,4 +258,10 @@ def make_parser() -> argparse.ArgumentParser:
         metavar="MODEL",
         help=f"QEMU -cpu model for --count-with (default {counting.DEFAULT_CPU})",
     )
+    parser.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="with --count-with on amd64: run blindsig again under valgrind's callgrind"
+        " and put its counts per row beside the plugin's (needs the callgrind layer)",
+    )
     return parser

@@ -442,6 +442,7 @@ def run_blindsig(
                 rows,  # type: ignore[arg-type]
                 counting_doc.pop("_paired"),
                 counting_doc.pop("_attributed"),
+                counting_doc.pop("_callgrind", None),
             )
         except CountError as exc:
             raise HarnessError(f"counting: {exc}") from exc

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from abh.suites import count_symbols, counting
+from abh.suites import callgrind, count_symbols, counting
 from abh.suites.blindsig_output import HarnessError
 from abh.suites.common import HARNESS_DIR, driver_path
 from abh.suites.counting import CountError
@@ -140,6 +140,11 @@ def run_counting(
         attributed, tables = count_symbols.attribute_blocks(
             blocks, counts.tbs, counts.maps, counts.guest_base
         )
+        checked = (
+            run_callgrind_check(driver, [*driver_args, "--count-markers", *key_args], blocks)
+            if getattr(args, "callgrind", False)
+            else None
+        )
     except CountError as exc:
         raise HarnessError(f"counting: {exc}") from exc
     doc = counting.provenance(
@@ -150,7 +155,43 @@ def run_counting(
         doc["symbol_tables"] = tables
     doc["_paired"] = paired
     doc["_attributed"] = attributed
+    if checked is not None:
+        doc["callgrind"] = {"valgrind": checked[0], "region": callgrind.REGION_FUNCTION}
+        doc["_callgrind"] = checked[1]
     return stdout, doc
+
+
+def run_callgrind_check(
+    driver: Path, driver_args: Sequence[str], blocks: Sequence[BlockKey]
+) -> tuple[str, dict[BlockKey, callgrind.Part]]:
+    """Run the counted driver again, same arguments, under callgrind (``--callgrind``).
+
+    ``blocks``: the blocks of the run under QEMU; callgrind's run must print the
+    same ones in the same order (the inputs are fixed), one profile part each.
+
+    Returns:
+        (``valgrind --version``, {block: its callgrind :class:`callgrind.Part`}).
+
+    Raises:
+        CountError: no valgrind, the run fails, or its blocks or parts differ from
+            ``blocks``.
+    """
+    version = callgrind.valgrind_version()
+    stdout, parts = callgrind.run_callgrind(
+        driver, driver_args, Path(tempfile.mkdtemp(prefix="archbench-callgrind-"))
+    )
+    again = driver_blocks(stdout)
+    if again != list(blocks):
+        raise CountError(
+            f"callgrind: the driver ran {len(again)} blocks under valgrind, {len(blocks)}"
+            " under QEMU, or in another order"
+        )
+    if len(parts) != len(blocks):
+        raise CountError(
+            f"callgrind wrote {len(parts)} profile parts for {len(blocks)} blocks"
+            f" (one per {callgrind.REGION_FUNCTION} call expected)"
+        )
+    return version, dict(zip(blocks, parts, strict=True))
 
 
 ATTRIBUTION_LIMIT = 25
@@ -161,6 +202,7 @@ def attach_counts(
     rows: Sequence[dict[str, Any]],
     paired: dict[BlockKey, int],
     attributed: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
+    checked: dict[BlockKey, callgrind.Part] | None = None,
 ) -> None:
     """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
 
@@ -169,7 +211,12 @@ def attach_counts(
     With ``attributed`` (per block), ``row["attribution"]`` gets the row's
     top :data:`ATTRIBUTION_LIMIT` functions over its samples, in instructions
     per operation (:func:`count_symbols.top_functions`; they sum to
-    ``sum(instructions) / (len(instructions) x ops_per_block)``).
+    ``sum(instructions) / (len(instructions) x ops_per_block)``). With
+    ``checked`` (``--callgrind``, per block), ``row["callgrind"]`` gets
+    callgrind's instructions per operation over the same blocks and both
+    attributions with unnamed code merged per library (:func:`callgrind.grouped`):
+    ``{"instructions_per_op", "libraries", "plugin_libraries", "functions",
+    "plugin_functions"}`` (libraries: ``{file name: instructions per operation}``).
 
     Raises:
         CountError: a valid row's repetition has no count.
@@ -192,3 +239,21 @@ def attach_counts(
             row["attribution"] = count_symbols.top_functions(
                 count_symbols.merge(parts), ATTRIBUTION_LIMIT, len(keys) * row["ops_per_block"]
             )
+        if checked and attributed:
+            ops = len(keys) * row["ops_per_block"]
+            cg = [checked[key] for key in keys]
+            plugin = count_symbols.merge(attributed.get(key, {}) for key in keys)
+            cg_functions = count_symbols.merge(p.functions for p in cg)
+            row["callgrind"] = {
+                "instructions_per_op": sum(p.total for p in cg) / ops,
+                "libraries": callgrind.per_library(cg_functions, ops),
+                "plugin_libraries": callgrind.per_library(plugin, ops),
+                "functions": count_symbols.top_functions(
+                    callgrind.grouped(cg_functions),
+                    ATTRIBUTION_LIMIT,
+                    ops,
+                ),
+                "plugin_functions": count_symbols.top_functions(
+                    callgrind.grouped(plugin), ATTRIBUTION_LIMIT, ops
+                ),
+            }

@@ -72,6 +72,9 @@ class ElfSymbols:
     names: tuple[str, ...]
     table: str
     reach: tuple[int, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Every function symbol's name -> the name this table keeps for its range
+    (aliases such as glibc's ``free``/``__libc_free`` share one range)."""
 
     def function(self, vaddr: int) -> str | None:
         """The function whose range holds ``vaddr``, or None (the innermost by start)."""
@@ -106,9 +109,10 @@ def functions_from(
     Zero-sized symbols and duplicates of a range are dropped (the first name is kept).
     """
     seen: dict[tuple[int, int], str] = {}
+    aliases: dict[str, str] = {}
     for name, start, size in symbols:
         if size > 0 and name:
-            seen.setdefault((start, start + size), name)
+            aliases.setdefault(name, seen.setdefault((start, start + size), name))
     ordered = sorted(seen.items())
     ends = [e for (_, e), _ in ordered]
     return ElfSymbols(
@@ -118,6 +122,7 @@ def functions_from(
         names=tuple(n for _, n in ordered),
         table=table,
         reach=tuple(itertools.accumulate(ends, max)),
+        aliases=aliases,
     )
 
 

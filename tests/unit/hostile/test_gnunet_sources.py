@@ -17,6 +17,7 @@ import hashlib
 import io
 import lzma
 import os
+import re
 import subprocess
 import tarfile
 import time
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from helpers import REPO, run_invoke
 
 from archbench.errors import SourceError
 from archbench.images import (
@@ -280,3 +282,35 @@ def test_git_file_url_of_a_folder_that_is_no_repository(tmp_path: Path) -> None:
     source = GnunetGit(git=f"file://{plain}", ref="v0.27.0")
     with pytest.raises(SourceError, match=r"not a git repository .* gnunet: \{path: \.\.\.\}"):
         resolve_gnunet(source, tmp_path / "w")
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--gnunet", "nonsense", r"path .*/nonsense: no such directory; give a GNUnet source tree"),
+        (
+            "--gnunet",
+            "gone.tar.gz@sha256:" + "a" * 64,
+            r"tarball .*gone\.tar\.gz: no such file; give the path of a GNUnet release tarball",
+        ),
+        (
+            "--taler",
+            "gone.tar.gz@sha256:" + "b" * 64,
+            r"taler tarball .*gone\.tar\.gz: no such file; give the path of a taler-exchange",
+        ),
+    ],
+)
+def test_a_missing_local_source_is_refused_before_the_run_begins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str, value: str, said: str
+) -> None:
+    # No engine is reachable: the refusal must come before engines are asked, and leave
+    # the results folder as it was (no run folder, no manifest).
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    results = tmp_path / "results"
+    done = run_invoke(
+        "bench", flag, value, "--arch", "amd64", settings={"results": results}, cwd=REPO
+    )
+    assert done.returncode == 12, done.stderr
+    assert re.search(said, done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not results.exists() or not any(results.iterdir())
