@@ -891,10 +891,12 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
     Prints the history's tables (instructions and times per operation across the
     versions, :func:`archbench.report.render_history_markdown`) and where it is stored,
     and writes the results page of the history into the reports folder
-    (:func:`archbench.report.write_page_from_store`).
+    (:func:`archbench.report.write_page_from_store`); with ``--bisect-steps``, follows
+    every counted step to its commit (:func:`bisect_steps`) and prints the commit(s) found.
 
     Raises:
-        MatrixError: a flag value is not allowed (checked before anything is read).
+        MatrixError: a flag value is not allowed (checked before anything is read), or
+            ``--bisect-steps`` with versions that are not git refs of one repository.
         TargetsFailed: some targets failed in some versions; the rest is kept.
         LimitExceeded: ``--fail-above``: a counted row steps up beyond the limit.
         ArchbenchError: whatever :func:`archbench.run.measure_history` raises.

@@ -220,11 +220,21 @@ def test_history_steps_are_bisected_and_a_second_row_reuses_every_count(tmp_path
     (first,) = [b for b in _bisections(results) if b.bisect_id == signing[0].bisect_id]
     assert first.outcome.startswith(f"amd64: first moved at {moved}"), first.outcome
     by_commit = {s.commit: s.counts[0] for s in first.steps}
-    # The ends are the history's own counts; only the comment's commit was built.
+    # The ends are the history's own counts.
     assert by_commit[V0_22_2].reused and by_commit[V0_22_2].run_id == ends[0]
     assert by_commit[moved].reused and by_commit[moved].run_id == ends[1]
-    assert not by_commit[comment].reused and by_commit[comment].run_id not in ends
     assert by_commit[comment].verdict == "at the good count"
+    # Over every step the history followed (CS signing, and any other row the SHA-512
+    # moved), one commit was built and counted, once: the comment's, by whichever
+    # bisection reached it first; the others reused that run.
+    linked = {b.bisect_id for b in history.bisections}
+    followed = [b for b in _bisections(results) if b.bisect_id in linked]
+    made = {(s.commit, c.run_id) for b in followed for s in b.steps for c in s.counts
+            if not c.reused}  # fmt: skip
+    assert [commit for commit, _ in made] == [comment], made
+    ((_, middle),) = made
+    assert by_commit[comment].run_id == middle
+    assert set(store.runs()) == {*ends, middle}
     assert f"first moved at {moved}" in done.stdout and "bisection " in done.stdout
     runs_before = set(store.runs())
 
@@ -248,6 +258,7 @@ def test_history_steps_are_bisected_and_a_second_row_reuses_every_count(tmp_path
     built = [s.seconds for b in _bisections(results) for s in b.steps if not s.counts[0].reused]
     reused = [s.seconds for b in _bisections(results) for s in b.steps if s.counts[0].reused]
     print(
+        "followed: " + "; ".join(f"{b.row}: {b.outcome}" for b in followed) + "\n"
         f"history with --bisect-steps {history_seconds:.0f} s; second bisection "
         f"{reused_seconds:.1f} s; built steps {built} s, reused steps {reused} s"
     )
