@@ -31,12 +31,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
+from typing import Final
 
 from archbench.errors import ResultsError
 from archbench.images import PLUGIN_VERSION, harness_sha256
 from archbench.result import Result, ResultStore, load
 from archbench.run.planning import TargetPlan
+
+_FULL_ID: Final = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+"""A full commit id (SHA-1 or SHA-256), as bisection steps' runs name their source."""
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,8 @@ def stored_count_key(result: Result) -> CountKey | None:
 def find_count(store: ResultStore, key: CountKey) -> str | None:
     """The newest run of ``store`` whose counting result of ``key.target`` has ``key``
     (:func:`stored_count_key`), or None. Runs whose ``run.json`` names another GNUnet
-    source than a git ref of ``key.repository`` are passed over unread; an unreadable
+    source than a git ref of ``key.repository``, or another full commit id of it, are
+    passed over unread (a tag or branch is resolved by reading the result); an unreadable
     manifest or result is passed over too (it cannot be reused, and is not this
     function's to report)."""
     wanted = f"git+{key.repository}@"
@@ -138,6 +144,9 @@ def find_count(store: ResultStore, key: CountKey) -> str | None:
             continue
         if manifest.gnunet is not None and not manifest.gnunet.startswith(wanted):
             continue
+        ref = (manifest.gnunet or "").removeprefix(wanted)
+        if _FULL_ID.fullmatch(ref) and ref != key.commit:
+            continue  # a bisection step's run of another commit: nothing to read
         if not path.is_file():
             continue
         try:
