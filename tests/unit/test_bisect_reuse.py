@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from helpers import CI_MATRIX, counted, result, row
+from helpers import CI_MATRIX, counted, result, row, run_invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -292,3 +292,26 @@ def test_a_series_that_is_not_git_refs_of_one_repository_is_refused() -> None:
             ),
             [],
         )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--gnunet", "debian,git+file:///srv/gnunet.git@v0.22.2"], "debian is not git refs"),
+        (["--gnunet", "git+file:///a.git@v1,git+file:///b.git@v2"], "of 2 repositories"),
+        (["--gnunet", "git+file:///a.git@v1", "--base", "debian-trixie,debian-sid"], "--base"),
+        ([], "needs a series of git refs"),
+    ],
+)
+def test_bisect_steps_of_a_series_that_is_not_git_refs_is_refused_first(
+    tmp_path: Path, flags: list[str], said: str
+) -> None:
+    """Exit 2 with the reason, before any engine is asked or anything written."""
+    done = run_invoke(
+        "history", "--matrix", str(CI_MATRIX), *flags, "--bisect-steps",
+        settings={"results": tmp_path / "results", "work": tmp_path / "work"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert said in done.stderr and "--bisect-steps" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "results").exists()
