@@ -15,9 +15,14 @@ measured (atomic, under the results folder's lock), with its commit, subject, da
 count per architecture and verdict; ``--resume BISECT_ID`` replays the stored steps
 and goes on, so Ctrl-C or a lost engine costs at most the step in progress.
 
-What a step reuses: the base images, the build dependencies' image layers and the
-cross stage's prefix are content-hashed and shared by every step (and with ``invoke
-bench``); what differs per commit is the libgnunetutil build and the counting run.
+What a step reuses: a commit already counted on an architecture, by any earlier run of
+the store (another bisection of another row over the same range, a history's version, an
+``invoke bench --gnunet git+URL@REF``), with the same :class:`archbench.run.CountKey`
+(repository, commit, target and its definition, QEMU CPU model, harness sources, plugin
+version) is not built again: the step takes that run's count and records the run
+(``BisectCount.reused``). Otherwise the base images, the build dependencies' image layers
+and the cross stage's prefix are content-hashed and shared by every step (and with
+``invoke bench``); what differs per commit is the libgnunetutil build and the counting run.
 
 The command checks its flags (:data:`archbench.cli.flags.BISECT`) into one
 :class:`BisectOptions` (a new bisection, or ``--resume BISECT_ID``), measures
@@ -97,10 +102,13 @@ from archbench.run import (
     Reporter,
     RichReporter,
     TargetOutcome,
+    TargetPlan,
     Workspace,
     check_overrides,
     connect_engines,
+    count_key,
     execute,
+    find_count,
     plan,
 )
 
@@ -178,6 +186,11 @@ class BisectOptions:
     apt_proxy: str = "auto"
     on_wait: Callable[[str], None] = print
     """Where the line goes that says this bisection waits for another writer of the results."""
+    matrix_text: str | None = None
+    """The matrix as a stored history had it (None: read ``matrix``)."""
+    bisect_id: str | None = None
+    """The id of a new bisection (None: a fresh one); ``invoke history --bisect-steps``
+    links it from the history before it starts."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +222,12 @@ def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
     return out
 
 
-def _one_per_arch(chosen: Sequence[Target]) -> dict[str, str]:
+def one_per_arch(chosen: Sequence[Target]) -> dict[str, str]:
+    """Architecture -> the one chosen target measured there.
+
+    Raises:
+        MatrixError: an architecture has several targets, or none is chosen.
+    """
     by_arch: dict[str, list[str]] = {}
     for t in chosen:
         by_arch.setdefault(t.arch.key, []).append(t.name)
@@ -229,13 +247,15 @@ def _new_manifest(options: BisectOptions) -> BisectManifest:
     if options.row is None:
         raise MatrixError("invoke bisect needs --row (e.g. --row 'CS signing')")
     matrix_file = str(options.matrix)
-    matrix_text = read_matrix_text(options.matrix)
-    m = parse(matrix_text, matrix_file)
-    targets = _one_per_arch(m.select(list(options.targets), list(options.archs)))
+    matrix_text = (
+        options.matrix_text if options.matrix_text is not None else read_matrix_text(options.matrix)
+    )
+    m = parse(matrix_text, matrix_file, base_dir=options.matrix.parent)
+    targets = one_per_arch(m.select(list(options.targets), list(options.archs)))
     commits = commit_range(options.url, options.good, options.bad, options.work)
     index = {c.commit: i for i, c in enumerate(commits)}
     return BisectManifest(
-        bisect_id=new_run_id(),
+        bisect_id=options.bisect_id or new_run_id(),
         created_at=_now(),
         matrix_file=matrix_file,
         matrix_text=matrix_text,
@@ -369,19 +389,87 @@ def _measure(
     host_archs: Mapping[str, Arch],
     reporter: Reporter,
 ) -> BisectStep:
-    """Build and count commit ``index`` on ``archs``: one run of the store."""
+    """Count commit ``index`` on ``archs``: from an earlier run where one has the same
+    key (:func:`_reused`), else built and counted in one new run of the store."""
     commit = manifest.commits[index]
-    source = GnunetGit(git=manifest.repository, ref=commit.commit)
-    targets = [chosen[manifest.targets[a]] for a in archs]
+    t0 = time.monotonic()
+    plans = _plans(manifest, m, commit.commit, archs, chosen, host_archs)
+    reused = _reused(manifest, commit.commit, plans, store)
+    for a, run_id in reused.items():
+        reporter.stage("bisect", f"{a}: {commit.commit[:12]} was counted in run {run_id}: reused")
+    built = [a for a in archs if a not in reused]
+    run_id, outcomes = "", dict[str, TargetOutcome]()
+    if built:
+        run_id, outcomes = _build_and_count(
+            manifest, commit.commit, [plans[a] for a in built], store, work, apt_proxy,
+            clients, host_archs, reporter,
+        )  # fmt: skip
+    counts = tuple(
+        _count(manifest, a, manifest.targets[a], reused[a], None, store, reused=True)
+        if a in reused
+        else _count(
+            manifest, a, manifest.targets[a], run_id, outcomes.get(manifest.targets[a]), store
+        )
+        for a in archs
+    )
+    return BisectStep(
+        index=index,
+        commit=commit.commit,
+        subject=commit.subject,
+        date=commit.date,
+        counts=counts,
+        seconds=round(time.monotonic() - t0, 1),
+        finished_at=_now(),
+    )
+
+
+def _plans(
+    manifest: BisectManifest,
+    m: Matrix,
+    commit: str,
+    archs: Sequence[str],
+    chosen: Mapping[str, Target],
+    host_archs: Mapping[str, Arch],
+) -> dict[str, TargetPlan]:
+    """Architecture -> the plan that counts the blindsig row with libgnunetutil at ``commit``."""
     plans = plan(
         m,
-        targets,
+        [chosen[manifest.targets[a]] for a in archs],
         dict(host_archs),
         dict(manifest.overrides),
         suites=["blindsig"],
         metrics=("instructions",),
-        gnunet=source,
+        gnunet=GnunetGit(git=manifest.repository, ref=commit),
     )
+    return {a: p for a, p in zip(archs, plans, strict=True)}
+
+
+def _reused(
+    manifest: BisectManifest, commit: str, plans: Mapping[str, TargetPlan], store: ResultStore
+) -> dict[str, str]:
+    """Architecture -> an earlier run of the store that counted ``commit`` with the same
+    :class:`archbench.run.CountKey` as ``plans`` would (none where there is none)."""
+    found = {}
+    for a, p in plans.items():
+        run_id = find_count(store, count_key(p, manifest.repository, commit))
+        if run_id is not None:
+            found[a] = run_id
+    return found
+
+
+def _build_and_count(
+    manifest: BisectManifest,
+    commit: str,
+    plans: Sequence[TargetPlan],
+    store: ResultStore,
+    work: Path,
+    apt_proxy: str | None,
+    clients: Mapping[str, Any],
+    host_archs: Mapping[str, Arch],
+    reporter: Reporter,
+) -> tuple[str, dict[str, TargetOutcome]]:
+    """Build and count ``plans`` in one new run of the store: its id and the outcome of
+    each target, by name."""
     run_id = new_run_id()
     store.save_manifest(
         RunManifest(
@@ -393,27 +481,12 @@ def _measure(
             overrides=dict(manifest.overrides),
             suites=("blindsig",),
             metrics=("instructions",),
-            gnunet=f"git+{manifest.repository}@{commit.commit}",
+            gnunet=f"git+{manifest.repository}@{commit}",
         )
     )
     ws = Workspace(store=store, run_id=run_id, work_dir=work, apt_proxy=apt_proxy)
-    t0 = time.monotonic()
     outcomes = execute(clients, plans, ws, host_archs, reporter=reporter)
-    seconds = time.monotonic() - t0
-    by_name = {o.name: o for o in outcomes}
-    counts = tuple(
-        _count(manifest, a, manifest.targets[a], run_id, by_name.get(manifest.targets[a]), store)
-        for a in archs
-    )
-    return BisectStep(
-        index=index,
-        commit=commit.commit,
-        subject=commit.subject,
-        date=commit.date,
-        counts=counts,
-        seconds=round(seconds, 1),
-        finished_at=_now(),
-    )
+    return run_id, {o.name: o for o in outcomes}
 
 
 def _count(
@@ -423,11 +496,21 @@ def _count(
     run_id: str,
     outcome: TargetOutcome | None,
     store: ResultStore,
+    *,
+    reused: bool = False,
 ) -> BisectCount:
-    """The row's count in the run's stored result, or a skip saying why there is none."""
-    if outcome is None or not outcome.ok:
+    """The row's count in the run's stored result, or a skip saying why there is none;
+    ``reused``: the run is an earlier one (no outcome of this step), recorded as such."""
+    if not reused and (outcome is None or not outcome.ok):
         why = "no outcome" if outcome is None else f"{outcome.stage}: {outcome.message}"
         return BisectCount(arch=arch, target=target, run_id=run_id, skipped=why[:2000])
+    return _row_count(manifest, arch, target, run_id, store).model_copy(update={"reused": reused})
+
+
+def _row_count(
+    manifest: BisectManifest, arch: str, target: str, run_id: str, store: ResultStore
+) -> BisectCount:
+    """The row's count in the stored counting result of ``target`` in ``run_id``."""
     for path in store.files([run_id]):
         result = load(path)
         if result.metric != "instructions" or result.target.name != target:
@@ -497,7 +580,8 @@ def step_line(step: BisectStep) -> str:
         elif c.instructions is None:
             parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
         else:
-            parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict})")
+            reused = f"; reused run {c.run_id}" if c.reused else ""
+            parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict}{reused})")
     return (
         f"{step.commit[:12]} {step.date[:10]} {step.subject[:60]}: "
         + "; ".join(parts)
@@ -563,6 +647,18 @@ def undecided_lines(manifest: BisectManifest) -> list[str]:
         f"{arch}: undecided by time, not taken as a verdict: {', '.join(commits)}"
         for arch, commits in sorted(found.items())
     ]
+
+
+def summary_line(done: BisectRun) -> str:
+    """Steps, builds and counts made and reused, and the wall time, in one line."""
+    steps = done.manifest.steps
+    made = sum(1 for st in steps for c in st.counts if not c.reused)
+    reused = sum(1 for st in steps for c in st.counts if c.reused)
+    total = sum(st.seconds for st in steps)
+    return (
+        f"{len(steps)} steps ({made} builds and counts, {reused} counts reused), "
+        f"{total / 60:.1f} min measuring in all ({done.seconds / 60:.1f} min this session)"
+    )
 
 
 def bisect_options(s: Settings, g: Given) -> BisectOptions:
@@ -660,13 +756,7 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
         show(line)
     for line in move_lines(bisect_moved(done.manifest)):
         show(line)
-    steps = len(done.manifest.steps)
-    builds = sum(len(st.counts) for st in done.manifest.steps)
-    total = sum(st.seconds for st in done.manifest.steps)
-    show(
-        f"{steps} steps ({builds} builds and counts), {total / 60:.1f} min measuring in all"
-        f" ({done.seconds / 60:.1f} min this session)"
-    )
+    show(summary_line(done))
     where = done.store.root / done.manifest.bisect_id / "bisect.json"
     show(f"bisection: {where}")
     if done.manifest.outcome:

@@ -399,6 +399,15 @@ HISTORY_FAIL_ABOVE: Final = Flag(
     allowed="a ratio such as 1.02",
 )
 
+BISECT_STEPS: Final = Flag(
+    "bisect_steps",
+    "follow every counted step down to its commit: a bisection (as invoke bisect) of the row "
+    "on its architecture between the two versions, which must be --gnunet git refs of one "
+    "repository; with --extend HISTORY_ID alone, the stored history's steps",
+    default=False,
+    kind="switch",
+)
+
 HISTORY: Final = Command(
     "history",
     "Measure a series of GNUnet or exchange sources or Debian bases: rounds, counts, steps.",
@@ -414,6 +423,7 @@ HISTORY: Final = Command(
         SUITE,
         CPUS,
         HISTORY_FAIL_ABOVE,
+        BISECT_STEPS,
     ),
 )
 

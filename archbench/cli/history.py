@@ -25,10 +25,19 @@ interruption leaves a consistent record. ``--extend HISTORY_ID`` measures more
 versions in a session of their own and appends them: the others are not measured
 again, and comparisons across the two sessions say they were not interleaved.
 
+``--bisect-steps`` follows every counted step down to its commit when the versions are
+git refs of one repository (:func:`step_bisections`, :func:`bisect_steps`): one ordinary
+bisection (``invoke bisect``) per step, row and architecture, linked from
+``history.json`` (``bisections``) before it starts; the history's own counts of the two
+ends, and every commit any earlier run counted with the same key, are reused
+(:mod:`archbench.run.reuse`). ``--extend HISTORY_ID --bisect-steps`` alone follows a
+stored history's steps (and resumes the bisections it links).
+
 The command checks its flags (:data:`archbench.cli.flags.HISTORY`, the blindsig ones
 shared with ``bench``) into one :class:`HistoryOptions`, measures
-(:func:`measure_history`), prints the history's tables, writes its results page and
-applies ``--fail-above`` and the matrix's limits to the counted steps.
+(:func:`measure_history`), prints the history's tables, writes its results page,
+follows the steps (``--bisect-steps``) and applies ``--fail-above`` and the matrix's
+limits to the counted steps.
 """
 
 from __future__ import annotations
@@ -44,12 +53,21 @@ from pathlib import Path
 from typing import Any
 
 from archbench import matrix
-from archbench.analysis import over_limits
+from archbench.analysis import Step, over_limits
 from archbench.cli.bench import build_jobs, path_or_setting, raise_failures
+from archbench.cli.bisect import (
+    BisectOptions,
+    BisectRun,
+    measure_bisection,
+    one_per_arch,
+    parse_row,
+    summary_line,
+)
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
     BASE,
+    BISECT_STEPS,
     CPUS,
     EXTEND,
     HISTORY,
@@ -98,10 +116,12 @@ from archbench.report import (
     write_page_from_store,
 )
 from archbench.result import (
+    HistoryBisection,
     HistoryManifest,
     HistoryRound,
     HistoryVersion,
     ResultStore,
+    RowKey,
     RunManifest,
     check_run_id,
     folder_lock,
@@ -157,6 +177,8 @@ class HistoryOptions:
     build_jobs: int = 2
     on_wait: Callable[[str], None] = print
     """Where the line goes that says this history waits for another writer of the results."""
+    bisect_steps: bool = False
+    """``--bisect-steps``: follow every counted step down to its commit (:func:`bisect_steps`)."""
 
 
 @dataclass(frozen=True)
@@ -560,6 +582,11 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         return Workspace(store=store, run_id=run_id, work_dir=options.work, apt_proxy=apt_proxy)
 
     versions = _plan_versions(options, series, triples, (clients, host_archs), workspace)
+    if options.bisect_steps:
+        # Refused before anything is built: the bisections need git refs and a target per arch.
+        every = [*(old.versions if old else ()), *(v.entry for v in versions)]
+        check_bisectable(every, "the series")
+        one_per_arch(series.chosen)
     if old is None:
         manifest = HistoryManifest(
             history_id=history_id,
@@ -601,6 +628,170 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         return HistoryRun(store, manifest, {v.entry.run_id: tuple(v.outcomes) for v in versions})
 
 
+# ---------------------------------------------------------------- --bisect-steps
+
+
+@dataclass(frozen=True)
+class StepBisection:
+    """One counted step of a history to follow down to its commit: the row (as ``invoke
+    bisect --row`` reads it) on ``arch`` between versions ``before`` and ``after``
+    (labels), whose GNUnet sources are the refs ``good`` and ``bad`` of ``repository``."""
+
+    arch: str
+    row: str
+    before: str
+    after: str
+    repository: str
+    good: str
+    bad: str
+
+
+def git_repository(sources: Sequence[GnunetSource | None], where: str) -> str:
+    """The one repository (``git+URL``'s URL) every source is a ref of.
+
+    Raises:
+        MatrixError: a source is not a git ref, or the refs are of several repositories
+            (``where`` names what was read: the flags, or a stored history).
+    """
+    urls = {s.git for s in sources if isinstance(s, GnunetGit)}
+    others = [gnunet_flag(s) or "the matrix's own" for s in sources if not isinstance(s, GnunetGit)]
+    if others or len(urls) != 1:
+        what = (
+            f"{', '.join(others[:3])} {'is' if len(others) == 1 else 'are'} not git refs"
+            if others
+            else f"the refs are of {len(urls)} repositories ({', '.join(sorted(urls)[:3])})"
+        )
+        raise MatrixError(
+            f"{BISECT_STEPS.option} follows steps between git refs of one repository; in "
+            f"{where} {what}: give --gnunet git+URL@REF1,git+URL@REF2,..."
+        )
+    return urls.pop()
+
+
+def check_bisectable(versions: Sequence[HistoryVersion], where: str) -> str:
+    """The repository of a history whose versions are git refs of one repository, on
+    their targets' own bases, without an exchange source.
+
+    Raises:
+        MatrixError: they are not (what is wrong and with which version).
+    """
+    for v in versions:
+        if v.base is not None or v.taler is not None:
+            raise MatrixError(
+                f"{BISECT_STEPS.option}: {where}: version {quote(v.label)} sets "
+                f"{'--base' if v.base is not None else '--taler'}; a bisection builds GNUnet "
+                "commits on each target's own base, without an exchange"
+            )
+    return git_repository([parse_gnunet(v.gnunet, where) for v in versions], where)
+
+
+def step_bisections(
+    manifest: HistoryManifest, steps: Sequence[tuple[str, RowKey, Step]]
+) -> list[StepBisection]:
+    """The bisections that follow ``steps`` (:func:`archbench.report.history_steps`) of a
+    history whose versions are git refs of one repository: one per counted blindsig
+    step of a CS or RSA row (timed steps and other suites' rows are not bisected), in the
+    steps' order, each once.
+
+    Raises:
+        MatrixError: the versions are not git refs of one repository
+            (:func:`check_bisectable`).
+    """
+    repository = check_bisectable(manifest.versions, f"history {manifest.history_id}")
+    refs = {v.label: parse_gnunet(v.gnunet, "history.json") for v in manifest.versions}
+    out: list[StepBisection] = []
+    for arch, key, step in steps:
+        if step.metric != "instructions" or key.suite != "blindsig":
+            continue
+        if key.scheme not in ("CS", "RSA") or key.operation.startswith("helper_"):
+            continue
+        good, bad = refs[step.before], refs[step.after]
+        assert isinstance(good, GnunetGit) and isinstance(bad, GnunetGit)
+        bits = f"-{key.key_bits}" if key.scheme == "RSA" and key.key_bits else ""
+        row = f"{key.scheme}{bits} {key.operation.replace('_', ' ')}"
+        found = StepBisection(arch, row, step.before, step.after, repository, good.ref, bad.ref)
+        if found not in out:
+            out.append(found)
+    return out
+
+
+def _linked(manifest: HistoryManifest, want: StepBisection) -> str | None:
+    """The id of the bisection the history already links for ``want``, or None."""
+    for b in manifest.bisections:
+        if (b.arch, b.row, b.before, b.after) == (want.arch, want.row, want.before, want.after):
+            return b.bisect_id
+    return None
+
+
+def _link(
+    store: ResultStore,
+    manifest: HistoryManifest,
+    want: StepBisection,
+    on_wait: Callable[[str], None],
+) -> tuple[HistoryManifest, str]:
+    """The history with a new bisection id linked for ``want`` (saved), and that id."""
+    bisect_id = new_run_id()
+    link = HistoryBisection(
+        arch=want.arch, row=want.row, before=want.before, after=want.after, bisect_id=bisect_id
+    )
+    manifest = manifest.model_copy(update={"bisections": (*manifest.bisections, link)})
+    with folder_lock(store.root, ResultsError, "results folder", on_wait):
+        store.save_history(manifest)
+    return manifest, bisect_id
+
+
+def bisect_steps(
+    options: HistoryOptions,
+    manifest: HistoryManifest,
+    steps: Sequence[tuple[str, RowKey, Step]],
+    reporter: Reporter | None = None,
+) -> list[tuple[StepBisection, BisectRun]]:
+    """Follow every counted step of the history down to its commit (:func:`step_bisections`):
+    each a bisection of the store (``<results>/<bisect-id>/bisect.json``), linked from
+    ``history.json`` before it starts; a step the history already links is resumed (a
+    finished one costs nothing). The history's own runs hold the ends' counts and are
+    reused (:mod:`archbench.run.reuse`), as is every commit an earlier bisection counted.
+
+    Raises:
+        MatrixError: as :func:`step_bisections`, or an architecture with several targets.
+        Interrupted: Ctrl-C; every measured step is kept (the message names the
+            bisection to resume, and the history links it).
+        ArchbenchError: whatever :func:`archbench.cli.bisect.measure_bisection` raises.
+    """
+    store = ResultStore(options.results)
+    wanted = step_bisections(manifest, steps)
+    m = parse(manifest.matrix_text, f"{manifest.matrix_file} (as of history {manifest.history_id})",
+              base_dir=Path(manifest.matrix_file).parent)  # fmt: skip
+    targets = one_per_arch(m.select(list(manifest.targets)))
+    done = []
+    for want in wanted:
+        bisect_id = _linked(manifest, want)
+        if bisect_id is None:
+            manifest, bisect_id = _link(store, manifest, want, options.on_wait)
+            bisection = BisectOptions(
+                matrix=Path(manifest.matrix_file),
+                results=options.results,
+                work=options.work,
+                url=want.repository,
+                good=want.good,
+                bad=want.bad,
+                row=parse_row(want.row),
+                targets=(targets[want.arch],),
+                overrides=options.overrides,
+                apt_proxy=options.apt_proxy,
+                on_wait=options.on_wait,
+                matrix_text=manifest.matrix_text,
+                bisect_id=bisect_id,
+            )
+        else:
+            bisection = BisectOptions(
+                matrix=Path(manifest.matrix_file), results=options.results, work=options.work,
+                resume=bisect_id, apt_proxy=options.apt_proxy, on_wait=options.on_wait,
+            )  # fmt: skip
+        done.append((want, measure_bisection(bisection, reporter)))
+    return done
+
+
 def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None]:
     """``invoke history``'s flags and settings, every flag checked, as one options object,
     and the ``--fail-above`` ratio (None: not given).
@@ -622,6 +813,20 @@ def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None
     if extend:
         check_run_id(extend, EXTEND.option, MatrixError)
     rounds, seed = g.optional(ROUNDS), g.optional(SEED)
+    follow = g.switch(BISECT_STEPS)
+    if follow and (bases or talers):
+        raise MatrixError(
+            f"{BISECT_STEPS.option} follows steps between git refs of one repository on each "
+            f"target's own base: give {HISTORY_GNUNET.option} git+URL@REF1,... without "
+            f"{BASE.option if bases else HISTORY_TALER.option}"
+        )
+    if follow and sources:
+        git_repository(sources, HISTORY_GNUNET.option)
+    if follow and not sources and not extend:
+        raise MatrixError(
+            f"{BISECT_STEPS.option} needs a series of git refs ({HISTORY_GNUNET.option} "
+            f"git+URL@REF1,git+URL@REF2,...) or {EXTEND.option} HISTORY_ID"
+        )
     options = HistoryOptions(
         matrix=path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix),
         results=Path(s.results),
@@ -640,8 +845,47 @@ def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None
         apt_proxy=s.apt_proxy,
         build_jobs=build_jobs(s),
         on_wait=show,
+        bisect_steps=follow,
     )
     return options, limit
+
+
+def _follow_only(options: HistoryOptions) -> bool:
+    """``--extend HISTORY_ID --bisect-steps`` without a new version: bisect the stored
+    history's steps, measure nothing else."""
+    return options.bisect_steps and not (options.sources or options.bases or options.talers)
+
+
+def _stored(options: HistoryOptions) -> HistoryRun:
+    """The stored history ``--extend`` names, measured nothing (:func:`_follow_only`).
+
+    Raises:
+        ResultsError: no readable history of that id.
+        MatrixError: its versions are not git refs of one repository.
+    """
+    assert options.extend is not None, "checked by history_options"
+    store = ResultStore(options.results)
+    manifest = store.load_history(options.extend)
+    check_bisectable(manifest.versions, f"history {manifest.history_id}")
+    return HistoryRun(store, manifest, {})
+
+
+def _show_bisections(done: Sequence[tuple[StepBisection, BisectRun]]) -> None:
+    """Per followed step: the commit(s) found on its architecture, and where the bisection is."""
+    show()
+    show(f"### Steps followed to their commits ({len(done)})")
+    if not done:
+        show("No counted blindsig step to follow.")
+    for want, run in done:
+        show()
+        show(
+            f"{want.arch} {want.row}, {want.before} → {want.after} "
+            f"(bisection {run.manifest.bisect_id}):"
+        )
+        for line in run.manifest.outcome.splitlines():
+            if line.startswith(f"{want.arch}:"):
+                show(f"  {line}")
+        show(f"  {summary_line(run)}")
 
 
 def history(s: Settings, values: Mapping[str, Any]) -> None:
@@ -653,16 +897,19 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
     (:func:`archbench.report.history_moves`), and where it is stored; writes them as
     ``history-<id>.md`` and ``history-<id>-functions.csv``
     (:func:`archbench.report.write_history_files`) and the results page of the history
-    into the reports folder (:func:`archbench.report.write_page_from_store`).
+    into the reports folder (:func:`archbench.report.write_page_from_store`); with
+    ``--bisect-steps``, follows every counted step to its commit (:func:`bisect_steps`)
+    and prints the commit(s) found.
 
     Raises:
-        MatrixError: a flag value is not allowed (checked before anything is read).
+        MatrixError: a flag value is not allowed (checked before anything is read), or
+            ``--bisect-steps`` with versions that are not git refs of one repository.
         TargetsFailed: some targets failed in some versions; the rest is kept.
         LimitExceeded: ``--fail-above``: a counted row steps up beyond the limit.
         ArchbenchError: whatever :func:`archbench.run.measure_history` raises.
     """
     options, limit = history_options(s, Given(HISTORY, values))
-    done = measure_history(options)
+    done = _stored(options) if _follow_only(options) else measure_history(options)
     results = {
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions
     }
@@ -690,6 +937,8 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
             show(f"wrote {p}")
     where = done.store.root / done.manifest.history_id / "history.json"
     show(f"history: {where}   (extend: invoke history --extend {done.manifest.history_id} ...)")
+    if options.bisect_steps:
+        _show_bisections(bisect_steps(options, done.manifest, steps))
     raise_failures([o for outcomes in done.outcomes.values() for o in outcomes])
     limits = matrix.load(options.matrix).row_limits
     if limit is not None or limits:

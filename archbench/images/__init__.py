@@ -42,6 +42,7 @@ from archbench.images.benchmark import (
     TalerBuild,
     ensure_target_image,
     harness_files,
+    harness_sha256,
     plan_image,
     prepare_cross,
     warm_cross_stage,
@@ -57,6 +58,7 @@ from archbench.images.builder import (
 )
 from archbench.images.counter import (
     COUNTER_IN_IMAGE,
+    PLUGIN_VERSION,
     CounterTools,
     CountingImage,
     ensure_callgrind_image,
@@ -80,6 +82,7 @@ from archbench.images.gnunet_source import (
 __all__ = [
     "COUNTER_IN_IMAGE",
     "GNUNET_BUILD_PACKAGES",
+    "PLUGIN_VERSION",
     "TALER_BUILD_PACKAGES",
     "BaseImage",
     "BuildTree",
@@ -105,6 +108,7 @@ __all__ = [
     "ensure_image",
     "ensure_target_image",
     "harness_files",
+    "harness_sha256",
     "image_labels",
     "pack_build_tree",
     "plan_image",

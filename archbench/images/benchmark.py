@@ -228,6 +228,21 @@ def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], .
     )
 
 
+def harness_sha256(harness_dir: Path = HARNESS_DIR) -> str:
+    """sha256 (hex) over the harness sources an image is built with (:func:`harness_files`:
+    every driver, the Makefile, the Python harness, the counting keys), path by path
+    (:func:`archbench.images.builder.digest`): a result counted with another driver or
+    harness has another digest.
+
+    Raises:
+        FileNotFoundError: ``harness_dir`` has no sources.
+    """
+    parts: list[ContextData] = []
+    for path, data in harness_files(harness_dir):
+        parts += [path.encode(), data]
+    return digest(*parts)
+
+
 def recipe_files(
     recipe: Recipe | None, template_dir: Path = TEMPLATE_DIR
 ) -> tuple[tuple[str, bytes], ...]:

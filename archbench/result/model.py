@@ -104,6 +104,15 @@ class Execution(Frozen):
     """Where the image's libgnunetutil was built from, when not the base's packages
     (:meth:`archbench.images.ResolvedSource.provenance`: kind, location, ref, commit,
     sha256, tree_sha256, dirty, version); None: Debian's ``libgnunet-dev``."""
+    harness_sha256: str | None = None
+    """sha256 of the harness sources the image was built with
+    (:func:`archbench.images.harness_sha256`: drivers, Makefile, Python harness); None for
+    an archived image and in files written before the field. Part of a count's reuse key
+    (:class:`archbench.run.CountKey`)."""
+    count_definition: str | None = None
+    """sha256 of the target as it counts (:func:`archbench.run.count_definition`: base,
+    profile packages, QEMU CPU model, counted blindsig settings); None before the field.
+    Part of a count's reuse key."""
     taler_source: dict[str, str | bool | None] | None = None
     """Where the image's GNU Taler exchange (``src/util``: the security modules and
     ``test_helper_*``) was built from (the same keys, plus ``prefix`` and
@@ -261,6 +270,18 @@ class HistoryRound(Frozen):
     order: tuple[str, ...]
 
 
+class HistoryBisection(Frozen):
+    """A bisection (``invoke history --bisect-steps``) of one counted step of a history:
+    the row on one architecture between two consecutive versions (their labels), and the
+    bisection's id (``<results>/<bisect-id>/bisect.json``)."""
+
+    arch: str = Field(min_length=1, max_length=32)
+    row: str = Field(min_length=1, max_length=100)
+    before: str = Field(min_length=1, max_length=200)
+    after: str = Field(min_length=1, max_length=200)
+    bisect_id: str = Field(pattern=f"^{RUN_ID.pattern}$", max_length=64)
+
+
 class HistoryManifest(Frozen):
     """``<results>/<history-id>/history.json``: a series of runs, one per version, in order.
 
@@ -279,6 +300,8 @@ class HistoryManifest(Frozen):
     seed: int = Field(ge=0)
     versions: tuple[HistoryVersion, ...] = Field(min_length=1)
     order: tuple[HistoryRound, ...] = ()
+    bisections: tuple[HistoryBisection, ...] = ()
+    """``--bisect-steps``: the bisection of each counted step, linked before it starts."""
 
     @model_validator(mode="after")
     def _consistent(self) -> HistoryManifest:
@@ -364,7 +387,8 @@ class BisectCount(Frozen):
     ``instructions``: the row's median instructions per operation, ``spread`` its
     relative block-to-block range; both None when the commit did not build or run
     there (``skipped`` says why: the stage and the pipeline's message), which
-    the bisection treats as ``git bisect skip`` does.
+    the bisection treats as ``git bisect skip`` does. ``run_id``: the run that
+    counted it, this step's own or (``reused``) an earlier one.
     """
 
     arch: str = Field(min_length=1, max_length=32)
@@ -376,6 +400,9 @@ class BisectCount(Frozen):
     verdict: str = Field(default="", max_length=200)
     time: BisectTime | None = None
     """``--metric time``: the step's rounds and decision (``instructions`` is then None)."""
+    reused: bool = False
+    """True when nothing was built: ``run_id`` is an earlier run of the same commit whose
+    count has the same key (:class:`archbench.run.CountKey`)."""
 
 
 class BisectStep(Frozen):

@@ -20,7 +20,9 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
 * :mod:`archbench.run.progress`: the live display, the harness's progress lines and
   the stored durations that give ETAs (:class:`TimingStore`, :func:`suite_key`);
   :class:`Reporter` is what :func:`execute` reports to (:class:`SilentReporter`
-  records it).
+  records it);
+* :mod:`archbench.run.reuse`: the key under which a stored count stands for a new one
+  (:class:`CountKey`) and the search of the store for it (:func:`find_count`).
 
 Only :mod:`~archbench.run.planning` and :mod:`~archbench.run.progress` are pure (no
 ``docker``); the rest take their Docker clients as parameters
@@ -33,11 +35,13 @@ from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness
 from archbench.run.engines import check_cpusets, check_quotas, connect_engines
 from archbench.run.planning import TargetPlan, check_overrides, plan
 from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
+from archbench.run.reuse import CountKey, count_definition, count_key, find_count, stored_count_key
 from archbench.run.schedule import RunOptions, execute, is_complete
 from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
+    "CountKey",
     "Reporter",
     "RichReporter",
     "RunOptions",
@@ -50,11 +54,15 @@ __all__ = [
     "check_overrides",
     "check_quotas",
     "connect_engines",
+    "count_definition",
+    "count_key",
     "execute",
+    "find_count",
     "is_complete",
     "leftover_containers",
     "plan",
     "run_harness",
     "smoke_test",
+    "stored_count_key",
     "suite_key",
 ]

@@ -58,6 +58,7 @@ from archbench.images import (
     ensure_counter_tools,
     ensure_counting_image,
     ensure_target_image,
+    harness_sha256,
     pack_build_tree,
     plan_image,
     prepare_build_tree,
@@ -83,6 +84,7 @@ from archbench.run.progress import (
     stage_key,
     suite_key,
 )
+from archbench.run.reuse import count_definition
 from archbench.suites import COUNTED_SUITES, GNUNET_PERF, Suites
 
 
@@ -606,6 +608,9 @@ def describe(ctx: TargetContext) -> None:
             else None
         ),
         taler_source=ctx.taler_build.provenance() if ctx.taler_build is not None else None,
+        # An archived image carries its own harness, which these sources need not be.
+        harness_sha256=harness_sha256() if p.archived is None else None,
+        count_definition=count_definition(p),
     )
     ctx.target = TargetInfo(
         name=p.name,

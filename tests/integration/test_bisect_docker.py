@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import CI_MATRIX, GNUNET_TARBALLS, REPO, WORK, run_invoke
 
-from archbench.result import BisectManifest
+from archbench.result import BisectManifest, ResultStore
 
 pytestmark = pytest.mark.docker
 
@@ -56,10 +56,11 @@ def _git(repo: Path, *args: str) -> str:
 V0_22_2 = "993e1b272c58fbb9fdd7a61591b0ec8f60e48c41"
 
 
-def _synthetic(tmp_path: Path, *, broken: bool) -> tuple[Path, list[str]]:
+def _synthetic(tmp_path: Path, *, broken: bool, neutral: bool = False) -> tuple[Path, list[str]]:
     """A clone of the shared repository with branch ``bisect-test`` at v0.22.2 plus (if
-    ``broken``) a commit that breaks crypto_cs.c, then one that adds a SHA-512 to
-    cs_sign_derive (and repairs the file); returns the clone and the new commits."""
+    ``broken``) a commit that breaks crypto_cs.c, or (if ``neutral``) one that changes a
+    comment of it, then one that adds a SHA-512 to cs_sign_derive (and repairs the file);
+    returns the clone and the new commits."""
     bare = _repository(tmp_path)
     work = tmp_path / "work"
     subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
@@ -72,6 +73,10 @@ def _synthetic(tmp_path: Path, *, broken: bool) -> tuple[Path, list[str]]:
     if broken:
         cs.write_text(original + "\nthis is not C;\n")
         _git(work, "commit", "-q", "-am", "break crypto_cs.c")
+        commits.append(_git(work, "rev-parse", "HEAD"))
+    if neutral:
+        cs.write_text(original + "\n/* archbench test: a comment, no code */\n")
+        _git(work, "commit", "-q", "-am", "a comment in crypto_cs.c")
         commits.append(_git(work, "rev-parse", "HEAD"))
     anchor = "GNUNET_CRYPTO_cs_sign_derive ("
     head, _, tail = original.partition(anchor)
@@ -199,3 +204,86 @@ def test_a_commit_that_does_not_build_is_skipped_and_named(tmp_path: Path) -> No
     (move,) = record.moves
     assert (move.commit, move.neighbour, move.exact) == (repaired, good_commit, False)
     assert move.functions and move.functions[0].change > 0
+
+
+def _bisections(results: Path) -> list[BisectManifest]:
+    return sorted(
+        (BisectManifest.model_validate(json.loads(p.read_text()))
+         for p in results.glob("*/bisect.json")),
+        key=lambda b: b.bisect_id,
+    )  # fmt: skip
+
+
+def test_history_steps_are_bisected_and_a_second_row_reuses_every_count(tmp_path: Path) -> None:
+    """A history of v0.22.2 and two commits on (a comment, then one SHA-512 more in
+    cs_sign_derive) with --bisect-steps ends at the second commit, its two ends taken from
+    the history's own runs and only the middle commit built; a bisection of another row
+    over the same span then builds and counts nothing: every commit is reused."""
+    work, (comment, moved) = _synthetic(tmp_path, broken=False, neutral=True)
+    results, reports = tmp_path / "results", tmp_path / "reports"
+    settings = {"results": results, "work": WORK, "reports": reports}
+    url = f"git+file://{work}"
+    blindsig = ["--rsa-bits", "1024", "--repetitions", "1"]
+    started = time.monotonic()
+    done = run_invoke(
+        "history", "--matrix", str(CI_MATRIX), "--target", "ci-amd64", "--suite", "blindsig",
+        "--gnunet", f"{url}@v0.22.2,{url}@bisect-test", "--rounds", "1", "--ci-target", "off",
+        *blindsig, "--bisect-steps",
+        settings=settings, timeout=3600,
+    )  # fmt: skip
+    history_seconds = time.monotonic() - started
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    store = ResultStore(results)
+    (history_id,) = store.histories()
+    history = store.load_history(history_id)
+    ends = [v.run_id for v in history.versions]
+    signing = [b for b in history.bisections if b.row == "CS signing"]
+    assert [(b.arch, b.before, b.after) for b in signing] == [
+        ("amd64", "git v0.22.2", "git bisect-test")
+    ]
+    (first,) = [b for b in _bisections(results) if b.bisect_id == signing[0].bisect_id]
+    assert first.outcome.startswith(f"amd64: first moved at {moved}"), first.outcome
+    by_commit = {s.commit: s.counts[0] for s in first.steps}
+    # The ends are the history's own counts.
+    assert by_commit[V0_22_2].reused and by_commit[V0_22_2].run_id == ends[0]
+    assert by_commit[moved].reused and by_commit[moved].run_id == ends[1]
+    assert by_commit[comment].verdict == "at the good count"
+    # Over every step the history followed (CS signing, and any other row the SHA-512
+    # moved), one commit was built and counted, once: the comment's, by whichever
+    # bisection reached it first; the others reused that run.
+    linked = {b.bisect_id for b in history.bisections}
+    followed = [b for b in _bisections(results) if b.bisect_id in linked]
+    made = {(s.commit, c.run_id) for b in followed for s in b.steps for c in s.counts
+            if not c.reused}  # fmt: skip
+    assert [commit for commit, _ in made] == [comment], made
+    ((_, middle),) = made
+    assert by_commit[comment].run_id == middle
+    assert set(store.runs()) == {*ends, middle}
+    assert f"first moved at {moved}" in done.stdout and "bisection " in done.stdout
+    runs_before = set(store.runs())
+
+    started = time.monotonic()
+    again = run_invoke(
+        "bisect", "--matrix", str(CI_MATRIX), "--target", "ci-amd64", "--gnunet", url,
+        "--good", "v0.22.2", "--bad", "bisect-test", "--row", "CS blinding-secret derivation",
+        *blindsig, settings=settings, timeout=1200,
+    )  # fmt: skip
+    reused_seconds = time.monotonic() - started
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    # Nothing built, nothing counted: no new run, every count taken from an earlier one.
+    assert set(store.runs()) == runs_before
+    second = _bisections(results)[-1]
+    assert second.row == "CS blinding-secret derivation" and second.steps
+    assert all(c.reused for s in second.steps for c in s.counts), second.steps
+    assert second.outcome == (
+        "amd64: CS blinding-secret derivation did not move between v0.22.2 and bisect-test"
+    ), second.outcome
+    assert "0 builds and counts" in again.stdout
+    built = [s.seconds for b in _bisections(results) for s in b.steps if not s.counts[0].reused]
+    reused = [s.seconds for b in _bisections(results) for s in b.steps if s.counts[0].reused]
+    print(
+        "followed: " + "; ".join(f"{b.row}: {b.outcome}" for b in followed) + "\n"
+        f"history with --bisect-steps {history_seconds:.0f} s; second bisection "
+        f"{reused_seconds:.1f} s; built steps {built} s, reused steps {reused} s"
+    )
