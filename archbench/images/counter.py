@@ -39,7 +39,7 @@ from archbench.platforms import Arch
 
 COUNTER_DIR = REPO_ROOT / "images" / "counter"
 PLUGIN_SOURCE = "archbench_count.c"
-PLUGIN_VERSION = "2"
+PLUGIN_VERSION = "3"
 """Bump with every change to the plugin's counting or output format."""
 TOOLS_BASE_NAME = "debian-bookworm"
 TOOLS_BASE = Base(source="bootstrap", suite="bookworm", variant="minbase")

@@ -51,6 +51,7 @@ SUITE: Final = SuiteSpec(
     title="Taler's security module helpers",
     report_rank=80,
     count_rank=70,
+    counted=True,
     foreign=True,
     appendix=True,
     rows_as=SECURITY_MODULE,

@@ -31,7 +31,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from abh.suites import counting, taler_counting
 from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites.counting import CountError
 
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")
@@ -134,8 +136,29 @@ def secmod_config(text: str, test: str, bits: int | None) -> str:
     return _KEYSIZE.sub(f"RSA_KEYSIZE = {bits}", text)
 
 
+def _count_prefix(
+    count: counting.CountSession,
+    test: str,
+    real_prefix: Path,
+    env_prefix: dict[str, str],
+    scratch: Path,
+    out: Path,
+) -> dict[str, str]:
+    """The prefix variables that make ``test`` start its secmod under the counting QEMU:
+    a shadow prefix in ``scratch`` whose secmod is a wrapper writing to ``out``."""
+    secmod = taler_counting.SECMODS[test]
+    script = taler_counting.wrapper_script(count, real_prefix / "bin" / secmod, out, env_prefix)
+    shadow = scratch / "p"
+    taler_counting.make_shadow_prefix(real_prefix, shadow, {secmod: script})
+    return {name: str(shadow) for name in env_prefix}
+
+
 def run(
-    config: dict[str, Any], warn: Callable[[str], None], recipe_dir: Path = RECIPE_DIR
+    config: dict[str, Any],
+    warn: Callable[[str], None],
+    count: counting.CountSession | None = None,
+    *,
+    recipe_dir: Path = RECIPE_DIR,
 ) -> SuiteOutcome:
     """Run every test, size and repetition; the output goes to ``extra["runs"]``.
 
@@ -144,9 +167,14 @@ def run(
     process may run on), ``forked_clients`` (8), ``prefix_variable``, ``failures`` (one
     text per run that exited with an error: the others are kept).
 
+    With ``count`` (``--count-with``) the tests start their secmod under the counting
+    QEMU through a shadow prefix (:mod:`abh.suites.taler_counting`): each run's
+    figures go to its entry's ``counts`` and the outcome has the counted rows
+    (``secmod_signing``, ``secmod_key_generation`` per test and size).
+
     Raises:
         SuiteError: the exchange was not built in this image, a test is missing or
-            times out, or no run succeeded.
+            times out, no run succeeded, or (counting) a run's counts cannot be read.
     """
     tree = recipe_dir / "exchange"
     util = tree / "src" / "util"
@@ -162,6 +190,8 @@ def run(
     # Short: the secmods' Unix sockets live under TMPDIR, and GNUnet refuses a socket path
     # longer than sun_path (108 bytes; exchange 0.9.2's client sockets are the longest).
     scratch_root = Path(tempfile.mkdtemp(prefix="t", dir=SCRATCH_PARENT))
+    real_prefix = Path(info.get("prefix", "/usr/local"))
+    rows: list[dict[str, Any]] = []
     try:
         for test in config["tests"]:
             program = util / test
@@ -181,11 +211,25 @@ def run(
                     scratch.mkdir()
                     (scratch / conf.name).write_text(text, encoding="utf-8")
                     env = {**env_prefix, "TMPDIR": str(scratch)}
+                    count_out = scratch / "secmod.count"
+                    if count is not None:
+                        env = {
+                            **env,
+                            **_count_prefix(
+                                count, test, real_prefix, env_prefix, scratch, count_out
+                            ),
+                        }
                     started = time.monotonic()
                     done = run_command(
                         [str(program)], config["timeout_s"], cwd=str(scratch), env=env
                     )
                     seconds = time.monotonic() - started
+                    counts: dict[str, Any] | None = None
+                    if count is not None and done.returncode == 0:
+                        try:
+                            counts = taler_counting.read_run(count_out, "RSA" if rsa else "CS")
+                        except CountError as exc:
+                            raise SuiteError(f"{label} (run {repetition}): {exc}") from None
                     shutil.rmtree(scratch, ignore_errors=True)
                     if done.returncode != 0:
                         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
@@ -200,15 +244,22 @@ def run(
                     log = done.stderr + done.stdout
                     if "signature operations took" not in log:
                         warn(f"{label} (run {repetition}) printed no timing line")
-                    runs.append(
-                        {
-                            "test": test,
-                            "rsa_bits": bits,
-                            "repetition": repetition,
-                            "seconds": round(seconds, 3),
-                            "log": log,
-                        }
-                    )
+                    entry = {
+                        "test": test,
+                        "rsa_bits": bits,
+                        "repetition": repetition,
+                        "seconds": round(seconds, 3),
+                        "log": log,
+                    }
+                    if counts is not None:
+                        entry["counts"] = counts
+                    runs.append(entry)
+                if count is not None:
+                    counted = [r for r in runs if r["test"] == test and r["rsa_bits"] == bits]
+                    if counted:
+                        rows += taler_counting.counted_rows(
+                            test, bits, [{"seconds": r["seconds"], **r["counts"]} for r in counted]
+                        )
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     if not runs:
@@ -225,7 +276,7 @@ def run(
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     return SuiteOutcome(
-        rows=[],
+        rows=rows,
         parameters=config,
         tools=tools,
         extra={
