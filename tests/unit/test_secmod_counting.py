@@ -4,15 +4,15 @@ its wrapper, and the machine section's table of the secmod's counts."""
 
 from __future__ import annotations
 
-import os
-import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from abh.suites import count_symbols, taler_counting
 from abh.suites import counting as C
 from abh.suites.common import SuiteError
-from helpers import result, row
+from helpers import REPO, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -151,43 +151,59 @@ def test_a_run_without_signatures_is_an_error_naming_the_function() -> None:
         taler_counting.counted_rows("test_helper_cs", None, runs([0], [5]))
 
 
-def test_shadow_prefix_wraps_only_the_secmod(tmp_path: Path) -> None:
+def test_the_test_execs_the_secmod_through_the_wrapper_under_the_counting_qemu(
+    tmp_path: Path,
+) -> None:
     real = tmp_path / "taler"
     (real / "bin").mkdir(parents=True)
     (real / "share" / "taler").mkdir(parents=True)
     for name in ("taler-exchange-secmod-rsa", "taler-exchange-secmod-cs"):
         (real / "bin" / name).write_text("binary")
+    # A counting layer whose "loader" records how it was started: the real wrapper's
+    # command line and environment, run by sh as the test's exec would.
+    layer = tmp_path / "counter"
+    layer.mkdir()
+    wrapper = layer / taler_counting.EXEC_COUNTED
+    shutil.copy(REPO / "images" / "counter" / "exec-counted", wrapper)
+    record = tmp_path / "loader.txt"
+    loader = layer / "ld-linux-x86-64.so.2"
+    loader.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n'
+        f'echo "TALER_PREFIX=$TALER_PREFIX ${{ARCHBENCH_COUNT_OUT-unset}}" >> {record}\n'
+    )
+    loader.chmod(0o755)
     session = C.CountSession(
-        C.Counter(Path("/opt/archbench/counter"), "qemu-riscv64", "7.2", "1:7.2", "3", ""),
-        "rv64",
-        tmp_path,
-        {},
-        "3",
-        1,
+        C.Counter(layer, "qemu-riscv64", "7.2", "1:7.2", "3", ""), "rv64", tmp_path, {}, "3", 1
     )
-    out = tmp_path / "run 1" / "secmod.count"
-    script = taler_counting.wrapper_script(
-        session, real / "bin" / "taler-exchange-secmod-rsa", out, {"TALER_PREFIX": str(real)}
-    )
-    shadow = tmp_path / "shadow"
-    taler_counting.make_shadow_prefix(real, shadow, {"taler-exchange-secmod-rsa": script})
+    shadow = tmp_path / "run 1" / "p"
+    taler_counting.make_shadow_prefix(real, shadow, ["taler-exchange-secmod-rsa"], wrapper)
     assert (shadow / "share").resolve() == (real / "share").resolve()
     assert (shadow / "bin" / "taler-exchange-secmod-cs").resolve() == (
         real / "bin" / "taler-exchange-secmod-cs"
     ).resolve()
-    wrapper = shadow / "bin" / "taler-exchange-secmod-rsa"
-    assert not wrapper.is_symlink() and os.access(wrapper, os.X_OK)
-    lines = wrapper.read_text().splitlines()
-    assert lines[0] == "#!/bin/sh"
-    assert lines[1] == f"export TALER_PREFIX={shlex.quote(str(real))}"
-    argv = shlex.split(lines[2])
-    assert argv[0] == "exec" and argv[-1] == "$@"
-    assert argv[argv.index("-plugin") + 1] == (
-        f"/opt/archbench/counter/libarchbench_count.so,out={out},process=on"
+    assert (shadow / "bin" / "taler-exchange-secmod-rsa").resolve() == wrapper.resolve()
+    out = tmp_path / "run 1" / "secmod.count"
+    env = taler_counting.wrapper_env(session, out, real, ["TALER_PREFIX"])
+    done = subprocess.run(
+        [str(shadow / "bin" / "taler-exchange-secmod-rsa"), "-c", "test_helper_rsa.conf"],
+        env={"PATH": "/usr/bin:/bin", "TALER_PREFIX": str(shadow), **env},
+        check=False,
     )
-    assert argv[-2] == str(real / "bin" / "taler-exchange-secmod-rsa")
+    assert done.returncode == 0
+    *argv, last = record.read_text().splitlines()
+    assert argv == [
+        "--library-path", f"{layer}/lib", f"{layer}/qemu-riscv64", "-L", "/", "-cpu", "rv64",
+        "-plugin", f"{layer}/libarchbench_count.so,out={out},process=on",
+        str(real / "bin" / "taler-exchange-secmod-rsa"), "-c", "test_helper_rsa.conf",
+    ]  # fmt: skip
+    # The secmod sees the real prefix, and none of the wrapper's own variables.
+    assert last == f"TALER_PREFIX={real} unset"
     with pytest.raises(SuiteError, match="secmod was not installed"):
-        taler_counting.make_shadow_prefix(real, tmp_path / "s2", {"taler-exchange-secmod-x": ""})
+        taler_counting.make_shadow_prefix(real, tmp_path / "s2", ["taler-exchange-x"], wrapper)
+    with pytest.raises(ValueError, match="must not contain a comma"):
+        taler_counting.wrapper_env(session, tmp_path / "a,b", real, ["TALER_PREFIX"])
+    with pytest.raises(ValueError, match="prefix variables"):
+        taler_counting.wrapper_env(session, out, real, ["LD_PRELOAD"])
 
 
 COUNTING = {

@@ -4,11 +4,12 @@
 ``<prefix>/bin`` of the prefix variable (``TALER_PREFIX``, ``TALER_EXCHANGE_PREFIX``). A
 child exec'd by a guest runs under binfmt_misc's static QEMU, which cannot load plugins,
 so counting mode gives the test a *shadow prefix* (:func:`make_shadow_prefix`): symbolic
-links to everything of the real prefix, except the two secmods, which are shell wrappers
-(:func:`wrapper_script`) that put the real prefix back in the variable and ``exec`` the
-secmod under the counting layer's QEMU with the plugin in process mode
-(``process=on``, plugin version 3, ``images/counter/archbench_count.c``). The test
-program itself runs as before (not counted).
+links to everything of the real prefix, except the two secmods, which link to the counting
+layer's wrapper :data:`EXEC_COUNTED` (``images/counter/exec-counted``; ``/tmp`` is
+``noexec``), told by the environment (:func:`wrapper_env`) to put the real prefix back in
+the variable and ``exec`` the secmod under the counting layer's QEMU with the plugin in
+process mode (``process=on``, plugin version 3, ``images/counter/archbench_count.c``). The
+test program itself runs as before (not counted).
 
 Process mode counts every instruction of the secmod process per vCPU (one per guest
 thread; vCPU 0 is the main thread) and how often each translation block executed
@@ -30,8 +31,6 @@ Standard library only (runs under the image's ``python3``).
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,48 +263,66 @@ def counted_rows(
     return out
 
 
-def wrapper_script(
-    session: counting.CountSession, program: Path, out: Path, prefix_env: Mapping[str, str]
-) -> str:
-    """The shell wrapper that runs ``program`` (a real secmod) under the counting QEMU.
+EXEC_COUNTED = "exec-counted"
+"""The counting layer's wrapper (``images/counter/exec-counted``) that runs the program
+its link is named after under the counting QEMU in process mode."""
+PREFIX_VARIABLES = ("TALER_PREFIX", "TALER_EXCHANGE_PREFIX")
+"""The prefix variables the exchange's versions read (the wrapper exports them)."""
 
-    It sets the prefix variable(s) back to the real prefix (the secmod reads its
-    configuration under it) and execs QEMU with the plugin in process mode, writing to
-    ``out``; the test's arguments follow.
+
+def wrapper_env(
+    session: counting.CountSession, out: Path, real: Path, variables: Sequence[str]
+) -> dict[str, str]:
+    """The environment that tells :data:`EXEC_COUNTED` how to run the real program.
+
+    ``out``: the plugin's output file; ``real``: the real prefix, which the wrapper puts
+    back into ``variables`` (the secmod reads its configuration under it).
 
     Raises:
-        ValueError: as :func:`counting.counter_command` (a comma in ``out``).
+        ValueError: ``out`` has a comma (QEMU splits plugin arguments at commas), a
+            variable is not a known prefix variable, or as
+            :func:`counting.check_cpu_model`.
     """
-    cmd = counting.counter_command(session.counter, session.cpu, out, program, [])
-    cmd[cmd.index("-plugin") + 1] += ",process=on"
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(prefix_env.items()))
-    return f'#!/bin/sh\n{exports}exec {shlex.join(cmd)} "$@"\n'
+    counting.check_cpu_model(session.cpu)
+    if "," in str(out):
+        raise ValueError(f"plugin output path {out} must not contain a comma")
+    unknown = [v for v in variables if v not in PREFIX_VARIABLES]
+    if unknown or not variables:
+        raise ValueError(f"prefix variables {list(variables)}: allowed {PREFIX_VARIABLES}")
+    return {
+        "ARCHBENCH_COUNT_DIR": str(session.counter.directory),
+        "ARCHBENCH_COUNT_QEMU": session.counter.qemu,
+        "ARCHBENCH_COUNT_CPU": session.cpu,
+        "ARCHBENCH_COUNT_OUT": str(out),
+        "ARCHBENCH_COUNT_REAL": str(real),
+        "ARCHBENCH_COUNT_VARS": " ".join(variables),
+    }
 
 
-def make_shadow_prefix(real: Path, shadow: Path, wrappers: Mapping[str, str]) -> None:
-    """A prefix at ``shadow`` that is ``real`` except ``bin/<name>`` of ``wrappers``.
+def make_shadow_prefix(real: Path, shadow: Path, wrapped: Sequence[str], wrapper: Path) -> None:
+    """A prefix at ``shadow`` that is ``real`` except ``bin/<name>`` of ``wrapped``.
 
     Every entry of ``real`` is a symbolic link, except ``bin``: a folder of links to
-    ``real/bin``'s files, where each name of ``wrappers`` is that script (mode 0755).
+    ``real/bin``'s files, where each name of ``wrapped`` links to ``wrapper`` instead
+    (the harness's ``/tmp`` is ``noexec``: what runs must live in the image).
 
     Raises:
-        SuiteError: ``real/bin`` lacks a wrapped program.
+        SuiteError: ``real/bin`` lacks a wrapped program, or ``wrapper`` is missing.
     """
+    if not wrapper.is_file():
+        raise SuiteError(f"{wrapper} is missing: the counting layer predates secmod counting")
     shadow.mkdir(parents=True)
     for entry in sorted(real.iterdir()):
         if entry.name != "bin":
             (shadow / entry.name).symlink_to(entry)
     (shadow / "bin").mkdir()
     for entry in sorted((real / "bin").iterdir()):
-        if entry.name not in wrappers:
+        if entry.name not in wrapped:
             (shadow / "bin" / entry.name).symlink_to(entry)
-    for name, script in wrappers.items():
+    for name in wrapped:
         if not (real / "bin" / name).is_file():
             raise SuiteError(f"{real / 'bin' / name} is missing: the secmod was not installed")
-        path = shadow / "bin" / name
-        path.write_text(script, encoding="utf-8")
-        # The test execs it: it must be executable by the container's user.
-        os.chmod(path, 0o755)  # noqa: S103
+        (shadow / "bin" / name).symlink_to(wrapper)
 
 
 def read_run(out: Path, scheme: str) -> dict[str, Any]:

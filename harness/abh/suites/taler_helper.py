@@ -6,7 +6,7 @@ Runs the exchange's ``test_helper_cs`` and ``test_helper_rsa`` (``src/util``), w
 operations through them, plus batch signing (0.14: five ``(batch)`` lines). The exchange
 is built by the image from a ``taler:`` source (``images/taler-source/build-taler-exchange.sh``,
 which leaves ``archbench-taler.txt`` in the tree: version, prefix, the prefix variable this
-version reads) or by the older recipe ``images/recipes/taler-helper.sh``.
+version reads, its GNUnet).
 
 Every run has its own secmod configuration (``RSA_KEYSIZE`` set in a copy of
 ``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024-1``: short,
@@ -36,7 +36,8 @@ from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
 from abh.suites.counting import CountError
 
 SUITE = "taler-helper"
-RECIPE_DIR = Path("/opt/archbench/taler")
+TALER_DIR = Path("/opt/archbench/taler")
+"""Where the image keeps the exchange's build tree (``exchange/``)."""
 TESTS = ("test_helper_rsa", "test_helper_cs")
 SCRATCH_PARENT = "/tmp"  # noqa: S108  # mkdtemp makes a private folder there; short for sun_path
 """Where each run's scratch folder goes (working directory and TMPDIR of the test)."""
@@ -94,13 +95,6 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _version(name: str, recipe_dir: Path) -> str | None:
-    try:
-        return (recipe_dir / f"{name}-version").read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
 def build_info(tree: Path) -> dict[str, str]:
     """``archbench-taler.txt`` of a source build (tab-separated key and value), or {}."""
     try:
@@ -115,8 +109,8 @@ def prefix_env(info: Mapping[str, str]) -> dict[str, str]:
 
     ``TALER_PREFIX`` up to 0.14.0, ``TALER_EXCHANGE_PREFIX`` in 0.14.1 (read from the
     tree's ``os_installation.c`` at build time); without it the tests exit 77 ("exec
-    failed on …/.libs/bin//taler-exchange-secmod-cs"). A recipe build (no build info,
-    prefix /usr/local) gets both.
+    failed on …/.libs/bin//taler-exchange-secmod-cs"). A tree without build info
+    (prefix /usr/local assumed) gets both.
     """
     if "prefix" in info and "prefix_variable" in info:
         return {info["prefix_variable"]: info["prefix"]}
@@ -144,13 +138,17 @@ def _count_prefix(
     scratch: Path,
     out: Path,
 ) -> dict[str, str]:
-    """The prefix variables that make ``test`` start its secmod under the counting QEMU:
-    a shadow prefix in ``scratch`` whose secmod is a wrapper writing to ``out``."""
-    secmod = taler_counting.SECMODS[test]
-    script = taler_counting.wrapper_script(count, real_prefix / "bin" / secmod, out, env_prefix)
+    """The environment that makes ``test`` start its secmod under the counting QEMU: the
+    prefix variables name a shadow prefix in ``scratch`` whose secmod is the counting
+    layer's wrapper, told to write to ``out``."""
     shadow = scratch / "p"
-    taler_counting.make_shadow_prefix(real_prefix, shadow, {secmod: script})
-    return {name: str(shadow) for name in env_prefix}
+    wrapper = count.counter.directory / taler_counting.EXEC_COUNTED
+    taler_counting.make_shadow_prefix(real_prefix, shadow, [taler_counting.SECMODS[test]], wrapper)
+    try:
+        env = taler_counting.wrapper_env(count, out, real_prefix, sorted(env_prefix))
+    except ValueError as exc:
+        raise SuiteError(f"counting {test}: {exc}") from None
+    return {**env, **{name: str(shadow) for name in env_prefix}}
 
 
 def run(
@@ -158,7 +156,7 @@ def run(
     warn: Callable[[str], None],
     count: counting.CountSession | None = None,
     *,
-    recipe_dir: Path = RECIPE_DIR,
+    taler_dir: Path = TALER_DIR,
 ) -> SuiteOutcome:
     """Run every test, size and repetition; the output goes to ``extra["runs"]``.
 
@@ -176,7 +174,7 @@ def run(
         SuiteError: the exchange was not built in this image, a test is missing or
             times out, no run succeeded, or (counting) a run's counts cannot be read.
     """
-    tree = recipe_dir / "exchange"
+    tree = taler_dir / "exchange"
     util = tree / "src" / "util"
     if not util.is_dir():
         raise SuiteError(
@@ -264,8 +262,8 @@ def run(
         shutil.rmtree(scratch_root, ignore_errors=True)
     if not runs:
         raise SuiteError("no run of the tests succeeded: " + "; ".join(failures[:3]))
-    version = info.get("version") or _version("exchange", recipe_dir)
-    gnunet = info.get("gnunet_version") or _version("gnunet", recipe_dir)
+    version = info.get("version")
+    gnunet = info.get("gnunet_version")
     tools = {
         name: value
         for name, value in (("taler-exchange", version), ("gnunet (exchange's)", gnunet))
