@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from archbench.report import ReportOptions, prepare
 from archbench.report.chapter import build
 from archbench.report.formats import render_markdown_chapter
+from archbench.report.page import assemble
 from archbench.result import Counting, Result, Row
 
 HEADER = "archbench-count\t3\t1\triscv64\n"
@@ -275,3 +276,35 @@ def test_emulated_section_shows_the_secmods_counts_and_what_they_are() -> None:
     ]
     assert "CS secmod signing: taler-exchange-secmod-cs's instructions per signature" in table
     assert "RSA secmod key generation: taler-exchange-secmod-rsa's main thread" in table
+
+
+def test_the_results_page_says_what_emulated_secmod_times_and_its_counts_are() -> None:
+    timed = result(
+        "riscv64-taler", "riscv64", "riscv64", "EPYC",
+        [row("CS", "helper_sequential_signing", [7_000_000, 7_100_000], suite="security-module")],
+        emulated=True, run_id=RUN,
+    )  # fmt: skip
+    base = result("riscv64-taler", "riscv64", "riscv64", "EPYC", [], emulated=True, run_id=RUN)
+    harness = base.harness.model_copy(
+        update={"rows": tuple(secmod_rows()), "counting": Counting.model_validate(COUNTING)}
+    )
+    counted = Result.model_validate(
+        {**base.model_dump(), "harness": harness.model_dump(), "metric": "instructions"}
+    )
+    (run,) = assemble([timed, counted]).runs
+    times, counts = run.tables[:2]
+    assert (
+        "Security module on riscv64-taler (riscv64, emulated), emulated: a security-module "
+        "time measures QEMU user emulation of the secmod" in times.note
+    )
+    assert "secmod signing is the security module's own instructions per signature" in counts.note
+    assert "taler-helper RSA-1024 secmod signing" in counts.rows
+    line = counts.cells[counts.rows.index("taler-helper RSA-1024 secmod signing")]
+    assert line[0].text == "13 539 540"
+    # A native run's secmod time needs no such note.
+    assert timed.execution is not None
+    native = timed.model_copy(
+        update={"execution": timed.execution.model_copy(update={"emulated": False})}
+    )
+    (plain,) = assemble([native]).runs
+    assert "Security module" not in plain.tables[0].note
