@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from abh.suites import count_symbols, taler_counting
+from abh.suites import count_symbols, taler_counting, taler_helper
 from abh.suites import counting as C
 from abh.suites.common import SuiteError
 from helpers import REPO, result, row
@@ -24,6 +24,7 @@ from archbench.result import Counting, Result, Row
 
 HEADER = "archbench-count\t3\t1\triscv64\n"
 LIB = "/opt/gnunet/lib/libgnunetutil.so.16"
+LOGS = REPO / "tests" / "fixtures" / "upstream-logs"
 
 
 def process_text(vcpus: dict[int, int], execs: dict[int, tuple[int, int]]) -> str:
@@ -308,3 +309,97 @@ def test_the_results_page_says_what_emulated_secmod_times_and_its_counts_are() -
     )
     (plain,) = assemble([native]).runs
     assert "Security module" not in plain.tables[0].note
+
+
+def _fake_exchange(tmp_path: Path, lib: Path, error: bool) -> C.CountSession:
+    """An exchange tree whose test execs its secmod from the prefix, and a counting layer
+    whose "QEMU" writes a process-mode output naming ``lib``'s functions (or an error)."""
+    util = tmp_path / "exchange" / "src" / "util"
+    util.mkdir(parents=True)
+    prefix = tmp_path / "prefix"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "taler-exchange-secmod-cs").write_text("binary")
+    (tmp_path / "exchange" / "archbench-taler.txt").write_text(
+        f"version\t0.14.0\nprefix\t{prefix}\nprefix_variable\tTALER_PREFIX\n"
+    )
+    test = util / "test_helper_cs"
+    test.write_text(
+        '#!/bin/sh\n"$TALER_PREFIX/bin/taler-exchange-secmod-cs" -c test_helper_cs.conf\n'
+        f"cat '{LOGS / 'test_helper_cs.log'}' >&2\n"
+    )
+    test.chmod(0o755)
+    (util / "test_helper_cs.conf").write_text("[taler-exchange-secmod-cs]\n")
+    syms = count_symbols.read_elf(lib)
+    sign = syms.starts[syms.names.index("GNUNET_CRYPTO_cs_sign_derive")]
+    keygen = syms.starts[syms.names.index("GNUNET_CRYPTO_cs_private_key_generate")]
+    layer = tmp_path / "counter"
+    layer.mkdir()
+    shutil.copy(REPO / "images" / "counter" / "exec-counted", layer / "exec-counted")
+    body = (
+        "error\\tcannot read /proc/self/maps\\n"
+        if error
+        else f"base\\t0\\nmap\\t10000\\t90000\\tr-xp\\t0\\t{lib}\\nvcpu\\t0\\t900\\n"
+        f"vcpu\\t1\\t29000\\nvcpu\\t4\\t1000\\nexec\\t{0x10000 + sign:x}\\t3\\t30\\n"
+        f"exec\\t{0x10000 + sign + 4:x}\\t3\\t30\\nexec\\t{0x10000 + keygen:x}\\t2\\t20\\n"
+        "total\\t30900\\n"
+    )
+    loader = layer / "ld-linux-x86-64.so.2"
+    loader.write_text(
+        "#!/bin/sh\n"
+        "for a; do case $a in *,out=*) o=${a#*,out=}; o=${o%,process=on};; esac; done\n"
+        f'printf "archbench-count\\t3\\t1\\triscv64\\n{body}" > "$o"\n'
+    )
+    loader.chmod(0o755)
+    return C.CountSession(
+        C.Counter(layer, "qemu-riscv64", "7.2", "1:7.2", "3", ""), "rv64", tmp_path, {}, "3", 1
+    )
+
+
+@pytest.fixture
+def gnunet_lib(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A shared library with libgnunetutil's signing and key functions (real ELF symbols)."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is needed to build a library with real symbols")
+    folder = tmp_path_factory.mktemp("lib")
+    source = folder / "g.c"
+    source.write_text(
+        "int GNUNET_CRYPTO_cs_sign_derive (int a) { return a * 3 + 1; }\n"
+        "int GNUNET_CRYPTO_cs_private_key_generate (int a) { return a ^ 5; }\n"
+    )
+    lib = folder / "libgnunetutil.so.16"
+    subprocess.run(["gcc", "-O1", "-shared", "-fPIC", "-o", str(lib), str(source)], check=True)
+    return lib
+
+
+def test_counting_mode_runs_the_test_with_its_secmod_under_the_counter(
+    tmp_path: Path, gnunet_lib: Path
+) -> None:
+    session = _fake_exchange(tmp_path, gnunet_lib, error=False)
+    config = taler_helper.normalize_config({"tests": ["test_helper_cs"], "repetitions": 2})
+    warnings: list[str] = []
+    outcome = taler_helper.run(config, warnings.append, session, taler_dir=tmp_path)
+    assert warnings == [] and outcome.extra["failures"] == []
+    first = outcome.extra["runs"][0]["counts"]
+    assert (first["signatures"], first["keys_generated"]) == (3, 2)
+    assert (first["main_thread"], first["other_threads"], first["threads"]) == (900, 30000, 3)
+    sign, keygen = outcome.rows
+    assert (sign["operation"], sign["ops_per_block"], sign["instructions"]) == (
+        "secmod_signing", 3, [30000, 30000]
+    )  # fmt: skip
+    assert (keygen["ops_per_block"], keygen["instructions"]) == (2, [900, 900])
+    # The log is kept as in a timing run (the host's parser reads it from there).
+    assert "signature operations took" in outcome.extra["runs"][1]["log"]
+
+
+def test_a_run_whose_secmod_cannot_be_counted_fails_and_says_why(
+    tmp_path: Path, gnunet_lib: Path
+) -> None:
+    session = _fake_exchange(tmp_path, gnunet_lib, error=True)
+    config = taler_helper.normalize_config({"tests": ["test_helper_cs"], "repetitions": 1})
+    warnings: list[str] = []
+    with pytest.raises(SuiteError, match="plugin error: cannot read /proc/self/maps"):
+        taler_helper.run(config, warnings.append, session, taler_dir=tmp_path)
+    assert warnings == [
+        "test_helper_cs (run 1): secmod counter output line 2: plugin error: "
+        "cannot read /proc/self/maps"
+    ]
