@@ -49,7 +49,7 @@ from archbench.images.builder import (
 )
 from archbench.images.gnunet_source import ResolvedSource
 from archbench.inputs import IMAGE_REFERENCE
-from archbench.matrix import Base, Recipe
+from archbench.matrix import Base
 from archbench.platforms import Arch
 
 TEMPLATE_DIR = REPO_ROOT / "images"
@@ -243,20 +243,6 @@ def harness_sha256(harness_dir: Path = HARNESS_DIR) -> str:
     return digest(*parts)
 
 
-def recipe_files(
-    recipe: Recipe | None, template_dir: Path = TEMPLATE_DIR
-) -> tuple[tuple[str, bytes], ...]:
-    """Context files of a profile's recipe: ``recipes/<name>.sh`` (none without a recipe).
-
-    Raises:
-        FileNotFoundError: the recipe's script is missing from ``images/recipes``.
-    """
-    if recipe is None:
-        return ()
-    path = template_dir / "recipes" / f"{recipe.name}.sh"
-    return ((f"recipes/{recipe.name}.sh", path.read_bytes()),)
-
-
 def gnunet_perf_files(
     enabled: bool, template_dir: Path = TEMPLATE_DIR
 ) -> tuple[tuple[str, bytes], ...]:
@@ -279,14 +265,13 @@ def render_dockerfile(
     profile: str,
     packages: tuple[str, ...],
     template_dir: Path = TEMPLATE_DIR,
-    recipe: Recipe | None = None,
     gnunet_perf: bool = False,
     cross_packages: tuple[str, ...] = (),
     gnunet_source: str = "",
     taler_source: str = "",
 ) -> str:
-    """Render ``Dockerfile.j2`` for one target (with the profile's recipe steps, if any,
-    and the build of GNUnet's perf programs when ``gnunet_perf``).
+    """Render ``Dockerfile.j2`` for one target (with the build of GNUnet's perf programs
+    when ``gnunet_perf``).
 
     ``cross_packages``: the drivers were cross-compiled (:mod:`archbench.images.cross`) and
     are in the context under ``cross/harness/``; the image installs these runtime
@@ -309,7 +294,6 @@ def render_dockerfile(
             platform=arch.platform,
             profile=profile,
             packages=packages,
-            recipe=recipe,
             gnunet_perf=gnunet_perf,
             cross_packages=cross_packages,
             build_env=cross_mod.build_env(arch),
@@ -549,7 +533,6 @@ def plan_image(
     base_id: str,
     harness_dir: Path = HARNESS_DIR,
     template_dir: Path = TEMPLATE_DIR,
-    recipe: Recipe | None = None,
     gnunet_perf: bool = False,
     cross: cross_mod.CrossBuild | None = None,
     gnunet: GnunetBuild | None = None,
@@ -591,7 +574,6 @@ def plan_image(
         profile,
         packages,
         template_dir,
-        recipe,
         gnunet_perf,
         cross.install if cross is not None else (),
         gnunet.resolved.content_key if gnunet is not None else "",
@@ -599,7 +581,6 @@ def plan_image(
     )
     files = (
         harness_files(harness_dir)
-        + recipe_files(recipe, template_dir)
         + gnunet_perf_files(gnunet_perf and gnunet is None, template_dir)
         + (cross.files if cross is not None else ())
         + gnunet_source_files(gnunet if cross is None else None, template_dir)
@@ -627,7 +608,6 @@ def prepare_cross(
     engine_arch: Arch,
     packages: tuple[str, ...],
     emulated: bool,
-    has_recipe: bool,
     gnunet_perf: bool,
     gnunet: GnunetBuild | None = None,
     taler: bool = False,
@@ -653,7 +633,6 @@ def prepare_cross(
         chosen,
         bases.base_tag(base_name, engine_arch),
         emulated=emulated,
-        has_recipe=has_recipe,
         gnunet_perf=gnunet_perf,
         gnunet=(
             cross_mod.GnunetCross(gnunet.build_system, perf=gnunet_perf)

@@ -42,11 +42,14 @@ from archbench.platforms import Arch
 
 COUNTER_DIR = REPO_ROOT / "images" / "counter"
 PLUGIN_SOURCE = "archbench_count.c"
-PLUGIN_VERSION = "2"
+PLUGIN_VERSION = "3"
 """Bump with every change to the plugin's counting or output format."""
 TOOLS_BASE_NAME = "debian-bookworm"
 TOOLS_BASE = Base(source="bootstrap", suite="bookworm", variant="minbase")
 """Debian 12: the last release whose ``qemu-user`` is dynamic and loads plugins (QEMU 7.2)."""
+EXEC_COUNTED = "exec-counted"
+"""The wrapper that runs a program a guest test execs under the counting QEMU
+(``images/counter/exec-counted``: Taler's secmods)."""
 COUNTER_IN_IMAGE = "/opt/archbench/counter"
 """Where the counting layer puts the counter (the harness's ``--count-with``)."""
 _GUESTS = tuple(a.qemu_name for a in Arch)
@@ -76,15 +79,22 @@ def plan_tools(base_tag: str, base_id: str) -> ImageSpec:
 
 
 def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> ImageSpec:
-    """The counting layer's Dockerfile and tag; its files come from :func:`counter_files`
-    when it is built (:func:`ensure_counting_image`)."""
+    """The counting layer's Dockerfile and tag (over the benchmark image, the tools image
+    and :data:`EXEC_COUNTED`); its files come from :func:`counter_files` when it is built
+    (:func:`ensure_counting_image`)."""
     dockerfile = _render("Dockerfile.layer.j2", bench_image=bench_tag, platform=arch.platform)
     return ImageSpec(
         "archbench/count",
         arch,
         dockerfile,
         (),
-        digest(dockerfile.encode(), bench_id.encode(), tools_id.encode(), arch.key.encode()),
+        digest(
+            dockerfile.encode(),
+            bench_id.encode(),
+            tools_id.encode(),
+            arch.key.encode(),
+            (COUNTER_DIR / EXEC_COUNTED).read_bytes(),
+        ),
     )
 
 
@@ -94,8 +104,9 @@ def counter_files(
     """The files of ``/opt/archbench/counter`` for ``arch``, read out of the tools image.
 
     Returns ``(context path under counter/, bytes, mode)``: the x86-64 loader,
-    ``lib/*``, the plugin, ``qemu-<arch>`` and ``counter.json`` (QEMU file
-    name, version, Debian package version, plugin version, tools image).
+    ``lib/*``, the plugin, ``qemu-<arch>``, ``counter.json`` (QEMU file
+    name, version, Debian package version, plugin version, tools image) and
+    :data:`EXEC_COUNTED` (from this repository).
 
     Raises:
         ImageBuildError: the tools image lacks a file it must have.
@@ -122,6 +133,10 @@ def counter_files(
         "tools_image": tools_tag,
     }
     files.append(("counter/counter.json", json.dumps(manifest, indent=2).encode(), 0o644))
+    # Executable from the image: the harness's /tmp is noexec, so the shadow prefix there
+    # only links to it (harness/abh/suites/taler_counting.py).
+    wrapper = COUNTER_DIR / EXEC_COUNTED
+    files.append((f"counter/{EXEC_COUNTED}", wrapper.read_bytes(), 0o755))
     return tuple(sorted(files))
 
 

@@ -327,7 +327,6 @@ def plan_cross(
     build_base: str,
     *,
     emulated: bool,
-    has_recipe: bool,
     gnunet_perf: bool,
     gnunet: GnunetCross | None = None,
     taler: bool = False,
@@ -335,7 +334,7 @@ def plan_cross(
     """The cross stage for a target, or None when the drivers are compiled in place.
 
     None when the target is native, the engine is not amd64 (Debian's cross
-    toolchains are built for amd64 hosts), the profile has a recipe or asks for a
+    toolchains are built for amd64 hosts), the profile asks for a
     build environment (:data:`NEEDS_NATIVE_BUILD`), or the gnunet-perf suite runs
     on Debian's libgnunetutil (both compile inside the image), or the profile has no
     ``-dev`` package to cross-install. Packages already qualified with an
@@ -348,7 +347,7 @@ def plan_cross(
     """
     if not emulated or build_arch is not Arch.AMD64 or target_arch is build_arch:
         return None
-    if has_recipe or (gnunet_perf and gnunet is None):
+    if gnunet_perf and gnunet is None:
         return None
     names = [re.split(r"[:=]", p, maxsplit=1)[0] for p in packages]
     if NEEDS_NATIVE_BUILD & set(names):

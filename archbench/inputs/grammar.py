@@ -64,7 +64,6 @@ IMAGE_REFERENCE: Final = re.compile(
 
 DEBIAN_SUITE: Final = re.compile(r"[a-z][a-z0-9.-]{0,39}")
 """A Debian/Ubuntu suite or codename: lower case, starts with a letter (never an option)."""
-UPSTREAM_VERSION: Final = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+~_-]{0,63}")
 SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 _URL_FORBIDDEN: Final = re.compile(r"[\x00-\x20\x7f-\U0010ffff\"'`$\\<>{}|^;]")
 
@@ -215,24 +214,8 @@ def check_image(value: str) -> str:
     return value
 
 
-def check_upstream_version(value: str) -> str:
-    """A recipe's release version (``0.25.0``, ``1.0rc1``): letters, digits, ``.+~_-``.
-
-    Raises:
-        ValueError: anything else.
-    """
-    if not _ascii(value) or not UPSTREAM_VERSION.fullmatch(value):
-        raise _bad(
-            "version",
-            value,
-            "use letters, digits and . + ~ _ -, starting with a letter or digit, "
-            "at most 64 characters",
-        )
-    return value
-
-
 def check_tarball_url(value: str) -> str:
-    """A recipe's release tarball: ``http(s)://`` without credentials or shell characters.
+    """A release tarball's URL: ``http(s)://`` without credentials or shell characters.
 
     Raises:
         ValueError: anything else.
@@ -418,7 +401,6 @@ TargetName = Annotated[StrictStr, AfterValidator(check_target_name)]
 SuiteName = Annotated[StrictStr, AfterValidator(check_suite)]
 MirrorUrl = Annotated[StrictStr, AfterValidator(check_mirror)]
 ImageRef = Annotated[StrictStr, AfterValidator(check_image)]
-UpstreamVersion = Annotated[StrictStr, AfterValidator(check_upstream_version)]
 Sha256 = Annotated[StrictStr, AfterValidator(check_sha256)]
 GitUrl = Annotated[StrictStr, AfterValidator(check_git_url)]
 GitRef = Annotated[StrictStr, AfterValidator(check_git_ref)]

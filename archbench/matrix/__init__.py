@@ -9,7 +9,7 @@ settings of ``defaults:`` and ``emulated_defaults:``. Anything wrong raises one
 before anything is built.
 
 * :mod:`archbench.matrix.model`: the models (:class:`Host`, :class:`Base`,
-  :class:`Profile`, :class:`Recipe`, :class:`Target`, :class:`Matrix`) and the
+  :class:`Profile`, :class:`Target`, :class:`Matrix`) and the
   CPU quota (:func:`check_cpus`, ``--cpus`` by :func:`parse_cpus`, Docker's
   ``NanoCpus`` by :func:`nano_cpus`);
 * :mod:`archbench.matrix.gnunet`: where a target's libgnunetutil comes from
@@ -53,8 +53,6 @@ from archbench.matrix.model import (
     Host,
     Matrix,
     Profile,
-    Recipe,
-    Source,
     Target,
     Tls,
     check_cpus,
@@ -79,8 +77,6 @@ __all__ = [
     "Host",
     "Matrix",
     "Profile",
-    "Recipe",
-    "Source",
     "Target",
     "Tls",
     "apply_emulated_defaults",

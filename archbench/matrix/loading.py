@@ -25,7 +25,7 @@ from archbench.inputs import decode, did_you_mean, load_yaml, problem, quote, re
 from archbench.matrix.defaults import explicit_keys, merge_defaults
 from archbench.matrix.gnunet import FIELDS as GNUNET_FIELDS
 from archbench.matrix.gnunet import TALER_FIELDS
-from archbench.matrix.model import Base, Host, Matrix, Profile, Recipe, Source, Target, Tls
+from archbench.matrix.model import Base, Host, Matrix, Profile, Target, Tls
 from archbench.suites import DEFAULT_SUITES, REGISTRY, SUITE_NAMES, Suites
 
 MATRIX_VERSION = 1
@@ -132,11 +132,8 @@ _FIELDS: dict[str, Sequence[str]] = {
     "emulated_defaults": list(SUITE_NAMES),
     "suites": list(SUITE_NAMES),
     **{s.name: list(s.settings.model_fields) for s in REGISTRY},
-    "recipe": list(Recipe.model_fields),
-    "gnunet": list(Source.model_fields),  # recipe.gnunet; the gnunet: key is by its tags
     **GNUNET_FIELDS,
     **TALER_FIELDS,
-    "exchange": list(Source.model_fields),
     "bases": list(Base.model_fields),
     "profiles": list(Profile.model_fields),
     "hosts": list(Host.model_fields),

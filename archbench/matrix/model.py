@@ -1,4 +1,4 @@
-"""The models of matrix.yml: hosts, bases, profiles and their recipes, targets, the matrix.
+"""The models of matrix.yml: hosts, bases, profiles, targets, the matrix.
 
 A :class:`Matrix` checks what refers to what (a target's base, profile and
 host) and that target names are unique. The suites' settings it holds are the
@@ -50,8 +50,6 @@ from archbench.inputs import (
     Strict,
     SuiteName,
     TargetName,
-    UpstreamVersion,
-    check_tarball_url,
     did_you_mean,
     quote,
 )
@@ -233,56 +231,37 @@ class Base(Strict):
         return self
 
 
-class Source(Strict):
-    """A pinned upstream release tarball: its version, where to fetch it, its sha256."""
-
-    version: UpstreamVersion
-    url: StrictStr
-    sha256: StrictStr
-
-    @model_validator(mode="after")
-    def _pinned(self) -> Source:
-        if not self.url.startswith(("https://", "http://")):
-            raise ValueError(
-                f"url {quote(self.url)}: give the http(s):// URL of the release "
-                f"tarball of version {self.version} that the engine's image builds can reach "
-                "(archbench names no download host; a local mirror works)"
-            )
-        check_tarball_url(self.url)
-        if len(self.sha256) != 64 or any(c not in "0123456789abcdef" for c in self.sha256):
-            raise ValueError(
-                f"sha256 {quote(self.sha256)}: pin the tarball with its 64-digit lowercase sha256"
-            )
-        return self
-
-
-class Recipe(Strict):
-    """Build steps beyond packages; ``taler-helper`` builds GNUnet and taler-exchange.
-
-    Untested on archbench's own machines, which cannot reach the upstream
-    sources (``docs/taler-recipe.md``). The image build fails with a message
-    naming the URL when a tarball cannot be fetched or its sha256 differs.
-    """
-
-    name: Literal["taler-helper"]
-    gnunet: Source
-    exchange: Source
+RETIRED_RECIPE: Final = (
+    "the taler-helper recipe is retired (it fetched upstream tarballs from URLs you gave, "
+    "ran ./configure and a full make, and was never tested end to end); give the target "
+    "a taler: source beside its gnunet: instead, e.g. taler: {tarball: "
+    "../shared/taler/taler-exchange-0.14.0.tar.gz, sha256: HEX} with gnunet: {tarball: "
+    "../shared/gnunet/gnunet-0.22.2.tar.gz, sha256: HEX} (docs/taler-recipe.md)"
+)
+"""The message for a matrix that still has a profile's ``recipe:``."""
 
 
 class Profile(Strict):
-    """A dependency profile: Debian packages installed into the image, then an optional recipe.
+    """A dependency profile: Debian packages installed into the image.
 
     ``gnunet``: where libgnunetutil comes from (:mod:`archbench.matrix.gnunet`); None:
     not said here (a target's own ``gnunet:`` wins, else the base's libgnunet-dev).
+    The retired ``recipe:`` key is refused with :data:`RETIRED_RECIPE`.
     """
 
     description: StrictStr = ""
     packages: tuple[PackageSpec, ...] = Field(min_length=1)
-    recipe: Recipe | None = None
     gnunet: GnunetSpec | None = None
     taler: TalerSpec | None = None
     """A GNU Taler exchange source whose ``src/util`` (the security modules and their
     benchmarks) the image builds against this profile's GNUnet (``docs/taler-recipe.md``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_recipe(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "recipe" in data:
+            raise ValueError(RETIRED_RECIPE)
+        return data
 
 
 class Target(Strict):
@@ -425,18 +404,6 @@ class Matrix(Strict):
                 raise ValueError(
                     f"{where}.profile: unknown profile {quote(t.profile)}; defined in 'profiles': "
                     f"{', '.join(self.profiles)}" + did_you_mean(t.profile, self.profiles)
-                )
-            recipe = self.profiles[t.profile].recipe
-            if recipe is not None and self.gnunet(t).kind != "debian":
-                raise ValueError(
-                    f"{where}.gnunet: profile {t.profile!r} has the recipe {recipe.name!r}, "
-                    "which builds its own GNUnet; give gnunet: debian (or none) for this "
-                    "target, or a profile without the recipe"
-                )
-            if recipe is not None and self.taler(t) is not None:
-                raise ValueError(
-                    f"{where}.taler: profile {t.profile!r} has the recipe {recipe.name!r}, "
-                    "which fetches its own exchange; give taler: in a profile without the recipe"
                 )
         if LOCAL_HOST in self.hosts:
             raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from archbench.report.comparisons import comparison, emulation, repeatability, summary
 from archbench.report.frame import ReportData
-from archbench.report.instructions import section_table
+from archbench.report.instructions import secmod_table, section_table
 from archbench.report.model import Chapter, Machine, ReportOptions, Section, Table, one_line
 from archbench.report.schemes import cs_vs_rsa
 from archbench.report.sections import section
@@ -53,7 +53,11 @@ def build(
     # load() messages start with the path; print it once.
     skipped = tuple((shown_path(f.path), f.message.removeprefix(f"{f.path}: ")) for f in failures)
     sections, shared = _shared_notes(
-        [section(m, options.unit, _counts(m, counted)) for m in machines if m.records]
+        [
+            section(m, options.unit, _counts(m, counted), _secmod_counts(m, counted))
+            for m in machines
+            if m.records
+        ]
     )
     kept = tuple(p for p in parts if p.tables)
     chapter = Chapter(
@@ -80,6 +84,15 @@ def _counts(machine: Machine, counted: Sequence[Result]) -> Table | None:
     if not own or result.reference is not None:
         return None
     return section_table(f"tab:instructions-{machine.slug}", machine.name, own, counted)
+
+
+def _secmod_counts(machine: Machine, counted: Sequence[Result]) -> Table | None:
+    """``machine``'s table of its security module's counts (same run and target)."""
+    result = machine.result
+    own = [r for r in counted if r.run_id == result.run_id and r.target.name == result.target.name]
+    if not own or result.reference is not None:
+        return None
+    return secmod_table(f"tab:secmod-instructions-{machine.slug}", machine.name, own)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")

@@ -11,9 +11,10 @@ time results too), ``ns_per_instruction`` = median ns per operation / instructio
 per operation, a sanity figure meaningful only for native runs.
 
 Counted suites are blindsig, rsa-large and sodium (their drivers mark each
-block); :data:`NOT_COUNTED` run programs archbench does not own, so their rows
-have no count (an empty ``instructions_per_op`` cell in the exports), as the
-table notes say.
+block) and taler-helper (its security module counted as a whole process:
+``secmod_signing``, ``secmod_key_generation`` rows, :func:`secmod_table`);
+:data:`NOT_COUNTED` run programs archbench does not own, so their rows have no
+count (an empty ``instructions_per_op`` cell in the exports), as the table notes say.
 """
 
 from __future__ import annotations
@@ -503,6 +504,75 @@ COUNTS_TO_READ: Final = (
     "figure to compare {arch} by."
 )
 """The one line of an emulated machine's section saying why its counts are the figure to read."""
+
+
+SECMOD_SUITE: Final = "taler-helper"
+"""The suite of the security module's counted rows."""
+SECMOD_OPERATIONS: Final = ("secmod_signing", "secmod_key_generation")
+"""The security module's counted rows, in table order."""
+SECMOD_COUNTS_NOTE: Final = (
+    "secmod signing is the security module's own instructions per signature (its threads "
+    "other than the main one: requests, signing, replies), secmod key generation its main "
+    "thread's per key generated (with start-up and shutdown), both over whole runs of "
+    "Taler's test_helper_*; exact and independent of the host, where an emulated "
+    "security-module time measures QEMU and the host's IPC."
+)
+"""What the security module's counts are, for the notes of tables that show them."""
+
+
+def secmod_table(label: str, name: str, own: Sequence[Result]) -> Table | None:
+    """The machine section's table of its security module's counts (taler-helper rows).
+
+    Rows: per scheme and key size, ``secmod signing`` (instructions per signature) and
+    ``secmod key generation`` (per key, main thread), with the signatures or keys per run
+    the count was divided by; the rows' notes (what exactly was counted) under it. None
+    when ``own`` counted no such row.
+    """
+    mine = frame(own)
+    mine = mine[(mine["suite"] == SECMOD_SUITE) & mine["operation"].isin(SECMOD_OPERATIONS)]
+    if mine.empty:
+        return None
+    rows: list[tuple[AppendixRow, tuple[Cell, ...]]] = []
+    columns = ("operation", "scheme", "key_bits", "instructions_per_op", "ops_per_block")
+    for o, sch, b, v, ops in zip(*(mine[c] for c in columns), strict=True):
+        bits = 0 if pd.isna(b) else int(b)
+        # The appendix's key orders scheme and size; the operation's rank is its own.
+        key = AppendixRow("signing", SECMOD_OPERATIONS.index(str(o)) + 1, str(sch), bits)
+        cells: tuple[Cell, ...] = (
+            scheme_label(key),
+            str(o).replace("_", " "),
+            format_count(round(float(v))),
+            format_count(int(ops)),
+        )
+        rows.append((key, cells))
+    rows.sort(key=lambda kc: (kc[0].scheme != "CS", kc[0].key_bits, kc[0].ops))
+    notes: dict[str, None] = {}
+    for r in own:
+        for row in r.harness.rows:
+            if row.suite == SECMOD_SUITE and row.instructions and row.note:
+                who = "CS" if row.scheme == "CS" else "RSA"
+                notes.setdefault(f"{who} {row.operation.replace('_', ' ')}: {row.note}")
+    arch = own[0].target.arch
+    model = next((r.harness.counting.cpu_model for r in own if r.harness.counting), "?")
+    qemu = next((r.harness.counting.qemu_version for r in own if r.harness.counting), "?")
+    caption = (
+        f"Security module of {name}, {arch}: instructions per signature and per generated "
+        f"key (median over runs, counted with archbench's QEMU TCG plugin in process mode: "
+        f"-cpu {model}, QEMU {_qemu_release(qemu)})"
+    )
+    if own[0].emulated:
+        caption += (
+            ". An emulated security-module time measures QEMU user emulation and the host's "
+            "IPC; these counts are the secmod's own instructions"
+        )
+    return Table(
+        label=label,
+        caption=caption,
+        header=("Signature Scheme", "Counted", "Instructions", "Operations per run"),
+        align="llrr",
+        groups=(tuple(cells for _, cells in rows),),
+        row_notes=tuple(notes),
+    )
 
 
 def _qemu_release(version: str) -> str:

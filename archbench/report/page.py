@@ -50,8 +50,14 @@ from archbench.report.history import (
     history_steps,
     series,
 )
-from archbench.report.instructions import FUNCTIONS_PER_ROW, functions_frame
+from archbench.report.instructions import (
+    FUNCTIONS_PER_ROW,
+    SECMOD_COUNTS_NOTE,
+    SECMOD_SUITE,
+    functions_frame,
+)
 from archbench.report.moved import Differential, Moved, bisect_moved, differentials
+from archbench.report.sections import EMULATED_HELPER_NOTE
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     BisectManifest,
@@ -422,6 +428,25 @@ def _functions_table(counted: Sequence[Result]) -> Table | None:
     )
 
 
+def _secmod_note(metric: str, chosen: Sequence[Result]) -> str:
+    """What the security module's rows of ``chosen`` mean: an emulated time measures
+    QEMU and the host's IPC; a count is the secmod's own ("" when neither is shown)."""
+    if metric == "time":
+        emulated = [
+            _column(r)
+            for r in chosen
+            if r.emulated and any(row.suite == "security-module" for row in r.harness.rows)
+        ]
+        if emulated:
+            return f" Security module on {', '.join(emulated)}, {EMULATED_HELPER_NOTE}."
+        return ""
+    if any(
+        row.suite == SECMOD_SUITE and row.instructions for r in chosen for row in r.harness.rows
+    ):
+        return " " + SECMOD_COUNTS_NOTE
+    return ""
+
+
 def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
     tables: list[Table] = []
     figures: list[Figure] = []
@@ -478,6 +503,7 @@ def _run_section(run_id: str, results: Sequence[Result]) -> RunSection:
             else "Median over the row's counted blocks (QEMU TCG plugin); a cell links to "
             "its raw counts."
         )
+        note += _secmod_note(metric, chosen)
         tables.append(
             Table(
                 title,

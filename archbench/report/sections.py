@@ -212,7 +212,9 @@ def row_notes(result: Result, keys: Iterable[AppendixRow]) -> tuple[str, ...]:
 EMULATED_HELPER_NOTE: Final = (
     "emulated: a security-module time measures QEMU user emulation of the secmod and of the "
     "test's clients, and the host kernel's IPC between them (Unix sockets, threads, forks), "
-    "not the target's CPU; compare such rows across QEMU versions, never with native ones"
+    "not the target's CPU; compare such rows across QEMU versions, never with native ones; "
+    "the secmod's own instructions per signature, counted under QEMU, are the figure that "
+    "says something about the target (its table of counts, when counted)"
 )
 """The security-module rows' note on an emulated machine: what their times measure."""
 
@@ -361,13 +363,17 @@ def _section_rows(
     return rows, notes, taler, taler_notes
 
 
-def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Section:
+def section(
+    machine: Machine, unit: Unit, counts: Table | None = None, secmod: Table | None = None
+) -> Section:
     """The section of one machine: heading, Setup box, notes and its table.
 
     ``counts``: the machine's instructions per operation
     (:func:`archbench.report.instructions.section_table`), the first table after the
-    times. GNU Taler's path (the ``taler_*`` rows of GNUnet's scheme-independent layer)
-    gets a table of its own after the appendix's, which stays the thesis's rows.
+    times; ``secmod``: its security module's counts
+    (:func:`archbench.report.instructions.secmod_table`), after it. GNU Taler's path
+    (the ``taler_*`` rows of GNUnet's scheme-independent layer) gets a table of its own
+    after the appendix's, which stays the thesis's rows.
     """
     result = machine.result
     rows, notes, taler, taler_notes = _section_rows(machine, unit)
@@ -401,7 +407,7 @@ def section(machine: Machine, unit: Unit, counts: Table | None = None) -> Sectio
         version_notes=blindsig_notes(result),
         row_notes=row_notes(result, (key for key, _ in rows)),
     )
-    extra: tuple[Table, ...] = () if counts is None else (counts,)
+    extra: tuple[Table, ...] = tuple(t for t in (counts, secmod) if t is not None)
     if taler:
         extra += (
             Table(

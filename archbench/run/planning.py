@@ -26,7 +26,6 @@ from archbench.matrix import (
     GnunetSource,
     Host,
     Matrix,
-    Recipe,
     Target,
     apply_emulated_defaults,
 )
@@ -54,8 +53,6 @@ class TargetPlan:
     host_name: str = LOCAL_HOST
     host: Host | None = None
     """The matrix host (None: the environment's engine)."""
-    recipe: Recipe | None = None
-    """Build steps of the profile beyond its packages (``taler-helper``)."""
     archived: ArchivedImage | None = None
     """``--from-archive``: run this loaded image; nothing is bootstrapped or built."""
     emulated_settings: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
@@ -151,9 +148,7 @@ def plan(
 
     Raises:
         MatrixError: a target cannot run natively where it is placed, a target
-            has no suite, an override is invalid, ``repeat`` < 1, or a target that
-            builds GNUnet from source has a profile recipe that builds its own GNUnet,
-            or an exchange source is given to a target that cannot build it.
+            has no suite, an override is invalid, or ``repeat`` < 1.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
@@ -162,10 +157,7 @@ def plan(
         host = matrix.host(t.host)
         emulated = _emulated(t, host_archs[t.host], host)
         source = gnunet if gnunet is not None else matrix.gnunet(t)
-        check_source(t, source, matrix.profiles[t.profile].recipe, gnunet is not None)
         exchange = taler if taler is not None else matrix.taler(t)
-        if exchange is not None:
-            check_taler(t, exchange, matrix.profiles[t.profile].recipe)
         chosen, adjusted = _chosen_suites(matrix, t, emulated, suites, overrides)
         measured = tuple(metrics) or matrix.metrics_for(emulated)
         count_suites = None
@@ -178,7 +170,6 @@ def plan(
                 target=t,
                 base=matrix.bases[t.base],
                 packages=matrix.profiles[t.profile].packages,
-                recipe=matrix.profiles[t.profile].recipe,
                 emulated=emulated,
                 suites=chosen,
                 cpuset=cpuset or t.cpuset,
@@ -249,41 +240,3 @@ def _chosen_suites(
         | ({"blindsig": blindsig.model_dump()} if blindsig is not None else {})
     )
     return chosen, adjusted
-
-
-def check_taler(t: Target, exchange: GnunetSource, recipe: Recipe | None) -> None:
-    """Refuse an exchange source (``taler:``/``--taler``) this target cannot build.
-
-    The exchange builds against the target's GNUnet: a meson source build (0.21 and
-    later, with its json, curl and pq libraries) or the base's ``libgnunet-dev``
-    (Debian 12's 0.19.3 pairs with exchange 0.9.2); natively, or for an emulated target
-    in its cross stage.
-
-    Raises:
-        MatrixError: the profile has the ``taler-helper`` recipe.
-    """
-    if recipe is not None:
-        raise MatrixError(
-            f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "
-            f"fetches its own exchange, so the taler {exchange.kind} source cannot apply"
-        )
-
-
-def check_source(t: Target, source: GnunetSource, recipe: Recipe | None, from_flag: bool) -> None:
-    """Refuse a GNUnet source build that this target cannot have, before anything is built.
-
-    An emulated target may build from source: its libgnunetutil is cross-compiled in
-    the cross stage (:mod:`archbench.images.cross`).
-
-    Raises:
-        MatrixError: the profile's recipe builds its own GNUnet.
-    """
-    if source.kind == "debian":
-        return
-    where = "--gnunet" if from_flag else "its gnunet: key (matrix.yml)"
-    if recipe is not None:
-        raise MatrixError(
-            f"target {t.name}: profile {t.profile!r} has the recipe {recipe.name!r}, which "
-            f"builds its own GNUnet, so {where} ({source.kind}) cannot apply; deselect the "
-            "target with --target, or give it a profile without the recipe"
-        )

@@ -60,7 +60,7 @@ class CountKey:
 
 def count_definition(plan: TargetPlan) -> str:
     """sha256 (hex) of the target as it counts: base (name and definition), profile
-    (name, packages, recipe), native or emulated, QEMU CPU model and the blindsig settings
+    (name, packages), native or emulated, QEMU CPU model and the blindsig settings
     the counting stage runs. Other suites, CPU pinning and quotas, and the host do not
     change a count and are left out."""
     counted = plan.count_suites if plan.count_suites is not None else plan.suites
@@ -72,7 +72,6 @@ def count_definition(plan: TargetPlan) -> str:
         "base_definition": plan.base.model_dump(mode="json"),
         "profile": plan.target.profile,
         "packages": list(plan.packages),
-        "recipe": plan.recipe.model_dump(mode="json") if plan.recipe is not None else None,
         "emulated": plan.emulated,
         "count_cpu": plan.count_cpu,
         "blindsig": blindsig.model_dump(mode="json") if blindsig is not None else None,

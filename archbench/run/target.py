@@ -477,7 +477,6 @@ def _cross_base(ctx: TargetContext, b: Builder) -> tuple[CrossPlan | None, str]:
         engine_arch=ctx.host.arch,
         packages=p.packages,
         emulated=ctx.kind.cross_compiles,
-        has_recipe=p.recipe is not None,
         gnunet_perf=GNUNET_PERF.name in p.suites.enabled(),
         gnunet=ctx.gnunet_build,
         taler=ctx.taler_build is not None,
@@ -521,7 +520,7 @@ def check_taler_cross(ctx: TargetContext) -> None:
         raise ImageBuildError(
             f"{ctx.name}: the exchange (taler: source) of an emulated target is "
             "cross-compiled on an amd64 engine; this engine or profile has no cross stage "
-            "(a profile with build-essential or a recipe, or an engine that is not amd64)"
+            "(a profile with build-essential, or an engine that is not amd64)"
         )
 
 
@@ -555,7 +554,6 @@ def _plan_spec(ctx: TargetContext, base: BaseImage, built: CrossBuild | None) ->
         p.packages,
         base.tag,
         base.image_id,
-        recipe=p.recipe,
         gnunet_perf=GNUNET_PERF.name in p.suites.enabled(),
         cross=built,
         gnunet=ctx.gnunet_build,

@@ -155,8 +155,8 @@ def registry_of(model: type[BaseModel]) -> tuple[SuiteSpec, ...]:
 
     Raises:
         TypeError: a field without its spec, or of another name, alias or
-            model than its spec; a rank used twice; a counted suite that is
-            foreign. The message names the field or suites and the fix.
+            model than its spec; a rank used twice. The message names the field
+            or suites and the fix.
     """
     specs: list[SuiteSpec] = []
     for attr, field in model.model_fields.items():
@@ -184,9 +184,6 @@ def registry_of(model: type[BaseModel]) -> tuple[SuiteSpec, ...]:
             if rank in seen:
                 raise TypeError(f"{seen[rank]} and {name} have the same {what} {rank}")
             seen[rank] = name
-    for s in specs:
-        if s.counted and s.foreign:
-            raise TypeError(f"{s.name}: a suite that runs foreign programs is never counted")
     return tuple(specs)
 
 

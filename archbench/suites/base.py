@@ -44,9 +44,10 @@ class SuiteSpec:
     instructions`` counts it (its driver marks each block; the harness keeps
     the same list, ``harness/abh/suites/__init__.py``). ``foreign``: it runs
     programs archbench does not own (``openssl speed``, ``gpg``, GNUnet's and
-    Taler's programs), so it is never counted. ``appendix``: its rows use the
-    thesis appendix's schemes and operations and join the appendix's tables
-    (instead of a part of their own). ``rows_as``: its rows carry that suite,
+    Taler's programs): no block markers; of them only taler-helper is counted, its
+    security module as a whole process (``harness/abh/suites/taler_counting.py``).
+    ``appendix``: its rows use the thesis appendix's schemes and operations and join
+    the appendix's tables (instead of a part of their own). ``rows_as``: its rows carry that suite,
     not ``name``.
 
     The ranks keep the orders reports have printed since these lists were

@@ -17,7 +17,7 @@ from archbench.suites.base import RowSuite, SuiteSettings, SuiteSpec
 class TalerHelperSuite(SuiteSettings):
     """Taler's security-module benchmarks ``test_helper_rsa``/``test_helper_cs``.
 
-    Needs a target with a ``taler:`` source (or the older ``taler-helper`` recipe); the
+    Needs a target with a ``taler:`` source (``docs/taler-recipe.md``); the
     output is parsed by :mod:`archbench.upstream` on the host (suite ``security-module``).
     ``rsa_bits``: the key sizes, each the ``RSA_KEYSIZE`` of its own secmod configuration
     and key home (the log does not print it; a single integer is one size);
@@ -51,6 +51,7 @@ SUITE: Final = SuiteSpec(
     title="Taler's security module helpers",
     report_rank=80,
     count_rank=70,
+    counted=True,
     foreign=True,
     appendix=True,
     rows_as=SECURITY_MODULE,

@@ -20,6 +20,22 @@
  *   block            <seq>             <instructions>                   per block
  *   error            <text>                                             misuse
  *
+ * Process mode (argument process=on, plugin version 3): no markers; the whole
+ * process is counted, per vCPU (in qemu-user one vCPU per guest thread; index
+ * 0 is the main thread, indices of threads that ended are reused by later
+ * ones), for programs archbench does not own (Taler's security modules). Each
+ * translation block calls back when it executes (no inline add: API 1 has no
+ * per-vCPU inline counter, and a global one loses adds between threads that
+ * run at once), adding its length to its vCPU's counter and, atomically, one
+ * to its own execution count. At exit (after the maps lines, as above):
+ *
+ *   vcpu             <index> <instructions>                             per vCPU index
+ *   exec             <block start vaddr, hex> <executions> <instructions>  per translation
+ *   total            <instructions>                                     once, last
+ *
+ * The harness symbolises the `exec` lines (function entry blocks count the
+ * calls of a function: harness/abh/suites/taler_counting.py).
+ *
  * Attribution (plugin API 1, QEMU < 9): every translation block also gets its
  * own execution counter (a second inline add), so between START and STOP the
  * instructions of each block start address are known: the `tb` lines of a
@@ -43,11 +59,17 @@
 #include <glib.h>
 #include <qemu-plugin.h>
 
-#define ABC_PLUGIN_VERSION "2"
+#define ABC_PLUGIN_VERSION "3"
 #define ABC_MAGIC UINT64_C (0x41424331) /* "ABC1": fits 32-bit guests */
 #define ABC_START 1
 #define ABC_STOP 2
 #define ABC_MAX_VCPUS 64
+#define ABC_PROCESS_VCPUS 1024
+
+/* Process mode (process=on): per-vCPU counts of the whole process. */
+static int process_mode;
+static uint64_t process_insns[ABC_PROCESS_VCPUS];
+static uint64_t process_overflow;
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -111,6 +133,21 @@ static uint64_t insns;
 #define ABC_READ(vcpu) ((void) (vcpu), insns)
 #endif
 
+#if QEMU_PLUGIN_VERSION < 2
+static void
+on_tb_exec (unsigned int vcpu, void *udata)
+{
+  struct abc_tb *rec = udata;
+
+  /* One thread per vCPU index at a time: its counter has one writer. */
+  if (vcpu < ABC_PROCESS_VCPUS)
+    process_insns[vcpu] += rec->n_insns;
+  else
+    __atomic_fetch_add (&process_overflow, rec->n_insns, __ATOMIC_RELAXED);
+  __atomic_fetch_add (&rec->execs, 1, __ATOMIC_RELAXED);
+}
+#endif
+
 static void
 on_tb_trans (qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
@@ -119,8 +156,9 @@ on_tb_trans (qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
   qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu (
     tb, QEMU_PLUGIN_INLINE_ADD_U64, insns, qemu_plugin_tb_n_insns (tb));
 #else
-  qemu_plugin_register_vcpu_tb_exec_inline (
-    tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns, qemu_plugin_tb_n_insns (tb));
+  if (! process_mode)
+    qemu_plugin_register_vcpu_tb_exec_inline (
+      tb, QEMU_PLUGIN_INLINE_ADD_U64, &insns, qemu_plugin_tb_n_insns (tb));
   {
     struct abc_tb *rec = g_new0 (struct abc_tb, 1);
     struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn (tb, 0);
@@ -136,8 +174,12 @@ on_tb_trans (qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     }
     g_ptr_array_add (tbs, rec);
     g_mutex_unlock (&tbs_lock);
-    qemu_plugin_register_vcpu_tb_exec_inline (
-      tb, QEMU_PLUGIN_INLINE_ADD_U64, &rec->execs, 1);
+    if (process_mode)
+      qemu_plugin_register_vcpu_tb_exec_cb (tb, on_tb_exec,
+                                            QEMU_PLUGIN_CB_NO_REGS, rec);
+    else
+      qemu_plugin_register_vcpu_tb_exec_inline (
+        tb, QEMU_PLUGIN_INLINE_ADD_U64, &rec->execs, 1);
   }
 #endif
 }
@@ -202,9 +244,43 @@ on_syscall (qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
 }
 
 static void
+write_process (void)
+{
+  uint64_t total = 0;
+
+#if QEMU_PLUGIN_VERSION < 2
+  g_mutex_lock (&tbs_lock);
+  write_maps ();
+  for (unsigned int i = 0; i < ABC_PROCESS_VCPUS; i++)
+    if (0 != process_insns[i])
+    {
+      fprintf (out, "vcpu\t%u\t%" PRIu64 "\n", i, process_insns[i]);
+      total += process_insns[i];
+    }
+  if (0 != process_overflow)
+    fprintf (out, "error\tvCPU indices beyond %d executed %" PRIu64
+             " instructions\n", ABC_PROCESS_VCPUS, process_overflow);
+  for (guint i = 0; i < tbs->len; i++)
+  {
+    struct abc_tb *rec = g_ptr_array_index (tbs, i);
+    if (0 != rec->execs)
+      fprintf (out, "exec\t%" PRIx64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+               rec->vaddr, rec->execs, rec->execs * rec->n_insns);
+  }
+  g_mutex_unlock (&tbs_lock);
+#else
+  (void) process_insns;
+  fprintf (out, "error\tprocess mode needs plugin API 1 (QEMU < 9)\n");
+#endif
+  fprintf (out, "total\t%" PRIu64 "\n", total + process_overflow);
+}
+
+static void
 on_atexit (qemu_plugin_id_t id, void *p)
 {
   (void) id; (void) p;
+  if (process_mode)
+    write_process ();
   fclose (out);
 }
 
@@ -217,6 +293,8 @@ qemu_plugin_install (qemu_plugin_id_t id, const qemu_info_t *info, int argc,
   for (int i = 0; i < argc; i++)
     if (0 == strncmp (argv[i], "out=", 4))
       path = argv[i] + 4;
+    else if (0 == strcmp (argv[i], "process=on"))
+      process_mode = 1;
   if (NULL == path || NULL == (out = fopen (path, "w")))
   {
     fprintf (stderr, "archbench_count: need a writable out=FILE argument\n");
@@ -232,7 +310,8 @@ qemu_plugin_install (qemu_plugin_id_t id, const qemu_info_t *info, int argc,
   tbs = g_ptr_array_new ();
 #endif
   qemu_plugin_register_vcpu_tb_trans_cb (id, on_tb_trans);
-  qemu_plugin_register_vcpu_syscall_cb (id, on_syscall);
+  if (! process_mode)
+    qemu_plugin_register_vcpu_syscall_cb (id, on_syscall);
   qemu_plugin_register_atexit_cb (id, on_atexit, NULL);
   return 0;
 }

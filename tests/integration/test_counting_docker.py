@@ -75,7 +75,7 @@ def test_calibration_is_exact_and_provenance_recorded(
     for r in _runs(counted, name):
         c = r.harness.counting
         assert c is not None
-        assert (c.cpu_model, c.qemu, c.plugin_version) == (cpu, qemu, "2")
+        assert (c.cpu_model, c.qemu, c.plugin_version) == (cpu, qemu, "3")
         assert c.qemu_version.startswith(f"{qemu} version ")
         cal = c.calibration
         assert cal.exact and cal.difference == cal.expected_difference == 200_000

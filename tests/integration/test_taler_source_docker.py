@@ -145,7 +145,7 @@ targets:
 """
 
 
-def test_riscv64_cross_compiles_the_exchange_and_times_it_under_qemu(
+def test_riscv64_cross_compiles_the_exchange_times_it_and_counts_the_secmod(
     engine_client: docker.DockerClient, tmp_path: Path
 ) -> None:
     good = TALER_TARBALLS / "taler-exchange-0.14.0.tar.gz"
@@ -159,10 +159,10 @@ def test_riscv64_cross_compiles_the_exchange_and_times_it_under_qemu(
             good_sha=TALER_0140,
         )
     )
-    results = tmp_path / "results"
+    results, reports = tmp_path / "results", tmp_path / "reports"
     done = run_invoke(
-        "bench", "--matrix", str(matrix), "--metric", "time",
-        settings={"results": results, "work": WORK},
+        "bench", "--matrix", str(matrix), "--metric", "time,instructions",
+        settings={"results": results, "work": WORK, "reports": reports},
         timeout=5400,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -188,3 +188,36 @@ def test_riscv64_cross_compiles_the_exchange_and_times_it_under_qemu(
     build_log = run_dir / "logs" / "riscv64-taler.build.log"
     if build_log.exists():
         assert "build-taler-exchange.sh" not in build_log.read_text(errors="replace")
+    # Counted: the secmod the test started ran under the plugin-loading QEMU.
+    counted = load_result(run_dir / "riscv64-taler.instructions.json")
+    assert counted.metric == "instructions" and counted.harness.counting is not None
+    assert counted.harness.counting.plugin_version == "3"
+    by_key = {
+        (r.scheme, r.key_bits, r.operation): r
+        for r in counted.harness.rows
+        if r.suite == "taler-helper"
+    }
+    printed = 100 + 800 + 1 + 4 + 16 + 64 + 256  # the operations the test prints
+    for scheme, bits, low, high in (("CS", None, 100_000, 2_000_000), ("RSA", 1024, 3e6, 5e7)):
+        sign = by_key[(scheme, bits, "secmod_signing")]
+        keygen = by_key[(scheme, bits, "secmod_key_generation")]
+        assert sign.instructions is not None and keygen.instructions is not None
+        # Every signature the test asked for, and its functional tests' few more.
+        assert printed <= sign.ops_per_block <= printed + 400, sign.ops_per_block
+        per_signature = sign.instructions[0] / sign.ops_per_block
+        assert low < per_signature < high, (scheme, per_signature)
+        # A key costs more than a signature (RSA: prime search; CS: with start-up).
+        assert 1 <= keygen.ops_per_block <= 50
+        assert keygen.instructions[0] / keygen.ops_per_block > per_signature
+        function = "cs_sign_derive" if scheme == "CS" else "rsa_sign_blinded"
+        assert sign.note is not None and f"GNUNET_CRYPTO_{function} calls" in sign.note
+    runs = counted.harness.suites["taler-helper"].extra["runs"]
+    assert all(r["counts"]["threads"] >= 9 for r in runs)  # main + 8 clients at least
+    report = run_invoke(
+        "report", settings={"results": results, "work": WORK, "reports": reports}, timeout=600
+    )
+    assert report.returncode == 0, report.stdout[-3000:] + report.stderr[-3000:]
+    markdown = (reports / "appendix.md").read_text()
+    assert "secmod signing" in markdown
+    assert "measures QEMU user emulation of the secmod" in markdown
+    assert "secmod signing" in (reports / "instructions.md").read_text()

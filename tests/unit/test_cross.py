@@ -35,7 +35,6 @@ def _plan(arch: Arch = Arch.ARM64, packages: tuple[str, ...] = SLIM) -> cross.Cr
         packages,
         "archbench-base/debian-trixie:amd64",
         emulated=True,
-        has_recipe=False,
         gnunet_perf=False,
     )
     assert plan is not None
@@ -73,7 +72,6 @@ def test_qualified_and_pinned_dev_packages_keep_their_pin() -> None:
     ("kwargs", "why"),
     [
         ({"emulated": False}, "native target"),
-        ({"has_recipe": True}, "recipe compiles in the image"),
         ({"gnunet_perf": True}, "gnunet-perf compiles in the image"),
         ({"build_arch": Arch.ARM64}, "no Debian cross toolchains for this engine"),
         ({"packages": (*SLIM, "build-essential")}, "profile wants a build environment"),
@@ -83,7 +81,6 @@ def test_qualified_and_pinned_dev_packages_keep_their_pin() -> None:
 def test_no_cross_stage_where_it_does_not_apply(kwargs: dict[str, object], why: str) -> None:
     args: dict[str, object] = {
         "emulated": True,
-        "has_recipe": False,
         "gnunet_perf": False,
         "build_arch": Arch.AMD64,
         "packages": SLIM,
@@ -376,7 +373,6 @@ def _source_plan(
         benchmark.source_packages(SLIM),
         "archbench-base/debian-trixie:amd64",
         emulated=True,
-        has_recipe=False,
         gnunet_perf=perf,
         gnunet=cross.GnunetCross(system, perf=perf),
     )

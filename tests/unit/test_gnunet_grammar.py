@@ -206,19 +206,6 @@ def test_every_string_is_checked_against_its_grammar(mapping: str, expect: str) 
     assert "targets[2] (c).gnunet" in msg and expect in msg, msg
 
 
-def test_a_recipe_that_builds_gnunet_refuses_another_source() -> None:
-    text = MATRIX.replace("PROFILE", "debian").replace("TARGET", "{path: /src}")
-    text = text.replace(
-        "  src: {packages: [gcc], gnunet: debian}",
-        "  src:\n    packages: [gcc]\n    recipe:\n      name: taler-helper\n"
-        f"      gnunet: {{version: '0.25.0', url: 'https://t.invalid/g.tgz', sha256: {SHA}}}\n"
-        f"      exchange: {{version: '1.0.0', url: 'https://t.invalid/e.tgz', sha256: {SHA}}}",
-    )
-    with pytest.raises(MatrixError, match=r"targets\[2\] \(c\)\.gnunet: profile 'src' has the "):
-        parse(text, "m.yml")
-    parse(text.replace("gnunet: {path: /src}", "gnunet: debian"), "m.yml")
-
-
 @pytest.mark.parametrize(
     ("text", "expect"),
     [

@@ -133,7 +133,6 @@ def _cross_build(gnunet: bool) -> CrossBuild:
         packages,
         "archbench-base/debian-trixie:amd64",
         emulated=True,
-        has_recipe=False,
         gnunet_perf=False,
         gnunet=GnunetCross("meson") if gnunet else None,
     )

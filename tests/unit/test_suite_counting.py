@@ -212,7 +212,7 @@ def test_session_reuses_an_earlier_calibration_without_running_anything(tmp_path
 
 
 def test_only_our_drivers_are_counted() -> None:
-    assert HARNESS_COUNTED == COUNTED_SUITES == ("blindsig", "rsa-large", "sodium")
+    assert HARNESS_COUNTED == COUNTED_SUITES == ("blindsig", "rsa-large", "sodium", "taler-helper")
 
 
 # ---------------------------------------------------------------- tables and exports

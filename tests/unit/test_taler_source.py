@@ -177,7 +177,6 @@ def test_an_emulated_target_cross_compiles_the_exchange_in_its_cross_stage(
         packages,
         "archbench-base/debian-trixie:amd64",
         emulated=True,
-        has_recipe=False,
         gnunet_perf=False,
         gnunet=gnunet,
         taler=True,
@@ -259,7 +258,7 @@ def test_each_size_runs_in_its_own_scratch_with_the_versions_prefix_variable(
     fake_exchange(tmp_path, "TALER_EXCHANGE_PREFIX")
     config = taler_helper.normalize_config({"rsa_bits": [2048, 1024], "repetitions": 2})
     assert config["rsa_bits"] == [1024, 2048]
-    outcome = taler_helper.run(config, print, recipe_dir=tmp_path)
+    outcome = taler_helper.run(config, print, taler_dir=tmp_path)
     runs = outcome.extra["runs"]
     assert [(r["test"], r["rsa_bits"], r["repetition"]) for r in runs] == [
         ("test_helper_rsa", 1024, 1),
@@ -297,7 +296,7 @@ def test_a_failing_run_is_recorded_and_the_others_are_kept(tmp_path: Path) -> No
     )
     warnings: list[str] = []
     config = taler_helper.normalize_config({"rsa_bits": [1024], "repetitions": 2})
-    outcome = taler_helper.run(config, warnings.append, recipe_dir=tmp_path)
+    outcome = taler_helper.run(config, warnings.append, taler_dir=tmp_path)
     assert [(r["test"], r["repetition"]) for r in outcome.extra["runs"]] == [
         ("test_helper_rsa", 2),
         ("test_helper_cs", 1),
@@ -309,7 +308,7 @@ def test_a_failing_run_is_recorded_and_the_others_are_kept(tmp_path: Path) -> No
     (util / "test_helper_cs").write_text("#!/bin/sh\nexit 1\n")
     rsa.write_text("#!/bin/sh\nexit 1\n")
     with pytest.raises(SuiteError, match=r"no run of the tests succeeded: test_helper_rsa"):
-        taler_helper.run(config, print, recipe_dir=tmp_path)
+        taler_helper.run(config, print, taler_dir=tmp_path)
 
 
 def test_settings_are_checked() -> None:

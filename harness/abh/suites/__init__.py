@@ -40,8 +40,10 @@ SUITES = (
 )
 """Suites this harness knows, each in ``abh/suites/<name>.py``."""
 
-COUNTED_SUITES = ("blindsig", "rsa-large", "sodium")
-"""Suites whose drivers mark their blocks (``--count-with``); the others are "not counted"."""
+COUNTED_SUITES = ("blindsig", "rsa-large", "sodium", "taler-helper")
+"""Suites counted under ``--count-with``: drivers that mark their blocks, and taler-helper,
+whose secmod is counted as a whole process (``taler_counting``); the others are "not
+counted"."""
 
 
 class SuiteRunDict(TypedDict):

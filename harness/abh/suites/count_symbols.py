@@ -86,6 +86,11 @@ class ElfSymbols:
             i -= 1
         return None
 
+    def starting_at(self, vaddr: int) -> str | None:
+        """The function whose first instruction is at ``vaddr`` (None: none starts there)."""
+        i = bisect.bisect_left(self.starts, vaddr)
+        return self.names[i] if i < len(self.starts) and self.starts[i] == vaddr else None
+
     def nearest_before(self, vaddr: int) -> str | None:
         """The function that starts last at or before ``vaddr`` (None: none does)."""
         i = bisect.bisect_right(self.starts, vaddr) - 1
@@ -262,6 +267,18 @@ class Symbolizer:
         # function before the address, clearly marked as no symbol of its own.
         before = syms.nearest_before(vaddr)
         return library, f"{NO_SYMBOL} after {before}" if before else NO_SYMBOL
+
+    def entry(self, guest_addr: int) -> str | None:
+        """The function whose first instruction is at guest address ``guest_addr``, or
+        None (inside a function, or in no file with symbols)."""
+        host = (guest_addr + self.guest_base) & 0xFFFFFFFFFFFFFFFF
+        i = bisect.bisect_right(self._los, host) - 1
+        if i < 0 or not host < self._sorted[i].hi:
+            return None
+        m = self._sorted[i]
+        syms = self._symbols(m.path)
+        vaddr = None if syms is None else syms.vaddr_of(host - m.lo + m.offset)
+        return None if syms is None or vaddr is None else syms.starting_at(vaddr)
 
     def attribute(self, tbs: Mapping[int, int]) -> dict[tuple[str, str], int]:
         """Sum instructions per ``(library, function)`` from ``{guest address: instructions}``."""

@@ -6,7 +6,7 @@ Runs the exchange's ``test_helper_cs`` and ``test_helper_rsa`` (``src/util``), w
 operations through them, plus batch signing (0.14: five ``(batch)`` lines). The exchange
 is built by the image from a ``taler:`` source (``images/taler-source/build-taler-exchange.sh``,
 which leaves ``archbench-taler.txt`` in the tree: version, prefix, the prefix variable this
-version reads) or by the older recipe ``images/recipes/taler-helper.sh``.
+version reads, its GNUnet).
 
 Every run has its own secmod configuration (``RSA_KEYSIZE`` set in a copy of
 ``test_helper_rsa.conf``) in its own scratch directory (``/tmp/tXXXXXXXX/r1024-1``: short,
@@ -31,10 +31,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from abh.suites import counting, taler_counting
 from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites.counting import CountError
 
 SUITE = "taler-helper"
-RECIPE_DIR = Path("/opt/archbench/taler")
+TALER_DIR = Path("/opt/archbench/taler")
+"""Where the image keeps the exchange's build tree (``exchange/``)."""
 TESTS = ("test_helper_rsa", "test_helper_cs")
 SCRATCH_PARENT = "/tmp"  # noqa: S108  # mkdtemp makes a private folder there; short for sun_path
 """Where each run's scratch folder goes (working directory and TMPDIR of the test)."""
@@ -92,13 +95,6 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _version(name: str, recipe_dir: Path) -> str | None:
-    try:
-        return (recipe_dir / f"{name}-version").read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
-
-
 def build_info(tree: Path) -> dict[str, str]:
     """``archbench-taler.txt`` of a source build (tab-separated key and value), or {}."""
     try:
@@ -113,8 +109,8 @@ def prefix_env(info: Mapping[str, str]) -> dict[str, str]:
 
     ``TALER_PREFIX`` up to 0.14.0, ``TALER_EXCHANGE_PREFIX`` in 0.14.1 (read from the
     tree's ``os_installation.c`` at build time); without it the tests exit 77 ("exec
-    failed on …/.libs/bin//taler-exchange-secmod-cs"). A recipe build (no build info,
-    prefix /usr/local) gets both.
+    failed on …/.libs/bin//taler-exchange-secmod-cs"). A tree without build info
+    (prefix /usr/local assumed) gets both.
     """
     if "prefix" in info and "prefix_variable" in info:
         return {info["prefix_variable"]: info["prefix"]}
@@ -134,8 +130,33 @@ def secmod_config(text: str, test: str, bits: int | None) -> str:
     return _KEYSIZE.sub(f"RSA_KEYSIZE = {bits}", text)
 
 
+def _count_prefix(
+    count: counting.CountSession,
+    test: str,
+    real_prefix: Path,
+    env_prefix: dict[str, str],
+    scratch: Path,
+    out: Path,
+) -> dict[str, str]:
+    """The environment that makes ``test`` start its secmod under the counting QEMU: the
+    prefix variables name a shadow prefix in ``scratch`` whose secmod is the counting
+    layer's wrapper, told to write to ``out``."""
+    shadow = scratch / "p"
+    wrapper = count.counter.directory / taler_counting.EXEC_COUNTED
+    taler_counting.make_shadow_prefix(real_prefix, shadow, [taler_counting.SECMODS[test]], wrapper)
+    try:
+        env = taler_counting.wrapper_env(count, out, real_prefix, sorted(env_prefix))
+    except ValueError as exc:
+        raise SuiteError(f"counting {test}: {exc}") from None
+    return {**env, **{name: str(shadow) for name in env_prefix}}
+
+
 def run(
-    config: dict[str, Any], warn: Callable[[str], None], recipe_dir: Path = RECIPE_DIR
+    config: dict[str, Any],
+    warn: Callable[[str], None],
+    count: counting.CountSession | None = None,
+    *,
+    taler_dir: Path = TALER_DIR,
 ) -> SuiteOutcome:
     """Run every test, size and repetition; the output goes to ``extra["runs"]``.
 
@@ -144,11 +165,17 @@ def run(
     process may run on), ``forked_clients`` (8), ``prefix_variable``, ``failures`` (one
     text per run that exited with an error: the others are kept).
 
+    With ``count`` (``--count-with``) the tests start their secmod under the counting
+    QEMU through a shadow prefix (:mod:`abh.suites.taler_counting`): each run's
+    figures go to its entry's ``counts`` and the outcome has the counted rows
+    (``secmod_signing``, ``secmod_key_generation`` per test and size).
+
     Raises:
         SuiteError: the exchange was not built in this image, a test is missing or
-            times out, or no run succeeded.
+            times out, or no run succeeded (counting: a run whose secmod's counts cannot
+            be read has failed, and is recorded in ``failures``).
     """
-    tree = recipe_dir / "exchange"
+    tree = taler_dir / "exchange"
     util = tree / "src" / "util"
     if not util.is_dir():
         raise SuiteError(
@@ -162,6 +189,8 @@ def run(
     # Short: the secmods' Unix sockets live under TMPDIR, and GNUnet refuses a socket path
     # longer than sun_path (108 bytes; exchange 0.9.2's client sockets are the longest).
     scratch_root = Path(tempfile.mkdtemp(prefix="t", dir=SCRATCH_PARENT))
+    real_prefix = Path(info.get("prefix", "/usr/local"))
+    rows: list[dict[str, Any]] = []
     try:
         for test in config["tests"]:
             program = util / test
@@ -181,12 +210,34 @@ def run(
                     scratch.mkdir()
                     (scratch / conf.name).write_text(text, encoding="utf-8")
                     env = {**env_prefix, "TMPDIR": str(scratch)}
+                    count_out = scratch / "secmod.count"
+                    if count is not None:
+                        env = {
+                            **env,
+                            **_count_prefix(
+                                count, test, real_prefix, env_prefix, scratch, count_out
+                            ),
+                        }
                     started = time.monotonic()
                     done = run_command(
                         [str(program)], config["timeout_s"], cwd=str(scratch), env=env
                     )
                     seconds = time.monotonic() - started
+                    counts: dict[str, Any] | None = None
+                    count_error = ""
+                    if count is not None and done.returncode == 0:
+                        try:
+                            counts = taler_counting.read_run(count_out, "RSA" if rsa else "CS")
+                        except CountError as exc:
+                            count_error = str(exc)
                     shutil.rmtree(scratch, ignore_errors=True)
+                    if count_error:
+                        # A run whose secmod cannot be counted is a failed run: no row
+                        # holds a count that is not the secmod's.
+                        failure = f"{label} (run {repetition}): {count_error}"
+                        failures.append(failure)
+                        warn(failure)
+                        continue
                     if done.returncode != 0:
                         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
                         failure = (
@@ -200,21 +251,28 @@ def run(
                     log = done.stderr + done.stdout
                     if "signature operations took" not in log:
                         warn(f"{label} (run {repetition}) printed no timing line")
-                    runs.append(
-                        {
-                            "test": test,
-                            "rsa_bits": bits,
-                            "repetition": repetition,
-                            "seconds": round(seconds, 3),
-                            "log": log,
-                        }
-                    )
+                    entry = {
+                        "test": test,
+                        "rsa_bits": bits,
+                        "repetition": repetition,
+                        "seconds": round(seconds, 3),
+                        "log": log,
+                    }
+                    if counts is not None:
+                        entry["counts"] = counts
+                    runs.append(entry)
+                if count is not None:
+                    counted = [r for r in runs if r["test"] == test and r["rsa_bits"] == bits]
+                    if counted:
+                        rows += taler_counting.counted_rows(
+                            test, bits, [{"seconds": r["seconds"], **r["counts"]} for r in counted]
+                        )
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
     if not runs:
         raise SuiteError("no run of the tests succeeded: " + "; ".join(failures[:3]))
-    version = info.get("version") or _version("exchange", recipe_dir)
-    gnunet = info.get("gnunet_version") or _version("gnunet", recipe_dir)
+    version = info.get("version")
+    gnunet = info.get("gnunet_version")
     tools = {
         name: value
         for name, value in (("taler-exchange", version), ("gnunet (exchange's)", gnunet))
@@ -225,7 +283,7 @@ def run(
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     return SuiteOutcome(
-        rows=[],
+        rows=rows,
         parameters=config,
         tools=tools,
         extra={

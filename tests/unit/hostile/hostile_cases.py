@@ -49,10 +49,8 @@ profiles:
   slim: {packages: [gcc, "libc6-dev:amd64", "make=4.4.1-2"]}
   taler:
     packages: [curl]
-    recipe:
-      name: taler-helper
-      gnunet: {version: "0.25.0", url: "https://tarballs.invalid/g.tar.gz", sha256: "SHA_G"}
-      exchange: {version: "1.0.0", url: "https://tarballs.invalid/e.tar.gz", sha256: "SHA_E"}
+    gnunet: {tarball: "https://tarballs.invalid/g.tar.gz", sha256: "SHA_G"}
+    taler: {tarball: "https://tarballs.invalid/e.tar.gz", sha256: "SHA_E"}
 hosts:
   box: {url: "tcp://127.0.0.1:2375"}
 targets:
@@ -75,9 +73,8 @@ FIELD_TEMPLATES: dict[str, tuple[str, str]] = {
     "variant": ("suite: trixie,", "suite: trixie, variant: {v},"),
     "mirror": ('mirror: "http://mirror.invalid/debian"', "mirror: {v}"),
     "image": ('image: "ubuntu:24.04"', "image: {v}"),
-    "recipe-version": ('version: "0.25.0"', "version: {v}"),
-    "recipe-url": ('url: "https://tarballs.invalid/g.tar.gz"', "url: {v}"),
-    "recipe-sha256": ('sha256: "' + "0" * 64 + '"', "sha256: {v}"),
+    "profile-gnunet-sha256": ('sha256: "' + "0" * 64 + '"', "sha256: {v}"),
+    "profile-taler-sha256": ('sha256: "' + "1" * 64 + '"', "sha256: {v}"),
     # gnunet: of a target (issue 20); its paths take spaces and look-alikes, so they have
     # cases of their own below.
     "gnunet-string": ("base: deb, profile: slim}", "base: deb, profile: slim, gnunet: {v}}"),
