@@ -154,7 +154,8 @@ class BlockCell:
 def block_series(
     manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
 ) -> dict[RowKey, dict[str, BlockCell]]:
-    """Security-module row -> run id -> its :class:`BlockCell` (timed results only).
+    """Security-module row -> run id -> its :class:`BlockCell` (timed results only), in
+    the appendix's row order (sequential, parallel 100, parallel 800, batch; CS first).
 
     A security module's figure is a block of signature operations (the thesis prints ms
     per 100 or 800 operations), and its parallel blocks overlap in time, so a time per
@@ -172,7 +173,7 @@ def block_series(
                 found.setdefault(row_key(merged.target.name, row), {})[version.run_id] = BlockCell(
                     statistics.median(ms), median_interval(ms), len(ms)
                 )
-    return found
+    return {key: found[key] for key in sorted(found, key=_order)}
 
 
 def render_blocks_markdown(
@@ -185,8 +186,7 @@ def render_blocks_markdown(
     names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
     first = manifest.versions[0].run_id
     rows = []
-    for key in sorted(table, key=_order):
-        cells = table[key]
+    for key, cells in table.items():
         line = [key.target, key.label.removeprefix(f"{key.suite} ")]
         for v in manifest.versions:
             cell = cells.get(v.run_id)

@@ -663,11 +663,12 @@ def _blocks_table(
     columns: Mapping[str, str],
 ) -> Table:
     """The security-module rows per block in ms, with intervals and the ratio to v1
-    (:func:`archbench.report.history.block_series`); a cell links to its samples."""
+    (:func:`archbench.report.history.block_series`, in its order); a cell links to its
+    samples."""
     first = manifest.versions[0].run_id
     row_labels: list[str] = []
     cells: list[tuple[Cell, ...]] = []
-    for key in sorted(found, key=lambda k: (k.target, k.scheme != "CS", k.key_bits, k.label)):
+    for key in found:  # in the appendix's row order
         line: list[Cell] = []
         for v in manifest.versions:
             cell = found[key].get(v.run_id)
