@@ -22,16 +22,19 @@ truncation rules live in one place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites.common import CommandResult, SuiteError, SuiteOutcome, SuiteTimeout, check_keys
 
 SUITE = "taler-helper"
 RECIPE_DIR = Path("/opt/archbench/taler")
@@ -134,6 +137,61 @@ def secmod_config(text: str, test: str, bits: int | None) -> str:
     return _KEYSIZE.sub(f"RSA_KEYSIZE = {bits}", text)
 
 
+def run_test(
+    argv: Sequence[str], timeout_s: float, *, cwd: Path, env: Mapping[str, str]
+) -> CommandResult:
+    """Run one ``test_helper_*`` in a session of its own, its output in files under ``cwd``;
+    whatever of its session outlives it (a secmod it started) is killed when it exits.
+
+    The test forks and execs the secmod and stops it when it ends normally. A test that
+    ends early (seen under QEMU at load 20: test_helper_rsa exited and left
+    ``taler-exchange-secmod-rsa`` running) leaves the secmod holding the test's stdout and
+    stderr: reading them through pipes (:func:`abh.suites.common.run_command`) waited for
+    the secmod until the run's timeout, which then failed the whole suite. Files do not
+    wait; the session (``start_new_session``: the process group is the test's pid) is
+    killed with SIGKILL once the test has exited or timed out.
+
+    Raises:
+        SuiteTimeout: the test ran past ``timeout_s`` (its session is killed).
+        SuiteError: the test cannot be started.
+    """
+    out, err = cwd / "archbench-test.stdout", cwd / "archbench-test.stderr"
+    start = time.monotonic_ns()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        try:
+            # argv is the built test's path, never a shell.
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                cwd=cwd,
+                env={**os.environ, **env},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SuiteError(f"cannot run {argv[0]}: {exc.strerror}") from None
+        try:
+            returncode = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_session(proc.pid)
+            proc.wait()
+            raise SuiteTimeout(f"{argv[0]} did not finish within {timeout_s:g} s") from None
+        _kill_session(proc.pid)
+    return CommandResult(
+        argv=tuple(argv),
+        returncode=returncode,
+        stdout=out.read_bytes().decode("utf-8", "replace"),
+        stderr=err.read_bytes().decode("utf-8", "replace"),
+        elapsed_ns=time.monotonic_ns() - start,
+    )
+
+
+def _kill_session(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing of it is left
+        os.killpg(pgid, signal.SIGKILL)
+
+
 def run(
     config: dict[str, Any], warn: Callable[[str], None], recipe_dir: Path = RECIPE_DIR
 ) -> SuiteOutcome:
@@ -145,8 +203,8 @@ def run(
     text per run that exited with an error: the others are kept).
 
     Raises:
-        SuiteError: the exchange was not built in this image, a test is missing or
-            times out, or no run succeeded.
+        SuiteError: the exchange was not built in this image, a test is missing, or
+            no run succeeded (a run that times out is recorded as a failure).
     """
     tree = recipe_dir / "exchange"
     util = tree / "src" / "util"
@@ -182,9 +240,14 @@ def run(
                     (scratch / conf.name).write_text(text, encoding="utf-8")
                     env = {**env_prefix, "TMPDIR": str(scratch)}
                     started = time.monotonic()
-                    done = run_command(
-                        [str(program)], config["timeout_s"], cwd=str(scratch), env=env
-                    )
+                    try:
+                        done = run_test([str(program)], config["timeout_s"], cwd=scratch, env=env)
+                    except SuiteTimeout as exc:
+                        # Recorded like a failing run: the other runs and tests go on.
+                        shutil.rmtree(scratch, ignore_errors=True)
+                        failures.append(f"{label} (run {repetition}): {exc}")
+                        warn(failures[-1])
+                        continue
                     seconds = time.monotonic() - started
                     shutil.rmtree(scratch, ignore_errors=True)
                     if done.returncode != 0:
