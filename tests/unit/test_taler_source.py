@@ -344,6 +344,11 @@ def test_a_run_past_its_timeout_is_a_failure_and_the_others_go_on(tmp_path: Path
     assert failure.startswith("test_helper_rsa RSA-1024 (run 1): ")
     assert failure.endswith("test_helper_rsa did not finish within 1 s")
     assert warnings == [failure]
+    # A test killed by a signal says which (armv7's test_helper_rsa under QEMU: SIGBUS).
+    (util / "test_helper_rsa").write_text("#!/bin/sh\nkill -BUS $$\n")
+    outcome = taler_helper.run(config, print, recipe_dir=tmp_path)
+    (failure,) = outcome.extra["failures"]
+    assert failure.startswith("test_helper_rsa RSA-1024 (run 1) was killed by SIGBUS (signal 7)")
 
 
 def test_settings_are_checked() -> None:

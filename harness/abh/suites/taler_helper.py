@@ -187,6 +187,18 @@ def run_test(
     )
 
 
+def _ended(returncode: int) -> str:
+    """How a run ended: ``exited with status 5``, or ``was killed by SIGBUS (signal 7)``
+    (a negative status: the signal; armv7's test_helper_rsa under QEMU dies of SIGBUS)."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "a signal"
+    return f"was killed by {name} (signal {-returncode})"
+
+
 def _kill_session(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing of it is left
         os.killpg(pgid, signal.SIGKILL)
@@ -253,7 +265,7 @@ def run(
                     if done.returncode != 0:
                         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
                         failure = (
-                            f"{label} (run {repetition}) exited with status {done.returncode}"
+                            f"{label} (run {repetition}) {_ended(done.returncode)}"
                             f"; stderr ends:\n{tail}"
                         )
                         # The runs that worked are kept; this size's other runs go on.
