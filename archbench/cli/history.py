@@ -142,6 +142,7 @@ from archbench.run import (
     execute,
     plan,
 )
+from archbench.suites import COUNTED_SUITES
 
 MAX_VERSIONS = 32
 
@@ -542,10 +543,22 @@ def _rounds(
 def _count(walk: _Walk, versions: Sequence[_Version]) -> None:
     """Count every target of every version (instructions per operation, once each)."""
     for v in versions:
+        # A target whose suites are none of the counted ones (the taler-helper suite runs
+        # the exchange's programs) has nothing to count: it stores no file and is no
+        # failure; its timed rounds are its results.
         counted = [
             dataclasses.replace(p, metrics=("instructions",), interleaved=walk.session)
             for p in v.plans
+            if any(name in COUNTED_SUITES for name in p.suites.enabled())
         ]
+        skipped = sorted({p.name for p in v.plans} - {p.name for p in counted})
+        if skipped:
+            walk.tell(
+                f"count: {v.entry.label}: {', '.join(skipped)} not counted (none of the "
+                f"counted suites {', '.join(COUNTED_SUITES)} is enabled)"
+            )
+        if not counted:
+            continue
         walk.tell(f"count: {v.entry.label}")
         done = execute(walk.clients, counted, v.workspace, walk.host_archs, reporter=walk.shown)
         v.outcomes.extend(done)

@@ -742,8 +742,18 @@ def ensure_target_image(
                     for name, build in (("libgnunetutil", gnunet), ("taler-exchange", taler))
                     if build is not None
                 )
+                missing = cross_mod.missing_packages(str(exc))
+                cause = (
+                    f" because the package mirror has no installable "
+                    f"{', '.join(missing)} for {cross_plan.debian_arch} (apt, in the cross "
+                    f"stage on {cross_plan.build_arch.platform}); nothing here can build "
+                    f"{cross_plan.target_arch.platform} from source until the mirror has it"
+                    if missing
+                    else ""
+                )
                 raise ImageBuildError(
-                    f"cross-compiling {what} from source for {cross_plan.debian_arch} failed: {exc}"
+                    f"cross-compiling {what} from source for {cross_plan.debian_arch} "
+                    f"failed{cause}: {exc}"
                 ) from exc
             built = read_out(builder, cross_spec.tag, cross_plan)
         elif not marker.exists() or builder.rebuild:

@@ -305,6 +305,39 @@ def parse_debs(text: str) -> tuple[str, ...]:
     return lines
 
 
+_APT_MISSING = (
+    re.compile(r"E: Unable to locate package (?P<name>\S+)"),
+    re.compile(r"E: Package '(?P<name>[^']+)' has no installation candidate"),
+    re.compile(r"E: Version '[^']+' for '(?P<name>[^']+)' was not found"),
+    re.compile(
+        r"^\s*(?P<name>\S+) : Depends: .* but it is not (?:installable|going to be installed)"
+    ),
+    re.compile(r"(?:E|W): Failed to fetch \S*/(?P<name>[^/\s]+\.deb)\s+404"),
+    re.compile(r"Err:\d+ \S*/(?P<name>[^/\s]+\.deb)\s*$"),
+)
+"""apt's ways of saying the mirror has no (installable) package: its name, or the file
+that answered 404."""
+
+
+def missing_packages(text: str) -> tuple[str, ...]:
+    """The packages apt said it cannot find or install in ``text`` (a build log's last
+    lines), in order of first mention, without repeats; empty when apt said nothing of
+    the kind (a compile error, a network failure of another kind).
+
+    Recognised: ``Unable to locate package``, ``has no installation candidate``,
+    ``Version … was not found``, an unmet ``Depends`` (the package that depends), and a
+    ``.deb`` that answered 404.
+    """
+    found: list[str] = []
+    for line in text.splitlines():
+        for pattern in _APT_MISSING:
+            m = pattern.search(line)
+            if m is not None and m.group("name") not in found:
+                found.append(m.group("name"))
+                break
+    return tuple(found)
+
+
 def is_driver_path(path: str) -> bool:
     """True for a cross-built driver binary in a build context (``cross/harness/blindsig``)."""
     folder, _, name = path.rpartition("/")

@@ -26,6 +26,7 @@ from archbench.analysis import (
     ChangePoint,
     Step,
     find_steps,
+    median_interval,
     median_per_op,
     whole_series,
 )
@@ -41,7 +42,8 @@ from archbench.report.moved import (
     moves_frame,
     render_moves_markdown,
 )
-from archbench.report.units import format_count, format_time_ns
+from archbench.report.units import format_count, format_ms, format_time_ns
+from archbench.report.versions import gnunet_version
 from archbench.result import (
     OPERATION_ORDER,
     HistoryManifest,
@@ -106,6 +108,122 @@ def _cell(
     return SeriesCell(middle, (q3 - q1) / middle if middle else 0.0)
 
 
+def version_titles(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> dict[str, str]:
+    """Run id -> the name a version goes by in the tables, figures and steps.
+
+    A version whose results built a GNU Taler exchange (``execution.taler_source``) is
+    named by what it measured, ``exchange 0.14.0 + GNUnet 0.22.2``: the exchange's
+    version (its ``configure.ac``) and the GNUnet its security modules were built
+    against (``setup.tools``, else :func:`archbench.report.versions.gnunet_version`).
+    Other versions, and versions without results, keep their label (``invoke history``'s,
+    from the sources' names). A name that comes twice (an A/A series) gets `` #2``.
+    """
+    titles: dict[str, str] = {}
+    for v in manifest.versions:
+        title = v.label
+        for r in results.get(v.run_id, ()):
+            source = r.execution.taler_source if r.execution is not None else None
+            if not source:
+                continue
+            tools = r.harness.setup.tools or {}
+            exchange = tools.get("taler-exchange") or source.get("version")
+            gnunet = tools.get("gnunet (exchange's)") or gnunet_version(r)
+            if exchange:
+                title = f"exchange {exchange} + GNUnet {gnunet or 'unknown'}"
+                break
+        taken = list(titles.values())
+        if title in taken:
+            title = f"{title} #{sum(t.split(' #')[0] == title for t in taken) + 1}"
+        titles[v.run_id] = title
+    return titles
+
+
+SECURITY_MODULE: Final = "security-module"
+"""The suite whose rows the history also shows per block, in ms, as the thesis printed them."""
+
+
+@dataclass(frozen=True)
+class BlockCell:
+    """One security-module row of one version: ms per block (100 sequential, 100 parallel
+    per forked client, 800 parallel, N batch), the median of every block of every round
+    and its distribution-free 95 % interval (None: fewer than 6 blocks,
+    :func:`archbench.analysis.median_interval`)."""
+
+    median_ms: float
+    interval_ms: tuple[float, float] | None
+    blocks: int
+
+    @property
+    def text(self) -> str:
+        """``"576 ms [116, 900] (n=24)"``: median, interval, number of blocks."""
+        ms = format_ms(self.median_ms)
+        if self.interval_ms is None:
+            return f"{ms} (n={self.blocks})"
+        low, high = (format_ms(x).removesuffix(" ms") for x in self.interval_ms)
+        return f"{ms} [{low}, {high}] (n={self.blocks})"
+
+
+def block_series(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> dict[RowKey, dict[str, BlockCell]]:
+    """Security-module row -> run id -> its :class:`BlockCell` (timed results only), in
+    the appendix's row order (sequential, parallel 100, parallel 800, batch; CS first).
+
+    A security module's figure is a block of signature operations (the thesis prints ms
+    per 100 or 800 operations), and its parallel blocks overlap in time, so a time per
+    operation (:func:`series`) does not read as the thesis's table; this is the same
+    row per block, with its interval.
+    """
+    found: dict[RowKey, dict[str, BlockCell]] = {}
+    for version in manifest.versions:
+        chosen = [r for r in results.get(version.run_id, ()) if r.metric == "time"]
+        for merged in merge_repeats(chosen):
+            for row in merged.harness.rows:
+                if row.suite != SECURITY_MODULE or not row.valid or not row.samples_ns:
+                    continue
+                ms = [x / 1e6 for x in row.samples_ns]
+                found.setdefault(row_key(merged.target.name, row), {})[version.run_id] = BlockCell(
+                    statistics.median(ms), median_interval(ms), len(ms)
+                )
+    return {key: found[key] for key in sorted(found, key=_order)}
+
+
+def render_blocks_markdown(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> str:
+    """:func:`block_series` as a Markdown table (empty string: no security-module rows)."""
+    table = block_series(manifest, results)
+    if not table:
+        return ""
+    names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    first = manifest.versions[0].run_id
+    rows = []
+    for key, cells in table.items():
+        line = [key.target, key.label.removeprefix(f"{key.suite} ")]
+        for v in manifest.versions:
+            cell = cells.get(v.run_id)
+            if cell is None:
+                line.append("")
+                continue
+            text = cell.text
+            base = cells.get(first)
+            if base is not None and v.run_id != first and base.median_ms:
+                text += f" ({cell.median_ms / base.median_ms:.3f}×)"
+            line.append(text)
+        rows.append(line)
+    headers = ["target", "row", *(names[v.run_id] for v in manifest.versions)]
+    return (
+        "### Security module per block (native targets)\n\n"
+        "ms per block of signature operations as the thesis prints them (100 sequential: "
+        "the sum of 100 calls; 100 parallel: one forked client's; 800 parallel: the wall "
+        "time of all clients): median of every block of every round [95 % interval of "
+        "the median] (n = blocks); in brackets the ratio to v1.\n\n"
+        + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    )
+
+
 def history_steps(
     manifest: HistoryManifest, results: Mapping[str, Sequence[Result]], *, rate: float = 0.05
 ) -> list[tuple[str, RowKey, Step]]:
@@ -119,7 +237,8 @@ def history_steps(
     changed between their environments (:attr:`Step.cause`). ``rate``: the false
     discovery rate of the timed steps (1: no control, each pair's interval alone).
     """
-    runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
+    titles = version_titles(manifest, results)
+    runs = [(titles[v.run_id], list(results.get(v.run_id, ()))) for v in manifest.versions]
     found = []
     for key, points in analysis_series(runs).items():
         for step in find_steps(points, rate=rate):
@@ -176,7 +295,8 @@ def history_changes(
     """Every change point over the whole series of every row and architecture
     (:func:`archbench.analysis.whole_series`): counts of every version, times of the
     versions of the first session; instructions first, then the appendix's row order."""
-    runs = [(v.label, list(results.get(v.run_id, ()))) for v in manifest.versions]
+    titles = version_titles(manifest, results)
+    runs = [(titles[v.run_id], list(results.get(v.run_id, ()))) for v in manifest.versions]
     found = whole_series(runs)
     return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
 
@@ -237,6 +357,7 @@ def render_history_markdown(
     """The history's two tables (see the module docs) as Markdown, with a legend."""
     names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
     first_session = manifest.versions[0].session
+    titles = version_titles(manifest, results)
     legend = [
         f"History {manifest.history_id}: {len(manifest.versions)} versions, "
         f"{manifest.rounds} interleaved rounds per session (seed {manifest.seed})."
@@ -244,7 +365,9 @@ def render_history_markdown(
     for v in manifest.versions:
         other = "" if v.session == first_session else " (another session: not interleaved)"
         empty = "" if results.get(v.run_id) else f" — {NO_RESULTS}"
-        legend.append(f"- {names[v.run_id]}: {v.label} (run {v.run_id}){other}{empty}")
+        title = titles[v.run_id]
+        built = "" if title == v.label else f"{v.label}; "
+        legend.append(f"- {names[v.run_id]}: {title} ({built}run {v.run_id}){other}{empty}")
     parts = ["\n".join(legend)]
     for metric, title, unit in (
         ("instructions", "Instructions per operation", "instructions"),
@@ -277,6 +400,9 @@ def render_history_markdown(
             f"### {title}\n\n{unit}; in brackets the ratio to v1.\n\n"
             + tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
         )
+    blocks = render_blocks_markdown(manifest, results)
+    if blocks:
+        parts.append(blocks)
     return "\n\n".join(parts) + "\n"
 
 

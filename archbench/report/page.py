@@ -44,11 +44,14 @@ from archbench.errors import ReportError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import (
     NO_RESULTS,
+    BlockCell,
     SeriesCell,
+    block_series,
     history_changes,
     history_moves,
     history_steps,
     series,
+    version_titles,
 )
 from archbench.report.instructions import (
     FUNCTIONS_PER_ROW,
@@ -582,11 +585,12 @@ def _history_section(
     manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
 ) -> HistorySection:
     names = {v.run_id: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    titles = version_titles(manifest, results)
     first_session = manifest.versions[0].session
     versions = tuple(
         (
             names[v.run_id],
-            v.label,
+            titles[v.run_id] if titles[v.run_id] == v.label else f"{titles[v.run_id]} ({v.label})",
             v.run_id,
             "; ".join(
                 note
@@ -599,9 +603,11 @@ def _history_section(
         )
         for v in manifest.versions
     )
-    x = tuple(f"{names[v.run_id]} {v.label}" for v in manifest.versions)
+    x = tuple(f"{names[v.run_id]} {titles[v.run_id]}" for v in manifest.versions)
     marks = _history_marks(
-        manifest, results, dict(zip((v.label for v in manifest.versions), x, strict=True))
+        manifest,
+        results,
+        dict(zip((titles[v.run_id] for v in manifest.versions), x, strict=True)),
     )
     figures: list[Figure] = []
     tables: list[Table] = []
@@ -621,6 +627,9 @@ def _history_section(
         )
         figures += drawn
         tables.append(table)
+    blocks = block_series(manifest, results)
+    if blocks:
+        tables.append(_blocks_table(manifest, blocks, names, columns))
     moves = history_moves(manifest, results)
     if moves:
         tables.append(_moves_table(moves, "at each counted step"))
@@ -746,6 +755,44 @@ def _history_metric(
         f"{title} across the versions",
         "Median over the row's blocks (times: of every round); a cell links to the "
         "raw samples of that version.",
+        tuple(names[v.run_id] for v in manifest.versions),
+        tuple(row_labels),
+        tuple(cells),
+    )
+
+
+def _blocks_table(
+    manifest: HistoryManifest,
+    found: Mapping[RowKey, Mapping[str, BlockCell]],
+    names: Mapping[str, str],
+    columns: Mapping[str, str],
+) -> Table:
+    """The security-module rows per block in ms, with intervals and the ratio to v1
+    (:func:`archbench.report.history.block_series`, in its order); a cell links to its
+    samples."""
+    first = manifest.versions[0].run_id
+    row_labels: list[str] = []
+    cells: list[tuple[Cell, ...]] = []
+    for key in found:  # in the appendix's row order
+        line: list[Cell] = []
+        for v in manifest.versions:
+            cell = found[key].get(v.run_id)
+            if cell is None:
+                line.append(Cell(""))
+                continue
+            text = cell.text
+            base = found[key].get(first)
+            if base is not None and v.run_id != first and base.median_ms:
+                text += f" ({cell.median_ms / base.median_ms:.3f}×)"
+            line.append(Cell(text, anchor("samples", v.run_id, "time", key)))
+        row_labels.append(f"{key.across.label} · {columns.get(key.target, key.target)}")
+        cells.append(tuple(line))
+    return Table(
+        "Security module per block across the versions",
+        "ms per block of signature operations as the thesis prints them (100 sequential: "
+        "the sum of 100 calls; 100 parallel: one forked client's; 800 parallel: the wall "
+        "time of all clients): median of every block of every round [95 % interval of the "
+        "median] (n = blocks), in brackets the ratio to v1; a cell links to the raw samples.",
         tuple(names[v.run_id] for v in manifest.versions),
         tuple(row_labels),
         tuple(cells),

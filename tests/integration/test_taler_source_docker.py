@@ -6,7 +6,9 @@ libraries, then the exchange's ``src/util``), ``test_helper_cs`` and ``test_help
 (RSA-1024 only: RSA-2048 takes 16-21 s per run) run twice each, their lines stored as
 security-module rows and rendered beside the thesis's figures; in the same run a pairing
 that does not build (exchange 0.14.1 needs GNUnet 0.23 or later) ends its target with the
-step and the compiler's last lines, and the good target's results are kept.
+step and the compiler's last lines, and the good target's results are kept. ``invoke
+history --taler`` measures exchange 0.9.2 (Debian 12's libgnunet-dev 0.19.3) and 0.14.0
+(the first test's image, reused by its content hash) in interleaved rounds.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import docker
 import pytest
 from helpers import GNUNET_TARBALLS, TALER_TARBALLS, WORK, run_invoke
 
+from archbench.result import ResultStore
 from archbench.result import load as load_result
 
 pytestmark = pytest.mark.docker
@@ -24,6 +27,7 @@ pytestmark = pytest.mark.docker
 GNUNET_0222 = "78e418ed0fb891b5f47914d2538ce9280eee283de63f0c3d1fdac3c20881e879"
 TALER_0140 = "cee7ff9624d3cac12754d2677321a2f3eae470ef77976a0da96c82bced749e8b"
 TALER_0141 = "412b1a3e21e1d05f1c6a78e703e0b7840518ce2cf183141ac9c9bb7f03ef37c5"
+TALER_092 = "1fcb4a4f699677fbdad6c5fcab8724d5145b3cb2ab2516c4cd50e83f7ad1bfd9"
 
 MATRIX = """
 version: 1
@@ -221,3 +225,73 @@ def test_riscv64_cross_compiles_the_exchange_times_it_and_counts_the_secmod(
     assert "secmod signing" in markdown
     assert "measures QEMU user emulation of the secmod" in markdown
     assert "secmod signing" in (reports / "instructions.md").read_text()
+
+
+HISTORY = """
+version: 1
+bases:
+  debian-trixie: {source: bootstrap, suite: trixie, variant: minbase}
+  debian-bookworm: {source: bootstrap, suite: bookworm, variant: minbase}
+profiles:
+  slim:
+    packages: [gcc, libc6-dev, make, pkgconf, python3, libgnunet-dev, libsodium-dev]
+targets:
+  - name: amd64-taler
+    arch: amd64
+    base: debian-trixie
+    suites:
+      blindsig: {enabled: false}
+      taler-helper: {rsa_bits: [1024], repetitions: 1, timeout_s: 600}
+"""
+
+
+def test_a_history_of_two_exchanges_is_timed_in_rounds_and_named_by_their_versions(
+    engine_client: docker.DockerClient, slim_amd64_image: str, tmp_path: Path
+) -> None:
+    # The 0.14.0 image is the first test's (same profile, sources and base: same content
+    # key); 0.9.2's builds on Debian 12 against its libgnunet-dev in about 3 minutes.
+    old, new = (TALER_TARBALLS / f"taler-exchange-{v}.tar.gz" for v in ("0.9.2", "0.14.0"))
+    assert old.is_file() and new.is_file(), f"no shared exchange tarballs in {TALER_TARBALLS}"
+    matrix = tmp_path / "matrix.yml"
+    matrix.write_text(HISTORY)
+    results, reports = tmp_path / "results", tmp_path / "reports"
+    gnunet = GNUNET_TARBALLS / "gnunet-0.22.2.tar.gz"
+    done = run_invoke(
+        "history", "--matrix", str(matrix),
+        "--taler", f"{old}@sha256:{TALER_092},{new}@sha256:{TALER_0140}",
+        "--gnunet", f"debian,{gnunet}@sha256:{GNUNET_0222}",
+        "--base", "debian-bookworm,debian-trixie", "--rounds", "2", "--seed", "5",
+        settings={"results": results, "work": WORK, "reports": reports},
+        timeout=3600,
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-4000:]
+    store = ResultStore(results)
+    (history_id,) = store.histories()
+    manifest = store.load_history(history_id)
+    assert [v.base for v in manifest.versions] == ["debian-bookworm", "debian-trixie"]
+    assert [r.round for r in manifest.order] == [1, 2]
+    prefixes = []
+    for v in manifest.versions:
+        timed = [r for p in store.files([v.run_id]) if (r := load_result(p)).metric == "time"]
+        # One container run per round, every run carrying the session's id.
+        assert sorted(r.execution.repeat_index for r in timed if r.execution) == [1, 2]
+        assert {r.execution.interleaved for r in timed if r.execution} == {v.session}
+        prefixes += [r.harness.suites["taler-helper"].extra["prefix_variable"] for r in timed]
+        rows = {(r.scheme, r.operation, r.ops_per_block) for t in timed for r in t.harness.rows}
+        assert ("RSA", "helper_sequential_signing", 100) in rows
+        assert ("CS", "helper_parallel_signing", 800) in rows
+    assert prefixes == ["TALER_PREFIX"] * 4  # both versions read TALER_PREFIX
+    # The versions are named by what was built: the exchange and the GNUnet under it.
+    assert "- v1: exchange 0.9.2 + GNUnet 0.19.3 (taler-exchange-0.9.2.tar.gz" in done.stdout
+    assert "- v2: exchange 0.14.0 + GNUnet 0.22.2 (taler-exchange-0.14.0.tar.gz" in done.stdout
+    # Per block in ms, as the thesis prints it: 2 rounds are 2 sequential blocks (no
+    # interval) and 16 blocks of the 8 forked clients (with one), v2 with its ratio to v1.
+    blocks = done.stdout[done.stdout.index("### Security module per block") :]
+    line = next(x for x in blocks.splitlines() if "| CS helper sequential signing, 100 ops" in x)
+    assert line.count("(n=2)") == 2 and line.count("×)") == 1, line
+    line = next(x for x in blocks.splitlines() if "| RSA-1024 helper parallel signing, 100" in x)
+    assert line.count("(n=16)") == 2 and line.count("] (n=16)") == 2, line
+    page = (reports / "results.html").read_text()
+    assert "Security module per block across the versions" in page
+    assert "v2 exchange 0.14.0 + GNUnet 0.22.2" in page

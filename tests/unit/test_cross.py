@@ -469,3 +469,32 @@ def test_the_cross_stage_builds_the_library_before_the_drivers(tmp_path: Path) -
         benchmark.plan_cross_image(_plan(Arch.RISCV64), "sha256:9", b"", harness, gnunet=build)
     with pytest.raises(ValueError, match="GNUnet source"):
         benchmark.plan_cross_image(plan, "sha256:9", b"", harness)
+
+
+def test_apt_saying_the_mirror_lacks_a_package_is_read_out_of_the_log() -> None:
+    # Lines as apt 2.6 (bookworm) and 2.9 (trixie) print them, in a build log's tail.
+    tail = """
+    Reading package lists...
+    E: Unable to locate package libmicrohttpd-dev:armhf
+    E: Package 'libpq-dev:armhf' has no installation candidate
+    E: Version '1.2' for 'libsodium-dev:armhf' was not found
+     libgnunet-dev:ppc64el : Depends: libgnunetutil17:ppc64el but it is not installable
+    E: Failed to fetch http://deb.example/pool/main/z/zlib/zlib1g_1.3_ppc64el.deb  404  Not Found
+    E: Unable to locate package libmicrohttpd-dev:armhf
+    """
+    assert cross.missing_packages(tail) == (
+        "libmicrohttpd-dev:armhf",
+        "libpq-dev:armhf",
+        "libsodium-dev:armhf",
+        "libgnunet-dev:ppc64el",
+        "zlib1g_1.3_ppc64el.deb",
+    )
+    # A compile error names no package.
+    assert cross.missing_packages("util.c:12: error: 'x' undeclared\nmake: *** [all] 2") == ()
+
+
+@given(st.text(max_size=400))
+def test_reading_apt_lines_never_fails(text: str) -> None:
+    found = cross.missing_packages(text)
+    assert len(set(found)) == len(found)
+    assert all(name and not name.isspace() for name in found)

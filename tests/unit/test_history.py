@@ -13,6 +13,7 @@ from archbench.cli.history import round_orders, series_of, version_label, versio
 from archbench.errors import MatrixError, ResultsError
 from archbench.matrix import parse_gnunet, parse_taler
 from archbench.report import history_steps, render_history_markdown, render_steps_markdown
+from archbench.report.history import block_series, version_titles
 from archbench.result import (
     HistoryManifest,
     HistoryRound,
@@ -180,3 +181,51 @@ def test_an_exchange_series_pairs_with_the_gnunet_and_base_series() -> None:
         version_label(T27, "debian-trixie", ex[1])
         == "taler-exchange-0.14.0.tar.gz with gnunet-0.27.0.tar.gz on debian-trixie"
     )
+
+
+def _secmod(run_id: str, exchange: str, gnunet: str, ms: list[float]) -> Result:
+    """A timed result of the taler-helper suite: CS's 100 sequential signatures per block."""
+    r = result("amd64-taler", "amd64", "x86_64", "cpu", [])
+    sequential = row("CS", "helper_sequential_signing", [int(x * 1e6) for x in ms])
+    sequential = sequential.model_copy(update={"suite": "security-module", "ops_per_block": 100})
+    setup = r.harness.setup.model_copy(
+        update={"tools": {"taler-exchange": exchange, "gnunet (exchange's)": gnunet}}
+    )
+    assert r.execution is not None
+    source = {"kind": "tarball", "version": exchange, "sha256": SHA}
+    return r.model_copy(
+        update={
+            "run_id": run_id,
+            "execution": r.execution.model_copy(update={"taler_source": source}),
+            "harness": r.harness.model_copy(update={"rows": (sequential,), "setup": setup}),
+        }
+    )
+
+
+def test_an_exchange_series_is_named_by_exchange_and_gnunet_and_shown_per_block() -> None:
+    a, b = new_run_id(), new_run_id()
+    manifest = _manifest(a, b)
+    results = {
+        a: [_secmod(a, "0.9.2", "0.19.3", [7, 8, 6, 7, 9, 7])],
+        b: [_secmod(b, "0.14.0", "0.22.2", [14, 16, 12, 14, 18, 14])],
+    }
+    assert version_titles(manifest, results) == {
+        a: "exchange 0.9.2 + GNUnet 0.19.3",
+        b: "exchange 0.14.0 + GNUnet 0.22.2",
+    }
+    text = render_history_markdown(manifest, results)
+    assert "- v1: exchange 0.9.2 + GNUnet 0.19.3 (Debian's; run " in text
+    # Per block in ms, as the thesis prints it: median [95 % interval of six blocks: the
+    # smallest and largest] (n), and the ratio of the medians to v1.
+    blocks = text[text.index("### Security module per block (native targets)") :]
+    line = next(x for x in blocks.splitlines() if x.startswith("| amd64-taler | CS helper seq"))
+    assert "| 7 ms [6, 9] (n=6) " in line and "| 14 ms [12, 18] (n=6) (2.000×) |" in line
+    # Fewer than six blocks: no interval, the count says why.
+    few = {a: [_secmod(a, "0.9.2", "0.19.3", [7, 8])], b: []}
+    cells = block_series(manifest, few)
+    (cell,) = (c for by_run in cells.values() for c in by_run.values())
+    assert cell.interval_ms is None and cell.text == "8 ms (n=2)"  # 7.5, as the appendix rounds
+    # Without results a version keeps its label; the same title twice is told apart.
+    assert version_titles(manifest, few)[b] == "0.27.0"
+    twice = {a: results[a], b: [_secmod(b, "0.9.2", "0.19.3", [7] * 6)]}
+    assert version_titles(manifest, twice)[b] == "exchange 0.9.2 + GNUnet 0.19.3 #2"

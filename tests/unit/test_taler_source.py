@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -309,6 +310,55 @@ def test_a_failing_run_is_recorded_and_the_others_are_kept(tmp_path: Path) -> No
     rsa.write_text("#!/bin/sh\nexit 1\n")
     with pytest.raises(SuiteError, match=r"no run of the tests succeeded: test_helper_rsa"):
         taler_helper.run(config, print, taler_dir=tmp_path)
+
+
+def test_a_secmod_left_running_neither_holds_the_run_nor_outlives_it(tmp_path: Path) -> None:
+    util = fake_exchange(tmp_path, "TALER_PREFIX")
+    pid_file = tmp_path / "secmod.pid"
+    # As test_helper_rsa that ended early under QEMU: its secmod (here a sleep holding the
+    # test's stdout and stderr) is still running when the test exits.
+    for test in ("test_helper_rsa", "test_helper_cs"):
+        body = (util / test).read_text().split("\n", 1)[1]
+        (util / test).write_text(f"#!/bin/sh\nsleep 300 &\necho $! > '{pid_file}'\n{body}")
+    config = taler_helper.normalize_config({"rsa_bits": [1024], "repetitions": 1, "timeout_s": 60})
+    started = time.monotonic()
+    outcome = taler_helper.run(config, print, taler_dir=tmp_path)
+    assert time.monotonic() - started < 30  # not the sleep's 300 s, nor the timeout's 60
+    assert [r["test"] for r in outcome.extra["runs"]] == ["test_helper_rsa", "test_helper_cs"]
+    assert "signature operations took" in outcome.extra["runs"][0]["log"]
+    pid = int(pid_file.read_text())
+    # Killed with the test's session: gone, or a zombie waiting for its reaper. SIGKILL is
+    # delivered after killpg returns, so a loaded machine may need a moment to show it.
+    state = Path(f"/proc/{pid}/stat")
+
+    def dead() -> bool:
+        try:
+            return state.read_text().split(") ", 1)[1].startswith("Z")
+        except FileNotFoundError:
+            return True
+
+    deadline = time.monotonic() + 10
+    while not dead() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert dead()
+
+
+def test_a_run_past_its_timeout_is_a_failure_and_the_others_go_on(tmp_path: Path) -> None:
+    util = fake_exchange(tmp_path, "TALER_PREFIX")
+    (util / "test_helper_rsa").write_text("#!/bin/sh\nexec sleep 300\n")
+    warnings: list[str] = []
+    config = taler_helper.normalize_config({"rsa_bits": [1024], "repetitions": 1, "timeout_s": 1})
+    outcome = taler_helper.run(config, warnings.append, taler_dir=tmp_path)
+    assert [r["test"] for r in outcome.extra["runs"]] == ["test_helper_cs"]
+    (failure,) = outcome.extra["failures"]
+    assert failure.startswith("test_helper_rsa RSA-1024 (run 1): ")
+    assert failure.endswith("test_helper_rsa did not finish within 1 s")
+    assert warnings == [failure]
+    # A test killed by a signal says which (armv7's test_helper_rsa under QEMU: SIGBUS).
+    (util / "test_helper_rsa").write_text("#!/bin/sh\nkill -BUS $$\n")
+    outcome = taler_helper.run(config, print, taler_dir=tmp_path)
+    (failure,) = outcome.extra["failures"]
+    assert failure.startswith("test_helper_rsa RSA-1024 (run 1) was killed by SIGBUS (signal 7)")
 
 
 def test_settings_are_checked() -> None:

@@ -22,17 +22,20 @@ truncation rules live in one place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
+import signal
+import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from abh.suites import counting, taler_counting
-from abh.suites.common import SuiteError, SuiteOutcome, check_keys, run_command
+from abh.suites.common import CommandResult, SuiteError, SuiteOutcome, SuiteTimeout, check_keys
 from abh.suites.counting import CountError
 
 SUITE = "taler-helper"
@@ -151,6 +154,73 @@ def _count_prefix(
     return {**env, **{name: str(shadow) for name in env_prefix}}
 
 
+def run_test(
+    argv: Sequence[str], timeout_s: float, *, cwd: Path, env: Mapping[str, str]
+) -> CommandResult:
+    """Run one ``test_helper_*`` in a session of its own, its output in files under ``cwd``;
+    whatever of its session outlives it (a secmod it started) is killed when it exits.
+
+    The test forks and execs the secmod and stops it when it ends normally. A test that
+    ends early (seen under QEMU at load 20: test_helper_rsa exited and left
+    ``taler-exchange-secmod-rsa`` running) leaves the secmod holding the test's stdout and
+    stderr: reading them through pipes (:func:`abh.suites.common.run_command`) waited for
+    the secmod until the run's timeout, which then failed the whole suite. Files do not
+    wait; the session (``start_new_session``: the process group is the test's pid) is
+    killed with SIGKILL once the test has exited or timed out.
+
+    Raises:
+        SuiteTimeout: the test ran past ``timeout_s`` (its session is killed).
+        SuiteError: the test cannot be started.
+    """
+    out, err = cwd / "archbench-test.stdout", cwd / "archbench-test.stderr"
+    start = time.monotonic_ns()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        try:
+            # argv is the built test's path, never a shell.
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                cwd=cwd,
+                env={**os.environ, **env},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise SuiteError(f"cannot run {argv[0]}: {exc.strerror}") from None
+        try:
+            returncode = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_session(proc.pid)
+            proc.wait()
+            raise SuiteTimeout(f"{argv[0]} did not finish within {timeout_s:g} s") from None
+        _kill_session(proc.pid)
+    return CommandResult(
+        argv=tuple(argv),
+        returncode=returncode,
+        stdout=out.read_bytes().decode("utf-8", "replace"),
+        stderr=err.read_bytes().decode("utf-8", "replace"),
+        elapsed_ns=time.monotonic_ns() - start,
+    )
+
+
+def _ended(returncode: int) -> str:
+    """How a run ended: ``exited with status 5``, or ``was killed by SIGBUS (signal 7)``
+    (a negative status: the signal; armv7's test_helper_rsa under QEMU dies of SIGBUS)."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "a signal"
+    return f"was killed by {name} (signal {-returncode})"
+
+
+def _kill_session(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing of it is left
+        os.killpg(pgid, signal.SIGKILL)
+
+
 def run(
     config: dict[str, Any],
     warn: Callable[[str], None],
@@ -171,9 +241,10 @@ def run(
     (``secmod_signing``, ``secmod_key_generation`` per test and size).
 
     Raises:
-        SuiteError: the exchange was not built in this image, a test is missing or
-            times out, or no run succeeded (counting: a run whose secmod's counts cannot
-            be read has failed, and is recorded in ``failures``).
+        SuiteError: the exchange was not built in this image, a test is missing, or
+            no run succeeded (a run that times out is recorded as a failure; counting: a
+            run whose secmod's counts cannot be read has failed, and is recorded in
+            ``failures``).
     """
     tree = taler_dir / "exchange"
     util = tree / "src" / "util"
@@ -219,9 +290,14 @@ def run(
                             ),
                         }
                     started = time.monotonic()
-                    done = run_command(
-                        [str(program)], config["timeout_s"], cwd=str(scratch), env=env
-                    )
+                    try:
+                        done = run_test([str(program)], config["timeout_s"], cwd=scratch, env=env)
+                    except SuiteTimeout as exc:
+                        # Recorded like a failing run: the other runs and tests go on.
+                        shutil.rmtree(scratch, ignore_errors=True)
+                        failures.append(f"{label} (run {repetition}): {exc}")
+                        warn(failures[-1])
+                        continue
                     seconds = time.monotonic() - started
                     counts: dict[str, Any] | None = None
                     count_error = ""
@@ -241,7 +317,7 @@ def run(
                     if done.returncode != 0:
                         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
                         failure = (
-                            f"{label} (run {repetition}) exited with status {done.returncode}"
+                            f"{label} (run {repetition}) {_ended(done.returncode)}"
                             f"; stderr ends:\n{tail}"
                         )
                         # The runs that worked are kept; this size's other runs go on.
