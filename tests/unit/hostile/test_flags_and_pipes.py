@@ -113,6 +113,7 @@ BAD: dict[str, dict[str, list[str]]] = {
         "metric": [LONG, "time"],
         "rsa_bits": [LONG, "2047"],
         "repetitions": [LONG, "-1"],
+        "rounds": [LONG, "0", "2", "51"],
         "resume": [LONG, "../x"],
     },
     "doctor": {"arch": [LONG], "matrix": [TOO_LONG_NAME]},
