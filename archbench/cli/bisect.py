@@ -81,6 +81,7 @@ from archbench.platforms import Arch
 from archbench.report import (
     bisect_moved,
     bisect_moves,
+    bisect_row,
     move_lines,
     stored_rows,
     write_bisect_page,
@@ -511,33 +512,24 @@ def _row_count(
     manifest: BisectManifest, arch: str, target: str, run_id: str, store: ResultStore
 ) -> BisectCount:
     """The row's count in the stored counting result of ``target`` in ``run_id``."""
-    for path in store.files([run_id]):
-        result = load(path)
-        if result.metric != "instructions" or result.target.name != target:
-            continue
-        for row in result.harness.rows:
-            if (
-                row.suite == "blindsig"
-                and row.scheme == manifest.scheme
-                and row.operation == manifest.operation
-                and (manifest.key_bits is None or row.key_bits == manifest.key_bits)
-            ):
-                if not row.valid or not row.instructions:
-                    return BisectCount(
-                        arch=arch, target=target, run_id=run_id,
-                        skipped=f"run: the row is invalid: {row.invalid_reason or 'no count'}",
-                    )  # fmt: skip
-                return BisectCount(
-                    arch=arch,
-                    target=target,
-                    run_id=run_id,
-                    instructions=median_per_op(row.instructions, row.ops_per_block),
-                    spread=spread(row.instructions),
-                )
+    row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
+    if row is None:
+        return BisectCount(
+            arch=arch, target=target, run_id=run_id,
+            skipped=f"run: no {manifest.row} row among the counted results",
+        )  # fmt: skip
+    if not row.valid or not row.instructions:
+        return BisectCount(
+            arch=arch, target=target, run_id=run_id,
+            skipped=f"run: the row is invalid: {row.invalid_reason or 'no count'}",
+        )  # fmt: skip
     return BisectCount(
-        arch=arch, target=target, run_id=run_id,
-        skipped=f"run: no {manifest.row} row among the counted results",
-    )  # fmt: skip
+        arch=arch,
+        target=target,
+        run_id=run_id,
+        instructions=median_per_op(row.instructions, row.ops_per_block),
+        spread=spread(row.instructions),
+    )
 
 
 def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> BisectStep:

@@ -82,7 +82,13 @@ from archbench.report.model import (
     Style,
     parse_style,
 )
-from archbench.report.moved import bisect_moved, bisect_moves, move_lines, stored_rows
+from archbench.report.moved import (
+    bisect_moved,
+    bisect_moves,
+    bisect_row,
+    move_lines,
+    stored_rows,
+)
 from archbench.report.page import PAGE_FILE
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.units import (
@@ -138,6 +144,7 @@ __all__ = [
     "Unit",
     "bisect_moved",
     "bisect_moves",
+    "bisect_row",
     "check_label_prefix",
     "describe_comparison",
     "format_ms",
