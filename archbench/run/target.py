@@ -758,9 +758,18 @@ def summarise(ctx: TargetContext) -> None:
 
     Raises:
         HarnessError: a suite failed in a run (its rows are missing; the other suites'
-            rows are saved).
+            rows are saved), or nothing was stored at all.
     """
     outcome, paths = ctx.outcome, ctx.paths
+    if not paths:
+        # Nothing was measured (e.g. --metric instructions where no enabled suite is
+        # counted): a target with no result is a failure that says why, not an IndexError.
+        problems = "; ".join(f"suite {s} failed: {e}" for s, e in ctx.failed.items())
+        raise HarnessError(
+            problems
+            or "no result was stored: no enabled suite ran under the selected metrics "
+            "(docs/counting.md, 'Which suites are counted')"
+        )
     outcome.result_path = paths[0]
     outcome.result_paths = paths
     outcome.message = ", ".join(str(p) for p in paths)

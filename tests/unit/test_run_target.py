@@ -10,18 +10,22 @@ test_counting_docker.py and test_remote_hosts.py.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 from harness_fakes import harness_document
 from helpers import CI_MATRIX
 
 from archbench.archive import ArchivedImage, ImageEntry
+from archbench.errors import HarnessError
 from archbench.matrix import Matrix, load, parse
 from archbench.platforms import Arch
 from archbench.result import ArchiveRef, HarnessDocument
 from archbench.run import TargetPlan, plan
 from archbench.run.kinds import Emulated, Native, Remote, kind_of
-from archbench.run.target import plan_steps
+from archbench.run.target import TargetContext, TargetOutcome, plan_steps, summarise
 
 REMOTE = """
 version: 1
@@ -142,3 +146,18 @@ def test_only_a_remote_run_takes_its_cpu_from_the_harness() -> None:
         "host_cpu": "AMD Ryzen 7 PRO 5850U with Radeon Graphics"
     }
     assert Native().run_update(doc) == {} and Emulated().run_update(doc) == {}
+
+
+def test_a_target_that_stored_nothing_fails_saying_why() -> None:
+    def ctx(paths: list[Path], failed: dict[str, str]) -> TargetContext:
+        outcome = TargetOutcome(name="t", ok=False, message="")
+        return cast(TargetContext, SimpleNamespace(outcome=outcome, paths=paths, failed=failed))
+
+    # --metric instructions where no enabled suite is counted: no IndexError, a reason.
+    with pytest.raises(HarnessError, match=r"no result was stored: no enabled suite ran"):
+        summarise(ctx([], {}))
+    with pytest.raises(HarnessError, match=r"^suite taler-helper failed: no run succeeded$"):
+        summarise(ctx([], {"taler-helper": "no run succeeded"}))
+    done = ctx([Path("r/t.json")], {})
+    summarise(done)
+    assert done.outcome.result_path == Path("r/t.json")
