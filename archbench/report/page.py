@@ -12,36 +12,24 @@ kernel, OS, GNUnet version and source, library versions, QEMU, emulated or nativ
 every row's raw samples, which every figure and table cell links to (anchors inside the
 page), each with the results file it came from (a path relative to the page).
 
-Two steps, so the data can be tested without a browser: :func:`assemble` turns results,
-history manifests and bisection records into a :class:`Page` (pure data, strings as read), and
-:func:`render_page` turns that into HTML with Jinja2 (autoescape on: machine names,
-CPU models and labels come from results files, which are untrusted) and plotly, which
-is imported only there (it is slow to import), and the differential figures of the
-steps and moves (matplotlib, inlined as PNG). :func:`write_page` writes it atomically;
-:func:`archbench.report.write_page_from_store` assembles it from a results store.
+Two steps, so the data can be tested without a browser: :func:`assemble` (this module)
+turns results, history manifests and bisection records into a :class:`Page` (pure data,
+strings as read), and :func:`archbench.report.page_html.render_page` turns that into HTML
+(Jinja2, plotly, matplotlib's differential figures); :func:`archbench.report.page_html.write_page`
+writes it atomically; :func:`archbench.report.write_page_from_store` assembles it from a
+results store.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import html
-import math
-import re
 import statistics
-import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Final
-
-import jinja2
-from markupsafe import Markup
+from typing import Final
 
 from archbench.analysis import median_interval, median_per_op
-from archbench.errors import ReportError
-from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.history import (
     NO_RESULTS,
     BlockCell,
@@ -70,7 +58,6 @@ from archbench.result import (
     RowKey,
     merge_repeats,
     row_key,
-    write_texts,
 )
 
 PAGE_FILE: Final = "results.html"
@@ -884,259 +871,4 @@ def assemble(
         samples=samples,
         failures=tuple(failures),
         bisections=tuple(_bisect_section(b) for b in bisections),
-    )
-
-
-def _plotly_text(text: str) -> str:
-    """``text`` for plotly, which reads a few HTML tags in labels: escaped, so it shows
-    as written; ``<br>`` (our own line breaks) kept."""
-    return "<br>".join(html.escape(part, quote=False) for part in text.split("<br>"))
-
-
-PLOT_HEIGHT: Final = 320
-"""Height of a figure's plot area in px (the browser test asks for at least 300)."""
-LEGEND_PER_ROW: Final = 3
-"""Legend entries per row below a figure, at the page's 1200 px (targets' names are long)."""
-
-
-def _figure_html(figure: Figure) -> str:
-    import plotly.graph_objects as go  # slow to import: only when a page is drawn
-
-    fig = go.Figure()
-    for trace in figure.traces:
-        common: dict[str, Any] = {
-            "name": _plotly_text(trace.name),
-            "x": [_plotly_text(p.x) for p in trace.points],
-            "y": [p.y for p in trace.points],
-            "text": [_plotly_text(p.hover) for p in trace.points],
-            "customdata": [p.anchor for p in trace.points],
-            "hovertemplate": "%{text}<extra></extra>",
-        }
-        if figure.kind == "bar":
-            fig.add_trace(go.Bar(textposition="none", **common))
-        else:
-            fig.add_trace(go.Scatter(mode="lines+markers", **common))
-    # The legend goes below the plot, wrapping, with room for every entry: a legend
-    # beside a plot shows only what fits its height. The height grows with the legend
-    # and the longest tick label, so the plot area itself keeps PLOT_HEIGHT px.
-    legend_rows = math.ceil(len(figure.traces) / LEGEND_PER_ROW)
-    tick_px = 7 * max((len(x) for x in figure.x), default=0)
-    bottom = 76 + min(tick_px, 160) + 22 * legend_rows
-    yaxis: dict[str, Any] = {"type": "log", "title": {"text": figure.y_title}, "automargin": True}
-    values = [p.y for t in figure.traces for p in t.points]
-    if figure.kind == "bar" and values:
-        # Bars on a log axis have no base: plotly's own range can start above the
-        # smallest bar, which then shows as a sliver that reads as "smallest by far".
-        # The range (in decades) reaches a third of a decade below the smallest value.
-        low, high = math.log10(min(values)), math.log10(max(values))
-        yaxis["range"] = [low - 0.35, high + 0.15]
-    fig.update_layout(
-        title={"text": _plotly_text(figure.title)},
-        yaxis=yaxis,
-        xaxis={
-            "type": "category",
-            "categoryorder": "array",
-            "categoryarray": [_plotly_text(x) for x in figure.x],
-            "automargin": True,
-        },
-        barmode="group",
-        showlegend=True,  # with one target too: the legend names what the bars are
-        legend={
-            "orientation": "h",
-            "yanchor": "top",
-            "y": -min(tick_px, 160) / PLOT_HEIGHT - 0.12,
-            "x": 0,
-            "title": {"text": "click to hide or show:", "side": "top"},
-            # A fixed share of the width per entry: plotly wraps such a legend into rows.
-            "entrywidth": 0.95 / LEGEND_PER_ROW,
-            "entrywidthmode": "fraction",
-        },
-        margin={"l": 80, "r": 20, "t": 60, "b": bottom},
-        height=60 + PLOT_HEIGHT + bottom,
-        template="plotly_white",
-        shapes=[shape for shape, _ in _mark_layout(figure)],
-        annotations=[note for _, note in _mark_layout(figure) if note is not None],
-    )
-    return str(
-        fig.to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id=figure.anchor + "-plot",
-            config={"displaylogo": False, "responsive": True},
-        )
-    )
-
-
-MARK_STYLE: Final = {"step": ("#c01c28", "solid"), "change": ("#e66100", "dash")}
-"""Colour and dash of a step's line and a change point's line on a history figure."""
-
-
-MARKS_STACKED: Final = 8
-"""Annotations stacked at one place on a history figure (18 px each, in a 320 px plot
-area); beyond, one says how many more the list below the figure holds."""
-
-
-def _mark_layout(figure: Figure) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """Per mark, a plotly shape (a vertical line halfway between its two versions, over
-    the whole plot height) and its annotation (the text, at the top of the plot area,
-    stacked where several marks share a place; None beyond :data:`MARKS_STACKED`)."""
-    where = {x: i for i, x in enumerate(figure.x)}
-    out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    stacked: dict[float, int] = {}
-    for mark in figure.marks:
-        # A category axis places category i at i: halfway is between the two versions.
-        at = (where[mark.before] + where[mark.after]) / 2
-        colour, dash = MARK_STYLE[mark.kind]
-        level = stacked.get(at, 0)
-        stacked[at] = level + 1
-        shape = {
-            "type": "line",
-            "xref": "x",
-            "yref": "paper",
-            "x0": at,
-            "x1": at,
-            "y0": 0,
-            "y1": 1,
-            "line": {"color": colour, "dash": dash, "width": 2},
-        }
-        text = mark.text
-        if level >= MARKS_STACKED:
-            out.append((shape, None))
-            continue
-        if level == MARKS_STACKED - 1:
-            more = sum((where[m.before] + where[m.after]) / 2 == at for m in figure.marks) - level
-            if more > 1:
-                text = f"{more} more: listed below the figure"
-        note = {
-            "x": at,
-            "xref": "x",
-            "y": 1,
-            "yref": "paper",
-            "yanchor": "top",
-            "xanchor": "left",
-            "yshift": -4 - 18 * level,
-            "showarrow": False,
-            "text": _plotly_text(text),
-            "font": {"color": colour, "size": 12},
-            "bgcolor": "rgba(255,255,255,0.85)",
-        }
-        out.append((shape, note))
-    return out
-
-
-MAX_EAGER_FIGURES: Final = 40
-"""Figures drawn when the page opens; a page with more draws each as it comes near the
-screen (a page of 1,000 runs had not been drawn after 180 s)."""
-CUT_AT: Final = 120
-"""Characters of a string from results shown on the page; the whole value on hover."""
-
-
-def cut(text: object, limit: int = CUT_AT) -> Markup:
-    """``text`` as escaped HTML, cut to ``limit`` characters with an ellipsis and the
-    whole value in the ``title`` (shown on hover); short text as it is."""
-    value = str(text)
-    if len(value) <= limit:
-        return Markup.escape(value)
-    return Markup('<span class="cut" title="{}">{}…</span>').format(value, value[:limit])
-
-
-def relative_href(path: str) -> str:
-    """A relative path as a URL for ``href``: each segment percent-encoded, and starting
-    with ``./`` or ``../``, so that no first segment (``javascript:x``) reads as a scheme.
-    """
-    url = urllib.parse.quote(path, safe="/")
-    return url if url.startswith(("./", "../")) else "./" + url
-
-
-def _deferred(html: str) -> str:
-    """Plotly's figure HTML with its drawing script kept as text, run by the page's
-    observer when the figure comes near the screen."""
-    return re.sub(
-        r'<script(?: type="text/javascript")?>',
-        '<script type="application/x-archbench-deferred">',
-        html,
-    )
-
-
-def _plotly_js() -> str:
-    from plotly.offline import get_plotlyjs  # slow to import: only when a page is drawn
-
-    # Inside <script>, only "</script" could end the element early; plotly.js has none,
-    # but the check is cheap and the failure would be silent.
-    js = str(get_plotlyjs())
-    if "</script" in js.lower():
-        raise ReportError("plotly.js contains '</script'; it cannot be inlined as it is")
-    return js
-
-
-def render_page(page: Page) -> str:
-    """The page as one HTML document (UTF-8 text; about 4.7 MB with plotly.js inlined).
-
-    Every string of ``page`` is escaped (Jinja2 autoescape; plotly's JSON escapes
-    ``<``, ``>`` and ``/``, and labels given to plotly are HTML-escaped once more, so
-    plotly shows them as written). plotly.js is inlined once, and only when the page
-    has a figure.
-
-    Raises:
-        ReportError: the template is missing.
-    """
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        # Every output ends with a newline: a truncated file is then told from a whole one.
-        keep_trailing_newline=True,
-    )
-    env.filters["cut"] = cut
-    env.filters["href"] = relative_href
-    try:
-        template = env.get_template(PAGE_TEMPLATE)
-    except jinja2.TemplateNotFound as exc:
-        raise ReportError(
-            f"page template {exc.name!r} not found in {TEMPLATES_DIR}; reinstall archbench"
-        ) from exc
-    # The two pieces of markup: plotly's own output, whose JSON escapes < > / (and our
-    # labels are escaped before they reach it), and plotly.js, checked for </script.
-    deferred = len(page.figures) > MAX_EAGER_FIGURES
-    figures = {
-        f.anchor: Markup(_deferred(_figure_html(f)) if deferred else _figure_html(f))  # noqa: S704
-        for f in page.figures
-    }
-    plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
-    images = _differential_images(page.differentials)
-    return template.render(
-        page=page, figures=figures, images=images, plotly_js=plotly_js, deferred=deferred
-    )
-
-
-def _differential_images(drawn: Sequence[Differential]) -> dict[str, str]:
-    """Differential key -> its figure as a ``data:`` URL of a PNG (base64: no markup).
-
-    matplotlib, not plotly: the same figure a report folder or a thesis takes
-    (:func:`archbench.report.plots.differential_figure`)."""
-    if not drawn:
-        return {}
-    from archbench.report import plots  # matplotlib is slow to import: only when drawn
-
-    return {
-        d.key: "data:image/png;base64,"
-        + base64.b64encode(plots.figure_png(plots.differential_figure(d.moves, d.title))).decode()
-        for d in drawn
-    }
-
-
-def write_page(page: Page, out_dir: Path) -> list[Path]:
-    """Render ``page`` and write it to ``out_dir/results.html`` atomically.
-
-    Returns:
-        ``[out_dir / PAGE_FILE]``.
-
-    Raises:
-        ReportError: the template is missing, or the file cannot be written.
-    """
-    text = render_page(page)
-    return write_texts(
-        {out_dir / PAGE_FILE: text}, ReportError, "the results page", "choose a writable --out"
     )

@@ -43,7 +43,15 @@ from archbench.analysis import (
 from archbench.errors import ReportError, ReportUsageError, ResultsError
 from archbench.inputs import load_json, read_text
 from archbench.platforms import Arch
-from archbench.report import chapter, compare_tables, export, gnunet_perf, instructions, page
+from archbench.report import (
+    chapter,
+    compare_tables,
+    export,
+    gnunet_perf,
+    instructions,
+    page,
+    page_html,
+)
 from archbench.report.formats import (
     LATEX_FILE,
     MARKDOWN_FILE,
@@ -605,4 +613,4 @@ def write_page_from_store(
         json_path=relative_json(store, out_dir),
         failures=[*(f.message for f in failures), *problems],
     )
-    return page.write_page(drawn, out_dir)
+    return page_html.write_page(drawn, out_dir)

@@ -14,7 +14,8 @@ from helpers import result, row, synthetic_history
 
 from archbench.cli.report import ReportRequest, render_report
 from archbench.report import PAGE_FILE, write_page_from_store
-from archbench.report.page import Page, assemble, render_page
+from archbench.report.page import Page, assemble
+from archbench.report.page_html import render_page
 from archbench.result import ResultStore
 
 ROWS = (
@@ -210,7 +211,7 @@ def test_a_change_point_over_the_whole_series_is_marked_where_the_level_changes(
     }
     assert any(m.text == "change point 1.1000× on amd64" for m in figure.marks)
     # Drawn: a vertical line halfway between v3 and v4 (categories 2 and 3) per mark.
-    from archbench.report.page import _mark_layout
+    from archbench.report.page_html import _mark_layout
 
     drawn = _mark_layout(figure)
     assert len(drawn) == len(figure.marks) == 4
@@ -236,7 +237,8 @@ def test_each_machine_column_links_to_its_environment() -> None:
 
 
 def test_marks_beyond_what_fits_at_one_place_are_counted_not_stacked() -> None:
-    from archbench.report.page import MARKS_STACKED, Figure, Mark, _mark_layout
+    from archbench.report.page import Figure, Mark
+    from archbench.report.page_html import MARKS_STACKED, _mark_layout
 
     marks = tuple(Mark("v1", "v2", "step", f"step 1.1000× on arch{i}") for i in range(12))
     drawn = _mark_layout(Figure("fig-x", "t", "y", "line", ("v1", "v2"), (), marks))

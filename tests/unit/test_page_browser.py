@@ -154,7 +154,8 @@ def test_a_reader_at_1280_px_sees_every_figure_whole(machines: int, tmp_path: Pa
     import os
     import shutil
 
-    from archbench.report.page import assemble, render_page
+    from archbench.report.page import assemble
+    from archbench.report.page_html import render_page
     from archbench.upstream import reference
 
     loaded, failures = reference.load_reference()

@@ -23,9 +23,9 @@ from archbench.errors import HarnessError
 from archbench.matrix import Matrix, load, parse
 from archbench.platforms import Arch
 from archbench.result import ArchiveRef, HarnessDocument
-from archbench.run import TargetPlan, plan
+from archbench.run import TargetOutcome, TargetPlan, plan
 from archbench.run.kinds import Emulated, Native, Remote, kind_of
-from archbench.run.target import TargetContext, TargetOutcome, plan_steps, summarise
+from archbench.run.target import TargetContext, plan_steps, summarise
 
 REMOTE = """
 version: 1

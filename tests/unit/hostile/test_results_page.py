@@ -17,7 +17,7 @@ from helpers import result, row
 
 from archbench.cli.report import ReportRequest, render_report
 from archbench.report import PAGE_FILE
-from archbench.report.page import MAX_EAGER_FIGURES, cut, relative_href
+from archbench.report.page_html import MAX_EAGER_FIGURES, cut, relative_href
 from archbench.result import ResultStore
 
 RUN = "20261129T224000Z-1a2b3c"
