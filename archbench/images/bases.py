@@ -34,6 +34,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -43,6 +44,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import docker
 import docker.errors
@@ -351,6 +353,31 @@ def build_scratch_image(
         context.unlink(missing_ok=True)
 
 
+_NO_INDICES: Final = re.compile(
+    r"did not find any indices for architecture '([a-z0-9]{1,20})' in suite '([a-z0-9.-]{1,40})'"
+)
+
+
+def missing_port(line: str) -> str | None:
+    """What to say when an apt line of mmdebstrap shows that the mirror has no packages
+    of the architecture for the suite (Debian bookworm has no ``riscv64``: that port
+    begins with trixie); None for any other line.
+
+    The names are taken only as the pattern allows (lower-case letters, digits, ``.``,
+    ``-``), so nothing else of the output reaches the message.
+    """
+    found = _NO_INDICES.search(line)
+    if found is None:
+        return None
+    arch, suite = found.groups()
+    hint = " (Debian's riscv64 port begins with trixie, Debian 13)" if arch == "riscv64" else ""
+    return (
+        f"the mirror has no {arch} packages for suite {suite}{hint}: this base cannot be "
+        f"bootstrapped for {arch}; give the target a base of a suite that has {arch}, or "
+        "set 'mirror:' on the base to a mirror that carries it"
+    )
+
+
 def _run_logged(
     cmd: list[str],
     log_path: Path,
@@ -358,6 +385,7 @@ def _run_logged(
     env: dict[str, str] | None = None,
 ) -> None:
     tail: deque[str] = deque(maxlen=20)
+    missing: str | None = None
     with log_path.open("w", encoding="utf-8") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(
@@ -373,10 +401,13 @@ def _run_logged(
             for line in proc.stdout:
                 log.write(line)
                 tail.append(line.rstrip())
+                missing = missing or missing_port(line)
                 if on_line is not None:
                     on_line(line.rstrip())
         finally:
             code = proc.wait()
+    if code != 0 and missing is not None:
+        raise BaseImageError(f"{missing}\n  full log: {log_path}")
     if code != 0:
         lines = "\n".join(f"    {t}" for t in tail)
         raise BaseImageError(

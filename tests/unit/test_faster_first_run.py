@@ -63,3 +63,26 @@ def test_cross_prefix_is_the_stage_up_to_the_target_status(tmp_path: Path) -> No
     no_cut = spec.dockerfile.replace("COPY cross/target-status", "COPY cross/other")
     cut: ImageSpec = dataclasses.replace(spec, dockerfile=no_cut)
     assert benchmark.plan_cross_prefix(cut, "sha256:9") is None
+
+
+NO_RISCV64 = (
+    "E: apt-get update did not find any indices for architecture 'riscv64' in suite 'bookworm'"
+)
+
+
+def test_a_suite_without_the_architecture_is_said_in_one_line(tmp_path: Path) -> None:
+    # The line mmdebstrap printed when a bookworm base was bootstrapped for riscv64
+    # (2026-12-03): Debian 12 has no riscv64 port, the message says so, not "retry".
+    said = bases.missing_port(NO_RISCV64)
+    assert said is not None
+    assert said.startswith("the mirror has no riscv64 packages for suite bookworm (Debian's")
+    assert "give the target a base of a suite that has riscv64" in said
+    assert bases.missing_port("E: apt-get update failed") is None
+    assert bases.missing_port(NO_RISCV64.replace("riscv64", "risc v;rm")) is None
+    script = f"echo 'I: running apt-get update...'; echo \"{NO_RISCV64}\"; exit 25"
+    with pytest.raises(BaseImageError) as caught:
+        bases._run_logged(["sh", "-c", script], tmp_path / "base.log", None)
+    assert str(caught.value) == f"{said}\n  full log: {tmp_path / 'base.log'}"
+    # Any other failure keeps its last lines and the retry hint.
+    with pytest.raises(BaseImageError, match=r"(?s)exit code 3; last lines:\n    boom\n.*retry"):
+        bases._run_logged(["sh", "-c", "echo boom; exit 3"], tmp_path / "other.log", None)
