@@ -433,8 +433,10 @@ def history_moves(
     """
     if steps is None:
         steps = history_steps(manifest, results)
-    run_of = {v.label: v.run_id for v in manifest.versions}
-    names = {v.label: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
+    # Steps name their versions by title (an exchange's version, else the label).
+    titles = version_titles(manifest, results)
+    run_of = {titles[v.run_id]: v.run_id for v in manifest.versions}
+    names = {titles[v.run_id]: f"v{i}" for i, v in enumerate(manifest.versions, start=1)}
     out = []
     for arch, key, step in steps:
         if step.metric != "instructions":

@@ -389,3 +389,30 @@ def test_the_differential_figure_draws_each_functions_change_and_the_rest() -> N
     with pytest.raises(ValueError, match="no move"):
         plots.differential_figure([], "x")
     assert math.isnan(Moved("a", "r", "x", "y", 0.0, 1.0, ()).ratio)
+
+
+def test_a_history_of_exchanges_pairs_its_steps_by_the_versions_titles() -> None:
+    # Steps name an exchange's version by title ("exchange 0.9.2 + GNUnet 0.19.3"), not
+    # by its label: the moves must find their runs by the same name (was a KeyError).
+    manifest, results = _history()
+    pairs = (("0.9.2", "0.19.3"), ("0.14.0", "0.22.2"))
+    for run_id, (exchange, gnunet) in zip(
+        (v.run_id for v in manifest.versions), pairs, strict=True
+    ):
+        for i, r in enumerate(results[run_id]):
+            assert r.execution is not None
+            tools = {"taler-exchange": exchange, "gnunet (exchange's)": gnunet}
+            source = {"kind": "tarball", "version": exchange}
+            results[run_id][i] = r.model_copy(
+                update={
+                    "execution": r.execution.model_copy(update={"taler_source": source}),
+                    "harness": r.harness.model_copy(
+                        update={"setup": r.harness.setup.model_copy(update={"tools": tools})}
+                    ),
+                }
+            )
+    moves = history_moves(manifest, results)
+    (signing,) = [m for m in moves if m.arch == "amd64" and m.row == "CS signing"]
+    assert signing.before_label == "v1 exchange 0.9.2 + GNUnet 0.19.3"
+    assert signing.after_label == "v2 exchange 0.14.0 + GNUnet 0.22.2"
+    assert signing.functions[0].change == -60_000
