@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import docker
@@ -56,8 +57,11 @@ def test_bench_builds_gnunet_0_27_from_the_tarball(
     # The image's build log is where the other build logs go (none when an earlier run's
     # image, same content hash, was reused); run.json keeps the flag for --resume.
     log = run_dir / "logs" / "ci-amd64.build.log"
-    if log.exists():
-        assert "installed libgnunetutil 0.27.0" in log.read_text(errors="replace")
+    text = log.read_text(errors="replace") if log.exists() else ""
+    # A layer cache hit of the build step (the same source built by an earlier image on
+    # this engine) prints no build output: the line is asserted where the step ran.
+    if text and not re.search(r"RUN mkdir /tmp/gnunet[^\n]*\n(?:[^\n]*\n)? ---> Using cache", text):
+        assert "installed libgnunetutil 0.27.0" in text
     manifest = json.loads((run_dir / "run.json").read_text())
     assert manifest["gnunet"] == f"{tarball}@sha256:{GNUNET_027_SHA256}"
 
@@ -109,5 +113,8 @@ def test_bench_builds_debians_0_20_orig_tarball_through_autotools(
     assert result.execution is not None and result.execution.gnunet_source is not None
     assert result.execution.gnunet_source["sha256"] == digest
     log = run_dir / "logs" / "ci-amd64.build.log"
-    if log.exists():
-        assert "installed libgnunetutil 0.20.0 (autotools)" in log.read_text(errors="replace")
+    text = log.read_text(errors="replace") if log.exists() else ""
+    # A layer cache hit of the build step (the same source built by an earlier image on
+    # this engine) prints no build output: the line is asserted where the step ran.
+    if text and not re.search(r"RUN mkdir /tmp/gnunet[^\n]*\n(?:[^\n]*\n)? ---> Using cache", text):
+        assert "installed libgnunetutil 0.20.0 (autotools)" in text
