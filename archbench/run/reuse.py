@@ -10,7 +10,7 @@ is :class:`CountKey`, compared field by field between the count about to be made
   libgnunetutil was built from (``Execution.gnunet_source``; a dirty tree never matches);
 * ``target`` and ``arch``: the matrix target's name and architecture;
 * ``definition``: :func:`count_definition`, sha256 of what the target counts with: its
-  base (name and definition), profile (name, packages, recipe), native or emulated, the
+  base (name and definition), profile (name, packages), native or emulated, the
   QEMU CPU model and the blindsig settings the counting stage runs (overrides such as
   ``--rsa-bits`` and ``--repetitions`` applied);
 * ``cpu_model``: the QEMU ``-cpu`` model of the counts (also in ``definition``; kept apart
