@@ -53,9 +53,9 @@ from archbench.result import (
     write_atomic,
 )
 
-BRANCH_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]{0,254}")
-"""A branch as git and GitHub name it (``main``, ``feature/x``), no spaces or quotes: it
-is shown inside Markdown code spans."""
+BRANCH_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+@#=-]{0,254}")
+"""A branch as git and GitHub name it (``main``, ``feature/x``, ``user@fix``): no spaces,
+quotes or backticks, since it is shown inside Markdown code spans."""
 COMMIT_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 """A commit id (or a tag) as the summary shows it."""
 CI_URL_TEXT: Final = re.compile(r"https://[^\s'\"`<>\\]{1,490}")

@@ -249,7 +249,7 @@ def verify_run(folder: Path) -> tuple[CheckedRun | None, list[str]]:
             logs.extend(found)
             notes.extend(skipped)
             continue
-        if e.name.startswith(".") and e.name != LOGS:
+        if e.name.startswith("."):
             continue  # editors' and our own temporary files (.<name>.*.tmp), never results
         if not _regular(path):
             problems.append(f"{path}: not a regular file (a link, folder, FIFO or device)")
@@ -390,10 +390,11 @@ def _stamp_problems(folder: Path, stamped: PublishRecord, digests: dict[str, str
 # ---------------------------------------------------------------- finding runs
 
 
-def find_runs(path: Path) -> list[Path]:
+def find_runs(path: Path, depth: int = 2) -> list[Path]:
     """The run folders at ``path``: the folder itself when it is a run (it holds
-    ``run.json`` or results files), else its subfolders that are (a results folder, a
-    store, a job's artifact). Histories, bisections and hidden names are left out.
+    ``run.json`` or results files), else the runs among its subfolders, down to ``depth``
+    levels (a results folder or a job's artifact: one; a folder of downloaded artifacts:
+    two). Histories, bisections and hidden names are left out.
 
     Raises:
         ResultsError: ``path`` does not exist or is not a folder.
@@ -402,15 +403,16 @@ def find_runs(path: Path) -> list[Path]:
         raise ResultsError(f"--merge {path}: no such folder (give run folders or results folders)")
     if _is_run(path):
         return [path]
-    out = []
+    out: list[Path] = []
+    if depth == 0:
+        return out
     for e in sorted(os.scandir(path), key=lambda e: e.name):
         sub = path / e.name
         if e.name.startswith(".") or not e.is_dir(follow_symlinks=False):
             continue
         if (sub / HISTORY_NAME).exists() or (sub / BISECT_NAME).exists():
             continue
-        if _is_run(sub):
-            out.append(sub)
+        out.extend(find_runs(sub, depth - 1))
     return out
 
 

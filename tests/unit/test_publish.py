@@ -371,3 +371,14 @@ def test_publish_command_merges_summarises_and_renders(tmp_path: Path) -> None:
     assert "1.1200×" in text
     assert (out / "results.html").is_file()
     assert "--fail-above 1.02: 2 counted row(s) grew beyond the limit" in done.stderr
+
+
+def test_runs_are_found_in_downloaded_artifacts(tmp_path: Path) -> None:
+    """``--merge artifacts``: a folder of artifacts, each a store holding a run."""
+    for run_id, job in ((RUN_A, "run-amd64-native-time"), (RUN_B, "run-riscv64-native-time")):
+        make_run(tmp_path / "artifacts" / job, run_id, {"amd64-trixie": "amd64"})
+    (tmp_path / "artifacts" / "run-empty").mkdir()
+    found = collect_runs([tmp_path / "artifacts", tmp_path / "artifacts" / "run-amd64-native-time"])
+    assert [p.name for p in found] == [RUN_A, RUN_B]
+    with pytest.raises(ResultsError, match="no such folder"):
+        collect_runs([tmp_path / "missing"])
