@@ -171,7 +171,9 @@ def _machine(ident: MachineIdentity) -> str:
     return f"time, {mode} {markdown_escape(ident.cpu)}"
 
 
-def _gate(pair_over: Sequence[tuple[RowComparison, float]], gated: bool) -> str:
+def _gate(pair_over: Sequence[tuple[RowComparison, float]], gated: bool, metric: str) -> str:
+    if metric != "instructions":
+        return "count gate: counted rows only (these are times)"
     if not gated:
         return "count gate: not set (`--fail-above` or matrix.yml's `limits:`)"
     if not pair_over:
@@ -227,7 +229,7 @@ def render(
             lines = [
                 f"{title}: base {_run_line(p.base_run, records)}, head "
                 f"{_run_line(p.head_run, records)}; {len(p.moved)} of {len(p.rows)} rows moved.",
-                _gate(p.over, gated),
+                _gate(p.over, gated, ident.metric),
             ]
             if p.moved:
                 lines.append(markdown(p.moved, p.base_run, p.head_run, confidence).rstrip())

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from archbench.errors import ResultsError
+from archbench.report import pr_summary
 from archbench.result import (
     PUBLISH_NAME,
     Provenance,
@@ -382,3 +383,44 @@ def test_runs_are_found_in_downloaded_artifacts(tmp_path: Path) -> None:
     assert [p.name for p in found] == [RUN_A, RUN_B]
     with pytest.raises(ResultsError, match="no such folder"):
         collect_runs([tmp_path / "missing"])
+
+
+def _store_of(tmp_path: Path, runs: list[tuple[str, str, int, str]]) -> Path:
+    """A store of riscv64 runs: (run id, branch, instructions per signing block, QEMU CPU)."""
+    store = tmp_path / "store"
+    for run_id, branch, signing, cpu in runs:
+        folder = make_run(tmp_path / run_id, run_id, {"riscv64-trixie": "riscv64"}, signing=signing)
+        counts = folder / "riscv64-trixie.instructions.json"
+        data = json.loads(counts.read_text())
+        data["harness"]["counting"]["cpu_model"] = cpu
+        counts.write_text(json.dumps(data))
+        merge_runs([folder], store, Provenance(branch=branch), on_line=lambda _: None)
+    return store
+
+
+def test_the_summary_takes_the_latest_base_of_the_same_machine_class(tmp_path: Path) -> None:
+    old, new, other_cpu, head = (
+        "20261201T080000Z-000001",
+        "20261201T090000Z-000002",
+        "20261201T095000Z-000003",
+        "20261201T100000Z-000004",
+    )
+    store = _store_of(
+        tmp_path,
+        [
+            (old, "main", 40_000, "rv64"),
+            (new, "main", 50_000, "rv64"),
+            (other_cpu, "main", 90_000, "max"),  # newer, but counted on another CPU model
+            (head, "pr", 50_000, "rv64"),
+        ],
+    )
+    summary = pr_summary(ResultStore(store), read_records(store), [head], "main")
+    counted = [p for p in summary.pairs if p.identity.metric == "instructions"]
+    assert [(p.base_run, len(p.moved)) for p in counted] == [(new, 0)]
+    timed = [p for p in summary.pairs if p.identity.metric == "time"]
+    assert [p.base_run for p in timed] == [other_cpu]  # times: same host CPU class
+    assert "count gate: not set" in summary.text
+    # Only runs of the base branch are bases; none on a branch without runs.
+    nothing = pr_summary(ResultStore(store), read_records(store), [head], "release")
+    assert all(p.base_run is None for p in nothing.pairs)
+    assert "no base run on this machine class yet" in nothing.text
