@@ -22,7 +22,6 @@ Prints one line per case and the machine's load (``os.getloadavg``) before and a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -30,21 +29,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from archbench.result import Provenance, collect_runs, merge_runs
+from archbench.result import Provenance, merge_runs
 
 
 def _copy(template: Path, dest_root: Path, run_id: str) -> Path:
-    """``template`` as run ``run_id`` under ``dest_root``: every JSON file's ``run_id``
-    replaced, logs copied."""
+    """``template`` as run ``run_id`` under ``dest_root``: its id replaced in every JSON
+    file's bytes (it appears as the files' ``run_id``), logs copied."""
     dest = dest_root / run_id
     dest.mkdir(parents=True)
+    old = template.name.encode()
     for f in template.iterdir():
         if f.is_dir():
             shutil.copytree(f, dest / f.name)
         elif f.suffix == ".json" and f.name != "publish.json":
-            data = json.loads(f.read_text(encoding="utf-8"))
-            data["run_id"] = run_id
-            (dest / f.name).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            (dest / f.name).write_bytes(f.read_bytes().replace(old, run_id.encode()))
     return dest
 
 
@@ -78,10 +76,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="publish-merge-") as tmp:
         root = Path(tmp)
         sources = [_copy(args.run, root / "src", run_id) for run_id in _ids(1201, args.runs)]
+        # The store B already holds: run folders as ``invoke bench`` leaves them there (a
+        # merge reads only the runs it merges, whatever else the store holds).
         full = root / "full"
         for run_id in _ids(1101, args.stored):
-            _copy(args.run, full / "seed", run_id)
-        merge_runs(collect_runs([full / "seed"]), full / "store", on_line=lambda _: None)
+            _copy(args.run, full / "store", run_id)
         empty_ms, full_ms, again_ms = [], [], []
         for i in range(args.repeat):
             empty = root / f"empty-{i}"

@@ -159,9 +159,13 @@ class Runner:
         assert uses.startswith(ACTIONS), f"an action this test does not stand in for: {uses}"
         given = {k: contexts.text(str(v)) for k, v in step.get("with", {}).items()}
         if uses.startswith("actions/upload-artifact@"):
-            source = workdir / given["path"]
+            source, dest = workdir / given["path"], self.artifacts / given["name"]
+            if dest.exists():
+                # As on GitHub: one name per workflow run, unless the step overwrites.
+                assert given.get("overwrite") == "True", f"artifact {dest.name} exists"
+                shutil.rmtree(dest)
             if source.is_dir():
-                shutil.copytree(source, self.artifacts / given["name"])
+                shutil.copytree(source, dest)
         elif uses.startswith("actions/download-artifact@"):
             pattern = re.compile(given["pattern"].replace("*", ".*"))
             dest = workdir / given["path"]
