@@ -95,7 +95,7 @@ class Runner:
         self.origin = origin
         self.artifacts = root / "artifacts"
         self.bin = root / "bin"
-        self.bin.mkdir()
+        self.bin.mkdir(parents=True)
         sudo = self.bin / "sudo"
         sudo.write_text('#!/bin/sh\nexec "$@"\n')
         sudo.chmod(0o755)
