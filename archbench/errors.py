@@ -96,6 +96,13 @@ class LimitExceeded(ArchbenchError):
     exit_code = 13
 
 
+class StoreConflict(ResultsError):
+    """``invoke publish``: a run is already in the store with other files or another
+    provenance; the store's copy was kept, the other runs were merged."""
+
+    exit_code = 14
+
+
 class Interrupted(ArchbenchError):
     """Ctrl-C stopped a run; finished results were kept and can be resumed."""
 

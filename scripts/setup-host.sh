@@ -69,8 +69,9 @@ if [ "$tests" = 1 ]; then
   # -dev packages: the native harness tests; chromium: the results page's browser test
   # (headless, from disk).
   # git: the tests of git sources (a pristine machine has none); dpkg-dev: the tests of
-  # the GNUnet build script (dpkg-buildflags).
-  packages+=(curl chromium openssh-client openssh-server git dpkg-dev
+  # the GNUnet build script (dpkg-buildflags); shellcheck: actionlint checks the CI
+  # workflow's run: scripts with it (tests/unit/test_ci_workflow.py).
+  packages+=(curl chromium openssh-client openssh-server git dpkg-dev shellcheck
              gcc make pkgconf libgnunet-dev libsodium-dev
              texlive-latex-base texlive-latex-recommended texlive-latex-extra
              texlive-fonts-recommended poppler-utils)

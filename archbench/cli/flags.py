@@ -737,9 +737,78 @@ _, HOST = CLEAN.flags
 
 CI_MATRIX: Final = Command(
     "ci-matrix",
-    "Print the targets as a GitHub Actions matrix (JSON) to fan out on native runners.",
-    SELECT,
+    "Print the GitHub Actions jobs (JSON) that run the targets on native runners.",
+    (*SELECT, METRIC),
 )
+
+PUBLISH: Final = Command(
+    "publish",
+    "Merge run folders of many machines and CI jobs into one store; render its page.",
+    (
+        Flag(
+            "merge",
+            "run folders or folders of runs (results folders, CI artifacts), comma-separated; "
+            "quoted globs work ('artifacts/*')",
+        ),
+        Flag(
+            "store",
+            "the history store, a results folder (default from invoke.yaml: results)",
+            default="",
+        ),
+        Flag(
+            "branch",
+            "provenance of runs merged without one: the project branch measured",
+            default="",
+        ),
+        Flag("commit", "provenance: the commit measured", default=""),
+        Flag("runner", "provenance: the CI runner's labels, comma-separated", default=""),
+        Flag("ci_url", "provenance: the CI job's address (https://...)", default=""),
+        Flag(
+            "page",
+            "render the report and results page of the whole store into --out (--no-page: "
+            "merge only)",
+            default=True,
+            kind="switch",
+        ),
+        Flag("out", "where the page goes (default from invoke.yaml: reports/out)", default=""),
+        PLOTS,
+        Flag(
+            "summary",
+            "write the pull-request summary (Markdown) to this file, e.g. $GITHUB_STEP_SUMMARY;"
+            " '-': print it",
+            default="",
+        ),
+        Flag(
+            "base_branch",
+            "the summary compares each merged run with this branch's latest run on the same "
+            "machine class (default: the latest earlier run of any branch)",
+            default="",
+        ),
+        Flag(
+            "fail_above",
+            "the summary's count gate: exit 13 when a counted row grew beyond this ratio "
+            "(e.g. 1.02); matrix.yml's limits apply too",
+            kind="level",
+            low=HISTORY_FAIL_ABOVE.low,
+            high=HISTORY_FAIL_ABOVE.high,
+            allowed=HISTORY_FAIL_ABOVE.allowed,
+        ),
+    ),
+)
+(
+    MERGE,
+    STORE,
+    BRANCH,
+    COMMIT,
+    RUNNER,
+    CI_URL,
+    PAGE,
+    PUBLISH_OUT,
+    _,
+    SUMMARY,
+    BASE_BRANCH,
+    PUBLISH_FAIL_ABOVE,
+) = PUBLISH.flags
 
 COMMANDS: Final = (
     ARCHIVE,
@@ -752,6 +821,7 @@ COMMANDS: Final = (
     HISTORY,
     IMAGES,
     IMPORT,
+    PUBLISH,
     REPORT,
 )
 """Every task, by name."""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from archbench import matrix
+from archbench.analysis import parse_metrics
 from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
@@ -23,6 +24,7 @@ from archbench.cli.flags import (
     FIX,
     HOST,
     MATRIX,
+    METRIC,
     TARGET,
     Given,
     archs,
@@ -30,7 +32,7 @@ from archbench.cli.flags import (
 )
 from archbench.cli.terminal import show
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
-from archbench.hosts import check_emulation, connect, connect_host, fix_emulation
+from archbench.hosts import check_emulation, connect, connect_host, fix_emulation, plan_jobs
 from archbench.images import base_tag, image_labels
 from archbench.inputs import quote
 from archbench.matrix import LOCAL_HOST
@@ -126,31 +128,22 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
         raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
 
 
-# GitHub-hosted runners by architecture; the rest run emulated on x86_64 runners.
-RUNNERS = {Arch.AMD64: "ubuntu-24.04", Arch.ARM64: "ubuntu-24.04-arm"}
-
-
 def ci_matrix(s: Settings, values: Mapping[str, Any]) -> None:
-    """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per selected target.
+    """``invoke ci-matrix``: print ``{"include": [...]}``, one entry per job of the workflow.
 
-    Each entry has ``target``, ``arch``, ``platform``, ``runs-on`` (a native
-    runner where one exists, else an x86_64 one) and ``emulated``.
+    Each entry (:meth:`archbench.hosts.CiJob.entry`) has ``job``, ``artifact``, ``arch``,
+    ``platform``, ``runs-on`` (a list of labels: the architecture's native runner, a
+    target's ``runs_on``, or the x86-64 runner that emulates), ``emulated``, ``targets``
+    and ``metric`` (comma-separated, for ``invoke bench --target``/``--metric``).
+    ``--metric`` replaces the matrix's ``metrics:`` as ``invoke bench --metric`` does.
 
     Raises:
-        MatrixError: a bad selection or matrix.
+        MatrixError: a bad selection or matrix, or a target no runner can take.
     """
     g = Given(CI_MATRIX, values)
     m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
-    include = []
-    for t in m.select(split(g.optional(TARGET), TARGET.option), archs(g.optional(ARCH))):
-        runner = RUNNERS.get(t.arch)
-        include.append(
-            {
-                "target": t.name,
-                "arch": t.arch.key,
-                "platform": t.arch.platform,
-                "runs-on": runner or RUNNERS[Arch.AMD64],
-                "emulated": runner is None,
-            }
-        )
+    chosen = m.select(split(g.optional(TARGET), TARGET.option), archs(g.optional(ARCH)))
+    metric = g.optional(METRIC)
+    measured = parse_metrics(metric) if metric is not None else ()
+    include = [job.entry() for job in plan_jobs(m, chosen, measured)]
     show(json.dumps({"include": include}, indent=2))

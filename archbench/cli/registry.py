@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from archbench.cli import archive, bench, bisect, history, hosts, report
+from archbench.cli import archive, bench, bisect, history, hosts, publish, report
 from archbench.cli.config import Settings
 
 Body = Callable[[Settings, Mapping[str, Any]], None]
@@ -27,6 +27,7 @@ BODIES: Final[Mapping[str, Body]] = {
     "history": history.history,
     "images": bench.images,
     "import": archive.import_logs,
+    "publish": publish.publish,
     "report": report.report,
 }
 """Command name (``invoke NAME``) -> its body; one per :data:`archbench.cli.flags.COMMANDS`."""

@@ -150,12 +150,12 @@ def compare(s: Settings, values: Mapping[str, Any]) -> None:
         confidence=level,
         threshold=change,
         fail_above=limit,
-        limits=_matrix_limits(Path(s.matrix)),
+        limits=matrix_limits(Path(s.matrix)),
     )
     compare_runs(request, on_line=show)
 
 
-def _matrix_limits(path: Path) -> tuple[RowLimit, ...]:
+def matrix_limits(path: Path) -> tuple[RowLimit, ...]:
     """matrix.yml's ``limits:`` for ``invoke compare``'s gate; none without a matrix file
     (comparing stored runs needs none).
 

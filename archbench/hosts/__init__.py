@@ -10,6 +10,9 @@
 * :mod:`archbench.hosts.emulation`: the binfmt_misc and QEMU preflight
   (:func:`check_emulation`) and its repair as root (:func:`fix_emulation`,
   ``invoke doctor --fix``). It reads ``/proc`` and runs QEMU, never Docker;
+* :mod:`archbench.hosts.ci`: GitHub Actions runners: the native runner of each
+  architecture (:data:`NATIVE_RUNNERS`), the emulating and counting x86-64 one, and the
+  jobs of ``invoke ci-matrix`` (:func:`plan_jobs`). Pure;
 * :mod:`archbench.hosts.archives`: archives through the engine (the format is
   :mod:`archbench.archive`): :func:`create_archive` (``docker save`` of a run's
   images beside its results and the report its caller renders), and for
@@ -36,6 +39,7 @@ from archbench.hosts.archives import (
     run_manifest,
     save_image,
 )
+from archbench.hosts.ci import EMULATING_RUNNER, NATIVE_RUNNERS, CiJob, Runner, plan_jobs
 from archbench.hosts.emulation import EmulationStatus, check_emulation, fix_emulation
 from archbench.hosts.engine import (
     answers,
@@ -48,9 +52,13 @@ from archbench.hosts.engine import (
 )
 
 __all__ = [
+    "EMULATING_RUNNER",
+    "NATIVE_RUNNERS",
     "ArchiveSummary",
+    "CiJob",
     "EmulationStatus",
     "ImageTransfer",
+    "Runner",
     "answers",
     "check_emulation",
     "check_image",
@@ -65,6 +73,7 @@ __all__ = [
     "load_images",
     "local_targets",
     "open_archive",
+    "plan_jobs",
     "redact",
     "resume_targets",
     "run_manifest",

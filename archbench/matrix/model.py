@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     Field,
@@ -197,6 +197,11 @@ class Host(Strict):
         return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
+RUNNER_LABEL: Final = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+"""A GitHub Actions runner label (``ubuntu-24.04-riscv``, ``self-hosted``): it goes into
+the workflow's ``runs-on`` through ``invoke ci-matrix``, so never an expression."""
+RunnerLabel = Annotated[StrictStr, Field(pattern=RUNNER_LABEL)]
+
 LOCAL_HOST = "local"
 """Name of the implicit host: the engine of the environment (``DOCKER_HOST`` or the socket)."""
 
@@ -294,6 +299,16 @@ class Target(Strict):
     taler: TalerSpec | None = None
     """The exchange source, over the profile's ``taler:``; None: the profile's
     (:meth:`Matrix.taler`)."""
+    runs_on: tuple[RunnerLabel, ...] | None = Field(default=None, min_length=1, max_length=10)
+    """The GitHub Actions runner labels of this target's CI job (``invoke ci-matrix``), one
+    label or a list (``[self-hosted, linux, riscv64]``), over its architecture's native
+    runner (:data:`archbench.hosts.NATIVE_RUNNERS`); with ``emulate: true``, an x86-64
+    runner's labels. None: the native runner, else an emulating x86-64 one."""
+
+    @field_validator("runs_on", mode="before")
+    @classmethod
+    def _one_label(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
 
     @field_validator("cpus", mode="before")
     @classmethod

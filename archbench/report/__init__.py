@@ -35,6 +35,9 @@ The render, one concern per module:
   :mod:`~archbench.report.compare_tables`: a run comparison's tables;
   :mod:`~archbench.report.moved`: where a counted row's instructions went when it
   moved (history steps, bisection moves);
+  :mod:`~archbench.report.summary`: the pull-request summary of ``invoke publish``
+  (per architecture, the rows that moved against the base branch on the same machine
+  class, the count gate's verdict, the functions that moved);
   :mod:`~archbench.report.page`: the results page ``results.html``, one self-contained
   HTML file (plotly, imported only when a page is drawn);
 * :mod:`~archbench.report.plots`: the figures. It imports matplotlib, which is
@@ -91,6 +94,7 @@ from archbench.report.moved import (
 )
 from archbench.report.page import PAGE_FILE
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
+from archbench.report.summary import Summary, pr_summary
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,
     SCIENTIFIC_FROM,
@@ -141,6 +145,7 @@ __all__ = [
     "ReportData",
     "ReportOptions",
     "Style",
+    "Summary",
     "Unit",
     "bisect_moved",
     "bisect_moves",
@@ -160,6 +165,7 @@ __all__ = [
     "move_lines",
     "parse_style",
     "parse_unit",
+    "pr_summary",
     "prepare",
     "render_changes_markdown",
     "render_history_markdown",

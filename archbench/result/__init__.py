@@ -32,6 +32,10 @@ Modules, one concern each (callers outside the package import from here):
 * :mod:`~archbench.result.store`: :class:`ResultStore` (save, list, load a run's
   files, its manifest), ``LoadFailure``, and :func:`merge_repeats`, which pools the
   K files of ``invoke bench --repeat K``;
+* :mod:`~archbench.result.publish`: merging run folders of many machines into one store
+  (:func:`merge_runs`, idempotent, under the folder's lock), the check of a run's files
+  (:func:`verify_run`), each run's ``publish.json`` (:class:`PublishRecord`: file digests,
+  :class:`MachineIdentity` per target, :class:`Provenance`);
 * :mod:`~archbench.result.contract`: generates ``harness/schema-v1.json`` from the
   models (``python -m archbench.result.contract``; not imported here).
 
@@ -93,6 +97,21 @@ from archbench.result.paths import (
     new_run_id,
     write_atomic,
     write_texts,
+)
+from archbench.result.publish import (
+    PUBLISH_NAME,
+    MachineIdentity,
+    MergeLine,
+    MergeReport,
+    Provenance,
+    PublishRecord,
+    collect_runs,
+    cpu_class,
+    machine_identity,
+    merge_runs,
+    read_record,
+    read_records,
+    verify_run,
 )
 from archbench.result.row import (
     HELPER_OPERATIONS,
@@ -157,6 +176,7 @@ __all__ = [
     "OPERATION_GROUPS",
     "OPERATION_ORDER",
     "OPERATION_WORDING",
+    "PUBLISH_NAME",
     "RESULT_FORMAT",
     "RESULT_VERSION",
     "RUN_ID",
@@ -191,10 +211,15 @@ __all__ = [
     "HistoryRound",
     "HistoryVersion",
     "LoadFailure",
+    "MachineIdentity",
     "MedianCi",
+    "MergeLine",
+    "MergeReport",
     "Metric",
     "Operation",
     "Parameters",
+    "Provenance",
+    "PublishRecord",
     "Reference",
     "Result",
     "ResultStore",
@@ -208,15 +233,21 @@ __all__ = [
     "SuiteRun",
     "TargetInfo",
     "check_run_id",
+    "collect_runs",
+    "cpu_class",
     "folder_lock",
     "group_key",
     "inside",
     "load",
+    "machine_identity",
     "merge_repeats",
+    "merge_runs",
     "migrate",
     "new_run_id",
     "operation_label",
     "parse_harness_output",
+    "read_record",
+    "read_records",
     "result_key",
     "row_key",
     "scheme_id",
@@ -225,6 +256,7 @@ __all__ = [
     "shown_name",
     "shown_path",
     "sort_key",
+    "verify_run",
     "write_atomic",
     "write_texts",
 ]

@@ -39,6 +39,7 @@ from archbench.result.paths import (
     inside,
     write_texts,
 )
+from archbench.result.publish import PUBLISH_NAME
 
 M = TypeVar("M", bound=BaseModel)
 """A stored manifest's model (:class:`RunManifest`, :class:`HistoryManifest`)."""
@@ -438,7 +439,7 @@ class ResultStore:
                 continue  # an unreadable folder: :meth:`load_all` names it
             for name in names:
                 ours = name.endswith(".json") and not name.startswith(".")
-                if ours and name not in (MANIFEST_NAME, HISTORY_NAME):
+                if ours and name not in (MANIFEST_NAME, HISTORY_NAME, PUBLISH_NAME):
                     yield self.root / run_id / name
 
     def _at_home(self, path: Path, result: Result) -> bool:

@@ -31,6 +31,7 @@ TASKS = [
     "history",
     "images",
     "import",
+    "publish",
     "report",
 ]
 
