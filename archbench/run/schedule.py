@@ -116,7 +116,9 @@ def execute(
     (:func:`is_complete`) are kept and not measured again. Returns one
     :class:`TargetOutcome` per plan, in plan order. A target's own failure is in its
     outcome, never raised; a remote target whose host stopped answering ends with a
-    message saying so and how to resume (:func:`lost_connection`).
+    message saying so and how to resume (:func:`lost_connection`), unless it is pooled
+    and another member of its pool answers: then it is measured again there (the
+    module docs; :attr:`TargetOutcome.moved_from` names the lost members).
     ``KeyboardInterrupt`` propagates after every container of this run is
     removed on every host (no new one can be created from then on:
     :class:`archbench.run.containers.ContainerGate`); finished results stay on disk.
@@ -153,6 +155,7 @@ def execute(
             for stage, seconds in first.seconds.items():
                 extra = o.seconds.get(stage, 0.0) if stage == "smoke" else 0.0
                 o.seconds[stage] = seconds + extra
+            o.moved_from = [*first.moved_from, *o.moved_from]
         outcomes.append(o)
     return outcomes
 
@@ -366,8 +369,11 @@ def _moved(
             continue
     stage = lost.stage or "its start"
     assert p.pool is not None, "only pooled targets move"
-    reporter.stage(p.name, f"moved: host {h.name} stopped answering during {stage}")
-    reporter.line(p.name, f"measured again on another host of pool {p.pool.name}")
+    reporter.stage(
+        p.name,
+        f"moved: waiting for another host of pool {p.pool.name} (host {h.name} stopped "
+        f"answering during {stage})",
+    )
     return TargetOutcome(
         p.name, ok=False, message="not started", moved_from=[*lost.moved_from, h.name]
     )
