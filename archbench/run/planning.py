@@ -179,7 +179,10 @@ def plan(
     their engines report. On the local engine emulation is derived from the
     architectures (and can be forced); on a named host a target of another
     architecture must ask for emulation with ``emulate: true``: native means
-    native, never a silent fall-back to QEMU. ``overrides`` replaces suite
+    native, never a silent fall-back to QEMU. A target naming a pool gets the
+    members in ``host_archs`` (those that answered) that run its architecture, or
+    with ``emulate: true`` every one, emulated (:class:`Pool`); it is planned on the
+    first of them until the scheduler places it. ``overrides`` replaces suite
     parameters for this invocation (``iterations``, ``repetitions``,
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
@@ -192,8 +195,11 @@ def plan(
     exchange source.
 
     Raises:
-        MatrixError: a target cannot run natively where it is placed, a target
-            has no suite, an override is invalid, or ``repeat`` < 1.
+        MatrixError: a target cannot run natively where it is placed (no answering
+            member of its pool runs its architecture), a target has no suite, an
+            override is invalid, or ``repeat`` < 1.
+        EngineError: no member of a target's pool that answered fits it, and some
+            did not answer.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")

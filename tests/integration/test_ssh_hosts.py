@@ -416,35 +416,47 @@ def test_a_pool_shares_its_targets_and_a_lost_members_target_finishes_on_another
     print(f"pool of two ssh hosts, one lost mid-run: {wall:.1f} s wall")
 
 
-def test_counts_stored_through_an_ssh_host_are_those_stored_locally(
+def test_a_steps_targets_share_a_pool_and_count_alike_through_ssh_and_locally(
     here: SshServer, sshd: SshServer, tmp_path: Path
 ) -> None:
-    # One image, one engine, two paths into the store: through ssh (host 'here', the
-    # remote kind) and straight (local). Counting fixes the inputs, so every block of
-    # every row counts the same instructions however the result came back.
+    # One pass without building first, as each step of 'invoke bisect' runs: the pool
+    # 'both' (this engine through ssh as 'here', and straight as 'local') takes one
+    # target each, at once. One image, one engine, two paths into the store: counting
+    # fixes the inputs, so every CS block counts the same instructions however the
+    # result came back.
     targets = (
-        "  - {name: count-ssh, arch: amd64, base: debian-trixie, host: here}\n"
-        "  - {name: count-local, arch: amd64, base: debian-trixie}\n"
+        "  - {name: count-a, arch: amd64, base: debian-trixie, host: both}\n"
+        "  - {name: count-b, arch: amd64, base: debian-trixie, host: both}\n"
     )
-    m = parse(_pool_matrix(tmp_path, sshd, here, targets).read_text(encoding="utf-8"))
-    clients = {n: engine.connect_host(m.host(n), n) for n in ("here", "local")}
-    archs = {n: engine.engine_arch(c) for n, c in clients.items()}
+    text = _pool_matrix(tmp_path, sshd, here, targets).read_text(encoding="utf-8")
+    m = parse(text.replace("pools:\n", "pools:\n  both: [here, local]\n"))
+    clients, archs = pipeline.connect_engines(m, m.targets)
+    assert sorted(clients) == ["here", "local"]
     plans = pipeline.plan(m, m.targets, archs, metrics=("instructions",), suites=["blindsig"])
     store = ResultStore(tmp_path / "results")
     ws = pipeline.Workspace(store=store, run_id="20261130T000000Z-paths", work_dir=WORK)
-    # One after the other: at once, both would build the one counting layer.
-    for p in plans:
-        (o,) = pipeline.execute(clients, [p], ws, archs)
-        assert o.ok, o.message
-        print(f"\ncounted {p.name}: " + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items()))
+    outcomes = pipeline.execute(clients, plans, ws, archs)
+    assert all(o.ok for o in outcomes), [o.message for o in outcomes]
+    assert sorted(o.host for o in outcomes) == ["here", "local"]
+    for o in outcomes:
+        print(
+            f"\ncounted {o.name} on {o.host}: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
+        )
     for c in clients.values():
         c.close()
-    got = {r.target.name: r for r in store.load_all(metric="instructions")[0]}
-    via_ssh, direct = got["count-ssh"], got["count-local"]
+    got = {
+        r.execution.docker_host: r for r in store.load_all(metric="instructions")[0] if r.execution
+    }
+    via_ssh, direct = got["here (ssh://archbench-here)"], got["local"]
     assert via_ssh.execution is not None and direct.execution is not None
-    assert via_ssh.execution.docker_host == "here (ssh://archbench-here)"
-    assert direct.execution.docker_host == "local"
-    assert via_ssh.execution.image_id == direct.execution.image_id
+    assert via_ssh.execution.image_tag == direct.execution.image_tag  # one counting layer
+    windows = [
+        (datetime.fromisoformat(r.harness.started_at).timestamp(), r.harness.duration_s)
+        for r in (via_ssh, direct)
+    ]
+    (a, da), (b, db) = windows
+    print(f"counting runs overlapped: {a < b + db and b < a + da}")
 
     def counts(r: Result) -> dict[tuple[str, int | None, str], tuple[int, ...] | None]:
         return {(x.scheme, x.key_bits, x.operation): x.instructions for x in r.harness.rows}
