@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from archbench.errors import EngineError, MatrixError
 from archbench.matrix import Matrix, parse
 from archbench.platforms import Arch
-from archbench.run import TargetOutcome, TargetPlan, pin, plan
+from archbench.run import TargetOutcome, TargetPlan, connect_engines, pin, plan
 from archbench.run.schedule import _Dispatch, lost_connection
 
 MATRIX = """
@@ -247,3 +247,20 @@ def test_the_lost_message_of_a_pooled_target_names_the_pool() -> None:
         "arm answers (arm-a)" in text
     )
     assert text.endswith("invoke bench --resume 20260101T000000Z-x")
+
+
+def test_a_pool_none_of_whose_members_answers_is_refused_with_each_reason() -> None:
+    # Nothing listens on ports 1 and 2 of the loopback: both logins fail at once.
+    m = parse(
+        MATRIX.replace('url: "ssh://bench@arm-a.example.org"', 'url: "tcp://127.0.0.1:1"')
+        .replace('url: "ssh://bench@arm-b.example.org", max_parallel_runs: 2', 'url: "tcp://127.0.0.1:2"')
+    )  # fmt: skip
+    said: list[str] = []
+    with pytest.raises(EngineError) as info:
+        connect_engines(m, m.select(["a1"]), said.append)
+    text = str(info.value)
+    assert text.startswith("no host of pool arm answers:\n  host arm-a (tcp://127.0.0.1:1) ")
+    assert "\n  host arm-b (tcp://127.0.0.1:2) does not answer" in text and said == []
+    # A host a target names itself is no pool member to leave out: its failure stops the run.
+    with pytest.raises(EngineError, match=r"^host arm-a \(tcp://127.0.0.1:1\) does not answer"):
+        connect_engines(m, m.select(["solo"]), said.append)
