@@ -127,10 +127,20 @@ class SshServer:
     ``Host`` aliases ``archbench-sshd``, ``…-unknown``, ``…-changed``,
     ``…-denied`` and ``…-no-engine`` in the client configuration select them;
     ``…-mux`` is the good login through one shared connection (``ControlMaster``).
+    ``alias`` replaces ``archbench-sshd`` in those names; ``include``: another server
+    whose client configuration this one's includes, so that one ``ssh`` wrapper on
+    ``PATH`` reaches both (two hosts of a pool).
     """
 
-    def __init__(self, root: Path, docker_host: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        docker_host: str,
+        alias: str = ALIAS,
+        include: SshServer | None = None,
+    ) -> None:
         self.root = root
+        self.alias = alias
         self.port = free_port()
         self.docker_host = docker_host
         self.proc: subprocess.Popen[bytes] | None = None
@@ -193,9 +203,11 @@ LogLevel VERBOSE
             "-no-engine": ("id_no_engine", "known_hosts"),
             "-mux": ("id_ed25519", "known_hosts"),
         }
+        # At the top: an Include after a Host line would apply to that host only.
         (root / "ssh_config").write_text(
-            "".join(
-                f"Host {ALIAS}{suffix}\n{common}"
+            (f"Include {include.root}/ssh_config\n" if include is not None else "")
+            + "".join(
+                f"Host {alias}{suffix}\n{common}"
                 f"  IdentityFile {root}/{key}\n  UserKnownHostsFile {root}/{known}\n"
                 + (
                     f"  ControlMaster auto\n  ControlPath {root}/cm-%C\n  ControlPersist 30\n"
@@ -217,7 +229,7 @@ LogLevel VERBOSE
 
     def url(self, variant: str = "") -> str:
         """The matrix ``url`` of this server (``ssh://archbench-sshd-denied``...)."""
-        return f"ssh://{ALIAS}{variant}"
+        return f"ssh://{self.alias}{variant}"
 
     def path(self) -> str:
         """``PATH`` with the ``ssh`` wrapper first."""
@@ -226,7 +238,7 @@ LogLevel VERBOSE
     def stop_mux(self) -> None:
         """End the ``ControlMaster`` of the ``-mux`` alias, if one runs."""
         subprocess.run(
-            [str(self.bin_dir / "ssh"), "-O", "exit", f"{ALIAS}-mux"],
+            [str(self.bin_dir / "ssh"), "-O", "exit", f"{self.alias}-mux"],
             capture_output=True,
             check=False,
         )

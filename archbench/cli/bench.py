@@ -368,7 +368,8 @@ def _announce(reporter: RichReporter, plans: Sequence[TargetPlan], work: Path) -
     durations = TimingStore(work)
     for p in plans:
         mode = "emulated (QEMU)" if p.emulated else "native"
-        where = f"{p.host_name}, {p.target.arch.platform} {mode}"
+        pool = f"pool {p.pool.name} ({', '.join(p.hosts)})" if p.pool else p.host_name
+        where = f"{pool}, {p.target.arch.platform} {mode}"
         eta = durations.run_estimate(p.host_name, p.name, p.suites, p.repeat)
         reporter.expect(p.name, eta, where)
         if p.emulated_settings:
@@ -404,7 +405,7 @@ def run_bench(options: BenchOptions) -> BenchRun:
         for t in o.chosen:
             check_local_source(o.gnunet or o.m.gnunet(t))
             check_local_source(o.taler or o.m.taler(t), "taler-exchange")
-    clients, host_archs = connect_engines(o.m, o.chosen)
+    clients, host_archs = connect_engines(o.m, o.chosen, show)
     plans = plan(o.m, o.chosen, host_archs, dict(o.overrides), repeat=o.repeat, cpuset=o.cpuset,
                  suites=o.suites, metrics=o.metrics, cpus=o.cpus, gnunet=o.gnunet,
                  taler=o.taler)  # fmt: skip
@@ -450,11 +451,13 @@ def run_bench(options: BenchOptions) -> BenchRun:
 
 
 def print_outcomes(done: BenchRun) -> None:
-    """One line per target: ``kept``, ``ok`` or ``FAILED`` and its stage seconds."""
+    """One line per target: ``kept``, ``ok`` or ``FAILED`` and its stage seconds; a target
+    moved off pool members that stopped answering says where it ran in the end."""
     for o in done.outcomes:
         stages = ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
         state = "kept" if o.skipped else "ok" if o.ok else "FAILED"
-        show(f"{o.name}: {state}" + (f" ({stages})" if stages else ""))
+        moved = f" on {o.host}, moved from {', '.join(o.moved_from)}" if o.moved_from else ""
+        show(f"{o.name}: {state}{moved}" + (f" ({stages})" if stages else ""))
 
 
 def raise_failures(outcomes: Sequence[TargetOutcome]) -> None:

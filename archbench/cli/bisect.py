@@ -312,7 +312,7 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
     chosen = {t.name: t for t in m.select(list(manifest.targets.values()), [])}
     graph = graph_of(manifest)
     archs = sorted(manifest.targets)
-    clients, host_archs = connect_engines(m, chosen.values())
+    clients, host_archs = connect_engines(m, chosen.values(), show)
     measure = _measure
     if manifest.metric == "time":
         refuse_emulated(m, list(chosen.values()), host_archs)

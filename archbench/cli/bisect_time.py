@@ -56,7 +56,7 @@ from archbench.result import (
     new_run_id,
     row_key,
 )
-from archbench.run import Reporter, RunOptions, TargetPlan, Workspace, execute, plan
+from archbench.run import Reporter, RunOptions, TargetPlan, Workspace, execute, pin, plan
 
 
 def refuse_emulated(m: Matrix, targets: Sequence[Target], host_archs: Mapping[str, Arch]) -> None:
@@ -100,14 +100,17 @@ def _prepare(
 ) -> _Version:
     """A new run of commit ``index`` (its ``run.json``), planned for timing."""
     commit = manifest.commits[index]
-    plans = plan(
-        m,
-        targets,
-        dict(host_archs),
-        dict(manifest.overrides),
-        suites=["blindsig"],
-        metrics=("time",),
-        gnunet=GnunetGit(git=manifest.repository, ref=commit.commit),
+    # Every step is timed beside the ends: a pooled target stays on one member throughout.
+    plans = pin(
+        plan(
+            m,
+            targets,
+            dict(host_archs),
+            dict(manifest.overrides),
+            suites=["blindsig"],
+            metrics=("time",),
+            gnunet=GnunetGit(git=manifest.repository, ref=commit.commit),
+        )
     )
     run_id = new_run_id()
     store.save_manifest(

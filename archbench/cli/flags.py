@@ -729,7 +729,7 @@ CLEAN: Final = Command(
         MATRIX,
         Flag(
             "host",
-            "only these hosts, comma-separated: local and names under 'hosts' (default: all)",
+            "only these hosts, comma-separated: local, names under 'hosts', pools (default: all)",
         ),
     ),
 )

@@ -140,6 +140,7 @@ from archbench.run import (
     check_quotas,
     connect_engines,
     execute,
+    pin,
     plan,
 )
 from archbench.suites import COUNTED_SUITES
@@ -416,7 +417,7 @@ def _plan_versions(
     clients, host_archs = engines
     versions: list[_Version] = []
     for source, base, taler in triples:
-        plans = plan(
+        planned = plan(
             series.m,
             _rebase(series.m, series.chosen, base),
             host_archs,
@@ -427,6 +428,8 @@ def _plan_versions(
             gnunet=source,
             taler=taler,
         )
+        # Rounds compare versions: a pooled target stays on one member throughout.
+        plans = pin(planned)
         check_cpusets(clients, plans, None)
         check_quotas(clients, plans, options.cpus)
         run_id = new_run_id()
@@ -587,7 +590,7 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     series = _matrix_of(options, old)
-    clients, host_archs = connect_engines(series.m, series.chosen)
+    clients, host_archs = connect_engines(series.m, series.chosen, show)
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     history_id = options.extend or series.session
 

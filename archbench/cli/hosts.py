@@ -97,8 +97,8 @@ def doctor(s: Settings, values: Mapping[str, Any]) -> None:
 def clean(s: Settings, values: Mapping[str, Any]) -> None:
     """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
 
-    ``--host`` names some hosts (``local`` and keys of ``hosts``); default: all.
-    Prints how many containers each host had.
+    ``--host`` names some hosts (``local``, keys of ``hosts``, or a key of ``pools`` for
+    its members); default: all. Prints how many containers each host had.
 
     Raises:
         MatrixError: an unknown host name or a bad matrix.
@@ -109,11 +109,12 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
     chosen = split(g.optional(HOST), HOST.option) or names
-    unknown = [n for n in chosen if n not in names]
+    unknown = [n for n in chosen if n not in names and n not in m.pools]
     if unknown:
         shown = ", ".join(quote(n) for n in unknown[:5])
-        raise MatrixError(f"--host: no host {shown}; known: {', '.join(names)}")
-    for name in chosen:
+        pools = f"; pools: {', '.join(m.pools)}" if m.pools else ""
+        raise MatrixError(f"--host: no host {shown}; known: {', '.join(names)}{pools}")
+    for name in dict.fromkeys(member for n in chosen for member in m.members(n)):
         try:
             client = connect_host(m.host(name), name)
         except ArchbenchError as exc:

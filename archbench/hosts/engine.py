@@ -54,6 +54,7 @@ def connect_host(host: Host | None, name: str = "local", timeout: int = 900) -> 
             # as in a terminal. It hides its errors from the SDK, so the probe
             # logs in first and names a host key or login problem as such.
             ssh.probe(host.url, name)
+            ssh.quiet_dead_connections()
             # The constructor already asks the engine for its API version, and
             # every request costs an ssh login: no extra ping.
             return docker.DockerClient(

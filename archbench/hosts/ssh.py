@@ -9,6 +9,8 @@ mode (ssh never prompts: the SDK opens many connections, a prompt per
 connection would hang a run), sends one ``GET /_ping`` through
 ``docker system dial-stdio`` and, when that fails, says which of the usual
 causes it is and how to fix it (:func:`diagnose`, pure).
+:func:`quiet_dead_connections` keeps the SDK's closing of a connection whose ``ssh``
+has ended (a lost host) from printing a traceback.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
+from types import TracebackType
 
 from archbench.errors import EngineError
 
@@ -199,3 +204,57 @@ def _last_lines(text: str, count: int = 2) -> str:
     """The last ``count`` non-empty lines of ``text``, joined, with ``user@`` removed."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return re.sub(r"[^\s@/]+@", "", "; ".join(lines[-count:]))[:300]
+
+
+_QUIET = threading.Lock()
+_quiet_installed: list[bool] = []
+
+
+def _closing_a_dead_ssh(value: BaseException | None, tb: TracebackType | None) -> bool:
+    """True for the SDK's ``BrokenPipeError`` from ``SSHSocket.close`` (see
+    :func:`quiet_dead_connections`)."""
+    if not isinstance(value, BrokenPipeError):
+        return False
+    last = None
+    while tb is not None:
+        last, tb = tb.tb_frame, tb.tb_next
+    code = last.f_code if last is not None else None
+    return (
+        code is not None
+        and code.co_name == "close"
+        and (code.co_filename.replace("\\", "/").endswith("docker/transport/sshconn.py"))
+    )
+
+
+def quiet_dead_connections() -> None:
+    """Keep the Docker SDK from printing a traceback for a dead ssh connection it closes.
+
+    With the system ssh client (``use_ssh_client=True``) the SDK makes a connection pool
+    per request and closes its connections when the pool is collected or at the
+    interpreter's exit; closing writes to the connection's ``ssh`` process, which has
+    ended when the host was lost or its sshd stopped, so ``SSHSocket.close`` raises
+    ``BrokenPipeError`` where nobody can catch it (a finalizer: ``sys.excepthook`` at
+    exit, ``sys.unraisablehook`` when collected; docker-py issue 3218 is the same
+    close). Nothing is lost (the connection was dead), but the user would see a
+    traceback after a run whose host was lost. Both hooks drop exactly that error from
+    exactly that function and pass everything else on; installed once.
+    """
+    with _QUIET:
+        if _quiet_installed:
+            return
+        _quiet_installed.append(True)
+        previous = sys.excepthook
+        previous_unraisable = sys.unraisablehook
+
+        def excepthook(
+            kind: type[BaseException], value: BaseException, tb: TracebackType | None
+        ) -> None:
+            if not _closing_a_dead_ssh(value, tb):
+                previous(kind, value, tb)
+
+        def unraisablehook(unraisable: sys.UnraisableHookArgs) -> None:
+            if not _closing_a_dead_ssh(unraisable.exc_value, unraisable.exc_traceback):
+                previous_unraisable(unraisable)
+
+        sys.excepthook = excepthook
+        sys.unraisablehook = unraisablehook

@@ -8,7 +8,9 @@ these models. Every model is frozen and refuses unknown keys
 (:class:`~archbench.inputs.Strict`).
 
 Hosts (``hosts:``) say where targets build and run and how to reach them;
-:mod:`archbench.hosts.engine` connects.
+:mod:`archbench.hosts.engine` connects. Pools (``pools:``) name several hosts at once:
+a target whose ``host:`` names a pool runs on any of its members that answers and
+runs its architecture (:mod:`archbench.run.planning` decides which may).
 
 A CPU quota (``cpus: 0.5``, ``invoke bench --cpus 0.5``) is Docker's ``--cpus``,
 given to the engine as ``NanoCpus`` (the docker SDK's ``nano_cpus``): the
@@ -288,7 +290,8 @@ class Target(Strict):
     """CPU quota of the benchmark container (Docker's ``--cpus``, 0.01-1024), None: no quota
     (:func:`check_cpus`)."""
     host: Name = LOCAL_HOST
-    """A key of ``hosts``, or ``local`` for the engine of the environment."""
+    """A key of ``hosts``, ``local`` for the engine of the environment, or a key of
+    ``pools`` (any of its members)."""
     suites: Suites = DEFAULT_SUITES
     cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
     """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
@@ -350,6 +353,10 @@ class Matrix(Strict):
     bases: dict[BaseName, Base] = Field(min_length=1)
     profiles: dict[Name, Profile] = Field(min_length=1)
     hosts: dict[Name, Host] = Field(default_factory=dict)
+    pools: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
+    """Host pools: a name a target's ``host:`` may give instead of one host, and its
+    members (keys of ``hosts``, or ``local``). A pooled target runs on any member that
+    answers and runs its architecture (``docs/hosts.md``, "Host pools")."""
     targets: tuple[Target, ...] = Field(min_length=1)
     _explicit: dict[str, dict[str, frozenset[str]]] = PrivateAttr(default_factory=dict)
 
@@ -398,6 +405,7 @@ class Matrix(Strict):
 
     @model_validator(mode="after")
     def _references(self) -> Matrix:
+        self._check_pools()
         seen: set[str] = set()
         for i, t in enumerate(self.targets):
             where = f"targets[{i}] ({t.name})"
@@ -409,11 +417,12 @@ class Matrix(Strict):
                     f"{where}.base: unknown base {quote(t.base)}; defined in 'bases': "
                     f"{', '.join(self.bases)}" + did_you_mean(t.base, self.bases)
                 )
-            if t.host != LOCAL_HOST and t.host not in self.hosts:
+            if t.host != LOCAL_HOST and t.host not in self.hosts and t.host not in self.pools:
                 known = [LOCAL_HOST, *self.hosts]
+                pools = f", in 'pools': {', '.join(self.pools)}" if self.pools else ""
                 raise ValueError(
                     f"{where}.host: unknown host {quote(t.host)}; defined in 'hosts': "
-                    f"{', '.join(known)}" + did_you_mean(t.host, known)
+                    f"{', '.join(known)}{pools}" + did_you_mean(t.host, [*known, *self.pools])
                 )
             if t.profile not in self.profiles:
                 raise ValueError(
@@ -423,6 +432,26 @@ class Matrix(Strict):
         if LOCAL_HOST in self.hosts:
             raise ValueError(f"hosts.{LOCAL_HOST}: the name is reserved for the default engine")
         return self
+
+    def _check_pools(self) -> None:
+        # A pool is a name of its own for one or more distinct, defined hosts.
+        known = [LOCAL_HOST, *self.hosts]
+        for name, members in self.pools.items():
+            if name in known:
+                raise ValueError(
+                    f"pools.{name}: {quote(name)} is already a host's name; a target's "
+                    "'host:' could not tell them apart, so give the pool another name"
+                )
+            if not members:
+                raise ValueError(f"pools.{name}: a pool needs at least one host, e.g. [{name}-a]")
+            for i, member in enumerate(members):
+                if member not in known:
+                    raise ValueError(
+                        f"pools.{name}[{i}]: unknown host {quote(member)}; defined in "
+                        f"'hosts': {', '.join(known)}" + did_you_mean(member, known)
+                    )
+                if member in members[:i]:
+                    raise ValueError(f"pools.{name}[{i}]: host {quote(member)} is listed twice")
 
     def gnunet(self, target: Target) -> GnunetSource:
         """Where ``target``'s libgnunetutil comes from: its own ``gnunet:``, else its
@@ -444,8 +473,14 @@ class Matrix(Strict):
         return profile.taler if profile is not None else None
 
     def host(self, name: str) -> Host | None:
-        """The host a target names; None for ``local`` (the environment's engine)."""
+        """The host ``name`` (a key of ``hosts``); None for ``local`` (the environment's
+        engine). A pool's name is no host: :meth:`members` gives its hosts."""
         return None if name == LOCAL_HOST else self.hosts[name]
+
+    def members(self, name: str) -> tuple[str, ...]:
+        """The hosts a target's ``host:`` value names: a pool's members in its order, or
+        the one host (``local`` or a key of ``hosts``)."""
+        return self.pools.get(name, (name,))
 
     def select(self, names: Sequence[str] = (), archs: Sequence[Arch] = ()) -> list[Target]:
         """Targets matching any of ``names`` and any of ``archs`` (all when empty).

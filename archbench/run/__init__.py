@@ -8,10 +8,12 @@ matrix -> bases -> images -> **run** -> results. The modules, from the top:
   engine once (:func:`connect_engines`) and refuses cpusets and CPU quotas it cannot
   give (:func:`check_cpusets`, :func:`check_quotas`);
 * :mod:`archbench.run.planning`: :func:`plan`, pure: which target runs where, native or
-  emulated, with which suites (:class:`TargetPlan`); :func:`check_overrides`;
+  emulated, with which suites (:class:`TargetPlan`), on which members of a host pool
+  (:class:`Pool`; :func:`pin` keeps each on one member); :func:`check_overrides`;
 * :mod:`archbench.run.schedule`: :func:`execute` carries plans out, hosts in
-  parallel, each host's targets in its run slots, optionally building every target
-  first (:class:`RunOptions`); :func:`is_complete` is what ``--resume`` keeps;
+  parallel, each host's targets in its run slots, a pool's targets shared by its
+  members and moved off a member that stops answering, optionally building every
+  target first (:class:`RunOptions`); :func:`is_complete` is what ``--resume`` keeps;
 * :mod:`archbench.run.target`: one target's stages, from the emulation preflight to
   stored results and instruction counts (:class:`Workspace`, :class:`TargetOutcome`);
 * :mod:`archbench.run.containers`: containers that are always removed and carry the
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness, smoke_test
 from archbench.run.engines import check_cpusets, check_quotas, connect_engines
-from archbench.run.planning import TargetPlan, check_overrides, plan
+from archbench.run.planning import Pool, TargetPlan, check_overrides, pin, plan
 from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
 from archbench.run.reuse import CountKey, count_definition, count_key, find_count, stored_count_key
 from archbench.run.schedule import RunOptions, execute, is_complete
@@ -42,6 +44,7 @@ from archbench.run.target import TargetOutcome, Workspace
 __all__ = [
     "LABEL_RUN",
     "CountKey",
+    "Pool",
     "Reporter",
     "RichReporter",
     "RunOptions",
@@ -60,6 +63,7 @@ __all__ = [
     "find_count",
     "is_complete",
     "leftover_containers",
+    "pin",
     "plan",
     "run_harness",
     "smoke_test",

@@ -3,6 +3,11 @@
 :func:`plan` is pure: it turns the selected matrix targets into a list of
 :class:`TargetPlan` (host, native or emulated, base, packages) from the
 architectures the hosts' engines report, so it can be printed and tested.
+A target whose ``host:`` names a pool gets the members it may run on
+(:class:`Pool`); :func:`archbench.run.schedule.execute` places it on one of them
+when a member is free, and moves it to another when its member stops answering.
+:func:`pin` places every pooled target on one member for good instead, for a
+session whose runs are compared with each other.
 :func:`check_overrides` checks the blindsig settings a run overrides (flags or
 a resumed run's ``run.json``) before anything is planned.
 It never imports docker. :func:`archbench.run.schedule.execute` carries the plans out.
@@ -10,6 +15,7 @@ It never imports docker. :func:`archbench.run.schedule.execute` carries the plan
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -17,7 +23,7 @@ from pydantic import ValidationError
 
 from archbench.analysis import cpu_model
 from archbench.archive import ArchivedImage
-from archbench.errors import MatrixError
+from archbench.errors import EngineError, MatrixError
 from archbench.inputs import describe_problems, problem
 from archbench.matrix import (
     DEBIAN_GNUNET,
@@ -34,8 +40,26 @@ from archbench.suites import BlindsigSuite, Suites
 
 
 @dataclass(frozen=True)
+class Pool:
+    """The host pool a target names, as planned: the members it may run on.
+
+    ``members``: (host name, matrix host; None for ``local``) of every member whose
+    engine answered and runs the target's architecture (or, with ``emulate: true``,
+    any member), in the pool's order. The target is native on every one of them or
+    emulated on every one of them, never a mix.
+    """
+
+    name: str
+    members: tuple[tuple[str, Host | None], ...]
+
+
+@dataclass(frozen=True)
 class TargetPlan:
-    """What will be done for one target, decided before anything runs."""
+    """What will be done for one target, decided before anything runs.
+
+    A pooled target (``pool``) is planned on its pool's first member (``host_name``,
+    ``host``) until the scheduler places it (:meth:`on`).
+    """
 
     target: Target
     base: Base
@@ -86,10 +110,31 @@ class TargetPlan:
         """The target's name."""
         return self.target.name
 
+    pool: Pool | None = None
+    """The pool the target's ``host:`` names (None: that one host); the scheduler may run
+    it on any member (:meth:`on`)."""
+
     @property
     def remote(self) -> bool:
         """True when the target runs on a host named in ``hosts``."""
         return self.host is not None
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The hosts the target may run on: its pool's members, else its one host."""
+        return tuple(n for n, _ in self.pool.members) if self.pool else (self.host_name,)
+
+    def host_of(self, name: str) -> Host | None:
+        """The matrix host of ``name``, one of :attr:`hosts` (None: ``local``)."""
+        if self.pool is None:
+            return self.host
+        return dict(self.pool.members)[name]
+
+    def on(self, name: str) -> TargetPlan:
+        """This plan placed on host ``name`` of :attr:`hosts` (its pool is kept)."""
+        if name == self.host_name:
+            return self
+        return dataclasses.replace(self, host_name=name, host=self.host_of(name))
 
 
 def check_overrides(overrides: Mapping[str, object]) -> None:
@@ -134,7 +179,10 @@ def plan(
     their engines report. On the local engine emulation is derived from the
     architectures (and can be forced); on a named host a target of another
     architecture must ask for emulation with ``emulate: true``: native means
-    native, never a silent fall-back to QEMU. ``overrides`` replaces suite
+    native, never a silent fall-back to QEMU. A target naming a pool gets the
+    members in ``host_archs`` (those that answered) that run its architecture, or
+    with ``emulate: true`` every one, emulated (:class:`Pool`); it is planned on the
+    first of them until the scheduler places it. ``overrides`` replaces suite
     parameters for this invocation (``iterations``, ``repetitions``,
     ``rsa_bits``, ``warmup``, ``max_time``); ``repeat`` is the number of
     independent container runs per target; ``cpuset`` pins every container
@@ -147,15 +195,22 @@ def plan(
     exchange source.
 
     Raises:
-        MatrixError: a target cannot run natively where it is placed, a target
-            has no suite, an override is invalid, or ``repeat`` < 1.
+        MatrixError: a target cannot run natively where it is placed (no answering
+            member of its pool runs its architecture), a target has no suite, an
+            override is invalid, or ``repeat`` < 1.
+        EngineError: no member of a target's pool that answered fits it, and some
+            did not answer.
     """
     if repeat < 1:
         raise MatrixError(f"--repeat must be at least 1, got {repeat}")
     plans = []
     for t in targets:
-        host = matrix.host(t.host)
-        emulated = _emulated(t, host_archs[t.host], host)
+        pool = _pool(matrix, t, host_archs) if t.host in matrix.pools else None
+        if pool is not None:
+            (host_name, host), emulated = pool.members[0], t.emulate is True
+        else:
+            host_name, host = t.host, matrix.host(t.host)
+            emulated = _emulated(t, host_archs[t.host], host)
         source = gnunet if gnunet is not None else matrix.gnunet(t)
         exchange = taler if taler is not None else matrix.taler(t)
         chosen, adjusted = _chosen_suites(matrix, t, emulated, suites, overrides)
@@ -175,8 +230,9 @@ def plan(
                 cpuset=cpuset or t.cpuset,
                 cpus=cpus if cpus is not None else t.cpus,
                 repeat=repeat,
-                host_name=t.host,
+                host_name=host_name,
                 host=host,
+                pool=pool,
                 emulated_settings=adjusted,
                 metrics=measured,
                 count_cpu=cpu_model(t.arch, t.cpu),
@@ -186,6 +242,55 @@ def plan(
             )
         )
     return plans
+
+
+def _pool(matrix: Matrix, t: Target, host_archs: Mapping[str, Arch]) -> Pool:
+    # In a pool, native means native on every member: without 'emulate: true' a target
+    # goes to the members of its own architecture only (the local one included, which
+    # on its own would emulate another architecture); with it, to every member, under
+    # QEMU. Members absent from host_archs did not answer.
+    names = matrix.pools[t.host]
+    fits = [
+        (n, matrix.host(n))
+        for n in names
+        if n in host_archs and (t.emulate is True or host_archs[n] is t.arch)
+    ]
+    if fits:
+        return Pool(t.host, tuple(fits))
+    seen = "; ".join(
+        f"{n}: {host_archs[n].key}" if n in host_archs else f"{n}: did not answer" for n in names
+    )
+    problem = f"target {t.name}: no member of pool {t.host} that answers runs {t.arch.key} ({seen})"
+    if all(n in host_archs for n in names):
+        raise MatrixError(
+            f"{problem}. Add a {t.arch.key} host to the pool, or 'emulate: true' to the "
+            "target to measure it under QEMU on the pool's members (labelled emulated)"
+        )
+    raise EngineError(f"{problem}. Bring a member back, or run the target elsewhere")
+
+
+def pin(plans: Sequence[TargetPlan]) -> list[TargetPlan]:
+    """``plans`` with every pooled target placed on one member for good (no pool left).
+
+    For sessions whose runs are compared with each other (``invoke history``'s rounds,
+    ``invoke bisect --metric time``): a target's times must come from one machine, so
+    it may not move between members from one run to the next. Each pooled target goes
+    to the member of its pool with the fewest targets pinned so far, ties to the
+    earlier member: the same targets and members give the same placement every time,
+    so each of a session's runs places them alike. A member lost during the session
+    ends its targets as any lost host does (``--resume``).
+    """
+    load: dict[str, int] = {}
+    pinned = []
+    for p in plans:
+        if p.pool is None:
+            pinned.append(p)
+            continue
+        order = p.hosts
+        best = min(order, key=lambda n: (load.get(n, 0), order.index(n)))
+        load[best] = load.get(best, 0) + 1
+        pinned.append(dataclasses.replace(p.on(best), pool=None))
+    return pinned
 
 
 def _emulated(t: Target, engine_arch: Arch, host: Host | None) -> bool:

@@ -31,7 +31,6 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -104,6 +103,11 @@ class TargetOutcome:
     """Wall-clock (epoch s) start and end of each harness container run."""
     stage: str = ""
     """The stage the target was in last (``base``, ``image``, ``run``...)."""
+    host: str = ""
+    """The host the target ran on last (a pool's member, for a pooled target)."""
+    moved_from: list[str] = field(default_factory=list)
+    """Pool members that stopped answering during the target, in order; it was measured
+    again from its start on another member (:mod:`archbench.run.schedule`)."""
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,6 @@ class HostState:
     client: docker.DockerClient
     arch: Arch
     slots: int
-    queue: deque[TargetPlan]
     lock: threading.Lock = field(default_factory=threading.Lock)
     smoked: set[Arch] = field(default_factory=set)
     display: str = LOCAL_HOST

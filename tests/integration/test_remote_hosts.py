@@ -140,3 +140,26 @@ def test_resume_keeps_finished_targets_and_measures_the_rest(
     resumed = load(run_dir / "local-riscv64.json")
     assert resumed.harness.parameters is not None
     assert resumed.run_id == run_dir.name and resumed.harness.parameters.repetitions == 30
+
+
+def test_a_pool_member_that_does_not_answer_is_left_out_and_said(second_engine: int) -> None:
+    # Nothing listens on port 1 of the loopback: 'gone' is left out, 'second' takes the
+    # pool's target (no container is started: connecting and planning only).
+    text = (
+        MATRIX.format(port=second_engine)
+        .replace(
+            "targets:",
+            "pools:\n  amd: [gone, second]\ntargets:\n"
+            "  - {name: pooled, arch: amd64, base: debian-trixie, host: amd}",
+        )
+        .replace("hosts:\n", 'hosts:\n  gone: {url: "tcp://127.0.0.1:1"}\n')
+    )
+    m = parse(text, "pool test matrix")
+    said: list[str] = []
+    clients, archs = pipeline.connect_engines(m, m.select(["pooled"]), said.append)
+    assert sorted(clients) == ["second"] and archs["second"] is Arch.AMD64
+    (line,) = said
+    assert line.startswith("host gone (tcp://127.0.0.1:1) does not answer")
+    assert line.endswith("(left out of this run: the other hosts of its pool take its targets)")
+    (p,) = pipeline.plan(m, m.select(["pooled"]), archs)
+    assert p.hosts == ("second",) and p.host_name == "second" and not p.emulated

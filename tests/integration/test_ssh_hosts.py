@@ -9,26 +9,31 @@ pipeline runs through ``invoke`` exactly as a user runs it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import docker
 import pytest
 from engines import SshServer
-from helpers import REPO
+from helpers import REPO, WORK
 
-from archbench.errors import EngineError
+from archbench import run as pipeline
+from archbench.errors import EngineError, ResultsError
 from archbench.hosts import engine, ssh
-from archbench.matrix import Host
+from archbench.matrix import Host, parse
 from archbench.platforms import Arch
-from archbench.result import load
+from archbench.result import Result, ResultStore, load
 from archbench.run import LABEL_RUN
-from archbench.run.containers import LABEL
+from archbench.run.containers import LABEL, remove_run_containers
 
 INVOKE = str(Path(sys.executable).with_name("invoke"))
 
@@ -265,3 +270,197 @@ def test_lost_connection_fails_that_target_only_and_resume_finishes_it(
     # The container the lost session left running was removed by --resume.
     client = engine.connect_host(Host(url=sshd.url()), "box")
     assert client.api.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"}) == []
+
+
+# ------------------------------------------------------------------ host pools
+
+POOL_MATRIX = """
+version: 1
+metrics: [time]
+defaults:
+  blindsig: {{iterations: 2, repetitions: {repetitions}, rsa_bits: [1024], warmup: 0}}
+bases:
+  debian-trixie: {{source: bootstrap, suite: trixie, variant: minbase}}
+profiles:
+  slim:
+    packages: [gcc, libc6-dev, make, pkgconf, python3, libgnunet-dev, libsodium-dev]
+hosts:
+  box: {{url: "{box}", build_network: host}}
+  here: {{url: "{here}", build_network: host}}
+pools:
+  amd: [box, here]
+targets:
+{targets}
+"""
+
+
+@pytest.fixture(scope="module")
+def here(sshd: SshServer) -> Iterator[SshServer]:
+    """A second sshd, whose logins' docker reaches this machine's engine (``here``): with
+    the ``sshd`` fixture's (``box``, the second engine), two engines behind real sshd.
+    Its ``ssh`` wrapper, first on ``PATH``, reaches both."""
+    root = Path(tempfile.mkdtemp(prefix="ab-here-", dir="/tmp"))
+    server = SshServer(root / "s", "unix:///var/run/docker.sock", "archbench-here", sshd)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("PATH", server.path())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        mp.undo()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _pool_matrix(
+    tmp_path: Path, sshd: SshServer, here: SshServer, targets: str, repetitions: int = 3
+) -> Path:
+    path = tmp_path / "matrix.yml"
+    text = POOL_MATRIX.format(
+        box=sshd.url(), here=here.url(), targets=targets, repetitions=repetitions
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _stored_on(run_dir: Path, member: str) -> list[Result]:
+    found = []
+    for path in run_dir.glob("pool-*.json"):
+        with contextlib.suppress(ResultsError):  # replaced atomically: read again next time
+            r = load(path)
+            if r.execution is not None and r.execution.docker_host.startswith(f"{member} ("):
+                found.append(r)
+    return found
+
+
+def test_a_pool_shares_its_targets_and_a_lost_members_target_finishes_on_another(
+    sshd: SshServer, here: SshServer, second_engine: int, tmp_path: Path
+) -> None:
+    targets = "".join(
+        f"  - {{name: {n}, arch: amd64, base: debian-trixie, host: amd}}\n"
+        for n in ("pool-a", "pool-b")
+    )
+    matrix = _pool_matrix(tmp_path, sshd, here, targets, repetitions=100)
+    results = tmp_path / "results"
+    # The second engine straight, not through the sshd the test kills.
+    second = docker.DockerClient(base_url=f"tcp://127.0.0.1:{second_engine}")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [INVOKE, "bench", "--matrix", str(matrix), "--repeat", "2"],
+        cwd=REPO, env=_env(results), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    run_dir = None
+    try:
+        # Wait until box has stored the first repeat of its target and runs the second,
+        # then take box away: its sshd and every session die at once.
+        deadline = time.monotonic() + 2400
+        while True:
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "box never ran a second repeat"
+            run_dir = next((d for d in results.glob("*") if (d / "run.json").is_file()), None)
+            running: dict[str, str | list[str] | bool] = {
+                "label": f"{LABEL_RUN}={run_dir.name if run_dir else '-'}"
+            }
+            if run_dir and _stored_on(run_dir, "box") and second.containers.list(filters=running):
+                break
+            time.sleep(0.5)
+        sshd.stop(kill=True)
+        output, _ = proc.communicate(timeout=2400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if sshd.proc is None:
+            sshd.start()
+        if run_dir is not None:  # the harness the lost session left running on box
+            remove_run_containers(second, run_dir.name)
+    wall = time.monotonic() - t0
+    assert run_dir is not None
+    assert proc.returncode == 0, output
+    assert "Traceback" not in output
+    moved = next(
+        m.group(1) for m in re.finditer(r"^(pool-[ab]): ok on here, moved from box", output, re.M)
+    )
+    other = "pool-b" if moved == "pool-a" else "pool-a"
+    print("\n" + "\n".join(line for line in output.splitlines() if "moved" in line))
+
+    # What box measured of the moved target is set aside, never pooled with here's.
+    (aside,) = (run_dir / "lost" / "box").iterdir()
+    assert aside.name == f"{moved}.json"
+    lost = load(aside)
+    assert lost.execution is not None and lost.execution.docker_host == "box (ssh://archbench-sshd)"
+    # Both targets ended on here, every repeat of each: the numbers of a target come from
+    # one machine, and each result says which, with that engine's own image.
+    local = docker.from_env()
+    store = ResultStore(results)
+    for name in (moved, other):
+        files = [run_dir / f"{name}.json", run_dir / f"{name}.repeat-2.json"]
+        for r in map(load, files):
+            assert r.execution is not None and r.run_id == run_dir.name
+            assert r.execution.docker_host == "here (ssh://archbench-here)"
+            assert local.images.get(r.execution.image_tag).id == r.execution.image_id
+            # The same harness on the same base; the image is each engine's own build.
+            assert r.execution.harness_sha256 == lost.execution.harness_sha256
+            assert r.execution.base_image == lost.execution.base_image
+            assert r.harness.rows and all(row.valid for row in r.harness.rows)
+            assert all(len(row.samples_ns) == 100 for row in r.harness.rows)
+    assert second.images.get(lost.execution.image_tag).id == lost.execution.image_id
+    merged, failures = store.load_all([run_dir.name])
+    assert not failures and sorted(r.target.name for r in merged) == ["pool-a", "pool-b"]
+    assert all(len(r.harness.rows[0].run_medians_ns or ()) == 2 for r in merged)
+    # The members measured side by side: box's first repeat while here ran the other target.
+    start = datetime.fromisoformat(lost.harness.started_at).timestamp()
+    windows = [load(run_dir / f"{other}{s}.json").harness for s in ("", ".repeat-2")]
+    first = datetime.fromisoformat(windows[0].started_at).timestamp()
+    last = datetime.fromisoformat(windows[1].started_at).timestamp() + windows[1].duration_s
+    assert start < last and first < start + lost.harness.duration_s
+    print(f"pool of two ssh hosts, one lost mid-run: {wall:.1f} s wall")
+
+
+def test_a_steps_targets_share_a_pool_and_count_alike_through_ssh_and_locally(
+    here: SshServer, sshd: SshServer, tmp_path: Path
+) -> None:
+    # One pass without building first, as each step of 'invoke bisect' runs: the pool
+    # 'both' (this engine through ssh as 'here', and straight as 'local') takes one
+    # target each, at once. One image, one engine, two paths into the store: counting
+    # fixes the inputs, so every CS block counts the same instructions however the
+    # result came back.
+    targets = (
+        "  - {name: count-a, arch: amd64, base: debian-trixie, host: both}\n"
+        "  - {name: count-b, arch: amd64, base: debian-trixie, host: both}\n"
+    )
+    text = _pool_matrix(tmp_path, sshd, here, targets).read_text(encoding="utf-8")
+    m = parse(text.replace("pools:\n", "pools:\n  both: [here, local]\n"))
+    clients, archs = pipeline.connect_engines(m, m.targets)
+    assert sorted(clients) == ["here", "local"]
+    plans = pipeline.plan(m, m.targets, archs, metrics=("instructions",), suites=["blindsig"])
+    store = ResultStore(tmp_path / "results")
+    ws = pipeline.Workspace(store=store, run_id="20261130T000000Z-paths", work_dir=WORK)
+    outcomes = pipeline.execute(clients, plans, ws, archs)
+    assert all(o.ok for o in outcomes), [o.message for o in outcomes]
+    assert sorted(o.host for o in outcomes) == ["here", "local"]
+    for o in outcomes:
+        print(
+            f"\ncounted {o.name} on {o.host}: "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in o.seconds.items())
+        )
+    for c in clients.values():
+        c.close()
+    got = {
+        r.execution.docker_host: r for r in store.load_all(metric="instructions")[0] if r.execution
+    }
+    via_ssh, direct = got["here (ssh://archbench-here)"], got["local"]
+    assert via_ssh.execution is not None and direct.execution is not None
+    assert via_ssh.execution.image_tag == direct.execution.image_tag  # one counting layer
+    windows = [
+        (datetime.fromisoformat(r.harness.started_at).timestamp(), r.harness.duration_s)
+        for r in (via_ssh, direct)
+    ]
+    (a, da), (b, db) = windows
+    print(f"counting runs overlapped: {a < b + db and b < a + da}")
+
+    def counts(r: Result) -> dict[tuple[str, int | None, str], tuple[int, ...] | None]:
+        return {(x.scheme, x.key_bits, x.operation): x.instructions for x in r.harness.rows}
+
+    cs = {k: v for k, v in counts(direct).items() if k[0] == "CS"}
+    assert len(cs) == 7 and all(v for v in cs.values())
+    assert {k: v for k, v in counts(via_ssh).items() if k[0] == "CS"} == cs

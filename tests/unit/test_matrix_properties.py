@@ -134,7 +134,9 @@ YAML_VALUES = st.recursive(
     lambda inner: st.one_of(
         st.lists(inner, max_size=4),
         st.dictionaries(
-            st.one_of(st.sampled_from([*BASE, "defaults", "hosts", "blindsig"]), HOSTILE_TEXT),
+            st.one_of(
+                st.sampled_from([*BASE, "defaults", "hosts", "pools", "blindsig"]), HOSTILE_TEXT
+            ),
             inner,
             max_size=4,
         ),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -132,3 +134,32 @@ def test_confinement_settings() -> None:
     assert c["network_mode"] == "none" and c["pids_limit"] == run.PIDS_LIMIT
     assert c["tmpfs"] == {"/tmp": "rw,nosuid,nodev,noexec,size=80m,mode=1777"}
     assert run.tmp_mib(Suites.model_validate({"gnupg": {"file_bytes": 1}})) == run.TMP_MIB + 1
+
+
+# A connection of the SDK's ssh transport whose ssh process has ended, closed by a
+# finalizer at the interpreter's exit, as its per-request pools are after a host is lost.
+DEAD_SSH = """
+import subprocess, sys, weakref
+from docker.transport.sshconn import SSHSocket
+from archbench.hosts import ssh
+sock = SSHSocket("box")
+sock.proc = subprocess.Popen(["true"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+sock.proc.wait()
+class Pool: pass
+pool = Pool()
+weakref.finalize(pool, sock.close)
+if sys.argv[1] == "quiet":
+    ssh.quiet_dead_connections()
+    ssh.quiet_dead_connections()  # once is enough; twice changes nothing
+keep = weakref.finalize(pool, lambda: 1 / 0)  # any other error is still shown
+"""
+
+
+@pytest.mark.parametrize("mode", ["loud", "quiet"])
+def test_closing_a_dead_ssh_connection_at_exit_prints_no_traceback(mode: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", DEAD_SSH, mode], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ZeroDivisionError" in done.stderr
+    assert ("BrokenPipeError" in done.stderr) is (mode == "loud"), done.stderr
