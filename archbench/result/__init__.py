@@ -32,6 +32,10 @@ Modules, one concern each (callers outside the package import from here):
 * :mod:`~archbench.result.store`: :class:`ResultStore` (save, list, load a run's
   files, its manifest), ``LoadFailure``, and :func:`merge_repeats`, which pools the
   K files of ``invoke bench --repeat K``;
+* :mod:`~archbench.result.index`: the store's index (``INDEX_FILE``): an
+  :class:`IndexEntry` per results file (its identity, facts and rows without their
+  bulk, :class:`IndexedRow`, blocks read with :func:`numbers`), a derived cache that
+  :meth:`ResultStore.indexed` reads and rebuilds;
 * :mod:`~archbench.result.contract`: generates ``harness/schema-v1.json`` from the
   models (``python -m archbench.result.contract``; not imported here).
 
@@ -56,6 +60,7 @@ from archbench.result.document import (
     Setup,
     SuiteRun,
 )
+from archbench.result.index import INDEX_FILE, IndexedRow, IndexEntry, numbers
 from archbench.result.loading import MAX_RESULT_BYTES, load, parse_harness_output
 from archbench.result.model import (
     BISECT_NAME,
@@ -105,11 +110,13 @@ from archbench.result.row import (
     MedianCi,
     Operation,
     Row,
+    RowFields,
     RowKey,
     RowNoise,
     Scheme,
     StopReason,
     row_key,
+    row_label,
     scheme_id,
     scheme_text,
 )
@@ -148,6 +155,7 @@ __all__ = [
     "HARNESS_VERSION",
     "HELPER_OPERATIONS",
     "HISTORY_NAME",
+    "INDEX_FILE",
     "MANIFEST_NAME",
     "MAX_KEY_BITS",
     "MAX_NS",
@@ -190,6 +198,8 @@ __all__ = [
     "HistoryManifest",
     "HistoryRound",
     "HistoryVersion",
+    "IndexEntry",
+    "IndexedRow",
     "LoadFailure",
     "MedianCi",
     "Metric",
@@ -199,6 +209,7 @@ __all__ = [
     "Result",
     "ResultStore",
     "Row",
+    "RowFields",
     "RowKey",
     "RowNoise",
     "RunManifest",
@@ -215,10 +226,12 @@ __all__ = [
     "merge_repeats",
     "migrate",
     "new_run_id",
+    "numbers",
     "operation_label",
     "parse_harness_output",
     "result_key",
     "row_key",
+    "row_label",
     "scheme_id",
     "scheme_label",
     "scheme_text",
