@@ -311,10 +311,10 @@ def _all_runs(
     said = {f.message for f in failures}
     failures += [f for f in more if f.message not in said]
     if line.repeated:
+        machines = f"{len(line.machines)} machine{'s' if len(line.machines) > 1 else ''}"
         on_line(
-            f"--all-runs: {len(line.runs)} runs of {len(line.machines)} machines; the chapter "
-            "and results.csv show each machine's latest run, run-rows.csv and the results "
-            "page every run"
+            f"--all-runs: {len(line.runs)} runs of {machines}; the chapter and results.csv "
+            "show each machine's latest run, run-rows.csv and the results page every run"
         )
     return [r for r in loaded if (r.run_id, r.target.name, r.metric) in keep], failures, line
 

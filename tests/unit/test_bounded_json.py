@@ -24,9 +24,12 @@ from archbench.inputs.bounded import MAX_DEPTH, _load_checked, json_depth
 # Strings with what the reader cleans (C0, DEL, C1, bidi marks, separators), what it
 # refuses (lone surrogates) and what it keeps (tab, newline, quotes, backslashes).
 _CHARS = st.sampled_from(
-    list("ab é\t\n\r\"\\/{}[]e1") + ["\x00", "\x07", "\x08", "\x0c", "\x1b", "\x7f", "\x85"]
-    + ["\u202e", "\u2028", "\u200e", "\ud800", "€", "😀"]
-)  # fmt: skip
+    [
+        *'ab é\t\n\r"\\/{}[]e1',
+        *("\x00", "\x07", "\x08", "\x0c", "\x1b", "\x7f", "\x85"),
+        *("\u202e", "\u2028", "\u200e", "\ud800", "€", "😀"),
+    ]
+)
 _TEXT = st.lists(_CHARS, max_size=12).map("".join)
 _NUMBER = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30),
@@ -113,7 +116,7 @@ def _reference_depth(text: str, limit: int = MAX_DEPTH) -> int:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(list('[]{}"\\ab,:') + ['"x]"', '"\\""', '"[{"']), max_size=60))
+@given(st.lists(st.sampled_from([*'[]{}"\\ab,:', '"x]"', '"\\""', '"[{"']), max_size=60))
 def test_depth_counts_the_brackets_outside_strings(parts: list[str]) -> None:
     text = "".join(parts)
     assert json_depth(text) == _reference_depth(text)

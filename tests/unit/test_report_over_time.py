@@ -19,7 +19,7 @@ from helpers import counted, result, row
 from archbench.cli.report import ReportRequest, render_report
 from archbench.report import PAGE_FILE
 from archbench.result import IndexEntry, Result, ResultStore
-from archbench.result import store as store_module
+from archbench.result import index as index_module
 
 
 def _run(i: int) -> str:
@@ -121,13 +121,13 @@ def test_a_second_report_reads_the_index_not_the_files(
     store = _history(tmp_path / "results")
     _report(store, tmp_path / "one")
     read: list[str] = []
-    original = store_module.read_entry
+    original = index_module.read_entry
 
     def reading(root: Path, relative: str) -> tuple[IndexEntry, Result]:
         read.append(relative)
         return original(root, relative)
 
-    monkeypatch.setattr(store_module, "read_entry", reading)
+    monkeypatch.setattr("archbench.result.store.read_entry", reading)
     _report(store, tmp_path / "two")
     assert read == []
     for name in ("runs.csv", "run-rows.csv", "results.csv", "appendix.md", "results-runs-0.js"):

@@ -57,13 +57,13 @@ class _Reads:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.paths: list[str] = []
-        original = store_module.read_entry
+        original = index_module.read_entry
 
         def reading(root: Path, relative: str) -> tuple[IndexEntry, Result]:
             self.paths.append(relative)
             return original(root, relative)
 
-        monkeypatch.setattr(store_module, "read_entry", reading)
+        monkeypatch.setattr("archbench.result.store.read_entry", reading)
 
 
 def test_a_file_is_read_once_until_it_changes(
