@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -604,6 +605,13 @@ def _span(values: list[float], fmt: str) -> str:
     return f"{format(statistics.median(values), fmt)} ({format(min(values), fmt)}-{format(max(values), fmt)})"  # noqa: E501
 
 
+def _above(fd: int, low: int) -> int:
+    """``fd`` moved to the lowest free descriptor from ``low`` on."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, low)
+    os.close(fd)
+    return moved
+
+
 class _Chromium:
     """Headless Chromium driven over ``--remote-debugging-pipe`` (the DevTools protocol as
     NUL-separated JSON on fds 3 and 4): no client library, no port."""
@@ -614,6 +622,8 @@ class _Chromium:
             raise SystemExit("--browser needs Debian's chromium (apt-get install chromium)")
         to_child, self._send = os.pipe()
         self._recv, from_child = os.pipe()
+        # Above 4, so that putting one end at fd 3 never closes the other.
+        to_child, from_child = (_above(fd, 10) for fd in (to_child, from_child))
         args = [
             chromium,
             "--headless",
@@ -626,13 +636,14 @@ class _Chromium:
             "--remote-debugging-pipe",
             "about:blank",
         ]
-        # Chromium reads the protocol on fd 3 and writes it on fd 4: the shell puts the
+        # Chromium reads the protocol on fd 3 and writes it on fd 4: a shell puts the
         # pipes' ends there.
         self._proc = subprocess.Popen(
-            ["sh", "-c", f'exec "$@" 3<&{to_child} 4>&{from_child}', "sh", *args],
+            # bash: dash reads one digit of a descriptor
+            ["bash", "-c", f'exec "$@" 3<&{to_child} 4>&{from_child}', "bash", *args],
             pass_fds=(to_child, from_child),
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=open(profile.parent / f"{profile.name}.log", "wb"),  # noqa: SIM115
         )
         os.close(to_child)
         os.close(from_child)
