@@ -69,14 +69,14 @@ def _same(text: str) -> None:
         assert fast[1].startswith(checked[1]) or checked[1] in fast[1], (fast, checked)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_VALUE, st.booleans())
 def test_any_document_reads_the_same_on_either_path(value: Any, ascii_only: bool) -> None:
     # ensure_ascii writes every non-ASCII character as \uXXXX: the escapes' path.
     _same(json.dumps(value, ensure_ascii=ascii_only))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_LITERAL, _TEXT, st.booleans())
 def test_numbers_and_duplicates_are_refused_alike(literal: str, key: str, twice: bool) -> None:
     body = f"{json.dumps(key)}: {literal}"
@@ -115,7 +115,7 @@ def _reference_depth(text: str, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([*'[]{}"\\ab,:', '"x]"', '"\\""', '"[{"']), max_size=60))
 def test_depth_counts_the_brackets_outside_strings(parts: list[str]) -> None:
     text = "".join(parts)

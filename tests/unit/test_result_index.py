@@ -173,7 +173,7 @@ def test_the_index_fails_the_files_load_all_fails(tmp_path: Path) -> None:
         ]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     st.lists(
         st.tuples(

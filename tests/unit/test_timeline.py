@@ -45,7 +45,7 @@ def _run(i: int) -> str:
     return f"20261201T{i // 60:02d}{i % 60:02d}00Z-aaaaaa"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     st.lists(
         st.lists(st.integers(min_value=1, max_value=10**12), min_size=3, max_size=30),
