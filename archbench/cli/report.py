@@ -58,15 +58,19 @@ from archbench.cli.terminal import show
 from archbench.errors import LimitExceeded, MatrixError, ReportError, ResultsError
 from archbench.report import (
     ReportOptions,
+    Timeline,
+    build_timeline,
     check_label_prefix,
     describe_comparison,
+    latest_runs,
     parse_style,
     parse_unit,
+    select_entries,
     select_results,
     write_comparison,
     write_report_folder,
 )
-from archbench.result import Result, ResultStore, check_run_id
+from archbench.result import LoadFailure, Result, ResultStore, check_run_id
 from archbench.upstream import load_reference
 
 
@@ -281,6 +285,40 @@ def _select_counted(counted: list[Result], request: ReportRequest) -> list[Resul
         return []
 
 
+def _all_runs(
+    store: ResultStore, request: ReportRequest, on_line: Callable[[str], None]
+) -> tuple[list[Result], list[LoadFailure], Timeline]:
+    """``--all-runs``: every stored run from the store's index
+    (:meth:`~archbench.result.ResultStore.indexed`: a file is parsed again only when it
+    changed), and the latest run of each machine (:func:`archbench.report.latest_runs`)
+    loaded whole, for the chapter; both metrics, the selection applied to the index.
+
+    Returns:
+        The latest runs' results, every file that could not be loaded (once each), and
+        the timeline of every run selected.
+
+    Raises:
+        ReportError, ReportUsageError: as :func:`archbench.report.select_results`.
+    """
+    entries, failures = store.indexed(on_note=lambda note: on_line(f"note: {note}"))
+    if entries:
+        entries = select_entries(
+            entries, targets=request.targets, archs=request.archs, suites=request.suites
+        )
+    line = build_timeline(entries)
+    keep = latest_runs(line)
+    loaded, more = store.load_all(sorted({run_id for run_id, _t, _m in keep}), metric=None)
+    said = {f.message for f in failures}
+    failures += [f for f in more if f.message not in said]
+    if line.repeated:
+        machines = f"{len(line.machines)} machine{'s' if len(line.machines) > 1 else ''}"
+        on_line(
+            f"--all-runs: {len(line.runs)} runs of {machines}; the chapter and results.csv "
+            "show each machine's latest run, run-rows.csv and the results page every run"
+        )
+    return [r for r in loaded if (r.run_id, r.target.name, r.metric) in keep], failures, line
+
+
 def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> list[Path]:
     """``invoke report``: render the selected results into ``request.out``.
 
@@ -310,8 +348,12 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
             "or pass --results DIR (or --reference for the thesis's data alone)"
         )
     runs = _runs(store, request.runs, on_line)
-    # One pass over the files: a bad one is reported once, whichever metric it held.
-    both, failures = store.load_all(runs, metric=None)
+    over_time: Timeline | None = None
+    if runs is None:
+        both, failures, over_time = _all_runs(store, request, on_line)
+    else:
+        # One pass over the files: a bad one is reported once, whichever metric it held.
+        both, failures = store.load_all(runs, metric=None)
     loaded = [r for r in both if r.metric == "time"]
     counted = [r for r in both if r.metric == "instructions"]
     if request.reference:
@@ -334,6 +376,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
         plots=request.plots,
         select=lambda rs: _select_counted(rs, request),
         on_line=on_line,
+        over_time=over_time,
     )
     if failures:
         raise ResultsError(

@@ -40,6 +40,9 @@ The render, one concern per module:
   class, the count gate's verdict, the functions that moved);
   :mod:`~archbench.report.page`: the results page ``results.html``, one self-contained
   HTML file (plotly, imported only when a page is drawn);
+  :mod:`~archbench.report.timeline`: many stored runs of the same machines over time
+  (the page's figures over time, ``runs.csv``, ``run-rows.csv``, the latest run of each
+  machine that ``--all-runs`` renders in full);
 * :mod:`~archbench.report.plots`: the figures. It imports matplotlib, which is
   slow to import, so this face does not import it; callers import
   ``archbench.report.plots`` where they draw.
@@ -95,6 +98,9 @@ from archbench.report.moved import (
 from archbench.report.page import PAGE_FILE
 from archbench.report.schemes import COMPARISON_SIZES_PER_TABLE
 from archbench.report.summary import Summary, pr_summary
+from archbench.report.timeline import Timeline
+from archbench.report.timeline import build as build_timeline
+from archbench.report.timeline import latest as latest_runs
 from archbench.report.units import (
     GROUP_DIGITS_FROM_MS,
     SCIENTIFIC_FROM,
@@ -115,6 +121,7 @@ from archbench.report.writer import (
     render_latex,
     render_markdown,
     render_markdown_table,
+    select_entries,
     select_results,
     write_bisect_page,
     write_comparison,
@@ -146,10 +153,12 @@ __all__ = [
     "ReportOptions",
     "Style",
     "Summary",
+    "Timeline",
     "Unit",
     "bisect_moved",
     "bisect_moves",
     "bisect_row",
+    "build_timeline",
     "check_label_prefix",
     "describe_comparison",
     "format_ms",
@@ -159,6 +168,7 @@ __all__ = [
     "history_changes",
     "history_moves",
     "history_steps",
+    "latest_runs",
     "latex_escape",
     "machine_names",
     "markdown_escape",
@@ -175,6 +185,7 @@ __all__ = [
     "render_markdown_table",
     "render_standalone",
     "render_steps_markdown",
+    "select_entries",
     "select_results",
     "stored_rows",
     "unit_label",

@@ -73,6 +73,7 @@ def build(
             for t in p.tables
         ),
         figures=options.figures,
+        earlier_runs=options.earlier_runs,
     )
     return dataclasses.replace(chapter, opening=tuple(intro(chapter)))
 
@@ -150,6 +151,13 @@ def intro(chapter: Chapter) -> list[str]:
             f"(of the whole block for the security module), {source}."
         )
     out = [what]
+    if chapter.earlier_runs:
+        n = chapter.earlier_runs
+        out.append(
+            f"Each machine's section is its latest run; the {n} earlier "
+            f"{'runs' if n > 1 else 'run'} of these machines {'are' if n > 1 else 'is'} in "
+            "runs.csv, run-rows.csv and the results page's figures over time."
+        )
     if chapter.speedups:
         out.append(SPEEDUP_DEFINITION)
     if chapter.citation:

@@ -540,7 +540,12 @@ def csv_text(frame: pd.DataFrame) -> str:
     for column in protected.columns:
         values = protected[column]
         if values.dtype == object or str(values.dtype) == "str":
-            protected[column] = values.map(
-                lambda v: "'" + v if isinstance(v, str) and v.startswith(FORMULA_START) else v
-            )
+            # Each distinct text once: a column of 300,000 cells holds a few thousand.
+            quoted = {
+                v: "'" + v
+                for v in values.unique()
+                if isinstance(v, str) and v.startswith(FORMULA_START)
+            }
+            if quoted:
+                protected[column] = values.replace(quoted)
     return protected.to_csv(index=False, lineterminator="\n")

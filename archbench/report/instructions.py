@@ -451,10 +451,18 @@ def add_export_column(export: pd.DataFrame, counted: Sequence[Result]) -> pd.Dat
     return merged
 
 
-def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path) -> list[Path]:
+FIGURE_STEM: Final = "fig-instructions"
+"""The figure of :func:`plot`, as ``.png`` and ``.pdf``."""
+
+
+def write_all(
+    counted: Sequence[Result], times: Sequence[Result], out_dir: Path, figure: bool = True
+) -> list[Path]:
     """Write instructions.md/.tex/.csv/.json and fig-instructions.png/.pdf into ``out_dir``,
     and ``instructions-functions.csv`` (:func:`functions_frame`) when rows have an
-    attribution (``instructions.md`` then ends with its table).
+    attribution (``instructions.md`` then ends with its table). Without ``figure`` the
+    caller draws :func:`plot` (``invoke report`` renders it with the other figures,
+    :class:`archbench.report.plots.Drawing`).
 
     Returns:
         The paths written (none without counting results).
@@ -480,12 +488,14 @@ def write_all(counted: Sequence[Result], times: Sequence[Result], out_dir: Path)
     try:
         for path, text in texts.items():
             write_atomic(path, text)
+        if not figure:
+            return list(texts)
         import matplotlib  # lazily, as in plot()
 
         fig = plot(counted)
         paths = list(texts)
         for ext in ("png", "pdf"):
-            path = out_dir / f"fig-instructions.{ext}"
+            path = out_dir / f"{FIGURE_STEM}.{ext}"
             buffer = io.BytesIO()
             # TrueType (42), not Type 3, in the PDF.
             with matplotlib.rc_context({"pdf.fonttype": 42}):

@@ -70,6 +70,9 @@ class ReportOptions:
     :func:`archbench.report.formats.check_label_prefix`)."""
     figures: tuple[tuple[str, str], ...] = ()
     """(file stem, caption) of the figures written next to the chapter, to reference them."""
+    earlier_runs: int = 0
+    """Runs of the chapter's machines it leaves out for their latest (``--all-runs`` over
+    a history); the chapter says so, and where they are."""
 
 
 def parse_style(text: str) -> Style:
@@ -281,6 +284,8 @@ class Chapter:
     """(file stem, caption) of the figures beside the chapter (``ReportOptions.figures``)."""
     opening: tuple[str, ...] = ()
     """Plain sentences that open the chapter (:func:`archbench.report.chapter.intro`)."""
+    earlier_runs: int = 0
+    """``ReportOptions.earlier_runs``: said in the opening when not 0."""
 
 
 def one_line(text: str) -> str:

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from archbench.analysis import median_interval, median_per_op
+from archbench.report import timeline as _timeline
 from archbench.report.history import (
     NO_RESULTS,
     BlockCell,
@@ -49,10 +50,12 @@ from archbench.report.instructions import (
 )
 from archbench.report.moved import Differential, Moved, bisect_moved, differentials
 from archbench.report.sections import EMULATED_HELPER_NOTE
+from archbench.report.timeline import METRICS, Timeline, row_series
 from archbench.report.units import format_count, format_ratio, format_time_ns, printed_digits
 from archbench.result import (
     BisectManifest,
     HistoryManifest,
+    IndexEntry,
     Result,
     Row,
     RowKey,
@@ -202,6 +205,70 @@ class BisectSection:
 
 
 @dataclass(frozen=True)
+class SeriesFigure:
+    """A row in one metric over time: a line per machine class (index into
+    :attr:`OverTime.machines`) of :class:`archbench.report.timeline.Point`, each the median
+    of a run (or of a group of runs) with its 95 % interval as a band."""
+
+    anchor: str
+    title: str
+    y_title: str
+    metric: str
+    lines: tuple[tuple[int, tuple[_timeline.Point, ...]], ...]
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A results file as a run's detail shows it: ``column`` names its target, ``href``
+    is the file relative to the page (None: no link), ``rows`` are (row: an index into
+    :attr:`OverTime.labels`, blocks, median per operation, the low and high ends of its
+    95 % interval, why the row is invalid), numbers the page writes as its tables do
+    (None: not known); ``environment`` its (field, value)."""
+
+    metric: str
+    column: str
+    href: str | None
+    rows: tuple[tuple[int, int, float | None, float | None, float | None, str | None], ...]
+    environment: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class RunDetail:
+    """What a run's detail shows when asked for (loaded on demand, not drawn with the
+    page): a table per metric and the environment, per results file."""
+
+    run_id: str
+    target: str
+    files: tuple[RunFile, ...]
+
+
+@dataclass(frozen=True)
+class OverTime:
+    """Every stored run of the machines of a report over many runs (``--all-runs``):
+    per row a figure over time, a line per machine class, and each run's detail.
+
+    ``runs``: (run id, start, machine class, GNUnet commit, target) per run, by class and
+    then time (the figures' points index it); ``details``: per run, in that order, what
+    it shows when clicked (:class:`RunDetail`, written beside the page in chunks of
+    ``chunk`` runs); ``sections``: run id -> the anchor of its section on the page (the
+    runs the chapter shows, drawn in full).
+    """
+
+    anchor: str
+    machines: tuple[str, ...]
+    runs: tuple[tuple[str, str, int, str, str], ...]
+    labels: tuple[str, ...]
+    """The rows' names, which :attr:`RunFile.rows` index."""
+    figures: tuple[SeriesFigure, ...]
+    details: tuple[RunDetail, ...]
+    grouped: bool
+    """True when a line groups consecutive runs into one point (a long history)."""
+    points: int
+    """The most points a line has (:data:`archbench.report.timeline.MAX_POINTS`)."""
+    sections: dict[str, str]
+
+
+@dataclass(frozen=True)
 class Page:
     """Everything the page shows, strings as read from the results (not escaped)."""
 
@@ -212,6 +279,8 @@ class Page:
     samples: tuple[Samples, ...]
     failures: tuple[str, ...] = ()
     bisections: tuple[BisectSection, ...] = ()
+    over_time: OverTime | None = None
+    """With a report over many runs of the same machines: every run over time."""
 
     @property
     def differentials(self) -> tuple[Differential, ...]:
@@ -258,10 +327,13 @@ def _time_per_op(row: Row) -> tuple[float, tuple[float, float] | None] | None:
 
 def _printed_text(row: Row) -> str:
     """A published figure per operation, to the digits the source printed."""
-    per_op = row.samples_ns[0] / row.ops_per_block
+    return _printed_value(row.samples_ns[0] / row.ops_per_block, row.printed or "")
+
+
+def _printed_value(per_op: float, printed: str) -> str:
+    """``per_op`` (ns) to the digits of the published figure ``printed``."""
     scale, unit = next(((f, u) for f, u in _TIME_SCALES if per_op >= f), _TIME_SCALES[-1])
-    digits = printed_digits(row.printed or "")
-    return f"{format_ratio(per_op / scale, digits=digits)} {unit}"
+    return f"{format_ratio(per_op / scale, digits=printed_digits(printed))} {unit}"
 
 
 _TIME_SCALES: Final = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"), (1.0, "ns"))
@@ -281,8 +353,13 @@ def _count_per_op(row: Row) -> float | None:
     return median_per_op(row.instructions, row.ops_per_block)
 
 
-def _environment(result: Result) -> list[tuple[str, str]]:
-    setup = result.harness.setup
+def _environment(result: Result | IndexEntry) -> list[tuple[str, str]]:
+    """(field, value) of where and how ``result`` was measured: its environment table's
+    column (a stored result, or its index entry: the same fields)."""
+    if isinstance(result, Result):
+        setup, started_at = result.harness.setup, result.harness.started_at
+    else:
+        setup, started_at = result.setup, result.started_at
     lines: list[tuple[str, str]] = [
         ("target", result.target.name),
         ("run", result.run_id),
@@ -335,7 +412,7 @@ def _environment(result: Result) -> list[tuple[str, str]]:
         lines.append(("execution", f"{result.reference.label}: {result.reference.source}"))
         if result.reference.notes:
             lines.append(("notes", result.reference.notes))
-    lines.append(("started", result.harness.started_at))
+    lines.append(("started", started_at))
     return lines
 
 
@@ -829,6 +906,8 @@ def assemble(
     json_path: Callable[[Result], str | None] = lambda _r: None,
     failures: Sequence[str] = (),
     generated_at: str | None = None,
+    timeline: Timeline | None = None,
+    entry_path: Callable[[IndexEntry], str | None] = lambda _e: None,
 ) -> Page:
     """The page's data: a section per run, per history, and every row's samples.
 
@@ -838,7 +917,9 @@ def assemble(
     ``failures`` are messages of files that could not be loaded, shown at the top;
     ``bisections`` (``bisect.json`` records) each get a section with their outcome and
     the functions behind each move.
-    ``generated_at`` (ISO 8601 UTC) defaults to now.
+    ``generated_at`` (ISO 8601 UTC) defaults to now. ``timeline``: every stored run of
+    the report's machines (``--all-runs``), drawn over time when a machine has several
+    (:class:`OverTime`); ``entry_path`` names an index entry's file relative to the page.
 
     Raises:
         ResultsError: a target's repeated runs measured different rows (they cannot
@@ -871,4 +952,88 @@ def assemble(
         samples=samples,
         failures=tuple(failures),
         bisections=tuple(_bisect_section(b) for b in bisections),
+        over_time=(
+            _over_time(timeline, entry_path, {r.run_id: r.anchor for r in runs})
+            if timeline is not None and timeline.repeated
+            else None
+        ),
     )
+
+
+def _over_time(
+    timeline: Timeline,
+    entry_path: Callable[[IndexEntry], str | None],
+    sections: dict[str, str],
+) -> OverTime:
+    """The page's part over time: a figure per row and metric, each run's detail."""
+    texts = {
+        "time": ("Time per operation", "time per operation (ns)"),
+        "instructions": ("Instructions per operation", "instructions per operation"),
+    }
+    series = row_series(timeline)
+    figures = tuple(
+        SeriesFigure(
+            anchor("over-time", r.metric, r.key),
+            f"{r.key.label}: {texts[r.metric][0].lower()} over time",
+            texts[r.metric][1],
+            r.metric,
+            r.series,
+        )
+        for r in series
+    )
+    return OverTime(
+        anchor=anchor("over-time", *timeline.machines),
+        machines=timeline.machines,
+        runs=tuple((r.run_id, r.started_at, r.machine, r.commit, r.target) for r in timeline.runs),
+        labels=tuple(k.label for k in timeline.keys),
+        figures=figures,
+        details=tuple(_run_details(timeline, entry_path)),
+        grouped=any(p.first != p.last for r in series for _m, ps in r.series for p in ps),
+        points=_timeline.MAX_POINTS,
+        sections=sections,
+    )
+
+
+def _run_details(
+    timeline: Timeline, entry_path: Callable[[IndexEntry], str | None]
+) -> list[RunDetail]:
+    """Per run of ``timeline``, its detail: per metric, its rows' values (the page writes
+    them as the run's tables do: a time's median ± the half-width of its interval, a
+    count), the environment and the link to its first file of that metric."""
+    v = timeline.values
+
+    def known(values: list[float]) -> list[float | None]:
+        return [None if x != x else x for x in values]  # NaN: not known
+
+    per_op = known(v.per_op.tolist())
+    lows = known(v.low.tolist())
+    highs = known(v.high.tolist())
+    metrics: list[int] = v.metric.tolist()
+    keys: list[int] = v.key.tolist()
+    blocks: list[int] = v.n.tolist()
+    starts: list[int] = v.start.tolist()
+    out = []
+    for i, run in enumerate(timeline.runs):
+        files = []
+        for m, metric in enumerate(METRICS):
+            mine = [f for f in run.files if f.metric == metric]
+            if not mine:
+                continue
+            head = min(mine, key=lambda f: f.repeat_index)
+            rows = tuple(
+                (keys[x], blocks[x], per_op[x], lows[x], highs[x], v.reasons.get(x))
+                for x in range(starts[i], starts[i + 1])
+                if metrics[x] == m
+            )
+            kind = ", emulated" if head.emulated else ""
+            files.append(
+                RunFile(
+                    metric,
+                    f"{head.target.name} ({head.target.arch}{kind})",
+                    entry_path(head),
+                    rows,
+                    tuple(_environment(head)),
+                )
+            )
+        out.append(RunDetail(run.run_id, run.target, tuple(files)))
+    return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import math
 import re
 import urllib.parse
@@ -24,7 +25,7 @@ from markupsafe import Markup
 from archbench.errors import ReportError
 from archbench.report.formats import TEMPLATES_DIR
 from archbench.report.moved import Differential
-from archbench.report.page import PAGE_FILE, PAGE_TEMPLATE, Figure, Page
+from archbench.report.page import PAGE_FILE, PAGE_TEMPLATE, Figure, OverTime, Page
 from archbench.result import write_texts
 
 
@@ -41,22 +42,25 @@ LEGEND_PER_ROW: Final = 3
 
 
 def _figure_html(figure: Figure) -> str:
-    import plotly.graph_objects as go  # slow to import: only when a page is drawn
-
-    fig = go.Figure()
+    """The figure as plotly's ``to_html`` writes one (a sized ``div`` and the script that
+    draws it with ``Plotly.newPlot``), built as plain data: plotly's Python objects
+    validated and deep-copied the whole template for every figure, 0.25 s each, which
+    was most of a page of 1,000 runs' 5.5 minutes. The layout's template is the page's
+    one copy of plotly's ``plotly_white`` (:func:`_template_js`)."""
+    data = []
     for trace in figure.traces:
         common: dict[str, Any] = {
-            "name": _plotly_text(trace.name),
-            "x": [_plotly_text(p.x) for p in trace.points],
-            "y": [p.y for p in trace.points],
-            "text": [_plotly_text(p.hover) for p in trace.points],
             "customdata": [p.anchor for p in trace.points],
             "hovertemplate": "%{text}<extra></extra>",
+            "name": _plotly_text(trace.name),
+            "text": [_plotly_text(p.hover) for p in trace.points],
+            "x": [_plotly_text(p.x) for p in trace.points],
+            "y": [p.y for p in trace.points],
         }
         if figure.kind == "bar":
-            fig.add_trace(go.Bar(textposition="none", **common))
+            data.append({**common, "textposition": "none", "type": "bar"})
         else:
-            fig.add_trace(go.Scatter(mode="lines+markers", **common))
+            data.append({**common, "mode": "lines+markers", "type": "scatter"})
     # The legend goes below the plot, wrapping, with room for every entry: a legend
     # beside a plot shows only what fits its height. The height grows with the legend
     # and the longest tick label, so the plot area itself keeps PLOT_HEIGHT px.
@@ -71,18 +75,13 @@ def _figure_html(figure: Figure) -> str:
         # The range (in decades) reaches a third of a decade below the smallest value.
         low, high = math.log10(min(values)), math.log10(max(values))
         yaxis["range"] = [low - 0.35, high + 0.15]
-    fig.update_layout(
-        title={"text": _plotly_text(figure.title)},
-        yaxis=yaxis,
-        xaxis={
-            "type": "category",
-            "categoryorder": "array",
-            "categoryarray": [_plotly_text(x) for x in figure.x],
-            "automargin": True,
-        },
-        barmode="group",
-        showlegend=True,  # with one target too: the legend names what the bars are
-        legend={
+    marks = _mark_layout(figure)
+    height = 60 + PLOT_HEIGHT + bottom
+    layout: dict[str, Any] = {
+        "annotations": [note for _, note in marks if note is not None],
+        "barmode": "group",
+        "height": height,
+        "legend": {
             "orientation": "h",
             "yanchor": "top",
             "y": -min(tick_px, 160) / PLOT_HEIGHT - 0.12,
@@ -92,20 +91,39 @@ def _figure_html(figure: Figure) -> str:
             "entrywidth": 0.95 / LEGEND_PER_ROW,
             "entrywidthmode": "fraction",
         },
-        margin={"l": 80, "r": 20, "t": 60, "b": bottom},
-        height=60 + PLOT_HEIGHT + bottom,
-        template="plotly_white",
-        shapes=[shape for shape, _ in _mark_layout(figure)],
-        annotations=[note for _, note in _mark_layout(figure) if note is not None],
+        "margin": {"l": 80, "r": 20, "t": 60, "b": bottom},
+        "shapes": [shape for shape, _ in marks],
+        "showlegend": True,  # with one target too: the legend names what the bars are
+        "title": {"text": _plotly_text(figure.title)},
+        "xaxis": {
+            "type": "category",
+            "categoryorder": "array",
+            "categoryarray": [_plotly_text(x) for x in figure.x],
+            "automargin": True,
+        },
+        "yaxis": yaxis,
+    }
+    div_id = figure.anchor + "-plot"
+    config = {"displaylogo": False, "responsive": True}
+    # Everything between <script> and </script> is JSON with "<" escaped, or our own text.
+    return (
+        f'<div style="height:{height}px; width:100%;">'
+        f'<div id="{div_id}" class="plotly-graph-div" style="height:100%; width:100%;"></div>'
+        '<script type="text/javascript">'
+        f'if (document.getElementById("{div_id}")) {{ Plotly.newPlot("{div_id}", '
+        f"{_script_json(data)}, Object.assign({{template: window.archbenchTemplate}}, "
+        f"{_script_json(layout)}), {_script_json(config)}); }}"
+        "</script></div>"
     )
-    return str(
-        fig.to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id=figure.anchor + "-plot",
-            config={"displaylogo": False, "responsive": True},
-        )
-    )
+
+
+def _template_js() -> str:
+    """plotly's ``plotly_white`` template as the script that names it
+    ``window.archbenchTemplate`` for every figure of the page (once, not per figure)."""
+    import plotly.io as pio  # slow to import: only when a page is drawn
+
+    template = pio.templates["plotly_white"].to_plotly_json()
+    return f"window.archbenchTemplate = {_script_json(template)};"
 
 
 MARK_STYLE: Final = {"step": ("#c01c28", "solid"), "change": ("#e66100", "dash")}
@@ -215,8 +233,11 @@ def render_page(page: Page) -> str:
 
     Every string of ``page`` is escaped (Jinja2 autoescape; plotly's JSON escapes
     ``<``, ``>`` and ``/``, and labels given to plotly are HTML-escaped once more, so
-    plotly shows them as written). plotly.js is inlined once, and only when the page
-    has a figure.
+    plotly shows them as written; the data of the figures over time is JSON with ``<``
+    escaped, and the page's script gives its strings to the DOM as text and to plotly
+    escaped). plotly.js is inlined once, and only when the page has a figure. A page over
+    time (:attr:`Page.over_time`) reads each run's detail from the files
+    :func:`detail_files` makes, beside it.
 
     Raises:
         ReportError: the template is missing.
@@ -245,11 +266,107 @@ def render_page(page: Page) -> str:
         f.anchor: Markup(_deferred(_figure_html(f)) if deferred else _figure_html(f))  # noqa: S704
         for f in page.figures
     }
-    plotly_js = Markup(_plotly_js()) if figures else None  # noqa: S704
+    over_time = page.over_time
+    drawn = figures or (over_time is not None and over_time.figures)
+    plotly_js = Markup(_plotly_js() + "\n" + _template_js()) if drawn else None  # noqa: S704
     images = _differential_images(page.differentials)
     return template.render(
-        page=page, figures=figures, images=images, plotly_js=plotly_js, deferred=deferred
+        page=page,
+        figures=figures,
+        images=images,
+        plotly_js=plotly_js,
+        deferred=deferred,
+        # JSON with every "<" escaped: nothing in it can end the <script> that holds it.
+        over_time_data=Markup(_script_json(_over_time_data(over_time)))  # noqa: S704
+        if over_time is not None
+        else None,
+        details_prefix=DETAILS_PREFIX,
+        details_chunk=DETAILS_CHUNK,
     )
+
+
+DETAILS_PREFIX: Final = "results-runs-"
+"""Beside the page, ``results-runs-<k>.js``: the detail of runs ``k * DETAILS_CHUNK`` on."""
+DETAILS_CHUNK: Final = 200
+"""Runs per detail file: a click loads one file of about 0.6 MB (10,000 runs: 50 files),
+not 10,000 files nor one of 30 MB."""
+
+
+def _script_json(value: object) -> str:
+    """``value`` as JSON that a ``<script>`` element can hold: ``<`` written ``\\u003c``,
+    so no ``</script>`` or ``<!--`` in a string (from a results file) ends or changes it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def _short(value: float | None) -> float | None:
+    """A value of a figure over time to 6 significant digits (a count's 0.1 % step shows,
+    and the page's data stays small); None as it is."""
+    return None if value is None else float(f"{value:.6g}")
+
+
+def _over_time_data(over_time: OverTime) -> dict[str, object]:
+    """What the page's script draws the figures over time from (compact: indices into
+    ``runs``, values to 6 digits); a point's runs are ``a``..``b`` when it groups runs."""
+    figures = []
+    for f in over_time.figures:
+        lines = []
+        for machine, points in f.lines:
+            line: dict[str, object] = {
+                "m": machine,
+                "at": [p.at for p in points],
+                "y": [_short(p.value) for p in points],
+                "lo": [_short(p.low) for p in points],
+                "hi": [_short(p.high) for p in points],
+            }
+            if any(p.first != p.last for p in points):
+                line["a"] = [p.first for p in points]
+                line["b"] = [p.last for p in points]
+            lines.append(line)
+        figures.append(
+            {"id": f.anchor, "title": f.title, "y": f.y_title, "metric": f.metric, "lines": lines}
+        )
+    return {
+        "machines": list(over_time.machines),
+        "labels": list(over_time.labels),
+        "runs": [[r[0], r[1], r[2], r[3][:12], r[4]] for r in over_time.runs],
+        "sections": over_time.sections,
+        "figures": figures,
+    }
+
+
+def detail_files(page: Page) -> dict[str, str]:
+    """File name -> text of the files of runs' details beside the page: each calls
+    ``archbenchRuns(k, runs)`` with :data:`DETAILS_CHUNK` runs' details (JSON, ``<``
+    escaped), so a page opened from disk loads one with a ``<script>`` element when a run
+    is clicked (a ``fetch`` of a ``file:`` URL is refused by browsers). Empty without
+    :attr:`Page.over_time`."""
+    over_time = page.over_time
+    if over_time is None:
+        return {}
+    out = {}
+    details = over_time.details
+    for k in range(0, len(details), DETAILS_CHUNK):
+        chunk = [
+            [
+                d.run_id,
+                d.target,
+                [
+                    # Tuples are JSON arrays as they are: no copy of 300,000 rows.
+                    (
+                        f.metric,
+                        f.column,
+                        relative_href(f.href) if f.href else None,
+                        f.rows,
+                        f.environment,
+                    )
+                    for f in d.files
+                ],
+            ]
+            for d in details[k : k + DETAILS_CHUNK]
+        ]
+        number = k // DETAILS_CHUNK
+        out[f"{DETAILS_PREFIX}{number}.js"] = f"archbenchRuns({number},{_script_json(chunk)});\n"
+    return out
 
 
 def _differential_images(drawn: Sequence[Differential]) -> dict[str, str]:
@@ -269,15 +386,20 @@ def _differential_images(drawn: Sequence[Differential]) -> dict[str, str]:
 
 
 def write_page(page: Page, out_dir: Path) -> list[Path]:
-    """Render ``page`` and write it to ``out_dir/results.html`` atomically.
+    """Render ``page`` and write it to ``out_dir/results.html`` atomically, with the files
+    of its runs' details beside it (:func:`detail_files`).
 
     Returns:
-        ``[out_dir / PAGE_FILE]``.
+        ``[out_dir / PAGE_FILE]``, then the detail files.
 
     Raises:
-        ReportError: the template is missing, or the file cannot be written.
+        ReportError: the template is missing, or a file cannot be written.
     """
     text = render_page(page)
-    return write_texts(
+    texts = {out_dir / name: body for name, body in detail_files(page).items()}
+    # The details first: a page never points at detail files that are not there yet.
+    written = write_texts(texts, ReportError, "the runs' details", "choose a writable --out")
+    page_path = write_texts(
         {out_dir / PAGE_FILE: text}, ReportError, "the results page", "choose a writable --out"
     )
+    return page_path + written

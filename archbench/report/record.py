@@ -25,7 +25,7 @@ from archbench.analysis import (
     summarize,
 )
 from archbench.errors import ReportError
-from archbench.result import HELPER_OPERATIONS, THESIS_OPS, AppendixRow, Result, Row
+from archbench.result import HELPER_OPERATIONS, THESIS_OPS, AppendixRow, Result, Row, RowFields
 
 REFERENCE_IGNORED_FLAGS: Final = frozenset({"single_sample"})
 """Published figures are one printed number per row by nature; that is not a warning."""
@@ -188,7 +188,7 @@ def thesis_ops(row: Row) -> int:
     return row.ops_per_block if row.operation in HELPER_OPERATIONS else THESIS_OPS
 
 
-def row_id(row: Row) -> str:
+def row_id(row: RowFields) -> str:
     """What tells a result's rows apart: ``blindsig:RSA 2048 bit:signing``.
 
     ``suite:label:operation``, then whatever else distinguishes rows of one

@@ -32,7 +32,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from archbench.analysis import (
     RowComparison,
@@ -57,6 +57,7 @@ from archbench.report.formats import (
     MARKDOWN_FILE,
     STANDALONE_FILE,
     STY_FILE,
+    csv_text,
     markdown_escape,
     markdown_table,
     render_latex_chapter,
@@ -68,17 +69,25 @@ from archbench.report.frame import ReportData, build
 from archbench.report.model import ReportOptions
 from archbench.report.sections import section
 from archbench.report.suites import suite_tables
+from archbench.report.timeline import ROWS_CSV, RUNS_CSV, Timeline, rows_frame, runs_frame
 from archbench.report.units import Unit
 from archbench.result import (
     BisectManifest,
+    IndexedRow,
+    IndexEntry,
     LoadFailure,
     Result,
     ResultStore,
+    Row,
+    TargetInfo,
     folder_lock,
     write_atomic,
     write_texts,
 )
 from archbench.suites import SUITE_TITLES
+
+if TYPE_CHECKING:
+    from archbench.report.plots import Drawing
 
 _DEFAULT = ReportOptions()  # frozen: one shared default is safe
 
@@ -169,37 +178,87 @@ def select_results(
             suites); ReportError: ``results`` is not empty but nothing matches (the
             message lists what there is to choose from).
     """
+    _check_suites(suites)
+    wanted_archs = {_arch_key(a) for a in archs}
+    kept: list[Result] = []
+    for r in results:
+        rows = _kept_rows(r.target, r.harness.rows, targets, wanted_archs, suites)
+        if rows is None:
+            continue
+        if len(rows) != len(r.harness.rows):
+            r = r.model_copy(update={"harness": r.harness.model_copy(update={"rows": rows})})
+        kept.append(r)
+    if results and not kept:
+        raise _nothing_matches([(r.target, r.harness.rows) for r in results])
+    return kept
+
+
+def select_entries(
+    entries: Sequence[IndexEntry],
+    *,
+    targets: Sequence[str] = (),
+    archs: Sequence[str] = (),
+    suites: Sequence[str] = (),
+) -> list[IndexEntry]:
+    """The store index's entries (:meth:`archbench.result.ResultStore.indexed`) selected
+    as :func:`select_results` selects results.
+
+    Raises:
+        ReportUsageError, ReportError: as :func:`select_results`.
+    """
+    _check_suites(suites)
+    wanted_archs = {_arch_key(a) for a in archs}
+    kept: list[IndexEntry] = []
+    for e in entries:
+        rows = _kept_rows(e.target, e.rows, targets, wanted_archs, suites)
+        if rows is None:
+            continue
+        kept.append(e if len(rows) == len(e.rows) else e.model_copy(update={"rows": rows}))
+    if entries and not kept:
+        raise _nothing_matches([(e.target, e.rows) for e in entries])
+    return kept
+
+
+R = TypeVar("R", Row, IndexedRow)
+
+
+def _kept_rows(
+    target: TargetInfo,
+    rows: Sequence[R],
+    targets: Sequence[str],
+    wanted_archs: set[str],
+    suites: Sequence[str],
+) -> tuple[R, ...] | None:
+    """The rows of a result of ``target`` that the selection keeps; None: none (or not
+    this target or architecture)."""
+    if targets and target.name not in targets:
+        return None
+    if wanted_archs and _arch_key(target.arch) not in wanted_archs:
+        return None
+    kept = tuple(row for row in rows if row.suite in suites) if suites else tuple(rows)
+    return kept if kept or not suites else None
+
+
+def _check_suites(suites: Sequence[str]) -> None:
     unknown = [s for s in suites if s not in SUITE_TITLES]
     if unknown:
         raise ReportUsageError(
             f"--suite {','.join(unknown)}: no such suite; choose from: {', '.join(SUITE_TITLES)}"
         )
-    wanted_archs = {_arch_key(a) for a in archs}
-    kept: list[Result] = []
-    for r in results:
-        if targets and r.target.name not in targets:
-            continue
-        if wanted_archs and _arch_key(r.target.arch) not in wanted_archs:
-            continue
-        if suites:
-            rows = tuple(row for row in r.harness.rows if row.suite in suites)
-            if not rows:
-                continue
-            if len(rows) != len(r.harness.rows):
-                r = r.model_copy(update={"harness": r.harness.model_copy(update={"rows": rows})})
-        kept.append(r)
-    if results and not kept:
 
-        def choices(values: Iterable[str]) -> str:
-            return ", ".join(sorted(set(values)))
 
-        raise ReportError(
-            "no results match the selection "
-            f"(targets: {choices(r.target.name for r in results)}; "
-            f"architectures: {choices(r.target.arch for r in results)}; "
-            f"suites: {choices(row.suite for r in results for row in r.harness.rows)})"
-        )
-    return kept
+def _nothing_matches(
+    found: Sequence[tuple[TargetInfo, Sequence[Row] | Sequence[IndexedRow]]],
+) -> ReportError:
+    def choices(values: Iterable[str]) -> str:
+        return ", ".join(sorted(set(values)))
+
+    return ReportError(
+        "no results match the selection "
+        f"(targets: {choices(t.name for t, _rows in found)}; "
+        f"architectures: {choices(t.arch for t, _rows in found)}; "
+        f"suites: {choices(row.suite for _t, rows in found for row in rows)})"
+    )
 
 
 def prepare(results: Sequence[Result], failures: Sequence[LoadFailure] = ()) -> ReportData:
@@ -374,6 +433,7 @@ def write_report_folder(
     plots: bool = True,
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
     on_line: Callable[[str], None] = print,
+    over_time: Timeline | None = None,
 ) -> list[Path]:
     """Render selected results into the report folder ``out_dir``; the paths written.
 
@@ -386,7 +446,9 @@ def write_report_folder(
     their results as the selection did); a selection of instruction counts only
     writes just those. Then removes what an earlier report there listed as its own
     and did not write again (:func:`replace_outputs`; without ``plots`` the earlier
-    figures stay). Writing holds the lock of ``out_dir``
+    figures stay). ``over_time`` (``--all-runs`` over runs of machines measured more than
+    once: :mod:`archbench.report.timeline`) adds ``runs.csv`` and ``run-rows.csv`` (every
+    run, its facts once) and the page's figures over time. Writing holds the lock of ``out_dir``
     (:func:`archbench.result.folder_lock`): two reports into one folder take turns,
     and the second says it waits. ``on_line`` receives every line to show, in order:
     each phase, each path written and each earlier output removed.
@@ -395,6 +457,11 @@ def write_report_folder(
         ReportError: an unknown or emulated baseline, a damaged row, or ``out_dir``
             is not writable.
     """
+    if over_time is not None and over_time.repeated:
+        # The chapter shows each machine's latest run: it says how many others there are.
+        shown = {(r.run_id, r.target.name) for r in [*chosen, *counted]}
+        earlier = sum((r.run_id, r.target) not in shown for r in over_time.runs)
+        options = dataclasses.replace(options, earlier_runs=earlier)
     # Outputs repeat a machine's environment per row: long values are cut there and
     # stored whole once (environments.json), so the outputs stay bounded by the inputs.
     chosen, whole = export.bound_environments(chosen)
@@ -408,34 +475,62 @@ def write_report_folder(
     data = prepare(chosen, failures) if chosen or not counted else None
     with folder_lock(out_dir, ReportError, "--out", on_line):
         paths: list[Path] = []
-        if data is not None:
-            plot_paths: list[Path] = []
-            if plots:
-                # matplotlib: slow to import
-                from archbench.report.plots import too_many_machines, write_listed
+        drawing: Drawing | None = None
+        try:
+            if plots or counted:
+                # matplotlib: slow to import, so only a report that draws imports it. The
+                # figures are built first, so the chapter can reference every one, and
+                # rendered in other processes while the rest is written; the instruction
+                # figure with them. Each phase says it starts: on a busy machine one
+                # takes tens of seconds.
+                from archbench.report.plots import start_drawing, too_many_machines
 
-                if (why := too_many_machines(data)) is not None:
-                    on_line(why)
-                # Drawn first so the chapter can reference every figure it has. Each
-                # phase says it starts: on a busy machine one takes tens of seconds.
-                on_line("drawing the figures")
-                plot_paths, listed = write_listed(data, out_dir, options.unit)
-                options = dataclasses.replace(options, figures=listed)
-            on_line("writing the chapter, the exports and the suites' tables")
-            paths += write_folder(data, failures, out_dir, options, counted)
-            paths += plot_paths
-        else:
-            # A counting-only run (--metric instructions): its tables are the report.
-            on_line("no timing results selected: writing the instruction tables only")
-        paths += instructions.write_all(counted, chosen, out_dir)
-        paths += export.write_environments(whole, out_dir)
-        # The results page: these runs and the stored histories that hold them.
-        on_line("writing the results page")
-        paths += write_page_from_store(
-            store, out_dir, [*chosen, *counted], failures=failures, select=select
-        )
-        for p in paths:
-            on_line(f"wrote {p}")
+                extra = [(instructions.FIGURE_STEM, instructions.plot(counted))] if counted else []
+                drawn = data if plots else None
+                if drawn is not None:
+                    if (why := too_many_machines(drawn)) is not None:
+                        on_line(why)
+                    on_line("drawing the figures")
+                drawing = start_drawing(drawn, out_dir, options.unit, extra)
+                options = dataclasses.replace(options, figures=drawing.listed)
+            if data is not None:
+                on_line("writing the chapter, the exports and the suites' tables")
+                paths += write_folder(data, failures, out_dir, options, counted)
+            else:
+                # A counting-only run (--metric instructions): its tables are the report.
+                on_line("no timing results selected: writing the instruction tables only")
+            paths += instructions.write_all(counted, chosen, out_dir, figure=False)
+            paths += export.write_environments(whole, out_dir)
+            if over_time is not None and over_time.repeated:
+                on_line(f"writing every run: {RUNS_CSV}, {ROWS_CSV}")
+                paths += write_texts(
+                    {
+                        out_dir / RUNS_CSV: csv_text(runs_frame(over_time)),
+                        out_dir / ROWS_CSV: csv_text(rows_frame(over_time)),
+                    },
+                    ReportError,
+                    "the runs' exports",
+                    "choose a writable --out",
+                )
+            else:
+                over_time = None
+            # The results page: these runs and the stored histories that hold them.
+            on_line("writing the results page")
+            paths += write_page_from_store(
+                store,
+                out_dir,
+                [*chosen, *counted],
+                failures=failures,
+                select=select,
+                over_time=over_time,
+            )
+            if drawing is not None:
+                paths += drawing.finish()
+            for p in paths:
+                on_line(f"wrote {p}")
+        finally:
+            if drawing is not None:
+                drawing.close()
         # Only now, and only files an earlier report listed as its own: figures
         # and the GnuPG CSV of machines or suites no longer selected.
         # --no-plots leaves the figures of an earlier report as they are.
@@ -588,16 +683,19 @@ def write_page_from_store(
     bisections: Sequence[BisectManifest] = (),
     failures: Sequence[LoadFailure] = (),
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
+    over_time: Timeline | None = None,
 ) -> list[Path]:
     """``results.html`` for ``invoke report`` and ``invoke history``: assemble, render, write.
 
     ``results``: the runs rendered; ``histories`` None adds every stored history that
     holds one of their runs (:func:`histories_with`, each version narrowed by
     ``select``), else exactly those given; ``bisections`` get a section each. Results
-    files are linked relative to ``out_dir``.
+    files are linked relative to ``out_dir``. ``over_time``: every stored run of the
+    report's machines (``--all-runs``; :mod:`archbench.report.timeline`), drawn over time
+    with each run's detail beside the page (:func:`archbench.report.page_html.detail_files`).
 
     Returns:
-        ``[out_dir / page.PAGE_FILE]``.
+        ``[out_dir / page.PAGE_FILE]``, then the files of the runs' details.
 
     Raises:
         ReportError: the template is missing, or the page cannot be written.
@@ -605,12 +703,21 @@ def write_page_from_store(
     """
     problems: list[str] = []
     if histories is None:
-        histories = histories_with(store, sorted({r.run_id for r in results}), select, problems)
+        held = {r.run_id for r in results}
+        held |= {r.run_id for r in over_time.runs} if over_time is not None else set()
+        histories = histories_with(store, sorted(held), select, problems)
     drawn = page.assemble(
         results,
         histories,
         bisections=bisections,
         json_path=relative_json(store, out_dir),
         failures=[*(f.message for f in failures), *problems],
+        timeline=over_time,
+        entry_path=lambda e: _relative(store.root / e.path, out_dir),
     )
     return page_html.write_page(drawn, out_dir)
+
+
+def _relative(file: Path, out_dir: Path) -> str:
+    """``file`` relative to ``out_dir`` (POSIX separators)."""
+    return Path(os.path.relpath(file.resolve(), out_dir.resolve())).as_posix()

@@ -36,6 +36,10 @@ Modules, one concern each (callers outside the package import from here):
   (:func:`merge_runs`, idempotent, under the folder's lock), the check of a run's files
   (:func:`verify_run`), each run's ``publish.json`` (:class:`PublishRecord`: file digests,
   :class:`MachineIdentity` per target, :class:`Provenance`);
+* :mod:`~archbench.result.index`: the store's index (``INDEX_FILE``): an
+  :class:`IndexEntry` per results file (its identity, facts and rows without their
+  bulk, :class:`IndexedRow`, blocks read with :func:`numbers`), a derived cache that
+  :meth:`ResultStore.indexed` reads and rebuilds;
 * :mod:`~archbench.result.contract`: generates ``harness/schema-v1.json`` from the
   models (``python -m archbench.result.contract``; not imported here).
 
@@ -60,6 +64,7 @@ from archbench.result.document import (
     Setup,
     SuiteRun,
 )
+from archbench.result.index import INDEX_FILE, IndexedRow, IndexEntry, numbers
 from archbench.result.loading import MAX_RESULT_BYTES, load, parse_harness_output
 from archbench.result.model import (
     BISECT_NAME,
@@ -124,11 +129,13 @@ from archbench.result.row import (
     MedianCi,
     Operation,
     Row,
+    RowFields,
     RowKey,
     RowNoise,
     Scheme,
     StopReason,
     row_key,
+    row_label,
     scheme_id,
     scheme_text,
 )
@@ -167,6 +174,7 @@ __all__ = [
     "HARNESS_VERSION",
     "HELPER_OPERATIONS",
     "HISTORY_NAME",
+    "INDEX_FILE",
     "MANIFEST_NAME",
     "MAX_KEY_BITS",
     "MAX_NS",
@@ -210,6 +218,8 @@ __all__ = [
     "HistoryManifest",
     "HistoryRound",
     "HistoryVersion",
+    "IndexEntry",
+    "IndexedRow",
     "LoadFailure",
     "MachineIdentity",
     "MedianCi",
@@ -224,6 +234,7 @@ __all__ = [
     "Result",
     "ResultStore",
     "Row",
+    "RowFields",
     "RowKey",
     "RowNoise",
     "RunManifest",
@@ -244,12 +255,14 @@ __all__ = [
     "merge_runs",
     "migrate",
     "new_run_id",
+    "numbers",
     "operation_label",
     "parse_harness_output",
     "read_record",
     "read_records",
     "result_key",
     "row_key",
+    "row_label",
     "scheme_id",
     "scheme_label",
     "scheme_text",

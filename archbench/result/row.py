@@ -13,7 +13,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields, replace
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -280,10 +280,16 @@ class Row(Frozen):
     @property
     def label(self) -> str:
         """Scheme as tables print it: ``CS``, ``RSA 2048 bit``, ``ECDSA P-256``, ``Ed25519``."""
-        if self.scheme == "CS":
-            return "CS"
-        base = scheme_text(self.scheme, self.key_bits)
-        return f"{base} {self.param}" if self.param else base
+        return row_label(self.scheme, self.key_bits, self.param)
+
+
+def row_label(scheme: str, key_bits: int | None, param: str | None) -> str:
+    """A row's scheme as tables print it (:attr:`Row.label`): ``CS``, ``RSA 2048 bit``,
+    ``ECDSA P-256``, ``sha256 1024 B``."""
+    if scheme == "CS":
+        return "CS"
+    base = scheme_text(scheme, key_bits)
+    return f"{base} {param}" if param else base
 
 
 def scheme_text(scheme: str, key_bits: int | None) -> str:
@@ -362,7 +368,32 @@ class RowKey:
         return replace(self, target="")
 
 
-def row_key(target: str, row: Row) -> RowKey:
+class RowFields(Protocol):
+    """What a row's key is made of: a :class:`Row`, or the store index's row."""
+
+    @property
+    def suite(self) -> str: ...
+    @property
+    def scheme(self) -> str: ...
+    @property
+    def key_bits(self) -> int | None: ...
+    @property
+    def param(self) -> str | None: ...
+    @property
+    def operation(self) -> str: ...
+    @property
+    def processes(self) -> int: ...
+    @property
+    def ops_per_block(self) -> int: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def bytes_per_op(self) -> int | None: ...
+    @property
+    def label(self) -> str: ...
+
+
+def row_key(target: str, row: RowFields) -> RowKey:
     """The :class:`RowKey` of ``row`` measured on ``target`` (``""``: across targets)."""
     size = row.bytes_per_op or 0
     return RowKey(

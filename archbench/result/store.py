@@ -8,28 +8,33 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
+import multiprocessing
 import os
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
+from archbench.result.index import IndexEntry, read_entry, read_index, write_index
 from archbench.result.loading import MAX_RESULT_BYTES, parse_result
 from archbench.result.model import (
     BISECT_NAME,
     HISTORY_NAME,
     MANIFEST_NAME,
     BisectManifest,
+    Execution,
     HistoryManifest,
     Metric,
     Result,
     RunManifest,
+    TargetInfo,
 )
 from archbench.result.paths import (
     FILE_NAME,
@@ -188,6 +193,19 @@ class LoadFailure:
     message: str
 
 
+def _file_name(target: str, repeat_index: int = 1, metric: Metric = "time") -> str:
+    """The name :meth:`ResultStore.save` gives a target's file (:meth:`ResultStore.path_for`).
+
+    Raises:
+        ResultsError: ``target`` is not a safe file name.
+    """
+    if not FILE_NAME.fullmatch(target):
+        raise ResultsError(f"target name {quote(target)} cannot be a file name")
+    suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
+    kind = "" if metric == "time" else f".{metric}"
+    return f"{target}{kind}{suffix}.json"
+
+
 class ResultStore:
     """The results directory: ``<root>/<run-id>/<target>.json``."""
 
@@ -208,12 +226,10 @@ class ResultStore:
                 path would not stay inside the results directory.
         """
         check_run_id(run_id)
-        if not FILE_NAME.fullmatch(target):
-            raise ResultsError(f"target name {quote(target)} cannot be a file name")
-        suffix = "" if repeat_index == 1 else f".repeat-{repeat_index}"
-        kind = "" if metric == "time" else f".{metric}"
         return inside(
-            self.root, self.root / run_id / f"{target}{kind}{suffix}.json", "a results file"
+            self.root,
+            self.root / run_id / _file_name(target, repeat_index, metric),
+            "a results file",
         )
 
     def save(self, result: Result) -> Path:
@@ -442,11 +458,12 @@ class ResultStore:
                 if ours and name not in (MANIFEST_NAME, HISTORY_NAME, PUBLISH_NAME):
                     yield self.root / run_id / name
 
-    def _at_home(self, path: Path, result: Result) -> bool:
+    def _at_home(self, path: Path, result: _Stored) -> bool:
         """True when ``path`` is where :meth:`save` puts ``result``."""
         index = result.execution.repeat_index if result.execution else 1
+        # The name alone (path_for's checks resolve the path: a syscall per file).
         try:
-            return path.name == self.path_for(result.run_id, result.target.name, index).name
+            return path.name == _file_name(result.target.name, index)
         except ResultsError:
             return False
 
@@ -515,6 +532,127 @@ class ResultStore:
                 failures.append(LoadFailure(self.root / run_id / f"{name}.json", str(exc)))
         return merged, failures
 
+    def indexed(
+        self,
+        run_ids: Sequence[str] | None = None,
+        *,
+        metric: Metric | None = None,
+        on_note: Callable[[str], None] = lambda _line: None,
+    ) -> tuple[list[IndexEntry], list[LoadFailure]]:
+        """The index entries (:class:`archbench.result.IndexEntry`) of every results file of
+        the given runs (all when None) that measured ``metric`` (None: both), oldest run
+        first; what a report over many runs reads instead of every whole file.
+
+        Entries come from the store's index (:mod:`archbench.result.index`) while their
+        file's size and modification time are the ones recorded; every other file is read
+        whole, through :func:`archbench.result.load`'s checks (in parallel, one process per
+        CPU, when there are many), and the index is written back with it. The same files
+        fail, and with the same messages, as in :meth:`load_all` (``merge=False``): a bad
+        file, a name that is not UTF-8, an unreadable run folder, a copy in another run's
+        folder, a duplicate. ``on_note`` hears, once each, that the index was unreadable and
+        is rebuilt, or could not be written.
+        """
+        failures: list[LoadFailure] = []
+        asked = set(run_ids) if run_ids is not None else None
+        listing = self.entries()  # once: a syscall or three per run folder
+        for e in listing:
+            if e.kind == "unreadable" and (asked is None or e.name in asked):
+                failures.append(LoadFailure(self.root / e.name, f"{self.root}/{e.note}"))
+        if run_ids is None:
+            run_ids = [e.name for e in listing if e.kind == "run"]
+        known, note = read_index(self.root)
+        if note:
+            on_note(note)
+        fresh: dict[str, IndexEntry] = {}
+        unread: list[str] = []
+        order: list[str] = []
+        scanned: set[str] = set()
+        for path in self.files(run_ids):
+            scanned.add(path.parent.name)
+            if not _utf8(path.name):
+                failures.append(
+                    LoadFailure(
+                        path,
+                        f"{path.parent}/{shown_name(path.name)}: skipped: its name is not "
+                        "UTF-8 text; rename it",
+                    )
+                )
+                continue
+            relative = f"{path.parent.name}/{path.name}"
+            order.append(relative)
+            entry = known.get(relative)
+            try:
+                st = path.stat()
+            except OSError:
+                st = None
+            if entry is not None and st is not None and _same_file(entry, st):
+                fresh[relative] = entry
+            else:
+                unread.append(relative)
+        for relative, got in _read_entries(self.root, unread):
+            if isinstance(got, IndexEntry):
+                fresh[relative] = got
+            else:
+                failures.append(LoadFailure(self.root / relative, got))
+        # Entries of runs not asked for stay as they were; those of the runs read are
+        # now exactly their files (a file removed loses its entry).
+        kept = {k: v for k, v in known.items() if k.split("/", 1)[0] not in scanned}
+        if unread or len(kept) + len(fresh) != len(known):
+            why = write_index(self.root, kept | fresh)
+            if why:
+                on_note(why)
+        # In the files' order (run, then name), as load_all reads them.
+        read = [(self.root / r, fresh[r]) for r in order if r in fresh]
+        read.sort(key=lambda pe: (pe[0].parent.name, not self._at_home(pe[0], pe[1])))
+        seen: dict[tuple[object, ...], Path] = {}
+        seen_bytes: dict[str, Path] = {}
+        out: list[IndexEntry] = []
+        for path, entry in read:
+            if metric is not None and entry.metric != metric:
+                continue
+            problem = _pooling_problem(path, entry, entry.sha256, seen, seen_bytes)
+            if problem:
+                failures.append(LoadFailure(path, problem))
+                continue
+            out.append(entry)
+        return out, failures
+
+
+INDEX_IN_PARALLEL = 64
+"""Files to read before the index is built by one process per CPU rather than by one."""
+
+
+def _same_file(entry: IndexEntry, st: os.stat_result) -> bool:
+    """True while the file's identity is the one ``entry`` recorded."""
+    return entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
+
+
+def _entry_or_message(root: Path, relative: str) -> IndexEntry | str:
+    try:
+        return read_entry(root, relative)[0]
+    except ResultsError as exc:
+        return str(exc)
+
+
+def _read_entries(root: Path, relatives: Sequence[str]) -> list[tuple[str, IndexEntry | str]]:
+    """Each file read (:func:`archbench.result.index.read_entry`): its entry, or why it
+    cannot be loaded; in parallel, one process per CPU, when there are many."""
+    workers = min(len(os.sched_getaffinity(0)), 8)
+    # A daemonic process (a pool's worker) may start none.
+    alone = multiprocessing.current_process().daemon
+    if len(relatives) < INDEX_IN_PARALLEL or workers < 2 or alone:
+        return [(r, _entry_or_message(root, r)) for r in relatives]
+    # fork: the workers share the parent's imports; they only read and return.
+    context = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+        got = pool.map(
+            _entry_or_message,
+            [root] * len(relatives),
+            relatives,
+            chunksize=max(1, len(relatives) // (workers * 8)),
+        )
+        return list(zip(relatives, got, strict=True))
+
 
 def _read_manifest(path: Path, model: type[M], what: str, name: str) -> M:
     """``path`` read through the bounded reader and validated as ``model``.
@@ -531,7 +669,20 @@ def _read_manifest(path: Path, model: type[M], what: str, name: str) -> M:
         raise ResultsError(f"{path}: unreadable {name}: {describe_problems(exc)}") from exc
 
 
-def result_key(result: Result) -> tuple[object, ...]:
+class _Stored(Protocol):
+    """What the pooling checks read of a stored file: a :class:`Result` or its index entry."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def metric(self) -> Metric: ...
+    @property
+    def target(self) -> TargetInfo: ...
+    @property
+    def execution(self) -> Execution | None: ...
+
+
+def result_key(result: _Stored) -> tuple[object, ...]:
     """What makes a results file unique: (run id, target, repeat index[, metric]).
 
     A ``metric`` attribute (time vs instructions), where results carry one, is
@@ -544,7 +695,7 @@ def result_key(result: Result) -> tuple[object, ...]:
 
 def _pooling_problem(
     path: Path,
-    result: Result,
+    result: _Stored,
     digest: str,
     seen: dict[tuple[object, ...], Path],
     seen_bytes: dict[str, Path],

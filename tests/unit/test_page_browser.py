@@ -219,3 +219,69 @@ def test_a_reader_at_1280_px_sees_every_figure_whole(machines: int, tmp_path: Pa
     if os.environ.get("ARCHBENCH_ARTIFACTS"):
         for kept in (shot, figures):
             shutil.copy(kept, Path(os.environ["ARCHBENCH_ARTIFACTS"]) / kept.name)
+
+
+OVER_TIME_CLICK = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const b = document.body, button = document.querySelector("[data-detail]");
+  b.setAttribute("data-figures-drawn",
+    document.querySelectorAll(".over-time-figure .main-svg").length);
+  b.setAttribute("data-clicked", button.getAttribute("data-detail"));
+  button.click();
+}, 1000));
+</script>"""
+
+
+def test_a_page_over_many_runs_draws_over_time_and_loads_a_runs_detail_when_clicked(
+    tmp_path: Path,
+) -> None:
+    """30 runs of two machines: the first figure over time is drawn when the page opens,
+    and a run's detail, read from the file beside the page when its button is clicked,
+    shows its rows and environment."""
+    from helpers import result, row
+
+    store = ResultStore(tmp_path / "results")
+    for i in range(30):
+        for name, arch in (("amd64-trixie", "amd64"), ("riscv64-trixie", "riscv64")):
+            r = result(
+                name,
+                arch,
+                arch,
+                HOSTILE,
+                [row("CS", "signing", [90_000 + 100 * i + k for k in range(8)])],
+                emulated=arch == "riscv64",
+                run_id=f"20261201T{i:02d}0000Z-{arch[:6]}",
+            )
+            store.save(
+                r.model_copy(
+                    update={
+                        "harness": r.harness.model_copy(
+                            update={"started_at": f"2026-12-{1 + i // 24:02d}T{i % 24:02d}:00:00Z"}
+                        )
+                    }
+                )
+            )
+    out = tmp_path / "out"
+    render_report(ReportRequest(store.root, out, runs=None, plots=False), lambda _line: None)
+    page = out / PAGE_FILE
+    page.write_text(
+        page.read_text(encoding="utf-8").replace("</body>", OVER_TIME_CLICK + "</body>"),
+        encoding="utf-8",
+    )
+    done = chromium_run(find_chromium(), tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    assert not console, "\n".join(console)
+    dom = done.stdout
+    seen = dict(re.findall(r'data-(figures-drawn|clicked)="([^"]*)"', dom))
+    assert int(seen["figures-drawn"]) >= 1, seen
+    legend = set(re.findall(r'class="legendtext"[^>]*>([^<]+)<', dom))
+    assert {"amd64-trixie (amd64)", "riscv64-trixie (riscv64, emulated)"} <= legend
+    detail = re.search(rf'data-detail-of="{seen["clicked"]}">(.*?)</div>', dom, flags=re.DOTALL)
+    assert detail is not None, dom[-3000:]
+    shown = detail.group(1)
+    assert "<table>" in shown and "blindsig CS signing" in shown and "µs ±" in shown
+    assert "results file" in shown and "environment" in shown
+    # The hostile CPU model is text in the detail, as everywhere on the page.
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; RISC-V host" in shown
+    assert "<script>alert(1)</script>" not in dom
