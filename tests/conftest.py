@@ -105,9 +105,54 @@ def pytest_runtest_makereport(
 SESSION_START = time.time()
 
 
+#: Seconds per test id, its setup, call and teardown together: a session fixture's build
+#: is paid by the first test that asks for it, which is where a budget goes.
+TEST_SECONDS: dict[str, float] = {}
+
+#: How many of the slowest tests and files the closing summary lists.
+SLOWEST = 12
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add each phase's duration (s) to its test's total in :data:`TEST_SECONDS`."""
+    TEST_SECONDS[report.nodeid] = TEST_SECONDS.get(report.nodeid, 0.0) + report.duration
+
+
+def slowest_table(seconds: dict[str, float], count: int = SLOWEST) -> str:
+    """The closing summary's table: the ``count`` slowest tests and test files.
+
+    Args:
+        seconds: test id -> seconds (setup + call + teardown).
+        count: rows per list.
+
+    Returns:
+        Text lines ``"  123.4 s  tests/...::test_x"``, tests first, then files (sums), then
+        the total; empty when no test ran.
+    """
+    if not seconds:
+        return ""
+    files: dict[str, float] = {}
+    for nodeid, spent in seconds.items():
+        files[nodeid.split("::", 1)[0]] = files.get(nodeid.split("::", 1)[0], 0.0) + spent
+    lines = [f"tests (setup + call + teardown), {len(seconds)} in all:"]
+    for name, spent in sorted(seconds.items(), key=lambda kv: -kv[1])[:count]:
+        lines.append(f"{spent:8.1f} s  {name}")
+    lines.append("files:")
+    for name, spent in sorted(files.items(), key=lambda kv: -kv[1])[:count]:
+        lines.append(f"{spent:8.1f} s  {name}")
+    lines.append(f"{sum(seconds.values()):8.1f} s  in all tests")
+    return "\n".join(lines) + "\n"
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print the pristine machine's stage times (``test_pristine_docker.py``) when that
-    test ran: how long a new user's first command took, in every CI log."""
+    """Print the slowest tests and files of this session (where the suite's 30-minute
+    budget goes, in every CI log), and the pristine machine's stage times
+    (``test_pristine_docker.py``) when that test ran: how long a new user's first command
+    took."""
+    table = slowest_table(TEST_SECONDS)
+    if table:
+        terminalreporter.write_sep("-", "slowest tests")
+        terminalreporter.write(table)
     times = REPO / ".archbench" / "pristine-times.txt"
     if times.is_file() and times.stat().st_mtime >= SESSION_START:
         terminalreporter.write_sep("-", "pristine machine: stage times")
