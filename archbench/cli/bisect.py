@@ -560,8 +560,20 @@ def _count(
 def _row_count(
     manifest: BisectManifest, arch: str, target: str, run_id: str, store: ResultStore
 ) -> BisectCount:
-    """The row's count in the stored counting result of ``target`` in ``run_id``."""
-    row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
+    """The row's count in the stored counting result of ``target`` in ``run_id``.
+
+    Raises:
+        ResultsError: a results file of the run cannot be read (edited, truncated, of a
+            format not ours): the bisection stops without deciding, naming the run.
+    """
+    try:
+        row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
+    except ResultsError as exc:
+        raise ResultsError(
+            f"bisection {manifest.bisect_id}, {arch}: the count of run {run_id} cannot be "
+            f"read ({exc}); nothing was decided from it and every step before is kept: "
+            f"restore or move that run away, then invoke bisect --resume {manifest.bisect_id}"
+        ) from None
     if row is None:
         return BisectCount(
             arch=arch, target=target, run_id=run_id,
@@ -654,11 +666,13 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
             }[st.status]
             lines.append(f"{st.arch}: {why}")
             continue
-        if len(st.searches) > 1:
-            lines.append(f"{st.arch}: {manifest.row} moved in {len(st.searches)} commits")
-        for s in st.searches:
+        owns = [against_parent(graph, st.arch, steps, s.bad) if s.exact else None
+                for s in st.searches]  # fmt: skip
+        moved = sum(o is None or o.verdict in ("moved", "unchecked") for o in owns)
+        if moved > 1:
+            lines.append(f"{st.arch}: {manifest.row} moved in {moved} commits")
+        for s, own in zip(st.searches, owns, strict=True):
             c = manifest.commits[s.bad]
-            own = against_parent(graph, st.arch, steps, s.bad) if s.exact else None
             # The count before a move is its own parent's (git bisect's reasoning); only a
             # record without every parent falls back on the search's good level.
             start = s.goods[0]
@@ -700,9 +714,9 @@ def _not_moved(manifest: BisectManifest, c: BisectCommit, own: OwnParent) -> str
         )
     assert p is not None
     if own.verdict == "inherited":
-        where = "from before good, on a branch merged later" if p.boundary else "a parent"
+        where = " (from before good, on a branch merged later)" if p.boundary else ""
         return (
-            f"{at} has the count of its own parent {p.commit[:12]} ({where}): it moved "
+            f"{at} has the count of its own parent {p.commit[:12]}{where}: it moved "
             "nothing; the level came with that parent, not from a commit of the range"
         )
     if own.verdict == "parent skipped":
@@ -769,10 +783,11 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
         check_run_id(resume, BISECT_RESUME.option, MatrixError)
         named = [
             f.option
-            for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET, BISECT_ROUNDS, BISECT_METRIC,
-                      MATRIX)
+            for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET, BISECT_ROUNDS, MATRIX)
             if g.optional(f)
-        ]  # fmt: skip
+        ]
+        if metric != BISECT_METRIC.default:  # it has a default: only another value is news
+            named.append(BISECT_METRIC.option)
         # The blindsig settings a bisection measures with are its own too (stored).
         own = {f.name for f in BLINDSIG}
         named += [f.option for f in g.command.flags if f.name in own and g.optional(f)]
@@ -801,6 +816,11 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
     # refusal names the flag whose value it is.
     parse_gnunet(f"git+{url}@HEAD", BISECT_GNUNET.option)
     for flag, ref in ((GOOD, good), (BAD, bad)):
+        if "@" in ref:  # git+URL@REF splits at the last '@': say it of the ref itself
+            raise MatrixError(
+                f"{flag.option} {quote(ref)}: a ref holds no '@' (reflog forms such as "
+                "HEAD@{1} are not taken); give a tag, branch or commit id"
+            )
         parse_gnunet(f"git+{url}@{ref}", flag.option)
     return BisectOptions(
         matrix=matrix,

@@ -282,6 +282,8 @@ def _resolve_git(
     where = f"git {source.git}"
     if source.git.startswith("file://"):
         local = Path(source.git.removeprefix("file://"))
+        if local.exists() and not local.is_dir():
+            raise SourceError(f"{where}: a file, not a folder; give the path of a git repository")
         if not local.is_dir():
             raise SourceError(f"{where}: no such folder; give the path of a git repository")
         if not ((local / ".git").exists() or (local / "HEAD").is_file()):
@@ -313,7 +315,7 @@ def _resolve_git(
             raise SourceError(
                 f"{where}: ref {source.ref!r} names no commit there (no such tag, branch or "
                 f"commit){did_you_mean(source.ref, names)}; the repository has "
-                f"{len(names)} refs"
+                f"{len(names)} refs{_why_no_commit(git, mirror, source.ref)}"
             )
         described = git.out(
             ["--git-dir", str(mirror), "describe", "--tags", "--match", "v[0-9]*", commit],
@@ -338,6 +340,26 @@ def _resolve_git(
         version=version,
         origin=mirror,
     )
+
+
+def _why_no_commit(git: _Git, mirror: Path, ref: str) -> str:
+    """More on a ref that names no commit: a short commit id several objects start
+    with, or a shallow repository whose history is cut ("" when neither)."""
+    if re.fullmatch(r"[0-9a-f]{4,39}", ref):
+        found = git.out(
+            ["--git-dir", str(mirror), "rev-parse", "--disambiguate=" + ref], check=False
+        ).split()
+        if len(found) > 1:
+            return (
+                f"; {len(found)} objects start with {ref}: give more digits of the commit "
+                "(git log --format=%H shows them whole)"
+            )
+    if (mirror / "shallow").is_file():
+        return (
+            "; the repository is shallow (cloned with --depth), so older commits are not "
+            "in it: give a full clone (git fetch --unshallow)"
+        )
+    return ""
 
 
 @dataclass(frozen=True)
@@ -379,13 +401,13 @@ def commit_range(url: str, good: str, bad: str, work_dir: Path) -> list[CommitIn
     where = f"git {url}"
     git = _Git(url, where)
     if good_c == bad_c:
-        raise SourceError(f"{where}: --good {good} and --bad {bad} are the same commit")
+        raise SourceError(
+            f"{where}: --good {good} and --bad {bad} are the same commit ({good_c[:12]}); "
+            "give two commits, good an ancestor of bad"
+        )
     with _locked(mirror.with_suffix(".lock")):
         if not _is_ancestor(git, mirror, good_c, bad_c):
-            raise SourceError(
-                f"{where}: --good {good} ({good_c[:12]}) is not an ancestor of --bad {bad} "
-                f"({bad_c[:12]}); give an older commit as --good"
-            )
+            raise SourceError(_not_a_line(git, mirror, (good, good_c), (bad, bad_c), where))
         listing = git.out(
             [
                 "--git-dir", str(mirror), "log", "--topo-order", "--reverse",
@@ -439,6 +461,33 @@ def _commit_line(line: str) -> CommitInfo:
     shown = "".join(c if c.isprintable() else "?" for c in subject)[:200]
     ids = tuple(parents.split())
     return CommitInfo(commit, ids, shown, date, parent_count=len(ids))
+
+
+def _not_a_line(
+    git: _Git, mirror: Path, good: tuple[str, str], bad: tuple[str, str], where: str
+) -> str:
+    """Why ``good`` (ref, commit) is not an ancestor of ``bad``, and what to give instead:
+    the ends swapped, histories with no common commit, or branches that diverged (then
+    their merge base is the good end ``git bisect`` would test first)."""
+    (g, g_c), (b, b_c) = good, bad
+    ends = f"--good {g} ({g_c[:12]}) is not an ancestor of --bad {b} ({b_c[:12]})"
+    if (mirror / "shallow").is_file():
+        return (
+            f"{where}: {ends}, as far as this shallow repository (cloned with --depth) "
+            "shows: its history is cut; give a full clone (git fetch --unshallow)"
+        )
+    if _is_ancestor(git, mirror, b_c, g_c):
+        return f"{where}: {ends}: the ends are swapped; give --good {b} --bad {g}"
+    base = git.out(["--git-dir", str(mirror), "merge-base", g_c, b_c], check=False)
+    if not base:
+        return (
+            f"{where}: {ends}: they share no commit (unrelated histories); give two "
+            "commits of one history, good an ancestor of bad"
+        )
+    return (
+        f"{where}: {ends}: they diverged at {base[:12]} (their merge base); give --good "
+        f"{base[:12]}, or a commit between it and bad, to bisect bad's side"
+    )
 
 
 def _is_ancestor(git: _Git, mirror: Path, a: str, b: str) -> bool:

@@ -32,7 +32,7 @@ TERMINAL_CONTROL: Final = re.compile(CONTROL.pattern[:-1] + "\r]")
 """:data:`CONTROL` and carriage return: what a line shown on a terminal may not carry."""
 
 
-CREDENTIALS: Final = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^\s/?#\\'\"]{0,1024}@")
+CREDENTIALS: Final = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^ \t\r\n/?#]{0,1024}@")
 """The user name and password of a URL (``https://user:pw@host``, ``ssh://me@host``): up
 to the last ``@`` before the host's end, so a password holding ``@`` is covered whole.
 Bounded repeats keep a search linear in the text's length."""
@@ -73,10 +73,10 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     Never formats more than ``limit`` characters of a string, so quoting a
     multi-megabyte value in an error costs nothing.
     """
+    if isinstance(value, str):
+        # Redacted before it is cut or escaped: neither may leave part of a password.
+        value = redact_credentials(value[: limit + 1100]) + value[limit + 1100 :]
     if isinstance(value, str | bytes) and len(value) > limit:
-        # Redacted before it is cut: a cut must not leave half a password.
-        if isinstance(value, str):
-            value = redact_credentials(value[: limit + 1100]) + value[limit + 1100 :]
         return redact_credentials(
             f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
         )

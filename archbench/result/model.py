@@ -510,8 +510,9 @@ class BisectManifest(Frozen):
     @model_validator(mode="after")
     def _holds_together(self) -> BisectManifest:
         """A record that was edited or put together from others is refused as a whole:
-        a parent that is no earlier commit, a step of a commit not in the range (or of another id than the range has there), a
-        count on an architecture the bisection does not measure."""
+        a parent that is no earlier commit, a step of a commit not in the range (or of
+        another id than the range has there), a count on an architecture the bisection
+        does not measure."""
         n = len(self.commits)
         for i, c in enumerate(self.commits):
             for p in c.parents:
