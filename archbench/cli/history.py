@@ -86,8 +86,15 @@ from archbench.cli.flags import (
     split,
 )
 from archbench.cli.terminal import show
-from archbench.errors import Interrupted, LimitExceeded, MatrixError, ReportError, ResultsError
-from archbench.images import resolve_apt_proxy
+from archbench.errors import (
+    Interrupted,
+    LimitExceeded,
+    MatrixError,
+    ReportError,
+    ResultsError,
+    SourceError,
+)
+from archbench.images import check_local_source, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
     GnunetDebian,
@@ -595,6 +602,16 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     series = _matrix_of(options, old)
+    # A missing tarball or tree is refused now, before a history is written or anything
+    # is built (bench does the same), naming the version of the series it belongs to.
+    first = len(old.versions) + 1 if old is not None else 1
+    for i, (source, _base, taler) in enumerate(triples, start=first):
+        try:
+            for t in series.chosen:
+                check_local_source(source or series.m.gnunet(t))
+                check_local_source(taler or series.m.taler(t), "taler-exchange")
+        except SourceError as exc:
+            raise SourceError(f"version {i} of the series: {exc}") from None
     clients, host_archs = connect_engines(series.m, series.chosen, show)
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     history_id = options.extend or series.session

@@ -74,12 +74,14 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     multi-megabyte value in an error costs nothing.
     """
     if isinstance(value, str):
-        # Redacted before it is cut or escaped: neither may leave part of a password.
-        value = redact_credentials(value[: limit + 1100]) + value[limit + 1100 :]
-    if isinstance(value, str | bytes) and len(value) > limit:
-        return redact_credentials(
-            f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
-        )
+        # Redacted before it is cut or escaped: neither may leave part of a password. Only
+        # the head is looked at (a URL's credentials are at most 1 KiB), never a copy of all.
+        size = len(value)
+        value = redact_credentials(value[: limit + 1100])
+        if size > limit:
+            return f"{value[:limit]!r}… ({size} chars)"
+    if isinstance(value, bytes) and len(value) > limit:
+        return redact_credentials(f"{value[:limit]!r}… ({len(value)} bytes)")
     if isinstance(value, dict | list | tuple | set):
         return f"a {type(value).__name__} of {len(value)} item(s)"
     text = redact_credentials(repr(value))

@@ -1470,6 +1470,28 @@ ISSUE_39_CASES: list[Case] = [
         ("gnunet-git", f"https://u:{SECRET}@git.example/g.git"),
         "https://***@git.example/g.git",
     ),
+    # Transports a bisection's repository may not use: refused naming --gnunet.
+    *(
+        Case(
+            f"bisect-transport-{i}",
+            "flag",
+            ("bisect", {"gnunet": url, "good": "v1", "bad": "v2", "row": "CS signing"}),
+            expect,
+        )
+        for i, (url, expect) in enumerate(
+            [
+                ("git+ssh://git@h.example/g.git", "--gnunet: git URL 'ssh://***@h.example/g.git'"),
+                ("git+git://h.example/g.git", "--gnunet: git URL 'git://h.example/g.git'"),
+                ("git+http://h.example/g.git", "ssh, git:// and http:// are not used"),
+                ("git+ext::sh -c id", "--gnunet: git URL 'ext::sh -c id' is not allowed"),
+                ("git+fd::3", "--gnunet: git URL 'fd::3' is not allowed"),
+                ("git+file://relative/g.git", "--gnunet: git URL 'file://relative/g.git'"),
+                ("git+https://h.example:99999/g.git", "--gnunet: git URL"),
+                ("git+https://h.example/g.git?x=1", "without spaces, quotes, shell characters"),
+                ("https://h.example/g.git", "give git+URL without @REF"),
+            ]
+        )
+    ),
     # Refs: each refusal names the flag whose value it is.
     Case(
         "bisect-good-range",
@@ -1564,6 +1586,28 @@ ISSUE_39_CASES: list[Case] = [
         ("compare", {"results": "/dev/null", "run_a": "a", "run_b": "b"}),
         "results folder /dev/null is a file, not a folder",
         "ReportError",
+    ),
+    # A local source that is not there: refused before a history is written.
+    Case(
+        "history-gnunet-path-missing",
+        "flag",
+        ("history", {"gnunet": "/nonexistent/gnunet,debian"}),
+        "version 1 of the series: path /nonexistent/gnunet: no such directory",
+        "SourceError",
+    ),
+    Case(
+        "history-taler-path-missing",
+        "flag",
+        ("history", {"gnunet": "debian,debian", "taler": "/nonexistent/exchange"}),
+        "version 1 of the series: taler path /nonexistent/exchange: no such directory",
+        "SourceError",
+    ),
+    Case(
+        "history-taler-tarball-missing",
+        "flag",
+        ("history", {"taler": f"/nonexistent/a.tar.gz@sha256:{_ZEROS},/nonexistent/b"}),
+        "version 1 of the series: taler tarball /nonexistent/a.tar.gz: no such file",
+        "SourceError",
     ),
     # bisect.json edited or put together from others: refused as a whole.
     Case(
