@@ -32,8 +32,7 @@ from archbench.analysis import (
 )
 from archbench.cli.bisect import graph_of, outcome_lines, steps_of
 from archbench.errors import SourceError
-from archbench.images import commit_range
-from archbench.images.gnunet_source import CommitInfo
+from archbench.images import CommitInfo, commit_range
 from archbench.report import bisect_moves
 from archbench.result import BisectCommit, BisectCount, BisectManifest, BisectStep
 

@@ -31,10 +31,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_corpus import run_case
 
+from archbench.cli import safe_text
 from archbench.cli.bisect import BisectOptions, _count, measure_bisection
 from archbench.cli.history import HistoryOptions, measure_history
 from archbench.cli.report import ReportRequest, render_report
-from archbench.cli.terminal import safe_text
 from archbench.errors import MatrixError, ReportError, ResultsError, SourceError
 from archbench.images import resolve_gnunet, resolve_taler
 from archbench.images.gnunet_source import MAX_PACKED_BYTES
