@@ -34,6 +34,20 @@ next probe is the commit that best halves the largest open search (the ``git bis
 rule: maximise ``min(ancestors among the candidates, the rest)``), measured on every
 architecture with an open search that contains it.
 
+**A move is measured against the commit's own parents**, as ``git bisect`` reasons (a
+commit is the first bad one when it is bad and its parents are good), never against a
+measured neighbour on another branch. A range is not always a line: a branch forked
+before ``good`` and merged after it has commits whose parent lies outside
+``good..bad``, and a merge of an unrelated history brings commits without any parent.
+So the graph holds those outside parents too (:attr:`Graph.boundary`: never candidates,
+measured only as a parent) and knows the commits with no parent (:attr:`Graph.roots`).
+When a search narrows to one commit, its parents are measured where they were not
+(:func:`next_probe`), and :func:`against_parent` says what the commit did: moved the row
+(its count differs from every parent's), only carried a parent's count (a branch that
+kept the level from before ``good``: no move in the range), or started a history of its
+own (no parent to move from). A record made before parents were kept
+(:attr:`Graph.complete` False) is read as before.
+
 Graph sizes are small (hundreds of commits), so ancestor sets are Python integers used
 as bit sets.
 
@@ -73,6 +87,16 @@ class Graph:
     """
 
     parents: tuple[tuple[int, ...], ...]
+    boundary: frozenset[int] = frozenset()
+    """Commits outside ``good..bad`` (ancestors of ``good``) that are parents of commits in
+    it: never candidates, measured only as a move's own parent. Their own parents are
+    left out."""
+    roots: frozenset[int] = frozenset()
+    """Commits of the range that have no parent at all (an unrelated history merged in)."""
+    complete: bool = False
+    """Every commit of the range has all its parents in the graph (``boundary``
+    included), so a move can be checked against its own parents; False for a record
+    that kept only the parents inside the range."""
 
     def __post_init__(self) -> None:
         n = len(self.parents)
@@ -82,6 +106,11 @@ class Graph:
             for p in ps:
                 if not 0 <= p < i:
                     raise ValueError(f"commit {i}: parent {p} is not an earlier commit")
+        for i in self.boundary | self.roots:
+            if not 0 < i < n - 1 or self.parents[i]:
+                raise ValueError(f"commit {i}: a boundary or root commit has no parent inside")
+        if self.boundary & self.roots:
+            raise ValueError("a commit is either outside the range (boundary) or a root")
         anc = self.ancestors
         if anc[-1] != (1 << n) - 1:
             raise ValueError("every commit must be an ancestor of the last one (bad)")
@@ -224,7 +253,82 @@ def _candidates(graph: Graph, goods: Sequence[int], bad: int) -> int:
     excluded = 0
     for g in goods:
         excluded |= anc[g]
+    for b in graph.boundary:  # ancestors of good: never where a move in the range is
+        excluded |= 1 << b
     return anc[bad] & ~excluded
+
+
+def _measured(arch: str, steps: Sequence[tuple[int, Measurement]]) -> dict[int, Count | None]:
+    """Each commit's first measurement on ``arch`` (None: did not build or run)."""
+    seen: dict[int, Count | None] = {}
+    for commit, measured in steps:
+        if arch in measured and commit not in seen:
+            seen[commit] = measured[arch]
+    return seen
+
+
+OwnVerdict = Literal["moved", "unmeasured", "parent skipped", "inherited", "root", "unchecked"]
+
+
+@dataclass(frozen=True)
+class OwnParent:
+    """What a commit a search narrowed to did, against its own parents (:func:`against_parent`).
+
+    ``verdict``: ``moved`` (its count differs from each parent's; ``parent`` is the first
+    parent, the count before the move), ``inherited`` (it has the count of ``parent``:
+    it moved nothing, the level came with that parent), ``root`` (no parent at all: a
+    history of its own), ``unmeasured`` (``parent`` is to be measured first), ``parent
+    skipped`` (``parent`` did not build or run: not checked), or ``unchecked`` (a record
+    without every parent, :attr:`Graph.complete`).
+    """
+
+    verdict: OwnVerdict
+    parent: int | None = None
+
+
+def against_parent(
+    graph: Graph, arch: str, steps: Sequence[tuple[int, Measurement]], commit: int
+) -> OwnParent:
+    """``commit``'s count on ``arch`` against its own parents', as ``git bisect`` reasons
+    (module docs): never against a neighbour measured on another branch."""
+    if not graph.complete:
+        return OwnParent("unchecked")
+    if commit in graph.roots:
+        return OwnParent("root")
+    seen = _measured(arch, steps)
+    mine = seen.get(commit)
+    parents = graph.parents[commit]
+    if mine is None or not parents:
+        return OwnParent("unchecked")
+    for p in parents:
+        if p not in seen:
+            return OwnParent("unmeasured", p)
+    for p in parents:
+        if seen[p] is None:
+            return OwnParent("parent skipped", p)
+    for p in parents:
+        level = seen[p]
+        if level is not None and same_level(level, mine):
+            return OwnParent("inherited", p)
+    return OwnParent("moved", parents[0])
+
+
+def _parent_probes(
+    graph: Graph, archs: Sequence[str], states: Sequence[ArchState],
+    steps: Sequence[tuple[int, Measurement]],
+) -> dict[int, list[str]]:  # fmt: skip
+    """Parent -> the architectures whose search narrowed to a child of it that is still
+    to be checked against that parent."""
+    wanted: dict[int, list[str]] = {}
+    for st in states:
+        for s in st.searches:
+            if s.exact:
+                own = against_parent(graph, st.arch, steps, s.bad)
+                if own.verdict == "unmeasured" and own.parent is not None:
+                    wanted.setdefault(own.parent, [])
+                    if st.arch not in wanted[own.parent]:
+                        wanted[own.parent].append(st.arch)
+    return {p: [a for a in archs if a in got] for p, got in wanted.items()}
 
 
 def arch_state(graph: Graph, arch: str, steps: Sequence[tuple[int, Measurement]]) -> ArchState:
@@ -314,6 +418,11 @@ def next_probe(
     states = [arch_state(graph, a, steps) for a in archs]
     open_searches = [s for st in states for s in st.searches if not s.done]
     if not open_searches:
+        # Every search narrowed: each commit found is measured against its own parents.
+        parents = _parent_probes(graph, archs, states, steps)
+        if parents:
+            first = min(parents)
+            return Probe(first, tuple(parents[first]))
         return None
     widest = max(open_searches, key=lambda s: (bin(s.candidates).count("1"), -s.bad))
     best = max(widest.probeable, key=lambda c: (_split_score(graph, widest, c), -c))
@@ -336,11 +445,12 @@ def remaining_probes(
     if ends:
         return ends + math.ceil(math.log2(graph.bad + 1))
     total = 0
-    for a in archs:
-        for s in arch_state(graph, a, steps).searches:
+    states = [arch_state(graph, a, steps) for a in archs]
+    for st in states:
+        for s in st.searches:
             if not s.done:
                 total += math.ceil(math.log2(len(s.probeable) + 1))
-    return total
+    return total + len(_parent_probes(graph, archs, states, steps))
 
 
 TimeDecision = Literal["like good", "like bad", "undecided"]

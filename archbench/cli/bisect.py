@@ -46,6 +46,8 @@ from archbench.analysis import (
     Count,
     Graph,
     Measurement,
+    OwnParent,
+    against_parent,
     arch_state,
     median_per_op,
     next_probe,
@@ -63,6 +65,7 @@ from archbench.cli.flags import (
     BISECT_METRIC,
     BISECT_RESUME,
     BISECT_ROUNDS,
+    BLINDSIG,
     GOOD,
     MATRIX,
     ROW,
@@ -206,8 +209,28 @@ class BisectRun:
 
 
 def graph_of(manifest: BisectManifest) -> Graph:
-    """The commit graph a record holds."""
-    return Graph(tuple(c.parents for c in manifest.commits))
+    """The commit graph a record holds: with the parents outside the range and the roots
+    when the record counted every commit's parents (:attr:`archbench.analysis.Graph.complete`).
+
+    Raises:
+        ResultsError: the record's commits make no graph from good to bad (edited).
+    """
+    commits = manifest.commits
+    complete = all(c.parent_count is not None for c in commits[1:])
+    try:
+        return Graph(
+            tuple(c.parents for c in commits),
+            boundary=frozenset(i for i, c in enumerate(commits) if c.boundary),
+            roots=frozenset(
+                i for i, c in enumerate(commits) if i and not c.boundary and c.parent_count == 0
+            ),
+            complete=complete,
+        )
+    except ValueError as exc:
+        raise ResultsError(
+            f"bisection {manifest.bisect_id}: its commits do not make one range from good to "
+            f"bad ({exc}); the record was edited: restore it, or start a new bisection"
+        ) from None
 
 
 def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
@@ -244,6 +267,24 @@ def one_per_arch(chosen: Sequence[Target]) -> dict[str, str]:
     return {a: names[0] for a, names in by_arch.items()}
 
 
+def stored_targets(m: Matrix, names: Sequence[str], what: str) -> list[Target]:
+    """The targets ``names`` a stored record (``what``: ``history ID``, ``bisection ID``)
+    measured, from the matrix it stored.
+
+    Raises:
+        ResultsError: the record names a target its own matrix does not have (it was edited,
+            or its parts come from different records), saying it is the record's.
+    """
+    try:
+        return m.select(list(names))
+    except MatrixError as exc:
+        raise ResultsError(
+            f"{what} is inconsistent: it names targets its own stored matrix does not have "
+            f"({exc}); it was edited or put together from other records: restore it, or "
+            "start a new one"
+        ) from None
+
+
 def _new_manifest(options: BisectOptions) -> BisectManifest:
     if options.row is None:
         raise MatrixError("invoke bisect needs --row (e.g. --row 'CS signing')")
@@ -278,6 +319,8 @@ def _new_manifest(options: BisectOptions) -> BisectManifest:
                 parents=tuple(index[p] for p in c.parents),
                 subject=c.subject,
                 date=c.date,
+                boundary=c.boundary,
+                parent_count=c.parent_count,
             )
             for c in commits
         ),
@@ -309,7 +352,12 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
         f"{manifest.matrix_file} (as of bisection {manifest.bisect_id})",
         base_dir=Path(manifest.matrix_file).parent,
     )
-    chosen = {t.name: t for t in m.select(list(manifest.targets.values()), [])}
+    chosen = {
+        t.name: t
+        for t in stored_targets(
+            m, list(manifest.targets.values()), f"bisection {manifest.bisect_id}"
+        )
+    }
     graph = graph_of(manifest)
     archs = sorted(manifest.targets)
     clients, host_archs = connect_engines(m, chosen.values(), show)
@@ -331,7 +379,8 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
         store.save_bisect(manifest)
         tell(
             f"bisect {manifest.bisect_id}: {manifest.row} on {', '.join(archs)}, "
-            f"{len(manifest.commits) - 1} commits after {manifest.good} up to {manifest.bad}"
+            f"{sum(not c.boundary for c in manifest.commits) - 1} commits after "
+            f"{manifest.good} up to {manifest.bad}"
             + (f", {len(manifest.steps)} steps stored" if manifest.steps else "")
         )
         try:
@@ -511,8 +560,20 @@ def _count(
 def _row_count(
     manifest: BisectManifest, arch: str, target: str, run_id: str, store: ResultStore
 ) -> BisectCount:
-    """The row's count in the stored counting result of ``target`` in ``run_id``."""
-    row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
+    """The row's count in the stored counting result of ``target`` in ``run_id``.
+
+    Raises:
+        ResultsError: a results file of the run cannot be read (edited, truncated, of a
+            format not ours): the bisection stops without deciding, naming the run.
+    """
+    try:
+        row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
+    except ResultsError as exc:
+        raise ResultsError(
+            f"bisection {manifest.bisect_id}, {arch}: the count of run {run_id} cannot be "
+            f"read ({exc}); nothing was decided from it and every step before is kept: "
+            f"restore or move that run away, then invoke bisect --resume {manifest.bisect_id}"
+        ) from None
     if row is None:
         return BisectCount(
             arch=arch, target=target, run_id=run_id,
@@ -559,6 +620,9 @@ def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> 
                 verdict = "at the bad count"
             else:
                 verdict = "a third count: the row moved in several commits"
+            if step.index in graph.boundary:
+                # Measured as the own parent of a commit found: not a candidate itself.
+                verdict = f"before good, a parent outside the range: {verdict}"
         counts.append(c.model_copy(update={"verdict": verdict}))
     return step.model_copy(update={"counts": tuple(counts)})
 
@@ -590,6 +654,7 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
         for n in step.counts:
             if n.instructions is not None:
                 counts.setdefault((step.index, n.arch), n.instructions)
+    graph, steps = graph_of(manifest), steps_of(manifest)
     lines = []
     for st in states:
         if st.status != "moved":
@@ -601,11 +666,19 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
             }[st.status]
             lines.append(f"{st.arch}: {why}")
             continue
-        if len(st.searches) > 1:
-            lines.append(f"{st.arch}: {manifest.row} moved in {len(st.searches)} commits")
-        for s in st.searches:
+        owns = [against_parent(graph, st.arch, steps, s.bad) if s.exact else None
+                for s in st.searches]  # fmt: skip
+        moved = sum(o is None or o.verdict in ("moved", "unchecked") for o in owns)
+        if moved > 1:
+            lines.append(f"{st.arch}: {manifest.row} moved in {moved} commits")
+        for s, own in zip(st.searches, owns, strict=True):
             c = manifest.commits[s.bad]
-            before = counts.get((s.goods[0], st.arch))
+            # The count before a move is its own parent's (git bisect's reasoning); only a
+            # record without every parent falls back on the search's good level.
+            start = s.goods[0]
+            if own is not None and own.verdict == "moved" and own.parent is not None:
+                start = own.parent
+            before = counts.get((start, st.arch))
             after = counts.get((s.bad, st.arch))
             ratio = (
                 f" ({before:,.1f} → {after:,.1f}, {after / before:.3f}×)"
@@ -614,6 +687,8 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
             )
             if not s.done:
                 lines.append(f"{st.arch}: not finished: the move is among {len(s.range)} commits")
+            elif own is not None and own.verdict not in ("moved", "unchecked"):
+                lines.append(f"{st.arch}: {_not_moved(manifest, c, own)}")
             elif s.exact:
                 lines.append(
                     f"{st.arch}: first moved at {c.commit} ({c.date[:10]}, {c.subject}){ratio}"
@@ -625,6 +700,31 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
                     f"({c.subject}){ratio}; could not split them: {skipped} did not build or run"
                 )
     return lines
+
+
+def _not_moved(manifest: BisectManifest, c: BisectCommit, own: OwnParent) -> str:
+    """Why the commit a search narrowed to is not said to have moved the row
+    (:func:`archbench.analysis.against_parent`)."""
+    at = f"{c.commit[:12]} ({c.subject[:60]})"
+    p = manifest.commits[own.parent] if own.parent is not None else None
+    if own.verdict == "root":
+        return (
+            f"{at} has no parent (a history of its own, merged in later): its count is "
+            "not a move of this range's line; bisect from the merge that brought it"
+        )
+    assert p is not None
+    if own.verdict == "inherited":
+        where = " (from before good, on a branch merged later)" if p.boundary else ""
+        return (
+            f"{at} has the count of its own parent {p.commit[:12]}{where}: it moved "
+            "nothing; the level came with that parent, not from a commit of the range"
+        )
+    if own.verdict == "parent skipped":
+        return (
+            f"{at} is where the search ended, but its own parent {p.commit[:12]} did not "
+            "build or run there, so the move could not be checked against it"
+        )
+    return f"{at}: not finished: its own parent {p.commit[:12]} is to be measured (resume)"
 
 
 def undecided_lines(manifest: BisectManifest) -> list[str]:
@@ -683,12 +783,19 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
         check_run_id(resume, BISECT_RESUME.option, MatrixError)
         named = [
             f.option
-            for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET, BISECT_ROUNDS)
+            for f in (BISECT_GNUNET, GOOD, BAD, ROW, ARCH, TARGET, BISECT_ROUNDS, MATRIX)
             if g.optional(f)
         ]
+        if metric != BISECT_METRIC.default:  # it has a default: only another value is news
+            named.append(BISECT_METRIC.option)
+        # The blindsig settings a bisection measures with are its own too (stored).
+        own = {f.name for f in BLINDSIG}
+        named += [f.option for f in g.command.flags if f.name in own and g.optional(f)]
         if named:
             raise MatrixError(
-                f"--resume takes the bisection's own {', '.join(named)}: give none of them"
+                f"--resume takes the bisection's own {', '.join(named)}: give none of them "
+                f"(bisection {resume} goes on as it was started; for other values, start a "
+                "new bisection without --resume)"
             )
         return BisectOptions(matrix=matrix, results=Path(s.results), work=Path(s.work),
                              resume=resume, apt_proxy=s.apt_proxy, on_wait=show)  # fmt: skip
@@ -705,9 +812,16 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
             f"{GOOD.option}, {BAD.option})"
         )
     url = gnunet[len("git+") :]
-    # The grammar of a git source checks the URL and each ref as for bench --gnunet.
-    for ref in (good, bad):
-        parse_gnunet(f"git+{url}@{ref}", f"{GOOD.option}/{BAD.option}")
+    # The grammar of a git source checks the URL and each ref as for bench --gnunet; each
+    # refusal names the flag whose value it is.
+    parse_gnunet(f"git+{url}@HEAD", BISECT_GNUNET.option)
+    for flag, ref in ((GOOD, good), (BAD, bad)):
+        if "@" in ref:  # git+URL@REF splits at the last '@': say it of the ref itself
+            raise MatrixError(
+                f"{flag.option} {quote(ref)}: a ref holds no '@' (reflog forms such as "
+                "HEAD@{1} are not taken); give a tag, branch or commit id"
+            )
+        parse_gnunet(f"git+{url}@{ref}", flag.option)
     return BisectOptions(
         matrix=matrix,
         results=Path(s.results),

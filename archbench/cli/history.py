@@ -61,6 +61,7 @@ from archbench.cli.bisect import (
     measure_bisection,
     one_per_arch,
     parse_row,
+    stored_targets,
     summary_line,
 )
 from archbench.cli.config import Settings
@@ -85,8 +86,15 @@ from archbench.cli.flags import (
     split,
 )
 from archbench.cli.terminal import show
-from archbench.errors import Interrupted, LimitExceeded, MatrixError, ReportError, ResultsError
-from archbench.images import resolve_apt_proxy
+from archbench.errors import (
+    Interrupted,
+    LimitExceeded,
+    MatrixError,
+    ReportError,
+    ResultsError,
+    SourceError,
+)
+from archbench.images import check_local_source, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
     GnunetDebian,
@@ -393,8 +401,8 @@ def _matrix_of(options: HistoryOptions, old: HistoryManifest | None) -> _Series:
             f"{old.matrix_file} (as of history {old.history_id})",
             base_dir=Path(old.matrix_file).parent,
         )
-        return _Series(old.matrix_file, old.matrix_text, m, m.select(old.targets), old,
-                       new_run_id())  # fmt: skip
+        chosen = stored_targets(m, old.targets, f"history {old.history_id}")
+        return _Series(old.matrix_file, old.matrix_text, m, chosen, old, new_run_id())
     matrix_text = read_matrix_text(options.matrix)
     m = parse(matrix_text, str(options.matrix))
     chosen = m.select(list(options.targets), list(options.archs))
@@ -584,12 +592,26 @@ def measure_history(options: HistoryOptions, reporter: Reporter | None = None) -
         low, high = ROUNDS.range.split("-")
         raise MatrixError(f"{ROUNDS.option} {options.rounds}: allowed {low} to {high}")
     old = _extended(options, store)
+    if old is not None and options.rounds != old.rounds:
+        # A session of another length would write rounds the stored history cannot hold
+        # (its ``rounds`` bounds every session's): the history's own count is used.
+        options = dataclasses.replace(options, rounds=old.rounds)
     triples = series_of(
         options.sources, options.bases, options.talers, len(old.versions) if old else 0
     )
     seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     series = _matrix_of(options, old)
+    # A missing tarball or tree is refused now, before a history is written or anything
+    # is built (bench does the same), naming the version of the series it belongs to.
+    first = len(old.versions) + 1 if old is not None else 1
+    for i, (source, _base, taler) in enumerate(triples, start=first):
+        try:
+            for t in series.chosen:
+                check_local_source(source or series.m.gnunet(t))
+                check_local_source(taler or series.m.taler(t), "taler-exchange")
+        except SourceError as exc:
+            raise SourceError(f"version {i} of the series: {exc}") from None
     clients, host_archs = connect_engines(series.m, series.chosen, show)
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     history_id = options.extend or series.session
@@ -778,7 +800,7 @@ def bisect_steps(
     wanted = step_bisections(manifest, steps)
     m = parse(manifest.matrix_text, f"{manifest.matrix_file} (as of history {manifest.history_id})",
               base_dir=Path(manifest.matrix_file).parent)  # fmt: skip
-    targets = one_per_arch(m.select(list(manifest.targets)))
+    targets = one_per_arch(stored_targets(m, manifest.targets, f"history {manifest.history_id}"))
     done = []
     for want in wanted:
         bisect_id = _linked(manifest, want)
@@ -828,6 +850,13 @@ def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None
     extend = g.text(EXTEND)
     if extend:
         check_run_id(extend, EXTEND.option, MatrixError)
+        named = [f.option for f in (TARGET, ARCH, MATRIX, ROUNDS) if g.optional(f)]
+        if named:
+            raise MatrixError(
+                f"{EXTEND.option} takes the history's own {', '.join(named)}: give none of "
+                f"them (history {extend} goes on with the matrix, targets and rounds it "
+                f"stored; for others, start a new history without {EXTEND.option})"
+            )
     rounds, seed = g.optional(ROUNDS), g.optional(SEED)
     follow = g.switch(BISECT_STEPS)
     if follow and (bases or talers):

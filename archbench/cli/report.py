@@ -9,6 +9,7 @@ its own) or compared row by row (:func:`compare_runs`). No Docker is needed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,7 @@ from archbench.report import (
     write_comparison,
     write_report_folder,
 )
-from archbench.result import LoadFailure, Result, ResultStore, check_run_id
+from archbench.result import LoadFailure, Result, ResultStore, check_run_id, shown_path
 from archbench.upstream import load_reference
 
 
@@ -270,7 +271,35 @@ def _runs(
     latest = store.latest_run()
     if latest:
         on_line(f"rendering run {latest}, the latest with results (--all-runs or --run for others)")
-    return [latest] if latest else []
+        return [latest]
+    # No file could be dated: the runs that hold any are read, so that each file that
+    # cannot be (a symbolic link loop, a dangling link) is named, not passed over.
+    return [r for r in known if next(iter(store.files([r])), None) is not None]
+
+
+def readable_results(root: Path) -> None:
+    """Refuse a results folder that is there but cannot be listed, saying why.
+
+    A folder that does not exist is the caller's to say (it may be fine: ``--reference``).
+
+    Raises:
+        ReportError: ``root`` is a file, or cannot be read (its permissions, an I/O error).
+    """
+    try:
+        with os.scandir(root):
+            return
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise ReportError(
+            f"results folder {shown_path(root)} is a file, not a folder; pass --results DIR, "
+            "the folder invoke bench writes its runs to"
+        ) from None
+    except OSError as exc:
+        raise ReportError(
+            f"results folder {shown_path(root)} cannot be read ({exc.strerror or exc}); nothing "
+            "was rendered: give this user read access to it (chmod u+rx), or pass --results DIR"
+        ) from None
 
 
 def _select_counted(counted: list[Result], request: ReportRequest) -> list[Result]:
@@ -342,6 +371,7 @@ def render_report(request: ReportRequest, on_line: Callable[[str], None]) -> lis
             be loaded (they are named, and listed in ``appendix.md``).
     """
     store = ResultStore(request.results)
+    readable_results(store.root)
     if not store.root.is_dir() and not request.reference:
         raise ReportError(
             f"results directory {store.root} does not exist; run 'invoke bench' first, "
@@ -437,6 +467,7 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
             was shown and written).
     """
     store = ResultStore(request.results)
+    readable_results(store.root)
     run_a, run_b = request.run_a, request.run_b
     known = store.runs()
     for note in store.notes():

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, Final, TextIO
 
-from archbench.inputs import TERMINAL_CONTROL, neutralise
+from archbench.inputs import TERMINAL_CONTROL, neutralise, redact_credentials
 
 SIGPIPE_EXIT: Final = 141
 """The status a shell reports for a command ended by ``SIGPIPE`` (128 + 13)."""
@@ -34,8 +34,9 @@ _ASCII_SPELLINGS: Final = {"µ": "u", "μ": "u", "×": "x", "–": "-", "—": "
 
 def safe_text(text: str, encoding: str | None = None) -> str:
     """``text`` with terminal controls escaped and, for ``encoding``, what it cannot encode
-    spelled in ASCII (``µs`` -> ``us``) or as ``?``. Newlines and tabs are kept."""
-    text = neutralise(text, TERMINAL_CONTROL)
+    spelled in ASCII (``µs`` -> ``us``) or as ``?``. Newlines and tabs are kept. The
+    credentials of a URL are never shown (:func:`archbench.inputs.redact_credentials`)."""
+    text = redact_credentials(neutralise(text, TERMINAL_CONTROL))
     if not encoding:
         return text
     try:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import dataclasses
 import fcntl
 import gzip
 import hashlib
@@ -281,6 +282,8 @@ def _resolve_git(
     where = f"git {source.git}"
     if source.git.startswith("file://"):
         local = Path(source.git.removeprefix("file://"))
+        if local.exists() and not local.is_dir():
+            raise SourceError(f"{where}: a file, not a folder; give the path of a git repository")
         if not local.is_dir():
             raise SourceError(f"{where}: no such folder; give the path of a git repository")
         if not ((local / ".git").exists() or (local / "HEAD").is_file()):
@@ -312,7 +315,7 @@ def _resolve_git(
             raise SourceError(
                 f"{where}: ref {source.ref!r} names no commit there (no such tag, branch or "
                 f"commit){did_you_mean(source.ref, names)}; the repository has "
-                f"{len(names)} refs"
+                f"{len(names)} refs{_why_no_commit(git, mirror, source.ref)}"
             )
         described = git.out(
             ["--git-dir", str(mirror), "describe", "--tags", "--match", "v[0-9]*", commit],
@@ -339,15 +342,38 @@ def _resolve_git(
     )
 
 
+def _why_no_commit(git: _Git, mirror: Path, ref: str) -> str:
+    """More on a ref that names no commit: a short commit id several objects start
+    with, or a shallow repository whose history is cut ("" when neither)."""
+    if re.fullmatch(r"[0-9a-f]{4,39}", ref):
+        found = git.out(
+            ["--git-dir", str(mirror), "rev-parse", "--disambiguate=" + ref], check=False
+        ).split()
+        if len(found) > 1:
+            return (
+                f"; {len(found)} objects start with {ref}: give more digits of the commit "
+                "(git log --format=%H shows them whole)"
+            )
+    if (mirror / "shallow").is_file():
+        return (
+            "; the repository is shallow (cloned with --depth), so older commits are not "
+            "in it: give a full clone (git fetch --unshallow)"
+        )
+    return ""
+
+
 @dataclass(frozen=True)
 class CommitInfo:
     """One commit of a range (:func:`commit_range`): full id, parents' ids, subject, and
-    the committer date (ISO 8601)."""
+    the committer date (ISO 8601); ``boundary``: outside ``good..bad``, a parent of a
+    commit in it; ``parent_count``: how many parents it has in git."""
 
     commit: str
     parents: tuple[str, ...]
     subject: str
     date: str
+    boundary: bool = False
+    parent_count: int = 0
 
 
 MAX_RANGE: Final = 20_000
@@ -355,13 +381,14 @@ MAX_RANGE: Final = 20_000
 
 
 def commit_range(url: str, good: str, bad: str, work_dir: Path) -> list[CommitInfo]:
-    """The commits of ``good..bad`` in the repository ``url``, ``good`` first, then every
-    commit that is an ancestor of ``bad`` and not of ``good``, parents before children
-    (``git rev-list --topo-order --reverse``), ``bad`` last.
+    """The commits of ``good..bad`` in the repository ``url``, ``good`` first, then the
+    parents outside the range of commits in it (``boundary``: ancestors of ``good`` other
+    than itself, on branches forked before it and merged later; their own parents left
+    out), then every commit that is an ancestor of ``bad`` and not of ``good``, parents
+    before children (``git log --topo-order --reverse``), ``bad`` last.
 
     The repository is read through the same bare mirror as a ``git:`` source
-    (``<work_dir>/gnunet-src/git``, fetched when a ref is not there yet). Parents
-    outside the range (ancestors of ``good``) are left out of ``parents``.
+    (``<work_dir>/gnunet-src/git``, fetched when a ref is not there yet).
 
     Raises:
         SourceError: a ref names no commit, ``good`` is not an ancestor of ``bad``, the
@@ -374,13 +401,13 @@ def commit_range(url: str, good: str, bad: str, work_dir: Path) -> list[CommitIn
     where = f"git {url}"
     git = _Git(url, where)
     if good_c == bad_c:
-        raise SourceError(f"{where}: --good {good} and --bad {bad} are the same commit")
+        raise SourceError(
+            f"{where}: --good {good} and --bad {bad} are the same commit ({good_c[:12]}); "
+            "give two commits, good an ancestor of bad"
+        )
     with _locked(mirror.with_suffix(".lock")):
         if not _is_ancestor(git, mirror, good_c, bad_c):
-            raise SourceError(
-                f"{where}: --good {good} ({good_c[:12]}) is not an ancestor of --bad {bad} "
-                f"({bad_c[:12]}); give an older commit as --good"
-            )
+            raise SourceError(_not_a_line(git, mirror, (good, good_c), (bad, bad_c), where))
         listing = git.out(
             [
                 "--git-dir", str(mirror), "log", "--topo-order", "--reverse",
@@ -392,22 +419,75 @@ def commit_range(url: str, good: str, bad: str, work_dir: Path) -> list[CommitIn
             ["--git-dir", str(mirror), "log", "-1", "--format=%H%x00%P%x00%cI%x00%s", good_c],
             raw=True,
         )
-    out: list[CommitInfo] = []
-    inside: set[str] = set()
-    for line in [head.strip("\n"), *listing.splitlines()]:
-        if not line:
-            continue
-        commit, parents, date, subject = [*line.split("\x00"), "", "", ""][:4]
-        kept = tuple(p for p in parents.split() if p in inside) if out else ()
-        # A subject is the author's text: printable characters only, bounded.
-        shown = "".join(c if c.isprintable() else "?" for c in subject)[:200]
-        out.append(CommitInfo(commit, kept, shown, date))
-        inside.add(commit)
-        if len(out) > MAX_RANGE + 1:
-            raise SourceError(f"{where}: {good}..{bad} has more than {MAX_RANGE} commits")
+    lines = [line for line in listing.splitlines() if line]
+    if len(lines) > MAX_RANGE:
+        raise SourceError(f"{where}: {good}..{bad} has more than {MAX_RANGE} commits")
+    ranged = [_commit_line(line) for line in [head.strip("\n"), *lines]]
+    inside = {c.commit for c in ranged}
+    outside = list(dict.fromkeys(p for c in ranged[1:] for p in c.parents if p not in inside))
+    boundary: list[CommitInfo] = []
+    if outside:
+        with _locked(mirror.with_suffix(".lock")):
+            shown = git.out(
+                ["--git-dir", str(mirror), "log", "--no-walk=unsorted",
+                 "--format=%H%x00%P%x00%cI%x00%s", *outside],
+                raw=True,
+            )  # fmt: skip
+        boundary = [
+            dataclasses.replace(_commit_line(line), parents=(), boundary=True)
+            for line in shown.splitlines()
+            if line
+        ]
+    out = [dataclasses.replace(ranged[0], parents=()), *boundary]
+    known = {c.commit for c in out}
+    for c in ranged[1:]:
+        # Every parent is in the graph now: the range's own, or a boundary commit.
+        out.append(dataclasses.replace(c, parents=tuple(p for p in c.parents if p in known)))
+        known.add(c.commit)
+    if len(out) > MAX_RANGE:
+        raise SourceError(
+            f"{where}: {good}..{bad} has more than {MAX_RANGE} commits with the parents "
+            "outside it that its merges bring"
+        )
     if len(out) < 2 or out[-1].commit != bad_c:
         raise SourceError(f"{where}: {good}..{bad} lists no commits ending at {bad_c[:12]}")
     return out
+
+
+def _commit_line(line: str) -> CommitInfo:
+    """One ``%H%x00%P%x00%cI%x00%s`` line of git log as a commit (all its parents)."""
+    commit, parents, date, subject = [*line.split("\x00"), "", "", ""][:4]
+    # A subject is the author's text: printable characters only, bounded.
+    shown = "".join(c if c.isprintable() else "?" for c in subject)[:200]
+    ids = tuple(parents.split())
+    return CommitInfo(commit, ids, shown, date, parent_count=len(ids))
+
+
+def _not_a_line(
+    git: _Git, mirror: Path, good: tuple[str, str], bad: tuple[str, str], where: str
+) -> str:
+    """Why ``good`` (ref, commit) is not an ancestor of ``bad``, and what to give instead:
+    the ends swapped, histories with no common commit, or branches that diverged (then
+    their merge base is the good end ``git bisect`` would test first)."""
+    (g, g_c), (b, b_c) = good, bad
+    ends = f"--good {g} ({g_c[:12]}) is not an ancestor of --bad {b} ({b_c[:12]})"
+    if (mirror / "shallow").is_file():
+        return (
+            f"{where}: {ends}, as far as this shallow repository (cloned with --depth) "
+            "shows: its history is cut; give a full clone (git fetch --unshallow)"
+        )
+    if _is_ancestor(git, mirror, b_c, g_c):
+        return f"{where}: {ends}: the ends are swapped; give --good {b} --bad {g}"
+    base = git.out(["--git-dir", str(mirror), "merge-base", g_c, b_c], check=False)
+    if not base:
+        return (
+            f"{where}: {ends}: they share no commit (unrelated histories); give two "
+            "commits of one history, good an ancestor of bad"
+        )
+    return (
+        f"{where}: {ends}: they diverged at {base[:12]} (their merge base); give --good "
+        f"{base[:12]}, or a commit between it and bad, to bisect bad's side"
+    )
 
 
 def _is_ancestor(git: _Git, mirror: Path, a: str, b: str) -> bool:
@@ -646,14 +726,15 @@ def tar_members(f: IO[bytes], where: str) -> Iterator[tuple[tarfile.TarInfo, IO[
     stream is then read to its end, in 1 MiB chunks: what follows the last member must
     be the tar's zero blocks, and the decompressor's own check (gzip's CRC, xz's and
     zstd's checksums) must pass. At most :data:`MAX_TREE_FILES` members and
-    :data:`MAX_TREE_BYTES` bytes (as the headers declare them) are accepted.
+    :data:`MAX_TREE_BYTES` bytes (as the headers declare them) are accepted, and at most
+    :data:`MAX_PACKED_BYTES` bytes of regular files (what a build context holds).
 
     Raises:
         SourceError: a damaged archive ("not a tar archive that can be read: damaged
             (<compression>: ...)"), or one beyond the limits.
     """
     stream, kind = _decompressed(f)
-    count = size = 0
+    count = size = files = 0
     try:
         with tarfile.open(fileobj=stream, mode="r|") as tar:
             for member in tar:
@@ -662,6 +743,17 @@ def tar_members(f: IO[bytes], where: str) -> Iterator[tuple[tarfile.TarInfo, IO[
                 if count > MAX_TREE_FILES or size > MAX_TREE_BYTES:
                     raise SourceError(
                         f"{where}: more than {MAX_TREE_FILES} files or {MAX_TREE_BYTES} bytes"
+                    )
+                files += member.size if member.isfile() else 0
+                if files > MAX_PACKED_BYTES:
+                    # Every file of a source goes into the image's build context, which
+                    # holds at most MAX_PACKED_BYTES: refused by the headers, before a
+                    # byte of it is unpacked (a decompression bomb fills no disk).
+                    raise SourceError(
+                        f"{where}: its files unpack to more than {MAX_PACKED_BYTES} bytes "
+                        f"(by the sizes its headers declare, {quote(member.name, 120)} alone "
+                        f"{member.size}); a GNUnet or Taler source is about 33 MB: this is "
+                        "not a release tarball"
                     )
                 yield member, tar.extractfile(member) if member.isfile() else None
             tail = 0
@@ -1275,8 +1367,8 @@ def resolve_taler(source: GnunetSource, work_dir: Path) -> ResolvedSource:
         if not directory.is_dir():
             raise SourceError(f"{where}: no such directory; give a taler-exchange source tree")
         state = working_tree(directory)
-        configure_ac = directory / "configure.ac"
-        text = configure_ac.read_text(errors="replace")[:20000] if configure_ac.is_file() else ""
+        # Bounded, regular files only: a FIFO or a huge file at the name is refused, not read.
+        text = _small_text(directory / "configure.ac", MAX_MESON_BYTES, where)[:20000]
         return ResolvedSource(
             kind="path",
             project="taler",
@@ -1295,22 +1387,20 @@ def _tar_member(path: Path, name: str, where: str) -> str:
     """The text (first 20 000 characters) of ``name`` at the tarball's top or in its one
     top folder; "" when there is none.
 
+    Read as a GNUnet tarball is (:func:`tar_members`): any compression a source may have
+    (zstd too), checked to its end and bounded, so a damaged or oversized exchange tarball
+    is refused here, naming it, before anything is unpacked.
+
     Raises:
-        SourceError: not a tar archive that can be read.
+        SourceError: not a tar archive that can be read, or one beyond the limits.
     """
-    try:
-        with tarfile.open(path, "r:*") as tar:
-            for member in tar:
-                parts = member.name.strip("/").split("/")
-                if parts[-1] == name and len(parts) <= 2 and member.isfile():
-                    f = tar.extractfile(member)
-                    return f.read(20000).decode(errors="replace") if f is not None else ""
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise SourceError(
-            f"{where}: not a tar archive that can be read (gzip, bzip2 or xz): "
-            f"{quote(str(exc), 200)}"
-        ) from None
-    return ""
+    found: str | None = None
+    with path.open("rb") as f:
+        for member, data in tar_members(f, where):
+            parts = member.name.strip("/").split("/")
+            if found is None and parts[-1] == name and len(parts) <= 2 and member.isfile():
+                found = data.read(20000).decode(errors="replace") if data is not None else ""
+    return found or ""
 
 
 def prepare_taler_tree(resolved: ResolvedSource, dest: Path) -> BuildTree:

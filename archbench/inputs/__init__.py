@@ -21,7 +21,8 @@ archbench's errors naming the file, in bounded time and memory:
   :func:`ci_target`, :func:`cpus_of`); ``tasks.py`` and a resumed run's
   ``run.json`` both go through them.
 * :mod:`archbench.inputs.messages`: untrusted values quoted short
-  (:func:`quote`), control characters made visible (:func:`neutralise`),
+  (:func:`quote`), control characters made visible (:func:`neutralise`), a URL's
+  credentials never shown (:func:`redact_credentials`),
   pydantic's validation errors in archbench's words
   (:func:`problem`, :func:`location`, :func:`describe_problems`), and
   "did you mean …?" (:func:`did_you_mean`).
@@ -90,6 +91,7 @@ from archbench.inputs.messages import (
     neutralise,
     problem,
     quote,
+    redact_credentials,
 )
 
 __all__ = [
@@ -144,5 +146,6 @@ __all__ = [
     "read_bytes",
     "read_text",
     "real",
+    "redact_credentials",
     "selection",
 ]

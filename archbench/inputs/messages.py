@@ -32,6 +32,23 @@ TERMINAL_CONTROL: Final = re.compile(CONTROL.pattern[:-1] + "\r]")
 """:data:`CONTROL` and carriage return: what a line shown on a terminal may not carry."""
 
 
+CREDENTIALS: Final = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)[^ \t\r\n/?#]{0,1024}@")
+"""The user name and password of a URL (``https://user:pw@host``, ``ssh://me@host``): up
+to the last ``@`` before the host's end, so a password holding ``@`` is covered whole.
+Bounded repeats keep a search linear in the text's length."""
+
+
+def redact_credentials(text: str) -> str:
+    """``text`` with the credentials of every URL in it written ``***``
+    (``https://user:pw@host/g.git`` -> ``https://***@host/g.git``).
+
+    Every message and stored text that may hold a URL the user gave passes through here
+    (:func:`quote`, the terminal's :func:`archbench.cli.terminal.safe_text`), so a
+    password typed into a URL is never printed, logged or stored. Linear in ``len(text)``.
+    """
+    return CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
+
+
 def neutralise(text: str, pattern: re.Pattern[str] = CONTROL) -> str:
     """``text`` with every character of ``pattern`` (:data:`CONTROL`) as a visible escape.
 
@@ -56,11 +73,18 @@ def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
     Never formats more than ``limit`` characters of a string, so quoting a
     multi-megabyte value in an error costs nothing.
     """
-    if isinstance(value, str | bytes) and len(value) > limit:
-        return f"{value[:limit]!r}… ({len(value)} {'chars' if isinstance(value, str) else 'bytes'})"
+    if isinstance(value, str):
+        # Redacted before it is cut or escaped: neither may leave part of a password. Only
+        # the head is looked at (a URL's credentials are at most 1 KiB), never a copy of all.
+        size = len(value)
+        value = redact_credentials(value[: limit + 1100])
+        if size > limit:
+            return f"{value[:limit]!r}… ({size} chars)"
+    if isinstance(value, bytes) and len(value) > limit:
+        return redact_credentials(f"{value[:limit]!r}… ({len(value)} bytes)")
     if isinstance(value, dict | list | tuple | set):
         return f"a {type(value).__name__} of {len(value)} item(s)"
-    text = repr(value)
+    text = redact_credentials(repr(value))
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -26,7 +26,14 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.analysis import ArchState, Graph, function_changes, median_per_op
+from archbench.analysis import (
+    ArchState,
+    Count,
+    Graph,
+    against_parent,
+    function_changes,
+    median_per_op,
+)
 from archbench.report.formats import markdown_escape
 from archbench.result import (
     BisectCount,
@@ -300,8 +307,11 @@ def bisect_moves(
     """Per architecture and move a bisection found, where its instructions went.
 
     For each search of a ``moved`` architecture (:class:`archbench.analysis.ArchState`),
-    its first commit at the new level (``bad``) against the last commit measured at the
-    old level (:func:`_neighbour`), from the two steps' runs: ``row_of(run_id, target)``
+    its first commit at the new level (``bad``) against its own first parent when the
+    record holds every parent (:func:`archbench.analysis.against_parent`: a commit that
+    only carries a parent's count, or has no parent, is no move and is left out), else
+    against the last commit measured at the old level (:func:`_neighbour`), from the two
+    steps' runs: ``row_of(run_id, target)``
     gives the bisected row of a stored run (None: not there). A search not finished is
     left out; a move whose runs have no attribution is stored with a note and no
     functions.
@@ -312,6 +322,11 @@ def bisect_moves(
             if c.instructions:
                 counts.setdefault((step.index, c.arch), c)  # the first, as the outcome reads
     out = []
+    steps = [
+        (step.index, {c.arch: Count(c.instructions, c.spread) if c.instructions else None
+                      for c in step.counts})
+        for step in manifest.steps
+    ]  # fmt: skip
     for st in states:
         if st.status != "moved":
             continue
@@ -319,7 +334,14 @@ def bisect_moves(
         for s in st.searches:
             if not s.done:
                 continue
-            good = _neighbour(graph, s.goods, s.bad, measured)
+            own = against_parent(graph, st.arch, steps, s.bad) if s.exact else None
+            if own is not None and own.verdict not in ("moved", "unchecked"):
+                continue  # no move at this commit against its own parent (outcome says why)
+            good = (
+                own.parent
+                if own is not None and own.verdict == "moved"
+                else _neighbour(graph, s.goods, s.bad, measured)
+            )
             if good is None or (s.bad, st.arch) not in counts:
                 continue
             before, after = counts[(good, st.arch)], counts[(s.bad, st.arch)]

@@ -747,7 +747,8 @@ def _bisect_section(manifest: BisectManifest) -> BisectSection:
     archs = ", ".join(f"{a} ({t})" for a, t in sorted(manifest.targets.items()))
     summary = (
         f"{manifest.row} from {manifest.good} to {manifest.bad} of {manifest.repository} "
-        f"on {archs}: {len(manifest.commits) - 1} commits, {len(manifest.steps)} steps"
+        f"on {archs}: {sum(not c.boundary for c in manifest.commits) - 1} commits, "
+        f"{len(manifest.steps)} steps"
     )
     return BisectSection(
         manifest.bisect_id,

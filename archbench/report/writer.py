@@ -272,13 +272,13 @@ def prepare(results: Sequence[Result], failures: Sequence[LoadFailure] = ()) -> 
             first and names load failures, if any), or a damaged row.
     """
     if not results:
-        detail = ""
         if failures:
-            detail = (
-                f" ({len(failures)} results file(s) could not be loaded, "
-                f"first: {failures[0].message})"
+            # The files are there: measuring again is not the fix, reading them is.
+            raise ReportError(
+                f"no results to report: {len(failures)} results file(s) could not be loaded "
+                f"(first: {failures[0].message}); fix or move them away, or measure again"
             )
-        raise ReportError(f"no results to report{detail}; run 'invoke bench' first")
+        raise ReportError("no results to report; run 'invoke bench' first")
     return build(results)
 
 
@@ -523,6 +523,7 @@ def write_report_folder(
                 failures=failures,
                 select=select,
                 over_time=over_time,
+                on_line=on_line,
             )
             if drawing is not None:
                 paths += drawing.finish()
@@ -674,6 +675,30 @@ def histories_with(
     return found
 
 
+def bisections_with(
+    store: ResultStore, run_ids: Sequence[str], problems: list[str] | None = None
+) -> list[BisectManifest]:
+    """The stored bisections that measured or reused any of ``run_ids`` in a step.
+
+    A bisection whose record cannot be read (or does not hold together) is left out, and
+    why is appended to ``problems``, as :func:`histories_with` does for histories.
+    """
+    wanted = set(run_ids)
+    found: list[BisectManifest] = []
+    for e in store.entries():
+        if e.kind != "bisection":
+            continue
+        try:
+            manifest = store.load_bisect(e.name)
+        except ResultsError as exc:
+            if problems is not None:
+                problems.append(f"bisection left out: {exc}")
+            continue
+        if any(c.run_id in wanted for step in manifest.steps for c in step.counts):
+            found.append(manifest)
+    return found
+
+
 def write_page_from_store(
     store: ResultStore,
     out_dir: Path,
@@ -684,12 +709,16 @@ def write_page_from_store(
     failures: Sequence[LoadFailure] = (),
     select: Callable[[list[Result]], list[Result]] = lambda rs: rs,
     over_time: Timeline | None = None,
+    on_line: Callable[[str], None] = lambda _line: None,
 ) -> list[Path]:
     """``results.html`` for ``invoke report`` and ``invoke history``: assemble, render, write.
 
     ``results``: the runs rendered; ``histories`` None adds every stored history that
     holds one of their runs (:func:`histories_with`, each version narrowed by
-    ``select``), else exactly those given; ``bisections`` get a section each. Results
+    ``select``), else exactly those given, and then with no ``bisections`` given every
+    stored bisection that measured one of the runs (:func:`bisections_with`);
+    ``bisections`` get a section each. A history or bisection left out because its
+    record is broken is named on the page and told to ``on_line`` (the terminal). Results
     files are linked relative to ``out_dir``. ``over_time``: every stored run of the
     report's machines (``--all-runs``; :mod:`archbench.report.timeline`), drawn over time
     with each run's detail beside the page (:func:`archbench.report.page_html.detail_files`).
@@ -706,6 +735,10 @@ def write_page_from_store(
         held = {r.run_id for r in results}
         held |= {r.run_id for r in over_time.runs} if over_time is not None else set()
         histories = histories_with(store, sorted(held), select, problems)
+        if not bisections:
+            bisections = bisections_with(store, sorted(held), problems)
+    for problem in problems:
+        on_line(f"warning: {problem}")
     drawn = page.assemble(
         results,
         histories,

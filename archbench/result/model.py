@@ -352,12 +352,22 @@ BISECT_NAME = "bisect.json"
 
 class BisectCommit(Frozen):
     """One commit of a bisection's range: id, parents (indices of earlier commits of the
-    range), subject and committer date (ISO 8601)."""
+    range), subject and committer date (ISO 8601).
+
+    ``boundary``: not in ``good..bad`` but a parent of a commit there (an ancestor of
+    ``good``, on a branch forked before it): kept so that a move is measured against
+    the commit's own parent, never a candidate. ``parent_count``: how many parents the
+    commit has in git (0: a root, an unrelated history merged in); None in records made
+    before parents outside the range were kept (issue 39), whose moves are then read as
+    before.
+    """
 
     commit: str = Field(pattern="^[0-9a-f]{40}([0-9a-f]{24})?$")
     parents: tuple[int, ...] = ()
     subject: str = Field(max_length=200)
     date: str = Field(max_length=64)
+    boundary: bool = False
+    parent_count: int | None = Field(default=None, ge=0, le=1000)
 
 
 class BisectTime(Frozen):
@@ -496,3 +506,44 @@ class BisectManifest(Frozen):
     moves: tuple[BisectMove, ...] = ()
     """Per architecture and move of the finished bisection, where its instructions went
     (empty while it runs, and in records written before moves were stored)."""
+
+    @model_validator(mode="after")
+    def _holds_together(self) -> BisectManifest:
+        """A record that was edited or put together from others is refused as a whole:
+        a parent that is no earlier commit, a step of a commit not in the range (or of
+        another id than the range has there), a count on an architecture the bisection
+        does not measure."""
+        n = len(self.commits)
+        for i, c in enumerate(self.commits):
+            for p in c.parents:
+                if not 0 <= p < i:
+                    raise ValueError(f"commits[{i}]: parent {p} is not an earlier commit")
+            if c.boundary and (c.parents or i in (0, n - 1)):
+                raise ValueError(
+                    f"commits[{i}]: a commit outside the range is neither good nor bad and "
+                    "has no parent listed"
+                )
+            if (
+                i > 0
+                and not c.boundary
+                and c.parent_count is not None
+                and c.parent_count != len(c.parents)
+            ):
+                raise ValueError(
+                    f"commits[{i}]: {len(c.parents)} parents listed but {c.parent_count} counted"
+                )
+        for k, step in enumerate(self.steps):
+            if step.index >= n:
+                raise ValueError(f"steps[{k}]: commit index {step.index}, but the range has {n}")
+            if step.commit != self.commits[step.index].commit:
+                raise ValueError(
+                    f"steps[{k}]: commit {step.commit[:12]} is not commits[{step.index}] "
+                    f"({self.commits[step.index].commit[:12]})"
+                )
+            for count in step.counts:
+                if count.arch not in self.targets:
+                    raise ValueError(
+                        f"steps[{k}]: a count on {count.arch}, which this bisection does not "
+                        f"measure (targets on {', '.join(sorted(self.targets))})"
+                    )
+        return self

@@ -177,6 +177,16 @@ def shown_name(name: str) -> str:
     return quote(shown_path(Path(name)))
 
 
+def _is_dir(e: os.DirEntry[str]) -> bool:
+    """Whether a folder's entry is a folder; a name that cannot be resolved (a symlink
+    loop, ``ELOOP``) is not one, so it is read and refused by name, never dropped with
+    the whole run folder."""
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
+
+
 def _listable(path: Path) -> bool:
     try:
         with os.scandir(path):
@@ -393,7 +403,10 @@ class ResultStore:
                 is_dir = e.is_dir(follow_symlinks=True)
             except OSError:
                 is_dir = False
-            if not is_dir:
+            if not is_dir and not os.path.exists(self.root / name):
+                # A link whose target is missing or loops (ELOOP): not a file either.
+                out.append(Entry(name, "stray", f"{shown} is a symbolic link that leads nowhere"))
+            elif not is_dir:
                 out.append(Entry(name, "stray", f"{shown} is a file, not a run folder"))
             elif not RUN_ID.fullmatch(name):
                 out.append(
@@ -450,7 +463,7 @@ class ResultStore:
                 with os.scandir(self.root / run_id) as it:
                     # Not only regular files: a FIFO or socket at a name is refused by the
                     # bounded reader, named, never read.
-                    names = sorted(e.name for e in it if not e.is_dir())
+                    names = sorted(e.name for e in it if not _is_dir(e))
             except OSError:
                 continue  # an unreadable folder: :meth:`load_all` names it
             for name in names:

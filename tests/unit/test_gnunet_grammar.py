@@ -178,7 +178,7 @@ def test_a_wrong_string_suggests_debian_or_the_mapping() -> None:
 @pytest.mark.parametrize(
     ("mapping", "expect"),
     [
-        ("{git: 'ssh://git@git.gnunet.org/gnunet.git', ref: v1}", "git URL 'ssh://git@git"),
+        ("{git: 'ssh://git@git.gnunet.org/gnunet.git', ref: v1}", "git URL 'ssh://***@git"),
         ("{git: 'git@git.gnunet.org:gnunet.git', ref: v1}", "ssh, git:// and http:// are not used"),
         ("{git: 'http://git.gnunet.org/gnunet.git', ref: v1}", "is not allowed"),
         ("{git: 'ext::sh -c id', ref: v1}", "is not allowed"),
@@ -212,7 +212,7 @@ def test_every_string_is_checked_against_its_grammar(mapping: str, expect: str) 
         ("", "--gnunet: give a GNUnet source: debian, PATH-or-URL@sha256:<64 hex>"),
         ("git+https://h/g.git", "names no ref; give git+URL@REF"),
         ("git+https://h/g.git@", "ref '' is not allowed"),
-        ("git+ssh://git@h/g.git@v1", "git URL 'ssh://git@h/g.git' is not allowed"),
+        ("git+ssh://git@h/g.git@v1", "git URL 'ssh://***@h/g.git' is not allowed"),
         ("../g.tar.gz", "a tarball is pinned by its sha256"),
         ("https://h/g.tar.gz", "a tarball is pinned by its sha256"),
         ("g.tgz@sha256:ABC", "sha256 'ABC' is not allowed"),

@@ -17,6 +17,8 @@ Kinds:
   when the case says so).
 * ``history-bytes``: ``history.json`` of history ``20261129T220000Z-abcdef``, loaded by
   :meth:`ResultStore.load_history` (validated as a whole, issue 32).
+* ``bisect-bytes``: ``bisect.json`` of bisection ``20261129T220000Z-abcdef``, loaded by
+  :meth:`ResultStore.load_bisect` (validated as a whole, issue 39).
 * ``setup-bytes``: an import's setup.yml, :func:`archbench.upstream.load_setup`.
 * ``log``: an upstream log for ``invoke import`` (scan + build), before writing.
 * ``flag``: keyword arguments of an invoke task, called in process.
@@ -1361,3 +1363,325 @@ ISSUE_32_CASES_YAML: list[Case] = [
     ),
 ]
 CASES += ISSUE_32_CASES_YAML
+
+
+# --- issue 39, fourth round: bisection refs and records, resumes, secrets ----------------
+SECRET = "S3cretPw"  # noqa: S105  # a test value, never a real one
+"""The password of every URL below: it must never be printed (``test_bisect_ranges``)."""
+_HEX = "0123456789abcdef" * 2 + "01234567"
+_C = [(_HEX[i:] + _HEX[:i])[:40] for i in range(4)]
+
+
+def _bisect(**over: Any) -> bytes:
+    """A bisection of three commits (good, one between, bad), one step stored, edited."""
+    doc: dict[str, Any] = {
+        "format": "archbench-bisect",
+        "version": 1,
+        "bisect_id": "20261129T220000Z-abcdef",
+        "created_at": "x",
+        "matrix_file": "matrix.yml",
+        "matrix_text": "version: 1",
+        "repository": "file:///srv/gnunet.git",
+        "good": "v0.26.0",
+        "bad": "v0.27.0",
+        "row": "CS signing",
+        "scheme": "CS",
+        "operation": "signing",
+        "targets": {"amd64": "t"},
+        "commits": [
+            {"commit": _C[0], "subject": "g", "date": "d", "parent_count": 1},
+            {"commit": _C[1], "parents": [0], "subject": "m", "date": "d", "parent_count": 1},
+            {"commit": _C[2], "parents": [1], "subject": "b", "date": "d", "parent_count": 1},
+        ],
+        "steps": [
+            {
+                "index": 0,
+                "commit": _C[0],
+                "subject": "g",
+                "date": "d",
+                "counts": [{"arch": "amd64", "target": "t", "run_id": "r1", "instructions": 9.0}],
+                "seconds": 1.0,
+                "finished_at": "x",
+            }
+        ],
+    }
+    doc.update(over)
+    return json.dumps(doc).encode()
+
+
+def _edit(path: tuple[Any, ...], value: Any, **over: Any) -> bytes:
+    doc = json.loads(_bisect(**over))
+    node = doc
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(doc).encode()
+
+
+_GIT = "git+https://user:" + SECRET + "@git.example/gnunet.git"
+_ZEROS = "0" * 64
+ISSUE_39_CASES: list[Case] = [
+    # A URL's credentials: refused, and never echoed (the message shows ***@).
+    Case(
+        "secret-bisect-url",
+        "flag",
+        ("bisect", {"gnunet": _GIT, "good": "v1", "bad": "v2", "row": "CS signing"}),
+        "--gnunet: git URL 'https://***@git.example/gnunet.git' is not allowed",
+    ),
+    Case(
+        "secret-bench-git",
+        "flag",
+        ("bench", {"gnunet": _GIT + "@v0.27.0"}),
+        "'https://***@git.example/gnunet.git'",
+    ),
+    Case(
+        "secret-bench-tarball",
+        "flag",
+        ("bench", {"gnunet": f"https://u:{SECRET}@t.example/g.tar.gz@sha256:{_ZEROS}"}),
+        "'https://***@t.example/g.tar.gz'",
+    ),
+    Case(
+        "secret-bench-taler",
+        "flag",
+        ("bench", {"taler": f"https://u:{SECRET}@t.example/e.tar.gz@sha256:{_ZEROS}"}),
+        "'https://***@t.example/e.tar.gz'",
+    ),
+    Case(
+        "secret-history-series",
+        "flag",
+        ("history", {"gnunet": f"{_GIT}@v0.26.0,{_GIT}@v0.27.0"}),
+        "'https://***@git.example/gnunet.git'",
+    ),
+    Case(
+        "secret-password-with-at",
+        "flag",
+        ("bench", {"gnunet": f"git+https://u:{SECRET}@x@git.example/g.git@v0.27.0"}),
+        "https://***@git.example",
+    ),
+    Case(
+        "secret-matrix-mirror",
+        "matrix-bytes",
+        GOOD_MATRIX.replace("http://mirror.invalid", f"http://u:{SECRET}@mirror.invalid").encode(),
+        "'http://***@mirror.invalid/debian'",
+    ),
+    Case(
+        "secret-matrix-git",
+        "matrix-field",
+        ("gnunet-git", f"https://u:{SECRET}@git.example/g.git"),
+        "https://***@git.example/g.git",
+    ),
+    # Transports a bisection's repository may not use: refused naming --gnunet.
+    *(
+        Case(
+            f"bisect-transport-{i}",
+            "flag",
+            ("bisect", {"gnunet": url, "good": "v1", "bad": "v2", "row": "CS signing"}),
+            expect,
+        )
+        for i, (url, expect) in enumerate(
+            [
+                ("git+ssh://git@h.example/g.git", "--gnunet: git URL 'ssh://***@h.example/g.git'"),
+                ("git+git://h.example/g.git", "--gnunet: git URL 'git://h.example/g.git'"),
+                ("git+http://h.example/g.git", "ssh, git:// and http:// are not used"),
+                ("git+ext::sh -c id", "--gnunet: git URL 'ext::sh -c id' is not allowed"),
+                ("git+fd::3", "--gnunet: git URL 'fd::3' is not allowed"),
+                ("git+file://relative/g.git", "--gnunet: git URL 'file://relative/g.git'"),
+                ("git+https://h.example:99999/g.git", "--gnunet: git URL"),
+                ("git+https://h.example/g.git?x=1", "without spaces, quotes, shell characters"),
+                ("https://h.example/g.git", "give git+URL without @REF"),
+            ]
+        )
+    ),
+    # Refs: each refusal names the flag whose value it is.
+    Case(
+        "bisect-good-range",
+        "flag",
+        (
+            "bisect",
+            {"gnunet": "git+file:///srv/g.git", "good": "a..b", "bad": "b", "row": "CS signing"},
+        ),
+        "--good: ref 'a..b' is not allowed",
+    ),
+    Case(
+        "bisect-bad-option",
+        "flag",
+        (
+            "bisect",
+            {"gnunet": "git+file:///srv/g.git", "good": "a", "bad": "--all", "row": "CS signing"},
+        ),
+        "--bad: ref '--all' is not allowed",
+    ),
+    Case(
+        "bisect-bad-reflog",
+        "flag",
+        (
+            "bisect",
+            {
+                "gnunet": "git+file:///srv/g.git",
+                "good": "a",
+                "bad": "HEAD@{1}",
+                "row": "CS signing",
+            },
+        ),
+        "--bad 'HEAD@{1}': a ref holds no '@'",
+    ),
+    # --resume and --extend go on as stored: other values are refused, not ignored.
+    Case(
+        "bisect-resume-rsa-bits",
+        "flag",
+        ("bisect", {"resume": "20261129T220000Z-abcdef", "rsa_bits": "4096"}),
+        "--resume takes the bisection's own --rsa-bits",
+    ),
+    Case(
+        "bisect-resume-metric",
+        "flag",
+        ("bisect", {"resume": "20261129T220000Z-abcdef", "metric": "time"}),
+        "--resume takes the bisection's own --metric",
+    ),
+    Case(
+        "bisect-resume-matrix",
+        "flag",
+        ("bisect", {"resume": "20261129T220000Z-abcdef", "matrix": "other.yml"}),
+        "--resume takes the bisection's own --matrix",
+    ),
+    Case(
+        "history-extend-target",
+        "flag",
+        (
+            "history",
+            {"extend": "20261129T220000Z-abcdef", "gnunet": "debian", "target": "amd64-trixie"},
+        ),
+        "--extend takes the history's own --target",
+    ),
+    Case(
+        "history-extend-rounds",
+        "flag",
+        ("history", {"extend": "20261129T220000Z-abcdef", "gnunet": "debian", "rounds": "3"}),
+        "--extend takes the history's own --rounds",
+    ),
+    Case(
+        "history-extend-arch-matrix",
+        "flag",
+        (
+            "history",
+            {
+                "extend": "20261129T220000Z-abcdef",
+                "gnunet": "debian",
+                "arch": "amd64",
+                "matrix": "m.yml",
+            },
+        ),
+        "--extend takes the history's own --arch, --matrix",
+    ),
+    Case(
+        "report-results-is-a-file",
+        "flag",
+        ("report", {"results": "/dev/null"}),
+        "results folder /dev/null is a file, not a folder",
+        "ReportError",
+    ),
+    Case(
+        "compare-results-is-a-file",
+        "flag",
+        ("compare", {"results": "/dev/null", "run_a": "a", "run_b": "b"}),
+        "results folder /dev/null is a file, not a folder",
+        "ReportError",
+    ),
+    # A local source that is not there: refused before a history is written.
+    Case(
+        "history-gnunet-path-missing",
+        "flag",
+        ("history", {"gnunet": "/nonexistent/gnunet,debian"}),
+        "version 1 of the series: path /nonexistent/gnunet: no such directory",
+        "SourceError",
+    ),
+    Case(
+        "history-taler-path-missing",
+        "flag",
+        ("history", {"gnunet": "debian,debian", "taler": "/nonexistent/exchange"}),
+        "version 1 of the series: taler path /nonexistent/exchange: no such directory",
+        "SourceError",
+    ),
+    Case(
+        "history-taler-tarball-missing",
+        "flag",
+        ("history", {"taler": f"/nonexistent/a.tar.gz@sha256:{_ZEROS},/nonexistent/b"}),
+        "version 1 of the series: taler tarball /nonexistent/a.tar.gz: no such file",
+        "SourceError",
+    ),
+    # bisect.json edited or put together from others: refused as a whole.
+    Case(
+        "bisect-step-beyond-range",
+        "bisect-bytes",
+        _edit(("steps", 0, "index"), 9),
+        "steps[0]: commit index 9, but the range has 3",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-step-other-commit",
+        "bisect-bytes",
+        _edit(("steps", 0, "index"), 1),
+        "is not commits[1]",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-parent-not-earlier",
+        "bisect-bytes",
+        _edit(("commits", 1, "parents"), [2]),
+        "commits[1]: parent 2 is not an earlier commit",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-parent-negative",
+        "bisect-bytes",
+        _edit(("commits", 1, "parents"), [-1]),
+        "parent -1 is not an earlier commit",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-count-foreign-arch",
+        "bisect-bytes",
+        _edit(("steps", 0, "counts", 0, "arch"), "riscv64"),
+        "a count on riscv64, which this bisection does not measure",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-boundary-with-parents",
+        "bisect-bytes",
+        _edit(("commits", 1, "boundary"), True),
+        "a commit outside the range",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-boundary-is-bad",
+        "bisect-bytes",
+        _edit(("commits", 2), {"commit": _C[2], "subject": "b", "date": "d", "boundary": True}),
+        "a commit outside the range",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-parent-count-differs",
+        "bisect-bytes",
+        _edit(("commits", 2, "parent_count"), 2),
+        "commits[2]: 1 parents listed but 2 counted",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-commit-not-hex",
+        "bisect-bytes",
+        _edit(("commits", 1, "commit"), "HEAD"),
+        "at 'commits[1].commit': 'HEAD' does not have the allowed form",
+        "ResultsError",
+    ),
+    Case(
+        "bisect-other-id",
+        "bisect-bytes",
+        _bisect(bisect_id="20261129T220000Z-ffffff"),
+        "the record says bisection",
+        "ResultsError",
+    ),
+    Case("bisect-deep", "bisect-bytes", DEEP_JSON, "nested deeper", "ResultsError"),
+    Case("bisect-latin1", "bisect-bytes", b'{"a": "caf\xe9"}', "not UTF-8", "ResultsError"),
+    Case("bisect-empty", "bisect-bytes", b"", "bisect.json", "ResultsError"),
+]
+CASES += ISSUE_39_CASES

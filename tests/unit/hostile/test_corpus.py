@@ -91,6 +91,11 @@ def run_case(case: Case, tmp_path: Path) -> tuple[str, int]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(case.input)
             result.ResultStore(tmp_path).load_history(RUN)
+        elif case.kind == "bisect-bytes":
+            path = tmp_path / RUN / result.BISECT_NAME
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(case.input)
+            result.ResultStore(tmp_path).load_bisect(RUN)
         elif case.kind == "setup-bytes":
             path = tmp_path / "setup.yml"
             path.write_bytes(case.input)
