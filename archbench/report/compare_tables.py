@@ -116,12 +116,26 @@ def design_lines(rows: Sequence[RowComparison]) -> list[str]:
             )
         if repeats:
             df = f"{repeats[0]}" if len(repeats) == 1 else f"{repeats[0]}-{repeats[-1]}"
-            lines.append(
-                f"{target}: A and B were not interleaved: each time interval is the t "
-                f"interval over both runs' container runs ({df} degrees of freedom); it "
-                "covers the spread between container runs inside each run, not a shift of "
-                "the machine between the two runs; measure them interleaved for more"
-            )
+            priors = sorted({r.between_runs or 0.0 for r in timed if r.spread_source == "repeats"})
+            prior = priors[-1]
+            if prior > 0:
+                lines.append(
+                    f"{target}: A and B were not interleaved: each time interval is the t "
+                    f"interval over both runs' container runs ({df} degrees of freedom) "
+                    "widened by a shift of the "
+                    f"machine between the two invocations of ±{prior:.0%} each (a prior: "
+                    "the spread of run levels measured on a 2-core VM; '--between-runs' "
+                    "sets it), so only changes of some 35 % or more can be called; for "
+                    "smaller ones measure A and B interleaved ('invoke history')"
+                )
+            else:
+                lines.append(
+                    f"{target}: A and B were not interleaved and '--between-runs 0' "
+                    "leaves out any shift of the machine between them: the intervals are "
+                    "not 95 % intervals (they covered 27-84 % in benchmarks/coverage.py) "
+                    "and no row is called slower or faster; measure A and B interleaved "
+                    "('invoke history')"
+                )
         if any(r.verdict == "no interval" for r in timed):
             lines.append(
                 f"{target}: A and B were not interleaved and neither has two container "
