@@ -199,9 +199,10 @@ def rank_ratio_interval(
     the log counts with its Mann–Whitney interval, and the two-sided p-value.
 
     ``a``, ``b``: per-operation counts of each repetition (positive). The estimate is
-    the median of all ``log b_j - log a_i``; the interval their ``k``-th smallest and
-    largest, ``k`` from the normal approximation of the Mann–Whitney U distribution
-    (Hollander & Wolfe, *Nonparametric Statistical Methods*, §4.3); the p-value
+    the median of all ``log b_j - log a_i``; the interval their ``c``-th smallest and
+    largest, ``c = round(nm/2 - z·√(nm(n+m+1)/12))`` from the normal approximation of the
+    Mann–Whitney U distribution (Hollander & Wolfe, *Nonparametric Statistical
+    Methods*, §4.3); the p-value
     ``scipy.stats.mannwhitneyu``'s. Returns ``(ratio, low, high, p)``; ``low``/``high``
     are NaN when the samples are too small for an interval at ``confidence`` (three
     repetitions a side cannot give a 95 % one).
@@ -223,10 +224,10 @@ def rank_ratio_interval(
     n = len(diffs)
     ratio = math.exp(statistics.median(diffs))
     z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
-    k = math.floor(n / 2 - z * math.sqrt(len(a) * len(b) * (len(a) + len(b) + 1) / 12))
+    c = round(n / 2 - z * math.sqrt(len(a) * len(b) * (len(a) + len(b) + 1) / 12))
     low = high = math.nan
-    if k >= 0:
-        low, high = math.exp(diffs[k]), math.exp(diffs[n - 1 - k])
+    if c >= 1:  # D_(c) and D_(n + 1 - c), 1-based
+        low, high = math.exp(diffs[c - 1]), math.exp(diffs[n - c])
     p = float(mannwhitneyu(b, a, alternative="two-sided").pvalue)
     return ratio, low, high, p
 
@@ -330,7 +331,7 @@ class Agreement:
         return self.callgrind / self.plugin if self.plugin else math.nan
 
 
-def callgrind_agreement(row: Row, functions: int = 5) -> list[Agreement]:
+def callgrind_agreement(row: Row, functions: int = 5, spread: float = 0.0) -> list[Agreement]:
     """A counted row's totals, libraries and top named functions, plugin vs callgrind.
 
     ``row`` must carry ``callgrind`` (harness ``--callgrind``). Lines: the row's
@@ -342,14 +343,27 @@ def callgrind_agreement(row: Row, functions: int = 5) -> list[Agreement]:
     compared per library only: callgrind gives the code a tail jump reaches to the
     exported function that jumped, the plugin to ``(no symbol)`` (docs/counting.md).
 
+    ``spread``: the row's relative range over the executions and repetitions the plugin
+    counted it in (:func:`spread` of all their blocks; 0 for an exact row). Callgrind's
+    figure is one more execution, so a row whose count is not a constant (allocator,
+    random keys: :func:`count_kind`) is compared with its own spread on top of the
+    constants' tolerances: :data:`VARYING_FACTOR` × ``spread`` of the row's total, as
+    a relative tolerance of the total and as instructions per operation every library
+    and function may lie apart (how much of the variation falls in which library is not
+    measured, so each may take all of it).
+
     Raises:
-        ValueError: the row has no counts or no callgrind check.
+        ValueError: the row has no counts or no callgrind check, or ``spread`` is
+            negative or not finite.
     """
+    if not math.isfinite(spread) or spread < 0:
+        raise ValueError(f"spread must be a fraction >= 0, got {spread}")
     check = row.callgrind
     if check is None or not row.instructions:
         raise ValueError(f"{row.scheme} {row.operation}: no callgrind check in this row")
     plugin_total = sum(row.instructions) / (len(row.instructions) * row.ops_per_block)
-    slack = CALLGRIND_REGION / row.ops_per_block
+    varies = VARYING_FACTOR * spread * plugin_total
+    slack = CALLGRIND_REGION / row.ops_per_block + varies
     delta = check.instructions_per_op - plugin_total
     out = [
         Agreement(

@@ -41,10 +41,13 @@ COLUMNS: Final = ("target", "row", "metric", "A", "B", "B/A", "interval", "verdi
 def _interval(r: RowComparison) -> str:
     if r.verdict == "no interval":
         return NO_INTERVAL
+    if r.metric == "instructions" and r.count_kind == "random":
+        rank = "" if math.isnan(r.low) else f" [{format_ratio(r.low)}, {format_ratio(r.high)}]"
+        return f"random ±{r.spread or 0:.1%}: by rank{rank}, not called"
     if math.isnan(r.low):
         return ""
     if r.metric == "instructions":
-        return "exact" if not r.spread else f"spread ±{r.spread:.2%}"
+        return "exact" if not r.spread else f"varying ±{r.spread:.2%}"
     return f"[{format_ratio(r.low)}, {format_ratio(r.high)}]"
 
 
@@ -321,6 +324,8 @@ def frame(rows: Sequence[RowComparison], run_a: str, run_b: str) -> pd.DataFrame
                 "p_value": None if math.isnan(r.p_value) else r.p_value,
                 "bh_q_value": None if math.isnan(r.q_value) else r.q_value,
                 "count_spread": r.spread,
+                "count_kind": r.count_kind,
+                "between_runs_prior": r.between_runs,
                 "note": r.note or None,
             }
             for r in rows
