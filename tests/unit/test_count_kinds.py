@@ -208,3 +208,72 @@ def test_bad_input_is_refused() -> None:
         rank_ratio_interval([0.0], [1.0])
     with pytest.raises(ValueError, match="confidence"):
         rank_ratio_interval([1.0], [1.0], confidence=1.0)
+
+
+MEASURED: dict[tuple[str, int | None, str], tuple[int, ...]] = {
+    ("CS", None, "key_generation"): (444408, 444408, 449068),
+    ("CS", None, "r_derivation"): (1054611, 1014021, 1054611),
+    ("CS", None, "blinding_secret_derivation"): (222032, 222032, 181442),
+    ("CS", None, "blinding"): (7074650, 7386074, 7115240),
+    ("CS", None, "signing"): (158856, 118266, 158856),
+    ("CS", None, "unblinding"): (2354, 2354, 2354),
+    ("CS", None, "verifying"): (3337394, 3377984, 3337394),
+    ("RSA", 1024, "key_generation"): (374072519, 240032682, 111368646),
+    ("RSA", 1024, "blinding"): (3649062, 3460268, 3917153),
+    ("RSA", 1024, "signing"): (24778986, 24688533, 24739533),
+    ("RSA", 1024, "unblinding"): (13123996, 13084770, 13360020),
+    ("RSA", 1024, "verifying"): (1993861, 1803001, 1997364),
+}
+"""Stored counts of a real run: the CI matrix's amd64 target (Debian trixie, libgcrypt
+1.11.0-7+deb13u1), blindsig, 3 blocks of 2 operations, counted by the pipeline in
+``tests/integration/test_callgrind_docker.py`` on 2026-12-07: instructions per block.
+One block in three of several CS rows carries 40,590 instructions more or fewer
+(libgcrypt's entropy-pool mixing)."""
+KINDS = {
+    "exact": {"CS unblinding"},
+    "varying": {
+        "CS key_generation",
+        "CS r_derivation",
+        "CS blinding",
+        "CS verifying",
+        "RSA signing",
+        "RSA unblinding",
+    },
+    "random": {
+        "CS blinding_secret_derivation",
+        "CS signing",
+        "RSA key_generation",
+        "RSA blinding",
+        "RSA verifying",
+    },
+}
+
+
+def test_the_kinds_of_a_real_counting_run() -> None:
+    got: dict[str, set[str]] = {"exact": set(), "varying": set(), "random": set()}
+    for (scheme, _, op), blocks in MEASURED.items():
+        got[count_kind(spread(blocks))].add(f"{scheme} {op}")
+    assert got == KINDS
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_real_run_against_another_execution_of_the_same_build_has_no_count_step(
+    data: st.DataObject,
+) -> None:
+    # Another execution of the same build: each row's blocks drawn again from the blocks
+    # this run measured (the entropy-pool mixing, the allocator and the keys landing
+    # elsewhere). Whatever is drawn, no row is called, stepped or gated.
+    again = {
+        key: [data.draw(st.sampled_from(blocks)) for _ in blocks]
+        for key, blocks in MEASURED.items()
+    }
+    a = counted({k: [x // OPS for x in v] for k, v in MEASURED.items()}, RUN_A)
+    b = counted({k: [x // OPS for x in v] for k, v in again.items()}, RUN_B)
+    rows = [r for r in compare([a], [b]) if r.metric == "instructions"]
+    assert len(rows) == len(MEASURED)
+    assert [r for r in rows if r.changed] == []
+    assert over_limits([(r.key, r) for r in rows], 1.0001, ()) == []
+    for key, points in series([("v1", [a]), ("v2", [b])]).items():
+        if key.metric == "instructions":
+            assert find_steps(points) == [], key
