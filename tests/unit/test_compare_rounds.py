@@ -409,7 +409,7 @@ def test_a_counted_series_with_one_planted_step_finds_that_step_and_no_other(
     jitter = data.draw(st.lists(st.floats(min_value=-1, max_value=1), min_size=n, max_size=n))
     bound = count_effect(spread, MIN_COUNT_EFFECT)
     assert bound is not None
-    step = (1 + bound) * factor * 1.002
+    step = (1 + bound) * (1 + spread) * factor * 1.002  # beyond the bound and the jitter
     step = 1 / step if down else step
     values = [1e6 * (1 + j * spread / 3) * (step if i >= at else 1) for i, j in enumerate(jitter)]
     (found,) = find_steps(count_series(values, spread))

@@ -26,6 +26,7 @@ from archbench.analysis import (
     MIN_COUNT_EFFECT,
     RANDOM_SPREAD,
     VARYING_FLOOR,
+    Count,
     compare,
     count_changes,
     count_effect,
@@ -37,7 +38,6 @@ from archbench.analysis import (
     series,
     spread,
 )
-from archbench.analysis.bisection import Count
 from archbench.report import compare_tables
 from archbench.result import Counting, Result, Row
 
