@@ -14,11 +14,14 @@ each rate with its Monte-Carlo standard error ``√(p(1-p)/N)``.
 
 Methods, *after* (archbench's code, imported): ``t-rounds``
 (:func:`archbench.analysis.rounds.round_t_interval`) for interleaved rounds,
-``t-repeats`` (:func:`archbench.analysis.rounds.repeat_ratio_interval`) for separate runs
-with container runs, and the verdict :func:`archbench.analysis.comparison.verdict`.
-*Before* (copies of the replaced code, kept here only to show it): ``bootstrap-rounds``,
-the two-stage bootstrap over rounds; ``floor-separate``, the blocks' bootstrap interval
-widened by the fixed between-run spread 0.06 (or the repeats' CV where larger).
+``t-repeats+between`` (:func:`archbench.analysis.rounds.repeat_ratio_interval` with the
+between-invocation prior :data:`archbench.analysis.DEFAULT_BETWEEN_RUNS`, issue 39) for
+separate runs with container runs, and the verdict
+:func:`archbench.analysis.comparison.verdict`. *Before* (the replaced code, kept here
+only to show it): ``bootstrap-rounds``, the two-stage bootstrap over rounds;
+``floor-separate``, the blocks' bootstrap interval widened by the fixed between-run
+spread 0.06 (or the repeats' CV where larger); ``t-repeats``, the container runs' t
+interval alone (issue 30 to issue 39: ``between=0``).
 
 Noise models (each a level per round or container run, times lognormal blocks; the
 figures are this machine's, from ``docs/measurement.md``):
@@ -34,7 +37,10 @@ figures are this machine's, from ``docs/measurement.md``):
 - ``runs-session`` (separate runs): container runs vary by 0.13 as in runs-iid, and each
   invocation's level by 0.10 more, which the repeats of one invocation cannot see;
 - ``runs-shift`` (separate runs): the invocation's level varies by 0.13 and its
-  container runs only 3 % about it: the worst case for an interval from repeats.
+  container runs only 3 % about it: the worst case for an interval from repeats;
+- ``runs-steps`` (separate runs, issue 39): invocation and container runs 3 %, and with
+  probability 0.15 the whole invocation runs 1.3× slower (another job started for its
+  whole duration: the 30 % steps of ``benchmarks/drift_floor.py``).
 
 ``--family`` also prints, for interleaved A/A comparisons of 27 independent rows (a
 target's blindsig rows), the share of comparisons with at least one false verdict, with
@@ -43,6 +49,7 @@ and without Benjamini–Hochberg control (:func:`archbench.analysis.control_fals
 Usage::
 
     .venv/bin/python benchmarks/coverage.py [--sims 1000] [--seed 1] [--no-before] [--family]
+        [--between-runs 0.13]
 
 Exit status 0 after printing.
 """
@@ -59,6 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from archbench.analysis import (
+    DEFAULT_BETWEEN_RUNS,
     DEFAULT_THRESHOLD,
     RowComparison,
     control_false_discoveries,
@@ -103,12 +111,15 @@ class RunModel:
     session: float
     container: float
     block_cv: float = 0.02
+    step_p: float = 0.0
+    step: float = 1.3
 
 
 RUN_MODELS = (
     RunModel("runs-iid", 0.0, 0.13),
     RunModel("runs-session", 0.10, 0.13),
     RunModel("runs-shift", 0.13, 0.03),
+    RunModel("runs-steps", 0.03, 0.03, step_p=0.15),
 )
 
 
@@ -130,6 +141,8 @@ def draw_rounds(rng: np.random.Generator, m: RoundModel, n: int, rho: float) -> 
 def draw_run(rng: np.random.Generator, m: RunModel, k: int, level: float) -> list[list[float]]:
     """One run of ``k`` container runs (their per-operation times, ns) under ``m``."""
     session = level * rng.lognormal(0.0, m.session) if m.session else level
+    if m.step_p and rng.random() < m.step_p:
+        session *= m.step
     return [
         list(session * rng.lognormal(0.0, m.container) * rng.lognormal(0.0, m.block_cv, RUN_BLOCKS))
         for _ in range(k)
@@ -200,10 +213,13 @@ def t_rounds(rounds: Rounds) -> Interval:
     return got.ratio, got.low, got.high
 
 
-def t_repeats(a: list[list[float]], b: list[list[float]]) -> Interval | None:
-    """archbench's interval of separate runs over their container runs (None: none)."""
+def t_repeats(
+    a: list[list[float]], b: list[list[float]], between: float = DEFAULT_BETWEEN_RUNS
+) -> Interval | None:
+    """archbench's interval of separate runs over their container runs (None: none),
+    with the between-invocation spread ``between`` (0: the method before issue 39)."""
     got = repeat_ratio_interval(
-        [statistics.median(x) for x in a], [statistics.median(x) for x in b]
+        [statistics.median(x) for x in a], [statistics.median(x) for x in b], between=between
     )
     return None if got is None else (got.ratio, got.low, got.high)
 
@@ -288,24 +304,32 @@ def run_rounds(
 
 
 def run_separate(
-    sims: int, seed: int, rho: float, before: bool, sizes: Sequence[int]
+    sims: int,
+    seed: int,
+    rho: float,
+    before: bool,
+    sizes: Sequence[int],
+    between: float = DEFAULT_BETWEEN_RUNS,
 ) -> list[list[str]]:
     """The separate-run rows of the table."""
     out = []
     for m in RUN_MODELS:
         for k in sizes:
-            before_t, after_t = Tally(), Tally()
+            floor_t, before_t, after_t = Tally(), Tally(), Tally()
             rng = np.random.default_rng([seed, k, 10 + RUN_MODELS.index(m)])
             for _ in range(sims):
                 for truth in (1.0, rho):
                     a = draw_run(rng, m, k, 1000.0)
                     b = draw_run(rng, m, k, 1000.0 * truth)
                     if before:
-                        before_t.add(floor_separate(a, b), truth)
-                    after_t.add(t_repeats(a, b), truth)
+                        floor_t.add(floor_separate(a, b), truth)
+                        before_t.add(t_repeats(a, b, 0.0), truth)
+                    after_t.add(t_repeats(a, b, between), truth)
+            size = f"{k} container runs"
             if before:
-                out.append(row("floor-separate (before)", f"{k} container runs", m.name, before_t))
-            out.append(row("t-repeats (after)", f"{k} container runs", m.name, after_t))
+                out.append(row("floor-separate (before #30)", size, m.name, floor_t))
+                out.append(row("t-repeats (before #39)", size, m.name, before_t))
+            out.append(row(f"t-repeats+between {between:g} (after)", size, m.name, after_t))
     return out
 
 
@@ -345,6 +369,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--family", action="store_true", help="also the 27-row A/A family")
     ap.add_argument("--rounds", default="3,5,8,10", help="rounds per session, comma-separated")
     ap.add_argument("--repeats", default="1,3,5", help="container runs per separate run")
+    ap.add_argument(
+        "--between-runs",
+        type=float,
+        default=DEFAULT_BETWEEN_RUNS,
+        help="between-invocation spread of the after method (as invoke compare --between-runs)",
+    )
     args = ap.parse_args(argv)
     if args.sims < 10:
         ap.error("--sims must be at least 10")
@@ -353,7 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = [int(x) for x in args.rounds.split(",")]
     repeats = [int(x) for x in args.repeats.split(",")]
     lines = run_rounds(args.sims, args.seed, args.rho, not args.no_before, sizes)
-    lines += run_separate(args.sims, args.seed, args.rho, not args.no_before, repeats)
+    lines += run_separate(
+        args.sims, args.seed, args.rho, not args.no_before, repeats, args.between_runs
+    )
     headers = ["method", "n", "noise model", "coverage", "A/A false", "A/B found", "median ×/÷"]
     print(f"{args.sims} A/A and {args.sims} A/B (true ratio {args.rho}) experiments per cell")
     print(tabulate(lines, headers=headers, tablefmt="github", disable_numparse=True))

@@ -69,9 +69,11 @@ from archbench.analysis.bisection import (
 )
 from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
+    DEFAULT_BETWEEN_RUNS,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
+    NO_BETWEEN,
     NO_INTERVAL,
     RowComparison,
     compare,
@@ -83,15 +85,22 @@ from archbench.analysis.comparison import (
     verdict,
 )
 from archbench.analysis.counting import (
+    RANDOM_SPREAD,
+    VARYING_FACTOR,
+    VARYING_FLOOR,
     Agreement,
+    CountKind,
     FunctionChange,
     callgrind_agreement,
+    count_effect,
+    count_kind,
     cpu_model,
     function_changes,
     library_stem,
     median_per_op,
     metric_names,
     parse_metrics,
+    rank_ratio_interval,
     spread,
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
@@ -118,6 +127,7 @@ from archbench.analysis.stats import (
 from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, find_steps, series
 
 __all__ = [
+    "DEFAULT_BETWEEN_RUNS",
     "DEFAULT_CI_TARGET",
     "DEFAULT_CONFIDENCE",
     "DEFAULT_CV_THRESHOLD",
@@ -126,12 +136,17 @@ __all__ = [
     "GOOD_LEVEL",
     "MIN_COUNT_EFFECT",
     "MIN_ROUNDS",
+    "NO_BETWEEN",
     "NO_INTERVAL",
+    "RANDOM_SPREAD",
+    "VARYING_FACTOR",
+    "VARYING_FLOOR",
     "Agreement",
     "ArchState",
     "Change",
     "ChangePoint",
     "Count",
+    "CountKind",
     "Environment",
     "FunctionChange",
     "Graph",
@@ -152,6 +167,8 @@ __all__ = [
     "compare",
     "control_false_discoveries",
     "count_changes",
+    "count_effect",
+    "count_kind",
     "counts",
     "cpu_model",
     "environment_diff",
@@ -172,6 +189,7 @@ __all__ = [
     "over_limits",
     "parse_metrics",
     "parse_row_limit",
+    "rank_ratio_interval",
     "remaining_probes",
     "repeat_ratio_interval",
     "repeatability",

@@ -13,7 +13,9 @@ only where its segments differ by more than the minimum effect.
 * **counts** (instructions per operation): one value per version; ``σ`` is half the
   largest relative block-to-block range of the series, at least half
   :data:`archbench.analysis.comparison.MIN_COUNT_EFFECT`; the minimum effect is
-  the larger of that range and ``MIN_COUNT_EFFECT``;
+  the larger of that range and what the row's kind allows
+  (:func:`archbench.analysis.counting.count_effect`: 0.1 % exact, 1 % or three times
+  the range varying); a random row (range above 5 %, random keys) has no change point;
 * **times** of versions measured in one interleaved session: the log median of every
   version in every round, a two-way layout. Each round's mean over the versions is
   taken out (a busy round is busy for every version), and ``σ²`` of a version's mean
@@ -35,6 +37,7 @@ from archbench.analysis.comparison import (
     MIN_COUNT_EFFECT,
     round_samples,
 )
+from archbench.analysis.counting import count_effect
 from archbench.analysis.counting import spread as count_spread
 from archbench.result import Metric, Result, RowKey, merge_repeats, row_key
 
@@ -119,7 +122,10 @@ def count_changes(
         raise ValueError("labels, values and spreads differ in length")
     if any(not math.isfinite(v) or v <= 0 for v in values):
         raise ValueError("instructions per operation must be positive and finite")
-    effect = max([MIN_COUNT_EFFECT, *spreads])
+    bound = count_effect(max(spreads, default=0.0), MIN_COUNT_EFFECT)
+    if bound is None:
+        return []  # a random count (random keys): a draw per version, no level to change
+    effect = max([bound, *spreads])
     logs = [math.log(v) for v in values]
     return _points(segment(logs, effect / 2, effect), labels, logs, "instructions")
 

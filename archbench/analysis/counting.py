@@ -6,6 +6,12 @@ under an amd64 QEMU user emulator with our TCG plugin, and each timed block's
 guest instructions are stored in ``Row.instructions``. Instructions per
 operation of a block = count / ``ops_per_block``; a row's figure is the median
 over its blocks and its spread the relative range (max - min) / median.
+
+A count is exact only where the inputs, the allocation and the scheduling are: a row is
+classified by its own repetitions (:func:`count_kind`: ``exact``, ``varying``,
+``random``), and a change of it is called only beyond what that kind allows
+(:func:`count_effect`); random rows are compared by rank (:func:`rank_ratio_interval`)
+and never called or gated.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from archbench.errors import MatrixError
 from archbench.inputs import quote
@@ -131,6 +138,100 @@ def spread(counts: Sequence[int]) -> float:
     return (max(counts) - min(counts)) / mid
 
 
+CountKind = Literal["exact", "varying", "random"]
+"""How a counted row behaves over its own repetitions (:func:`count_kind`)."""
+
+RANDOM_SPREAD: Final = 0.05
+"""Relative range of a row's repetitions above which its count is a draw, not a level
+(``random``): RSA key generation's counts follow the random primes it finds (an A/A
+history saw 0.844×, −289 M instructions per key, between two runs of one build)."""
+VARYING_FLOOR: Final = 0.01
+"""Smallest change a ``varying`` row is called at: a count that varies at all varies
+between executions by more than its few repetitions in one execution show (RSA-1024
+blinding's libc part: 2.2 % apart in two executions of one image, its total 0.28 %,
+from the allocator; the security module's process-mode counts 0.5-2 % apart at other
+loads, issue 39)."""
+VARYING_FACTOR: Final = 3.0
+"""A ``varying`` row is called beyond ``VARYING_FACTOR`` × its own relative range (or
+:data:`VARYING_FLOOR`): the range of a handful of repetitions is a low estimate of how
+far two executions lie apart."""
+
+
+def count_kind(spread: float) -> CountKind:
+    """``exact`` (all repetitions equal: ``spread`` 0), ``varying`` (a relative range up
+    to :data:`RANDOM_SPREAD`: allocator, timer, thread and IPC paths) or ``random``
+    (beyond it: the count is a draw, e.g. random keys).
+
+    ``spread``: the larger relative range (:func:`spread`) of the rows compared, over
+    their repetitions (blocks, and container runs where several were merged).
+
+    Raises:
+        ValueError: ``spread`` negative or not finite.
+    """
+    if not math.isfinite(spread) or spread < 0:
+        raise ValueError(f"spread must be a fraction >= 0, got {spread}")
+    if spread == 0:
+        return "exact"
+    return "varying" if spread <= RANDOM_SPREAD else "random"
+
+
+def count_effect(spread: float, min_effect: float) -> float | None:
+    """The smallest relative change of a count called a change, by :func:`count_kind`:
+    ``min_effect`` for an exact row, ``max(min_effect, VARYING_FLOOR, VARYING_FACTOR ×
+    spread)`` for a varying one, None for a random one (never called from counts; its
+    rank interval is shown, :func:`rank_ratio_interval`).
+
+    Raises:
+        ValueError: as :func:`count_kind`.
+    """
+    kind = count_kind(spread)
+    if kind == "exact":
+        return min_effect
+    if kind == "varying":
+        return max(min_effect, VARYING_FLOOR, VARYING_FACTOR * spread)
+    return None
+
+
+def rank_ratio_interval(
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float, float, float]:
+    """B/A of two samples of a random count: the Hodges–Lehmann estimate of the shift of
+    the log counts with its Mann–Whitney interval, and the two-sided p-value.
+
+    ``a``, ``b``: per-operation counts of each repetition (positive). The estimate is
+    the median of all ``log b_j - log a_i``; the interval their ``c``-th smallest and
+    largest, ``c = round(nm/2 - z·√(nm(n+m+1)/12))`` from the normal approximation of the
+    Mann–Whitney U distribution (Hollander & Wolfe, *Nonparametric Statistical
+    Methods*, §4.3); the p-value
+    ``scipy.stats.mannwhitneyu``'s. Returns ``(ratio, low, high, p)``; ``low``/``high``
+    are NaN when the samples are too small for an interval at ``confidence`` (three
+    repetitions a side cannot give a 95 % one).
+
+    Raises:
+        ValueError: an empty sample, a count that is not positive and finite, or
+            ``confidence`` outside (0, 1).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    for name, xs in (("A", a), ("B", b)):
+        if not xs:
+            raise ValueError(f"{name} has no counts")
+        if any(not math.isfinite(x) or x <= 0 for x in xs):
+            raise ValueError(f"{name}'s counts must be positive and finite")
+    from scipy.stats import mannwhitneyu
+
+    diffs = sorted(math.log(y) - math.log(x) for x in a for y in b)
+    n = len(diffs)
+    ratio = math.exp(statistics.median(diffs))
+    z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
+    c = round(n / 2 - z * math.sqrt(len(a) * len(b) * (len(a) + len(b) + 1) / 12))
+    low = high = math.nan
+    if c >= 1:  # D_(c) and D_(n + 1 - c), 1-based
+        low, high = math.exp(diffs[c - 1]), math.exp(diffs[n - c])
+    p = float(mannwhitneyu(b, a, alternative="two-sided").pvalue)
+    return ratio, low, high, p
+
+
 OTHER_FUNCTIONS = "(other functions)"
 """The remainder entry of a row's attribution (``harness/abh/suites/count_symbols.py``)."""
 
@@ -230,7 +331,7 @@ class Agreement:
         return self.callgrind / self.plugin if self.plugin else math.nan
 
 
-def callgrind_agreement(row: Row, functions: int = 5) -> list[Agreement]:
+def callgrind_agreement(row: Row, functions: int = 5, spread: float = 0.0) -> list[Agreement]:
     """A counted row's totals, libraries and top named functions, plugin vs callgrind.
 
     ``row`` must carry ``callgrind`` (harness ``--callgrind``). Lines: the row's
@@ -242,14 +343,27 @@ def callgrind_agreement(row: Row, functions: int = 5) -> list[Agreement]:
     compared per library only: callgrind gives the code a tail jump reaches to the
     exported function that jumped, the plugin to ``(no symbol)`` (docs/counting.md).
 
+    ``spread``: the row's relative range over the executions and repetitions the plugin
+    counted it in (:func:`spread` of all their blocks; 0 for an exact row). Callgrind's
+    figure is one more execution, so a row whose count is not a constant (allocator,
+    random keys: :func:`count_kind`) is compared with its own spread on top of the
+    constants' tolerances: :data:`VARYING_FACTOR` × ``spread`` of the row's total, as
+    a relative tolerance of the total and as instructions per operation every library
+    and function may lie apart (how much of the variation falls in which library is not
+    measured, so each may take all of it).
+
     Raises:
-        ValueError: the row has no counts or no callgrind check.
+        ValueError: the row has no counts or no callgrind check, or ``spread`` is
+            negative or not finite.
     """
+    if not math.isfinite(spread) or spread < 0:
+        raise ValueError(f"spread must be a fraction >= 0, got {spread}")
     check = row.callgrind
     if check is None or not row.instructions:
         raise ValueError(f"{row.scheme} {row.operation}: no callgrind check in this row")
     plugin_total = sum(row.instructions) / (len(row.instructions) * row.ops_per_block)
-    slack = CALLGRIND_REGION / row.ops_per_block
+    varies = VARYING_FACTOR * spread * plugin_total
+    slack = CALLGRIND_REGION / row.ops_per_block + varies
     delta = check.instructions_per_op - plugin_total
     out = [
         Agreement(

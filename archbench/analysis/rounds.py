@@ -24,8 +24,11 @@ Two runs that were *not* interleaved are compared by their container runs
 (``--repeat``): each repeat's median is one draw of the run's level, and the pooled
 two-sample t interval of the log medians (:func:`repeat_ratio_interval`) covers the
 level's variation from container run to container run, as seen inside each
-invocation. A run with a single container run gives no estimate of it; with no repeat
-on either side there is no interval at all.
+invocation. What they cannot see is a shift of the whole machine between the two
+invocations; the interval adds it as a known spread per invocation (``between``: a
+documented prior, :data:`archbench.analysis.comparison.DEFAULT_BETWEEN_RUNS`, that
+``invoke compare --between-runs`` overrides). A run with a single container run gives no
+estimate of its own spread; with no repeat on either side there is no interval at all.
 
 Rows of one round are per-operation times (ns), so rounds whose blocks were calibrated
 to different sizes still compare. scipy's special functions (fast to import) give the t
@@ -166,7 +169,11 @@ def round_ratio_interval(
 
 
 def repeat_ratio_interval(
-    a_levels: Sequence[float], b_levels: Sequence[float], *, confidence: float = 0.95
+    a_levels: Sequence[float],
+    b_levels: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    between: float = 0.0,
 ) -> TInterval | None:
     """B/A of two runs that were not interleaved, from their container runs' medians.
 
@@ -178,10 +185,25 @@ def repeat_ratio_interval(
     both sides' ``n - 1``. None when no side has two container runs: nothing measured
     says how much a run's level varies.
 
+    ``between``: the standard deviation of one invocation's log level that the container
+    runs of one invocation cannot see (the machine another machine when B ran: another
+    job, another frequency; :data:`archbench.analysis.comparison.DEFAULT_BETWEEN_RUNS`),
+    a relative spread. Each side carries one such draw, so the log ratio gains a known
+    variance ``2 · between²`` (a prior). The half-width adds the two parts in
+    quadrature, ``√((t(df)·se)² + (z·√2·between)²)``: never narrower than either part
+    alone (Welch–Satterthwaite's pooled degrees of freedom would make the interval of one
+    repeat against two narrower for a larger prior), conservative by at most the factor
+    √2. The p-value is the normal one of the effective standard error ``half / z``, so
+    that it lies below ``1 - confidence`` exactly when the interval excludes 1. 0 gives
+    the interval of the container runs alone, which covers far less than its level when
+    the machine shifts between invocations (``benchmarks/coverage.py``, ``runs-shift``).
+
     Raises:
-        ValueError: a side without levels, a level that is not positive and finite, or
-            ``confidence`` outside (0, 1).
+        ValueError: a side without levels, a level that is not positive and finite,
+            ``between`` negative or not finite, or ``confidence`` outside (0, 1).
     """
+    if not math.isfinite(between) or between < 0:
+        raise ValueError(f"between-run spread must be a fraction >= 0, got {between}")
     for name, xs in (("A", a_levels), ("B", b_levels)):
         if not xs:
             raise ValueError(f"{name} has no container runs")
@@ -195,4 +217,17 @@ def repeat_ratio_interval(
     ma, mb = math.fsum(la) / len(la), math.fsum(lb) / len(lb)
     ss = math.fsum((x - ma) ** 2 for x in la) + math.fsum((x - mb) ** 2 for x in lb)
     sd = math.sqrt(ss / df)
-    return _t_interval(mb - ma, sd, math.sqrt(1 / len(la) + 1 / len(lb)), df, confidence)
+    scale = math.sqrt(1 / len(la) + 1 / len(lb))
+    if between == 0:
+        return _t_interval(mb - ma, sd, scale, df, confidence)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    z = statistics.NormalDist().inv_cdf((1 + confidence) / 2)
+    mean = mb - ma
+    half = math.hypot(
+        _t_quantile((1 + confidence) / 2, df) * sd * scale, z * math.sqrt(2) * between
+    )
+    # The p-value of the same (conservative) test: the normal one of the effective
+    # standard error half / z, so that "p < 1 - confidence" is "the interval excludes 1".
+    p_value = 2 * statistics.NormalDist().cdf(-abs(mean) * z / half)
+    return TInterval(math.exp(mean), math.exp(mean - half), math.exp(mean + half), sd, df, p_value)

@@ -6,9 +6,11 @@ artifact with its predecessor and asv's ``compare``/regression detection call a 
 only beyond the noise of the levels on either side:
 
 * **counts** (instructions per operation): a step where the ratio to the previous point
-  lies beyond ``1 + spread``, ``spread`` the larger of the two points' own block-to-block
-  relative ranges (:func:`archbench.analysis.comparison.count_verdict`): counts do not
-  drift, so nothing else can hide a step;
+  lies beyond what the row's kind allows (:func:`archbench.analysis.comparison.
+  count_verdict` with the larger of the two points' own relative ranges): 0.1 % for an
+  exact row, 1 % and three times the range for a varying one; a random row (a range
+  above 5 %, random keys) never steps, so an A/A history (one build twice) has no count
+  step on it;
 * **times**: a step where the interval of the ratio to the previous point excludes 1 and
   the ratio exceeds the threshold (:func:`archbench.analysis.comparison.verdict`); the
   interval is :func:`archbench.analysis.comparison.compare`'s: over paired rounds when

@@ -49,6 +49,7 @@ from archbench.analysis import (
     OwnParent,
     against_parent,
     arch_state,
+    count_kind,
     median_per_op,
     next_probe,
     remaining_probes,
@@ -637,7 +638,8 @@ def step_line(step: BisectStep) -> str:
             parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
         else:
             reused = f"; reused run {c.run_id}" if c.reused else ""
-            parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict}{reused})")
+            kind = f"; {count_kind(c.spread)} ±{c.spread:.2%}" if c.spread else ""
+            parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict}{reused}{kind})")
     return (
         f"{step.commit[:12]} {step.date[:10]} {step.subject[:60]}: "
         + "; ".join(parts)

@@ -608,11 +608,31 @@ COMPARE: Final = Command(
             high=HISTORY_FAIL_ABOVE.high,
             allowed=HISTORY_FAIL_ABOVE.allowed,
         ),
+        Flag(
+            "between_runs",
+            "runs not interleaved: how far one run's level may lie from another's, a "
+            "fraction added to the interval (default 0.13, measured; 0: no verdict)",
+            default="0.13",
+            kind="level",
+            low=0,
+            high=1,
+            allowed="a fraction in [0, 1]",
+        ),
     ),
 )
-RUN_A, RUN_B, _, COMPARE_OUT, COMPARE_TARGET, _, _, CONFIDENCE, THRESHOLD, FAIL_ABOVE = (
-    COMPARE.flags
-)
+(
+    RUN_A,
+    RUN_B,
+    _,
+    COMPARE_OUT,
+    COMPARE_TARGET,
+    _,
+    _,
+    CONFIDENCE,
+    THRESHOLD,
+    FAIL_ABOVE,
+    BETWEEN_RUNS,
+) = COMPARE.flags
 
 ARCHIVE: Final = Command(
     "archive",

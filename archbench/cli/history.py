@@ -114,10 +114,12 @@ from archbench.matrix import (
 from archbench.platforms import Arch
 from archbench.report import (
     history_changes,
+    history_count_kinds,
     history_moves,
     history_steps,
     move_lines,
     render_changes_markdown,
+    render_count_kinds_markdown,
     render_history_markdown,
     render_steps_markdown,
     write_history_files,
@@ -965,6 +967,7 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
         [
             render_history_markdown(done.manifest, results),
             render_steps_markdown(steps, sum(step.metric == "time" for _, _, step in alone)),
+            render_count_kinds_markdown(history_count_kinds(done.manifest, results)),
             render_changes_markdown(history_changes(done.manifest, results)),
         ]
     )

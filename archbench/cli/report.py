@@ -17,6 +17,7 @@ from typing import Any
 
 from archbench import matrix
 from archbench.analysis import (
+    DEFAULT_BETWEEN_RUNS,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     RowLimit,
@@ -30,6 +31,7 @@ from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ALL_RUNS,
     BASELINE,
+    BETWEEN_RUNS,
     COMPARE,
     COMPARE_BITS,
     COMPARE_OUT,
@@ -156,6 +158,7 @@ def compare(s: Settings, values: Mapping[str, Any]) -> None:
         threshold=change,
         fail_above=limit,
         limits=matrix_limits(Path(s.matrix)),
+        between_runs=BETWEEN_RUNS.level(g.text(BETWEEN_RUNS)),
     )
     compare_runs(request, on_line=show)
 
@@ -429,6 +432,8 @@ class CompareRequest:
     no counted row may exceed (:func:`archbench.analysis.over_limit`); None: no gate.
     ``limits``: matrix.yml's per-operation or per-row limits, which win over
     ``fail_above`` for the rows they name (:func:`archbench.analysis.over_limits`).
+    ``between_runs``: the spread of a run's level between invocations that the interval
+    of two runs not interleaved adds (``--between-runs``; 0: no verdict on them).
     """
 
     results: Path
@@ -442,6 +447,7 @@ class CompareRequest:
     threshold: float = DEFAULT_THRESHOLD
     fail_above: float | None = None
     limits: tuple[RowLimit, ...] = ()
+    between_runs: float = DEFAULT_BETWEEN_RUNS
 
 
 def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> list[Path]:
@@ -488,7 +494,12 @@ def compare_runs(request: CompareRequest, on_line: Callable[[str], None]) -> lis
     level = request.confidence
     trusted = _sessions_agree(store, run_a, run_b, sides, on_line)
     rows = compare_rows(
-        sides[0], sides[1], confidence=level, threshold=request.threshold, interleaved=trusted
+        sides[0],
+        sides[1],
+        confidence=level,
+        threshold=request.threshold,
+        interleaved=trusted,
+        between_runs=request.between_runs,
     )
     if not rows:
         raise ReportError(

@@ -71,9 +71,11 @@ from archbench.report.formats import (
 from archbench.report.frame import ReportData, machine_names
 from archbench.report.history import (
     history_changes,
+    history_count_kinds,
     history_moves,
     history_steps,
     render_changes_markdown,
+    render_count_kinds_markdown,
     render_history_markdown,
     render_steps_markdown,
     write_history_files,
@@ -166,6 +168,7 @@ __all__ = [
     "format_ratio",
     "format_speed",
     "history_changes",
+    "history_count_kinds",
     "history_moves",
     "history_steps",
     "latest_runs",
@@ -178,6 +181,7 @@ __all__ = [
     "pr_summary",
     "prepare",
     "render_changes_markdown",
+    "render_count_kinds_markdown",
     "render_history_markdown",
     "render_instructions_markdown",
     "render_latex",

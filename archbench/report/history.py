@@ -24,7 +24,9 @@ from tabulate import tabulate
 
 from archbench.analysis import (
     ChangePoint,
+    CountKind,
     Step,
+    count_kind,
     find_steps,
     median_interval,
     median_per_op,
@@ -244,6 +246,47 @@ def history_steps(
         for step in find_steps(points, rate=rate):
             found.append((key.arch, key.row, step))
     return sorted(found, key=lambda item: (item[2].metric != "instructions", _order(item[1])))
+
+
+def history_count_kinds(
+    manifest: HistoryManifest, results: Mapping[str, Sequence[Result]]
+) -> list[tuple[str, RowKey, CountKind, float]]:
+    """The counted rows whose count is not a constant, by kind, in the appendix's order.
+
+    ``(architecture, row, kind, spread)``: ``spread`` the largest relative range of the
+    row's repetitions over the versions, ``kind`` its
+    :func:`archbench.analysis.count_kind` (``varying``: stepped only beyond 1 % and three
+    times the spread; ``random``: never stepped, gated or bisected). Exact rows are left
+    out.
+    """
+    titles = version_titles(manifest, results)
+    runs = [(titles[v.run_id], list(results.get(v.run_id, ()))) for v in manifest.versions]
+    out = []
+    for key, points in analysis_series(runs).items():
+        if key.metric != "instructions" or not points:
+            continue
+        spread = max(p.spread for p in points)
+        kind = count_kind(spread)
+        if kind != "exact":
+            out.append((key.arch, key.row, kind, spread))
+    return sorted(out, key=lambda item: (item[0], _order(item[1])))
+
+
+def render_count_kinds_markdown(kinds: Sequence[tuple[str, RowKey, CountKind, float]]) -> str:
+    """The counted rows that are not constants as a Markdown paragraph ('' when none)."""
+    if not kinds:
+        return ""
+    lines = [
+        f"- {arch} {key.label.removeprefix(f'{key.suite} ')}: {kind}, repetitions ±{spread:.2%}"
+        for arch, key, kind, spread in kinds
+    ]
+    return (
+        "### Counts that are not constants\n\n"
+        "A count is exact only where inputs, allocation and scheduling are. These rows' "
+        "own repetitions vary: `varying` rows step only beyond 1 % and three times their "
+        "range, `random` rows (a draw, such as random keys) never step and are never "
+        "gated or bisected.\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def render_steps_markdown(

@@ -4,8 +4,13 @@ The CI matrix's amd64 target (Debian trixie, blindsig with 2 operations per bloc
 3 repetitions, CS and RSA-1024) is counted by the pipeline; then the harness runs
 in the callgrind layer over the same counting image with ``--callgrind``: blindsig
 under QEMU with the plugin and again under ``valgrind --tool=callgrind``, same
-arguments and fixed inputs. Every deterministic row must agree within the
-tolerances of :func:`archbench.analysis.callgrind_agreement` (docs/counting.md).
+arguments and fixed inputs. Every row must agree within the tolerances of
+:func:`archbench.analysis.callgrind_agreement` (docs/counting.md): a constant's for a
+row whose count is one (all blocks of both plugin executions equal), and its own
+measured spread over those two executions on top for a row whose count varies (RSA
+blinding's libc part moves with the allocator: 233,786 vs 239,076 instructions per
+operation in two executions, issue 39). No two executions of a row that is not a
+constant are compared with a constant's tolerance.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import pytest
 from helpers import CI_MATRIX, WORK
 
 from archbench import run as pipeline
-from archbench.analysis import callgrind_agreement
+from archbench.analysis import callgrind_agreement, count_kind, spread
 from archbench.analysis.counting import TOTAL
 from archbench.hosts import engine
 from archbench.images import (
@@ -81,15 +86,22 @@ def test_the_plugin_agrees_with_callgrind_on_amd64(tmp_path: Path) -> None:
     assert doc.counting is not None
     assert (doc.counting.model_extra or {}).get("callgrind", {}).get("region") == "run_stage"
 
-    # The harness's own QEMU counts of the deterministic CS rows equal the pipeline's:
-    # the callgrind layer changes nothing the plugin sees.
-    before = {(r.scheme, r.operation): r.instructions for r in counted.harness.rows}
-    checked = 0
+    # A row exact in both plugin executions (the pipeline's and the harness's) is a
+    # constant, and the same one: the callgrind layer changes nothing the plugin sees.
+    # Any other row is compared with its own spread over both executions.
+    before = {(r.scheme, r.key_bits, r.operation): r for r in counted.harness.rows}
+    checked = exact = 0
     for row in doc.rows:
         assert row.valid and row.callgrind is not None, (row.scheme, row.operation)
-        if row.scheme == "CS":
-            assert row.instructions == before[(row.scheme, row.operation)]
-        lines = callgrind_agreement(row)
+        assert row.instructions
+        other = before[(row.scheme, row.key_bits, row.operation)]
+        assert other.instructions and other.ops_per_block == row.ops_per_block
+        both = [*other.instructions, *row.instructions]
+        if spread(row.instructions) == 0 and spread(other.instructions) == 0:
+            assert row.instructions == other.instructions, (row.scheme, row.operation)
+            exact += 1
+        lines = callgrind_agreement(row, spread=spread(both))
+        print(f"{row.scheme} {row.key_bits or ''} {row.operation}: {count_kind(spread(both))}")
         for x in lines:
             print(
                 f"{row.scheme} {row.key_bits or ''} {row.operation} | {x.library} {x.function}"
@@ -103,3 +115,8 @@ def test_the_plugin_agrees_with_callgrind_on_amd64(tmp_path: Path) -> None:
         total = lines[0]
         assert total.function == TOTAL and total.callgrind > 0
     assert checked >= 10
+    # With 3 blocks of 2 operations most rows are not constants: one block in three
+    # carries 40,590 instructions more or fewer than the others (measured 2026-12-07 in
+    # CS r_derivation, blinding_secret_derivation, signing, verifying). CS unblinding's
+    # blocks are all equal.
+    assert exact >= 1

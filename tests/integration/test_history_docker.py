@@ -100,7 +100,11 @@ def test_a_history_of_two_sources_times_natives_in_rounds_and_counts_everything(
 def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) -> None:
     # Issue 21's A/A goal: one extra busy core, started and stopped here; the same image
     # twice, in shuffled rounds; at least 90 % of the timed rows "no significant change"
-    # and no counted row changed.
+    # and no counted row changed. Issue 39: RSA key generation counts random primes
+    # (RSA-2048: 0.844x between two runs of one build) and blinding moves with libc's
+    # allocator: the history reports no counted step and says which counted rows are not
+    # constants. (RSA-2048 here took over 30 min at load 19: RSA-1024 shows the same
+    # kinds; tests/unit/test_count_kinds.py holds the RSA-2048 figures.)
     results = tmp_path / "results"
     hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])  # one extra busy core
     try:
@@ -115,6 +119,9 @@ def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) ->
         hog.kill()
         hog.wait()
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    steps = done.stdout.split("### Steps", 1)[1].split("###", 1)[0]
+    assert "| instructions |" not in steps, steps
+    assert "RSA-1024 key generation: random" in done.stdout, done.stdout[-6000:]
     store = ResultStore(results)
     (history_id,) = store.histories()
     a, b = (v.run_id for v in store.load_history(history_id).versions)

@@ -108,9 +108,23 @@ def test_compare_matches_rows_and_gives_verdicts() -> None:
     }
     rsa = with_repeats[("RSA", "signing")]
     assert rsa.verdict == "slower" and rsa.spread_source == "repeats" and rsa.df == 4
-    # sd of log(1, 1.03, 0.98) 0.0253, t(4) 2.776, √(2/3): 2 x/÷ exp(0.0574).
-    assert 1.88 < rsa.low < 1.90 and 2.11 < rsa.high < 2.13
+    # sd of log(1, 1.03, 0.98) 0.0253, t(4) 2.776, √(2/3): exp(0.0574) from the repeats;
+    # the between-run prior 0.13 a side adds 1.96 · √2 · 0.13 = 0.3603 in quadrature:
+    # 2 x/÷ exp(0.3649).
+    assert rsa.between_runs == comparison.DEFAULT_BETWEEN_RUNS
+    assert 1.38 < rsa.low < 1.40 and 2.87 < rsa.high < 2.89
     assert with_repeats[("CS", "signing")].verdict == "no significant change"
+    # The repeats alone (--between-runs 0): their interval, but no 95 % claim, no verdict.
+    alone = {
+        (r.key.scheme, r.key.operation): r
+        for r in comparison.compare(
+            _run(samples_a, levels=levels), _run(samples_b, levels=levels), between_runs=0.0
+        )
+    }
+    rsa = alone[("RSA", "signing")]
+    assert 1.88 < rsa.low < 1.90 and 2.11 < rsa.high < 2.13
+    assert rsa.verdict == "no significant change" and comparison.NO_BETWEEN in rsa.note
+    assert math.isnan(rsa.p_value)
 
 
 def test_invalid_rows_get_no_verdict() -> None:
@@ -152,9 +166,10 @@ def test_rendering_markdown_latex_and_csv(tmp_path: Path) -> None:
         "slower",
     ]
     # Two runs that were not interleaved, three container runs each at levels 1 % apart:
-    # the log medians' pooled sd 0.01, t(4) = 2.776, √(2/3): 2 x/÷ exp(0.0227).
-    assert rows[0].low == pytest.approx(2 * math.exp(-0.0227), rel=1e-3)
-    assert cells[6] == "[1.96, 2.05]"
+    # the log medians' pooled sd 0.01, t(4) = 2.776, √(2/3): exp(0.0227), and the
+    # between-run prior's 1.96 · √2 · 0.13 = 0.3603 in quadrature: 2 x/÷ exp(0.3610).
+    assert rows[0].low == pytest.approx(2 * math.exp(-0.3610), rel=1e-3)
+    assert cells[6] == "[1.39, 2.87]"
     assert "amd64-trixie: A and B were not interleaved: each time interval is the t" in md
     assert "2.00×" in md and "slower" in md
     assert "1 rows: 1 slower; 1 of the 1 timed rows with an interval changed" in md

@@ -12,8 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from archbench.analysis import (
+    MIN_COUNT_EFFECT,
+    RANDOM_SPREAD,
     SeriesPoint,
     compare,
+    count_effect,
     environment_diff,
     find_steps,
     over_limit,
@@ -185,7 +188,9 @@ def test_separate_runs_without_repeats_get_no_interval_and_with_repeats_their_ow
     assert aa.verdict == "no significant change" and aa.spread_source == "repeats"
     assert aa.df == 4 and aa.between_spread == pytest.approx(0.0896, abs=1e-3)
     (ab,) = compare(run(1.0, RUN_A), run(2.0, RUN_B))
-    assert ab.verdict == "slower" and 1.6 < ab.low < 2.0 < ab.high < 2.5
+    # The between-run prior (0.13 a side) widens it to about 2 x/÷ 1.45: a doubling is
+    # still called.
+    assert ab.verdict == "slower" and 1.3 < ab.low < 2.0 < ab.high < 3.1
 
 
 def test_false_discovery_control_overrules_a_lone_marginal_row_and_keeps_strong_ones() -> None:
@@ -367,6 +372,17 @@ def test_compare_runs_prints_the_environment_and_gates_counted_rows(tmp_path: Pa
 # --- environments and steps --------------------------------------------------------------
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    spread=st.floats(min_value=RANDOM_SPREAD * 1.0001, max_value=1.0),
+    values=st.lists(st.floats(min_value=1e5, max_value=1e9), min_size=2, max_size=10),
+)
+def test_a_counted_series_of_a_random_row_never_steps(spread: float, values: list[float]) -> None:
+    # Issue 39: RSA-2048 key generation, 0.844x between two runs of one build (random
+    # primes). A count whose repetitions range beyond 5 % is a draw: no step, however far.
+    assert find_steps(count_series(values, spread)) == []
+
+
 def test_environment_diff_names_what_changed() -> None:
     a = timed({"signing": SIGN}, run_id=RUN_A)
     b = timed({"signing": SIGN}, run_id=RUN_B, packages={"libsodium": "1.0.22-1"})
@@ -382,7 +398,7 @@ def count_series(values: list[float], spread: float) -> list[SeriesPoint]:
 @given(
     data=st.data(),
     n=st.integers(min_value=2, max_value=10),
-    spread=st.floats(min_value=0.0, max_value=0.1),
+    spread=st.one_of(st.just(0.0), st.floats(min_value=1e-6, max_value=RANDOM_SPREAD)),
     factor=st.floats(min_value=1.0, max_value=5.0),
     down=st.booleans(),
 )
@@ -391,7 +407,9 @@ def test_a_counted_series_with_one_planted_step_finds_that_step_and_no_other(
 ) -> None:
     at = data.draw(st.integers(min_value=1, max_value=n - 1))
     jitter = data.draw(st.lists(st.floats(min_value=-1, max_value=1), min_size=n, max_size=n))
-    step = (1 + 3 * spread) * factor * 1.002
+    bound = count_effect(spread, MIN_COUNT_EFFECT)
+    assert bound is not None
+    step = (1 + bound) * (1 + spread) * factor * 1.002  # beyond the bound and the jitter
     step = 1 / step if down else step
     values = [1e6 * (1 + j * spread / 3) * (step if i >= at else 1) for i, j in enumerate(jitter)]
     (found,) = find_steps(count_series(values, spread))
@@ -462,7 +480,7 @@ def test_series_of_timed_runs_carries_the_pairs_intervals() -> None:
     ((_, points),) = series(runs).items()
     assert math.isnan(points[0].low)
     assert points[1].ratio == pytest.approx(2.0, rel=1e-3)
-    assert 1.6 < points[1].low < 2.0 < points[1].high
+    assert 1.3 < points[1].low < 2.0 < points[1].high
     assert 0 < points[1].p_value < 0.001 and points[1].q_value == points[1].p_value
     # Single container runs: no interval, so no step.
     flat = [("a", run(1.0, RUN_A)[:1]), ("b", run(2.0, RUN_B)[:1])]

@@ -161,6 +161,7 @@ BAD: dict[str, dict[str, list[str]]] = {
         "confidence": [LONG, "1"],
         "threshold": [LONG, "-1"],
         "fail_above": [LONG, "0"],
+        "between_runs": [LONG, "-0.1", "nan", "2"],
     },
 }
 """Per task, per flag: values that must be refused with exit status 2."""
