@@ -3,11 +3,12 @@
 Every results file archbench writes (:meth:`archbench.result.ResultStore.save`) carries
 ``"digest": "sha256:<hex>"``: sha256 over the canonical form of the file's content without
 the digest itself (:func:`canonical`): the JSON as archbench reads it
-(:func:`archbench.inputs.load_json`, which makes control characters visible) with object keys sorted, no
-whitespace, non-ASCII characters escaped, and a float that is a whole number written as that
-integer. Reformatting a file (indentation, key order, ``1.0`` vs ``1``, ``\\u00e9`` vs ``é``)
-keeps its digest; any edited, added or removed value (a count, a sample, a row, a provenance
-field) breaks it, as does truncation (which also breaks the JSON).
+(:func:`archbench.inputs.load_json`, which makes control characters visible) with object
+keys sorted, no whitespace, non-ASCII characters escaped, and a float that is a whole number
+written as that integer. Reformatting a file (indentation, key order, ``1.0`` vs ``1``,
+``\\u00e9`` vs ``é``) keeps its digest; any edited, added or removed value (a count, a
+sample, a row, a provenance field) breaks it, as does truncation (which also breaks the
+JSON).
 
 :func:`check_digest` runs on every read of a results file
 (:func:`archbench.result.parse_checked`): a file whose digest does not match is refused
