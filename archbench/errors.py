@@ -103,6 +103,15 @@ class StoreConflict(ResultsError):
     exit_code = 14
 
 
+class CountConflict(ResultsError):
+    """A stored count a bisection would reuse cannot be trusted: two stored counts of one
+    key disagree on the bisected row, or a results file of the commit was edited or
+    truncated since it was written (its digest does not match). The bisection stopped
+    before deciding anything; every step measured so far is kept."""
+
+    exit_code = 15
+
+
 class Interrupted(ArchbenchError):
     """Ctrl-C stopped a run; finished results were kept and can be resumed."""
 

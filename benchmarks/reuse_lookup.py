@@ -12,6 +12,13 @@ each: a hit in the newest run, a hit in the oldest (every run read) and a miss. 
 the median and range in ms; a built step costs the libgnunetutil build, the image and
 the counting run (minutes), which the issue's report gives beside these figures.
 
+Issue 39 (item 3): every stored count is now read and its integrity digest checked before
+it is reused, and every count of the key is read (a conflict is looked for), not only the
+newest. The script also prints what that costs per stored run (a miss with ``--tags``,
+where every run's counting result is read and checked, divided by ``--runs``) and the
+digest check alone per file (canonical form and sha256 of the parsed file), each as the
+median and range over ``--repeat`` (the digest: over 50 checks), beside the load average.
+
 Usage::
 
     .venv/bin/python benchmarks/reuse_lookup.py --result results/RUN/ci-amd64.instructions.json
@@ -24,13 +31,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from archbench.result import ResultStore, RunManifest, load
+from archbench.result import ResultStore, RunManifest, check_digest, load
 from archbench.run import CountKey, find_count, stored_count_key
 
 
@@ -94,14 +103,37 @@ def main() -> int:
         store = ResultStore(Path(tmp))
         keys = _fill(store, args.result, args.runs, args.tags)
         miss = dataclasses.replace(keys[0], commit="f" * 40)
+        named = "tags" if args.tags else "commits"
         for label, key in (("newest", keys[-1]), ("oldest", keys[0]), ("miss", miss)):
             ms = _time(store, key, args.repeat)
-            named = "tags" if args.tags else "commits"
             print(
                 f"{args.runs} runs ({named}), {label:6s}: median {statistics.median(ms):8.1f} ms "
                 f"(range {min(ms):.1f}-{max(ms):.1f} ms over {args.repeat})"
             )
+            if label == "miss":
+                per = [m / args.runs for m in ms]
+                what = "its result read and checked" if args.tags else "its run.json read"
+                print(
+                    f"  per stored run ({what}): median {statistics.median(per):.2f} ms "
+                    f"(range {min(per):.2f}-{max(per):.2f} ms)"
+                )
+        text = store.path_for(_first_run(store), keys[0].target, 1, "instructions").read_text()
+        parsed = json.loads(text)
+        checks = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            check_digest(parsed, "bench")
+            checks.append((time.perf_counter() - t0) * 1000)
+        print(
+            f"digest check of one {len(text) / 1024:.0f} kB result: median "
+            f"{statistics.median(checks):.2f} ms (range {min(checks):.2f}-{max(checks):.2f} ms "
+            f"over 50); load average {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+        )
     return 0
+
+
+def _first_run(store: ResultStore) -> str:
+    return store.runs()[0]
 
 
 if __name__ == "__main__":

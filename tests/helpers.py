@@ -18,7 +18,10 @@ from typing import Any
 
 import pytest
 
+from archbench.errors import ResultsError
+from archbench.inputs import load_json
 from archbench.result import (
+    DIGEST_KEY,
     CountCalibration,
     Counting,
     Execution,
@@ -31,6 +34,7 @@ from archbench.result import (
     Row,
     Setup,
     TargetInfo,
+    content_digest,
 )
 from archbench.run import SilentReporter
 
@@ -189,6 +193,16 @@ def result(
             rows=tuple(rows),
         ),
     )
+
+
+def rewrite_result(path: Path, data: dict[str, Any]) -> None:
+    """Write the edited results file ``data`` to ``path`` as archbench would have written
+    it: with the integrity digest of its new content (a test's crafted file, not a
+    tampered one)."""
+    body = {k: v for k, v in data.items() if k != DIGEST_KEY}
+    # Over the content as archbench reads it (control characters made visible).
+    read = load_json(json.dumps(body), str(path), ResultsError)
+    path.write_text(json.dumps({**body, DIGEST_KEY: content_digest(read)}), encoding="utf-8")
 
 
 def run_invoke(

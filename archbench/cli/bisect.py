@@ -78,7 +78,7 @@ from archbench.cli.flags import (
 )
 from archbench.cli.terminal import show
 from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
-from archbench.images import commit_range, resolve_apt_proxy
+from archbench.images import commit_range, counter_qemu_version, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch
@@ -104,6 +104,7 @@ from archbench.result import (
     new_run_id,
 )
 from archbench.run import (
+    FoundCount,
     Reporter,
     RichReporter,
     TargetOutcome,
@@ -348,6 +349,7 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
         manifest = store.load_bisect(options.resume)
     else:
         manifest = _new_manifest(options)
+    bisect_id = manifest.bisect_id
     m = parse(
         manifest.matrix_text,
         f"{manifest.matrix_file} (as of bisection {manifest.bisect_id})",
@@ -369,9 +371,16 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
     apt_proxy = resolve_apt_proxy(clients.get("local"), options.apt_proxy)
     started = time.monotonic()
     with (
+        # One writer per bisection (two --resume of it at once): the second waits, then
+        # reads the record the first left, so no step is measured twice or lost.
+        folder_lock(
+            store.root / bisect_id, ResultsError, f"bisection {bisect_id}", options.on_wait
+        ),
         folder_lock(store.root, ResultsError, "results folder", options.on_wait),
         contextlib.ExitStack() as stack,
     ):
+        if options.resume is not None:
+            manifest = store.load_bisect(options.resume)
         shown: Reporter = reporter if reporter is not None else stack.enter_context(RichReporter())
 
         def tell(text: str) -> None:
@@ -445,9 +454,14 @@ def _measure(
     commit = manifest.commits[index]
     t0 = time.monotonic()
     plans = _plans(manifest, m, commit.commit, archs, chosen, host_archs)
-    reused = _reused(manifest, commit.commit, plans, store)
-    for a, run_id in reused.items():
-        reporter.stage("bisect", f"{a}: {commit.commit[:12]} was counted in run {run_id}: reused")
+    found = _reused(manifest, commit.commit, plans, store, clients, reporter)
+    for a, f in found.items():
+        reporter.stage(
+            "bisect",
+            f"{a}: {commit.commit[:12]} was counted in run {f.run_id}: reused "
+            f"({f.path.name}, digest {f.digest[:19]}…, checked)",
+        )
+    reused = {a: f.run_id for a, f in found.items()}
     built = [a for a in archs if a not in reused]
     run_id, outcomes = "", dict[str, TargetOutcome]()
     if built:
@@ -456,7 +470,9 @@ def _measure(
             clients, host_archs, reporter,
         )  # fmt: skip
     counts = tuple(
-        _count(manifest, a, manifest.targets[a], reused[a], None, store, reused=True)
+        _count(manifest, a, manifest.targets[a], reused[a], None, store, reused=True).model_copy(
+            update={"digest": found[a].digest}
+        )
         if a in reused
         else _count(
             manifest, a, manifest.targets[a], run_id, outcomes.get(manifest.targets[a]), store
@@ -496,15 +512,33 @@ def _plans(
 
 
 def _reused(
-    manifest: BisectManifest, commit: str, plans: Mapping[str, TargetPlan], store: ResultStore
-) -> dict[str, str]:
-    """Architecture -> an earlier run of the store that counted ``commit`` with the same
-    :class:`archbench.run.CountKey` as ``plans`` would (none where there is none)."""
+    manifest: BisectManifest,
+    commit: str,
+    plans: Mapping[str, TargetPlan],
+    store: ResultStore,
+    clients: Mapping[str, Any],
+    reporter: Reporter,
+) -> dict[str, FoundCount]:
+    """Architecture -> the stored count of ``commit`` with the same
+    :class:`archbench.run.CountKey` as ``plans`` would have (none where there is none, or
+    where the engine has no counter tools yet, so the QEMU of a new count is unknown);
+    what :func:`archbench.run.find_count` passed over is said through ``reporter``.
+
+    Raises:
+        CountConflict: stored counts of the key disagree, or one is damaged.
+    """
     found = {}
+    row = (manifest.scheme, manifest.key_bits, manifest.operation)
     for a, p in plans.items():
-        run_id = find_count(store, count_key(p, manifest.repository, commit))
-        if run_id is not None:
-            found[a] = run_id
+        qemu = counter_qemu_version(clients[p.host_name], p.target.arch)
+        if qemu is None:
+            reporter.stage("bisect", f"{a}: no counter tools on the engine yet: counting anew")
+            continue
+        search = find_count(store, count_key(p, manifest.repository, commit, qemu), row)
+        for note in search.notes:
+            reporter.stage("bisect", f"{a}: {note}")
+        if search.found is not None:
+            found[a] = search.found
     return found
 
 

@@ -31,12 +31,21 @@ import json
 import threading
 from dataclasses import dataclass
 
+import docker
+import docker.errors
 import jinja2
 
 from archbench import REPO_ROOT
 from archbench.errors import ImageBuildError
-from archbench.images.bases import ensure_base
-from archbench.images.builder import Builder, ImageSpec, digest, ensure_image, image_files
+from archbench.images.bases import LABEL_CONFIG, base_tag, bootstrap_tool, config_hash, ensure_base
+from archbench.images.builder import (
+    Builder,
+    ImageSpec,
+    digest,
+    ensure_image,
+    image_files,
+    image_labels,
+)
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -138,6 +147,30 @@ def counter_files(
     wrapper = COUNTER_DIR / EXEC_COUNTED
     files.append((f"counter/{EXEC_COUNTED}", wrapper.read_bytes(), 0o755))
     return tuple(sorted(files))
+
+
+def counter_qemu_version(client: docker.DockerClient, arch: Arch) -> str | None:
+    """The version line of the QEMU the engine ``client`` would count ``arch`` with, as a
+    counting result records it (``Counting.qemu_version``: ``qemu-riscv64 version 7.2.22
+    (Debian 1:7.2+dfsg-7+deb12u16)``); None when the counter tools image, or the base it
+    is built on, is not on the engine yet (the first count builds them).
+
+    Reads ``/out/qemu-version.txt`` of the tools image through a container that is created
+    and removed, never started (about 0.1 to 0.3 s).
+    """
+    tag = base_tag(TOOLS_BASE_NAME, Arch.AMD64)
+    labels = image_labels(client, tag)
+    wanted = config_hash(TOOLS_BASE, Arch.AMD64, bootstrap_tool())
+    if labels is None or labels.get(LABEL_CONFIG) != wanted:
+        return None
+    tools = plan_tools(tag, str(client.images.get(tag).id))
+    try:
+        client.images.get(tools.tag)
+        found = image_files(client, tools.tag, "/out/qemu-version.txt")
+    except docker.errors.NotFound:
+        return None
+    text = next(iter(found.values()), (b"", 0))[0].decode(errors="replace").strip()
+    return text.replace("qemu-x86_64", f"qemu-{arch.qemu_name}") if text else None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,12 @@ Modules, one concern each (callers outside the package import from here):
   :class:`RunManifest`, ``RESULT_FORMAT``/``RESULT_VERSION`` and :func:`migrate`
   of version 1 files;
 * :mod:`~archbench.result.loading`: :func:`parse_harness_output` and :func:`load`,
-  bounded and validated (errors name the file and the key);
+  bounded and validated (errors name the file and the key); :func:`load_checked` and
+  :func:`parse_checked` also give the file's integrity digest once checked;
+* :mod:`~archbench.result.integrity`: the digest inside every results file archbench
+  writes (:func:`content_digest` over its canonical content, :func:`check_digest` on every
+  read): an edited or truncated file is refused, an older one without a digest is read
+  but its counts are never reused;
 * :mod:`~archbench.result.paths`: run ids and file names (``RUN_ID``,
   :func:`check_run_id`, :func:`new_run_id`), :func:`write_atomic`, :func:`write_texts`;
 * :mod:`~archbench.result.store`: :class:`ResultStore` (save, list, load a run's
@@ -65,7 +70,14 @@ from archbench.result.document import (
     SuiteRun,
 )
 from archbench.result.index import INDEX_FILE, IndexedRow, IndexEntry, numbers
-from archbench.result.loading import MAX_RESULT_BYTES, load, parse_harness_output
+from archbench.result.integrity import DIGEST_KEY, check_digest, content_digest
+from archbench.result.loading import (
+    MAX_RESULT_BYTES,
+    load,
+    load_checked,
+    parse_checked,
+    parse_harness_output,
+)
 from archbench.result.model import (
     BISECT_NAME,
     HISTORY_NAME,
@@ -169,6 +181,7 @@ from archbench.result.vocabulary import (
 __all__ = [
     "BISECT_NAME",
     "COMPARISON_ROWS",
+    "DIGEST_KEY",
     "FILE_NAME",
     "HARNESS_FORMAT",
     "HARNESS_VERSION",
@@ -243,13 +256,16 @@ __all__ = [
     "StopReason",
     "SuiteRun",
     "TargetInfo",
+    "check_digest",
     "check_run_id",
     "collect_runs",
+    "content_digest",
     "cpu_class",
     "folder_lock",
     "group_key",
     "inside",
     "load",
+    "load_checked",
     "machine_identity",
     "merge_repeats",
     "merge_runs",
@@ -257,6 +273,7 @@ __all__ = [
     "new_run_id",
     "numbers",
     "operation_label",
+    "parse_checked",
     "parse_harness_output",
     "read_record",
     "read_records",

@@ -2,15 +2,22 @@
 
 ``<root>/.archbench-index.json`` holds, per results file of the store (keyed by its path
 relative to the root, ``<run-id>/<name>.json``), the file's identity (size, modification
-time in ns, and the sha256 of its bytes) and an :class:`IndexEntry`: the facts of the file
-that reports over a history read (target, execution, the Setup box's main fields, the
-start time) and its rows without their bulk (no calibration or warmup blocks, noise,
-attribution or Callgrind check). A report over 10,000 runs then reads one file instead of
-parsing 10,000 whole documents (about 50 kB each, 130 kB counted) again every time.
+time in ns, status-change time in ns, inode, and the sha256 of its bytes), its integrity
+digest once checked (:mod:`archbench.result.integrity`; None: an older file without one) and
+an :class:`IndexEntry`: the facts of the file that reports over a history read (target,
+execution, the Setup box's main fields, the start time) and its rows without their bulk (no
+calibration or warmup blocks, noise, attribution or Callgrind check). A report over 10,000
+runs then reads one file instead of parsing 10,000 whole documents (about 50 kB each, 130 kB
+counted) again every time.
 
 The index is a derived cache, never authoritative (:meth:`archbench.result.ResultStore.indexed`
-uses it): an entry counts only while its file's size and modification time are the ones
-recorded, a file without a valid entry is read (through the same checks as
+uses it): an entry counts only while its file's size, modification time, status-change time
+and inode are the ones recorded. The status-change time (``st_ctime``) is what no edit can
+keep: ``touch -r`` or a copy with ``cp -p`` restores a modification time, but any write,
+rename or copy sets ``st_ctime`` to now, so a file edited since it was indexed is read again,
+its digest checked, and refused if it no longer matches: the index never serves an entry of a
+file whose bytes changed (a rebuilt index after a copy of the whole store costs one read of
+every file, once). A file without a valid entry is read (through the same checks as
 :func:`archbench.result.load`) and added, an entry whose file is gone is dropped. A
 missing index is built; one that cannot be read (not JSON, another version, an entry that
 breaks the model) is ignored, said, and rebuilt. It is written atomically
@@ -24,6 +31,7 @@ This module is pure: it never imports ``docker``.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Annotated, Final, Literal, NamedTuple
 
@@ -32,7 +40,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from archbench.errors import ResultsError
 from archbench.inputs import read_bytes
 from archbench.result.document import Setup
-from archbench.result.loading import MAX_RESULT_BYTES, parse_result
+from archbench.result.loading import MAX_RESULT_BYTES, parse_checked
 from archbench.result.model import Execution, Metric, Reference, Result, TargetInfo
 from archbench.result.paths import write_atomic
 from archbench.result.row import Frozen, Row, row_label
@@ -40,8 +48,9 @@ from archbench.result.row import Frozen, Row, row_label
 INDEX_FILE: Final = ".archbench-index.json"
 """The index's file in the results folder (hidden: never listed as a run or a stray)."""
 INDEX_FORMAT: Final = "archbench-index"
-INDEX_VERSION: Final = 1
-"""Version 1: entries of ``archbench-result`` version 2 files. A new version of either
+INDEX_VERSION: Final = 2
+"""Version 2: entries of ``archbench-result`` version 2 files, with each file's status-change
+time, inode and integrity digest (version 1 had none of the three). A new version of either
 makes the old index one that is rebuilt, never misread."""
 MAX_INDEX_BYTES: Final = 1 << 30
 """An index larger than this is not read (about 6 kB per results file: 170,000 files)."""
@@ -94,8 +103,10 @@ class IndexEntry(Frozen):
     """One results file as the index keeps it (the facts reports over a history read).
 
     ``path``: the file relative to the results folder (``<run-id>/<name>.json``);
-    ``size`` (bytes) and ``mtime_ns`` its identity when it was read, ``sha256`` the hex
-    digest of its bytes (duplicates are told by it). ``setup`` keeps the Setup box's
+    ``size`` (bytes), ``mtime_ns``, ``ctime_ns`` and ``inode`` its identity when it was
+    read, ``sha256`` the hex digest of its bytes (duplicates are told by it), ``digest`` the
+    integrity digest inside the file, checked when it was read (None: an older file without
+    one, whose counts are never reused). ``setup`` keeps the Setup box's
     fields up to ``gcc_version`` (CPU, cores, machine, kernel, OS, packages, GNUnet and
     compiler versions); the rest of the file's setup (CPU flags, limits, tools, build) is
     left out. ``rows``: every row, in the file's order.
@@ -104,7 +115,10 @@ class IndexEntry(Frozen):
     path: str
     size: int = Field(ge=0)
     mtime_ns: int
+    ctime_ns: int
+    inode: int = Field(ge=0)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
     run_id: str
     metric: Metric
     target: TargetInfo
@@ -146,15 +160,21 @@ def indexed_row(row: Row) -> IndexedRow:
     )
 
 
-def entry_of(result: Result, path: str, size: int, mtime_ns: int, sha256: str) -> IndexEntry:
+def entry_of(
+    result: Result, path: str, st: os.stat_result, sha256: str, digest: str | None = None
+) -> IndexEntry:
     """The index entry of ``result``, read from the file ``path`` (relative to the store)
-    of ``size`` bytes, modified at ``mtime_ns``, whose bytes hash to ``sha256``."""
+    whose identity ``st`` gave and whose bytes hash to ``sha256``; ``digest``: its
+    integrity digest, checked (None: it has none)."""
     setup = result.harness.setup
     return IndexEntry(
         path=path,
-        size=size,
-        mtime_ns=mtime_ns,
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        ctime_ns=st.st_ctime_ns,
+        inode=st.st_ino,
         sha256=sha256,
+        digest=digest,
         run_id=result.run_id,
         metric=result.metric,
         target=result.target,
@@ -178,7 +198,8 @@ def entry_of(result: Result, path: str, size: int, mtime_ns: int, sha256: str) -
 
 def read_entry(root: Path, relative: str) -> tuple[IndexEntry, Result]:
     """Read the results file ``root/relative`` whole (:func:`archbench.result.load`'s
-    checks) and make its entry; returns the entry and the result.
+    checks, its integrity digest included) and make its entry; returns the entry and the
+    result.
 
     The identity recorded is the one ``fstat`` gave before the bytes were read: a file
     replaced while it was read gets an entry that no longer matches it, so the next
@@ -193,14 +214,13 @@ def read_entry(root: Path, relative: str) -> tuple[IndexEntry, Result]:
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read the results file: {exc.strerror}") from exc
     data = read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES)
-    result = parse_result(data, path)
-    digest = hashlib.sha256(data).hexdigest()
-    return entry_of(result, relative, before.st_size, before.st_mtime_ns, digest), result
+    result, digest = parse_checked(data, path)
+    return entry_of(result, relative, before, hashlib.sha256(data).hexdigest(), digest), result
 
 
 class _IndexFile(Frozen):
     format: Literal["archbench-index"]
-    version: Literal[1]
+    version: Literal[2]
     files: dict[str, IndexEntry]
 
 

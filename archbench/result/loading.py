@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from archbench.errors import HarnessError, ResultsError
 from archbench.inputs import decode, load_json, location, problem, quote, read_bytes
 from archbench.result.document import HARNESS_FORMAT, HARNESS_VERSION, HarnessDocument
+from archbench.result.integrity import DIGEST_KEY, check_digest
 from archbench.result.model import RESULT_FORMAT, RESULT_VERSION, Result, migrate
 
 MAX_RESULT_BYTES: Final = 64 * 1024 * 1024
@@ -83,10 +84,20 @@ def load(path: Path) -> Result:
     Raises:
         ResultsError: the file is unreadable, not a regular file, not JSON, of
             another format or an unsupported version (the message says which
-            version this archbench reads and how to proceed), or fails
-            validation; the message names the file and the key.
+            version this archbench reads and how to proceed), fails validation
+            (the message names the file and the key), or its digest does not match
+            its content (:mod:`archbench.result.integrity`).
     """
-    return parse_result(read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES), path)
+    return load_checked(path)[0]
+
+
+def load_checked(path: Path) -> tuple[Result, str | None]:
+    """:func:`load`, and the file's digest once checked (None: a file without one).
+
+    Raises:
+        ResultsError: as :func:`load`.
+    """
+    return parse_checked(read_bytes(path, ResultsError, "the results file", MAX_RESULT_BYTES), path)
 
 
 def parse_result(data: bytes, path: Path) -> Result:
@@ -95,8 +106,21 @@ def parse_result(data: bytes, path: Path) -> Result:
     Raises:
         ResultsError: as :func:`load`, for everything after reading.
     """
+    return parse_checked(data, path)[0]
+
+
+def parse_checked(data: bytes, path: Path) -> tuple[Result, str | None]:
+    """:func:`parse_result`, and the file's digest once checked against its content
+    (:func:`archbench.result.integrity.check_digest`; None: the file has none).
+
+    Raises:
+        ResultsError: as :func:`load`, for everything after reading.
+    """
     text = decode(data, str(path), ResultsError, "the results file")
-    parsed = load_json(text, str(path), ResultsError)
+    raw = load_json(text, str(path), ResultsError)
+    # The digest is checked after the model: a value the model refuses is named by its
+    # key (the more precise message); an edit the model accepts is caught by the digest.
+    parsed = {k: v for k, v in raw.items() if k != DIGEST_KEY} if isinstance(raw, dict) else raw
     try:
         parsed = migrate(parsed)
         _check_header(
@@ -107,8 +131,9 @@ def parse_result(data: bytes, path: Path) -> Result:
             "version 1 files are read too; use the archbench release that wrote it,"
             " or re-measure with 'invoke bench'",
         )
-        return Result.model_validate(parsed)
+        result = Result.model_validate(parsed)
     except ValidationError as exc:
         raise ResultsError(f"{path}: {_describe(exc)}") from exc
     except ValueError as exc:
         raise ResultsError(str(exc)) from exc
+    return result, check_digest(raw, str(path))

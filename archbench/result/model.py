@@ -413,6 +413,9 @@ class BisectCount(Frozen):
     reused: bool = False
     """True when nothing was built: ``run_id`` is an earlier run of the same commit whose
     count has the same key (:class:`archbench.run.CountKey`)."""
+    digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    """The integrity digest of the reused counting result (:mod:`archbench.result.integrity`),
+    checked when it was read: which content the step took; None for a count of its own."""
 
 
 class BisectStep(Frozen):

@@ -48,7 +48,7 @@ from pydantic import Field, ValidationError
 
 from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
-from archbench.result.loading import MAX_RESULT_BYTES, parse_result
+from archbench.result.loading import MAX_RESULT_BYTES, parse_checked
 from archbench.result.model import (
     BISECT_NAME,
     HISTORY_NAME,
@@ -221,8 +221,9 @@ def verify_run(folder: Path) -> tuple[CheckedRun | None, list[str]]:
     archbench gives it and measured a target the manifest lists; and, when the folder
     carries a ``publish.json`` (a job's artifact stamped by ``invoke publish``), every
     file has the sha256 written there and no file is missing or added: what was
-    measured on the runner is what arrives. Integrity digests inside each results file
-    (issue 39) plug in here.
+    measured on the runner is what arrives. Each results file's own integrity digest
+    (:mod:`archbench.result.integrity`) must match its content; a file written before
+    digests is merged, with a note that its counts will never be reused by a bisection.
 
     Returns:
         ``(run, [])`` when it passes; ``(None, problems)`` otherwise, each problem naming
@@ -273,10 +274,15 @@ def verify_run(folder: Path) -> tuple[CheckedRun | None, list[str]]:
             manifest = _parse_manifest(data, path, name, problems)
             continue
         try:
-            result = parse_result(data, path)
+            result, digest = parse_checked(data, path)
         except ResultsError as exc:
             problems.append(str(exc))
             continue
+        if digest is None and result.metric == "instructions":
+            notes.append(
+                f"{path}: no integrity digest (written before archbench stored one): merged "
+                "and reported, but its counts are never reused by a bisection"
+            )
         results.append((e.name, result))
     for file_name, result in results:
         problems.extend(_result_problems(folder / file_name, name, result, manifest))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import json
 import multiprocessing
 import os
 import statistics
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from archbench.errors import ResultsError
 from archbench.inputs import describe_problems, load_json, quote, read_bytes, read_text
 from archbench.result.index import IndexEntry, read_entry, read_index, write_index
+from archbench.result.integrity import with_digest
 from archbench.result.loading import MAX_RESULT_BYTES, parse_result
 from archbench.result.model import (
     BISECT_NAME,
@@ -216,6 +218,12 @@ def _file_name(target: str, repeat_index: int = 1, metric: Metric = "time") -> s
     return f"{target}{kind}{suffix}.json"
 
 
+def stored_text(result: Result) -> str:
+    """The text of ``result``'s results file: its JSON, indented, with the digest over its
+    content (:func:`archbench.result.integrity.with_digest`)."""
+    return json.dumps(with_digest(result.model_dump(mode="json")), indent=2) + "\n"
+
+
 class ResultStore:
     """The results directory: ``<root>/<run-id>/<target>.json``."""
 
@@ -243,14 +251,15 @@ class ResultStore:
         )
 
     def save(self, result: Result) -> Path:
-        """Store ``result`` atomically; returns its path.
+        """Store ``result`` atomically, with its integrity digest (:func:`stored_text`);
+        returns its path.
 
         Raises:
             ResultsError: the file cannot be written.
         """
         index = result.execution.repeat_index if result.execution else 1
         path = self.path_for(result.run_id, result.target.name, index, result.metric)
-        write_texts({path: result.model_dump_json(indent=2) + "\n"}, ResultsError, "results")
+        write_texts({path: stored_text(result)}, ResultsError, "results")
         return path
 
     def save_manifest(self, manifest: RunManifest) -> Path:
@@ -598,7 +607,7 @@ class ResultStore:
                 st = path.stat()
             except OSError:
                 st = None
-            if entry is not None and st is not None and _same_file(entry, st):
+            if entry is not None and st is not None and same_file(entry, st):
                 fresh[relative] = entry
             else:
                 unread.append(relative)
@@ -635,9 +644,15 @@ INDEX_IN_PARALLEL = 64
 """Files to read before the index is built by one process per CPU rather than by one."""
 
 
-def _same_file(entry: IndexEntry, st: os.stat_result) -> bool:
-    """True while the file's identity is the one ``entry`` recorded."""
-    return entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns
+def same_file(entry: IndexEntry, st: os.stat_result) -> bool:
+    """True while the file's identity is the one ``entry`` recorded: size, modification
+    and status-change times, inode (:mod:`archbench.result.index`: no edit keeps all four)."""
+    return (
+        entry.size == st.st_size
+        and entry.mtime_ns == st.st_mtime_ns
+        and entry.ctime_ns == st.st_ctime_ns
+        and entry.inode == st.st_ino
+    )
 
 
 def _entry_or_message(root: Path, relative: str) -> IndexEntry | str:

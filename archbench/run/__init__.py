@@ -37,13 +37,23 @@ from archbench.run.containers import LABEL_RUN, leftover_containers, run_harness
 from archbench.run.engines import check_cpusets, check_quotas, connect_engines
 from archbench.run.planning import Pool, TargetPlan, check_overrides, pin, plan
 from archbench.run.progress import Reporter, RichReporter, SilentReporter, TimingStore, suite_key
-from archbench.run.reuse import CountKey, count_definition, count_key, find_count, stored_count_key
+from archbench.run.reuse import (
+    CountKey,
+    CountSearch,
+    FoundCount,
+    count_definition,
+    count_key,
+    find_count,
+    stored_count_key,
+)
 from archbench.run.schedule import RunOptions, execute, is_complete
 from archbench.run.target import TargetOutcome, Workspace
 
 __all__ = [
     "LABEL_RUN",
     "CountKey",
+    "CountSearch",
+    "FoundCount",
     "Pool",
     "Reporter",
     "RichReporter",

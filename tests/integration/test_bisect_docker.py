@@ -280,6 +280,32 @@ def test_history_steps_are_bisected_and_a_second_row_reuses_every_count(tmp_path
         "amd64: CS blinding-secret derivation did not move between v0.22.2 and bisect-test"
     ), second.outcome
     assert "0 builds and counts" in again.stdout
+    # Each reused count names its run and the digest of the file it took (issue 39).
+    for s in second.steps:
+        (c,) = s.counts
+        path = results / c.run_id / "ci-amd64.instructions.json"
+        assert c.digest == json.loads(path.read_text())["digest"], (s.commit, c)
+        assert f"reused run {c.run_id}" in again.stdout
+
+    # A stored count edited since it was written (the good end's CS signing, by one
+    # instruction per block): a new bisection over it stops before deciding, names the
+    # file, measures nothing and writes no outcome.
+    edited = results / ends[0] / "ci-amd64.instructions.json"
+    doc = json.loads(edited.read_text())
+    (signing,) = [r for r in doc["harness"]["rows"] if r["scheme"] == "CS"
+                  and r["operation"] == "signing"]  # fmt: skip
+    signing["instructions"] = [n + 1 for n in signing["instructions"]]
+    edited.write_text(json.dumps(doc, indent=2) + "\n")
+    stopped = run_invoke(
+        "bisect", "--matrix", str(CI_MATRIX), "--target", "ci-amd64", "--gnunet", url,
+        "--good", "v0.22.2", "--bad", "bisect-test", "--row", "CS signing",
+        *blindsig, settings=settings, timeout=600,
+    )  # fmt: skip
+    assert stopped.returncode == 15, stopped.stdout[-3000:] + stopped.stderr[-3000:]
+    assert str(edited) in stopped.stderr and "does not match its digest" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    assert set(store.runs()) == runs_before
+    assert not _bisections(results)[-1].outcome
     built = [s.seconds for b in _bisections(results) for s in b.steps if not s.counts[0].reused]
     reused = [s.seconds for b in _bisections(results) for s in b.steps if s.counts[0].reused]
     print(

@@ -39,6 +39,7 @@ from archbench.run import (
 )
 
 REPO_URL = "file:///srv/gnunet.git"
+QEMU = "qemu-x86_64 version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u16)"
 COMMIT = "993e1b272c58fbb9fdd7a61591b0ec8f60e48c41"
 
 
@@ -116,7 +117,7 @@ def _stored(key: CountKey, run_id: str, *, valid: bool = True) -> Result:
         }
     )  # fmt: skip
     counting = done.harness.counting.model_copy(
-        update={"cpu_model": key.cpu_model, "plugin_version": key.plugin}
+        update={"cpu_model": key.cpu_model, "plugin_version": key.plugin, "qemu_version": key.qemu}
     )
     harness = done.harness.model_copy(update={"counting": counting})
     return done.model_copy(update={"execution": execution, "harness": harness})
@@ -132,6 +133,12 @@ def _save(store: ResultStore, res: Result, gnunet: str | None) -> None:
     store.save(res)
 
 
+def _found(store: ResultStore, key: CountKey) -> str | None:
+    """The run :func:`find_count` would reuse (None: none)."""
+    search = find_count(store, key)
+    return search.found.run_id if search.found is not None else None
+
+
 KEY = CountKey(
     repository=REPO_URL,
     commit=COMMIT,
@@ -141,13 +148,14 @@ KEY = CountKey(
     cpu_model="max",
     harness="h" * 64,
     plugin=PLUGIN_VERSION,
+    qemu=QEMU,
 )
 
 
 def test_count_key_is_what_a_stored_count_records() -> None:
     """The key of a plan about to count, and the key read back from what that count stores."""
     p = _plan()
-    key = count_key(p, REPO_URL, COMMIT)
+    key = count_key(p, REPO_URL, COMMIT, QEMU)
     assert key.harness == harness_sha256() and len(key.harness) == 64
     assert key.definition == count_definition(p) and key.cpu_model == "max"
     assert stored_count_key(_stored(key, "20261203T100000Z-aaaaaa")) == key
@@ -159,8 +167,8 @@ def test_the_newest_run_with_the_key_is_found(tmp_path: Path) -> None:
     _save(store, _stored(KEY, "20261203T110000Z-bbbbbb"), f"git+{REPO_URL}@{COMMIT}")
     other = dataclasses.replace(KEY, commit="1" * 40)
     _save(store, _stored(other, "20261203T120000Z-cccccc"), f"git+{REPO_URL}@{'1' * 40}")
-    assert find_count(store, KEY) == "20261203T110000Z-bbbbbb"
-    assert find_count(store, other) == "20261203T120000Z-cccccc"
+    assert _found(store, KEY) == "20261203T110000Z-bbbbbb"
+    assert _found(store, other) == "20261203T120000Z-cccccc"
 
 
 def test_a_run_of_another_source_or_without_a_valid_count_is_not_reused(tmp_path: Path) -> None:
@@ -168,13 +176,13 @@ def test_a_run_of_another_source_or_without_a_valid_count_is_not_reused(tmp_path
     # Another repository's run (its run.json says so) is passed over unread.
     _save(store, _stored(KEY, "20261203T100000Z-aaaaaa"), "git+file:///elsewhere.git@v1")
     _save(store, _stored(KEY, "20261203T110000Z-bbbbbb", valid=False), None)
-    assert find_count(store, KEY) is None
+    assert _found(store, KEY) is None
     old = _stored(KEY, "20261203T120000Z-cccccc")
     assert old.execution is not None
     # Written before the key's fields existed: no key, never reused.
     _save(store, old.model_copy(update={"execution": old.execution.model_copy(
         update={"harness_sha256": None})}), None)  # fmt: skip
-    assert find_count(store, KEY) is None
+    assert _found(store, KEY) is None
 
 
 FIELDS = [f.name for f in dataclasses.fields(CountKey)]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import counted, result, row, run_invoke
+from helpers import counted, result, rewrite_result, row, run_invoke
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -394,7 +394,7 @@ def _store_of(tmp_path: Path, runs: list[tuple[str, str, int, str]]) -> Path:
         counts = folder / "riscv64-trixie.instructions.json"
         data = json.loads(counts.read_text())
         data["harness"]["counting"]["cpu_model"] = cpu
-        counts.write_text(json.dumps(data))
+        rewrite_result(counts, data)
         merge_runs([folder], store, Provenance(branch=branch), on_line=lambda _: None)
     return store
 

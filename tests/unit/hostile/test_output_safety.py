@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import REPO, result, row
+from helpers import REPO, result, rewrite_result, row
 
 from archbench.cli import safe_text
 from archbench.cli.report import CompareRequest, ReportRequest, compare_runs, render_report
@@ -169,7 +169,7 @@ def test_escape_sequences_from_results_files_reach_no_output_raw(tmp_path: Path)
     path = tmp_path / "results" / RUN / "a.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     doc["harness"]["setup"]["cpu_model"] = evil
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    rewrite_result(path, doc)
     lines: list[str] = []
     render_report(ReportRequest(tmp_path / "results", tmp_path / "out"), lines.append)
     for name in ("appendix.md", "appendix.tex", "results.csv", "results.json"):
