@@ -137,8 +137,9 @@ def run_counting(
         )
         blocks = driver_blocks(stdout)
         paired = counting.pair_counts(blocks, counts)
+        store = count_symbols.SymbolStore(counter.directory / count_symbols.SYMBOLS_DIR_NAME)
         attributed, tables = count_symbols.attribute_blocks(
-            blocks, counts.tbs, counts.maps, counts.guest_base
+            blocks, counts.tbs, counts.maps, counts.guest_base, store
         )
         checked = (
             run_callgrind_check(driver, [*driver_args, "--count-markers", *key_args], blocks)
@@ -153,6 +154,9 @@ def run_counting(
     doc["fixed_rsa_keys"] = keys
     if tables:
         doc["symbol_tables"] = tables
+        # Which symbol files named a stripped library's functions, which were refused
+        # (their code is not the installed library's) and why.
+        doc["symbol_files"] = store.provenance()
     doc["_paired"] = paired
     doc["_attributed"] = attributed
     if checked is not None:
