@@ -7,14 +7,16 @@ one the installed library, as in the counting layer (``docs/counting.md``).
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 from abh.suites import count_symbols as S
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 SOURCE = """
@@ -178,20 +180,19 @@ def test_no_store_or_no_candidate_records_nothing(tmp_path: Path) -> None:
     assert store.provenance() == {}
 
 
-@pytest.fixture(scope="module")
-def demo_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, bytes]:
-    folder = tmp_path_factory.mktemp("demo")
-    unstripped = build(folder / "build")
-    installed = stripped(unstripped, folder / "usr")
-    return installed.read_bytes(), unstripped.read_bytes()
+@functools.cache
+def demo_pair() -> tuple[bytes, bytes]:
+    """(installed, unstripped) bytes of the demo library, built once per session."""
+    with tempfile.TemporaryDirectory(prefix="archbench-symbols-") as tmp:
+        unstripped = build(Path(tmp) / "build")
+        installed = stripped(unstripped, Path(tmp) / "usr")
+        return installed.read_bytes(), unstripped.read_bytes()
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150)
 @given(st.data())
-def test_one_flipped_code_byte_is_refused(
-    demo_pair: tuple[bytes, bytes], data: st.DataObject
-) -> None:
-    installed_bytes, unstripped_bytes = demo_pair
+def test_one_flipped_code_byte_is_refused(data: st.DataObject) -> None:
+    installed_bytes, unstripped_bytes = demo_pair()
     candidate = S.parse_elf(unstripped_bytes)
     text = [s for s in candidate.sections if s.flags & 0x4 and s.size and s.kind != 8]
     section = data.draw(st.sampled_from(text))
@@ -205,14 +206,12 @@ def test_one_flipped_code_byte_is_refused(
     assert check.status == "refused" and "code differs" in check.reason
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=300)
 @given(st.data())
-def test_damaged_elf_files_raise_value_error_or_parse(
-    demo_pair: tuple[bytes, bytes], data: st.DataObject
-) -> None:
+def test_damaged_elf_files_raise_value_error_or_parse(data: st.DataObject) -> None:
     """Any damage to a symbol file's headers is a ValueError or a file that parses; its
     check then refuses or uses it, never crashes."""
-    installed_bytes, unstripped_bytes = demo_pair
+    installed_bytes, unstripped_bytes = demo_pair()
     mutated = bytearray(unstripped_bytes)
     for _ in range(data.draw(st.integers(1, 8))):
         # Headers and tables sit at the start (ELF and program headers) and the end

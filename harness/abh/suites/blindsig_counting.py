@@ -146,6 +146,13 @@ def run_counting(
             if getattr(args, "callgrind", False)
             else None
         )
+        # callgrind reads only the installed files' own tables: compare it with the
+        # plugin's attribution from the same tables, not with the symbol files' names.
+        compared = (
+            count_symbols.attribute_blocks(blocks, counts.tbs, counts.maps, counts.guest_base)[0]
+            if checked is not None and store.checks
+            else None
+        )
     except CountError as exc:
         raise HarnessError(f"counting: {exc}") from exc
     doc = counting.provenance(
@@ -157,11 +164,14 @@ def run_counting(
         # Which symbol files named a stripped library's functions, which were refused
         # (their code is not the installed library's) and why.
         doc["symbol_files"] = store.provenance()
+        doc["symbol_store"] = store.summary()
     doc["_paired"] = paired
     doc["_attributed"] = attributed
     if checked is not None:
         doc["callgrind"] = {"valgrind": checked[0], "region": callgrind.REGION_FUNCTION}
         doc["_callgrind"] = checked[1]
+        if compared is not None:
+            doc["_callgrind_attributed"] = compared
     return stdout, doc
 
 
@@ -207,6 +217,7 @@ def attach_counts(
     paired: dict[BlockKey, int],
     attributed: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
     checked: dict[BlockKey, callgrind.Part] | None = None,
+    compared: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
 ) -> None:
     """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
 
@@ -220,7 +231,9 @@ def attach_counts(
     callgrind's instructions per operation over the same blocks and both
     attributions with unnamed code merged per library (:func:`callgrind.grouped`):
     ``{"instructions_per_op", "libraries", "plugin_libraries", "functions",
-    "plugin_functions"}`` (libraries: ``{file name: instructions per operation}``).
+    "plugin_functions"}`` (libraries: ``{file name: instructions per operation}``);
+    the plugin's side is ``compared`` when given (the attribution from the installed
+    files' own symbol tables, which callgrind reads, when symbol files named more).
 
     Raises:
         CountError: a valid row's repetition has no count.
@@ -246,7 +259,7 @@ def attach_counts(
         if checked and attributed:
             ops = len(keys) * row["ops_per_block"]
             cg = [checked[key] for key in keys]
-            plugin = count_symbols.merge(attributed.get(key, {}) for key in keys)
+            plugin = count_symbols.merge((compared or attributed).get(key, {}) for key in keys)
             cg_functions = count_symbols.merge(p.functions for p in cg)
             row["callgrind"] = {
                 "instructions_per_op": sum(p.total for p in cg) / ops,

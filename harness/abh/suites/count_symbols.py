@@ -221,7 +221,7 @@ def parse_elf(data: bytes, path: Path | str = "<bytes>") -> ElfLayout:
             sections.append(
                 Section(name, sh_type, flags, addr, sh_offset, sh_size, sh_link, entsize)
             )
-    except (struct.error, IndexError, ValueError) as exc:
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
     return ElfLayout(data, machine, wide, end, tuple(loads), tuple(sections))
 
@@ -261,7 +261,7 @@ def symbols_of(elf: ElfLayout, path: Path | str = "<bytes>") -> ElfSymbols:
             found = _function_symbols(elf, kind)
             if found is not None:
                 return functions_from(found, elf.loads, table)
-    except (struct.error, IndexError, ValueError) as exc:
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
     return functions_from([], elf.loads, "none")
 
@@ -337,8 +337,9 @@ class SymbolFileCheck:
     """What became of a symbol file offered for a counted library.
 
     ``status``: ``used`` (its code matches the installed library's, so its ``.symtab``
-    names the library's functions) or ``refused`` (the library keeps its own table and
-    ``(no symbol) after`` names); ``file``: the symbol file's path; ``reason``: why, in
+    names the library's functions), ``refused`` (the library keeps its own table and
+    ``(no symbol) after`` names) or ``absent`` (a stripped library the counting layer
+    has no symbol file for); ``file``: the symbol file's path; ``reason``: why, in
     words; ``match``: ``code`` (the executable sections are byte-identical) or
     ``build-id`` (a separate debug file, which carries no code: the build-id and the code
     sections' names, addresses and sizes agree); ``origin``: the manifest's entry.
@@ -353,7 +354,9 @@ class SymbolFileCheck:
 
     def as_json(self) -> dict[str, object]:
         """The provenance entry stored in ``counting.symbol_files``."""
-        out: dict[str, object] = {"status": self.status, "file": self.file, "reason": self.reason}
+        out: dict[str, object] = {"status": self.status, "reason": self.reason}
+        if self.file:
+            out["file"] = self.file
         if self.match:
             out["match"] = self.match
         if self.origin:
@@ -415,20 +418,35 @@ class SymbolStore:
     checks: dict[str, SymbolFileCheck] = field(default_factory=dict)
     _origins: dict[str, Mapping[str, object]] | None = None
 
+    def _manifest(self) -> dict[str, object]:
+        try:
+            loaded = json.loads((self.directory / SYMBOLS_MANIFEST).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
     def origins(self) -> Mapping[str, Mapping[str, object]]:
         """The manifest's ``{file relative to the directory: origin}`` ({} without one)."""
         if self._origins is None:
-            self._origins = {}
-            try:
-                loaded = json.loads((self.directory / SYMBOLS_MANIFEST).read_text("utf-8"))
-            except (OSError, ValueError):
-                loaded = {}
-            files = loaded.get("files", {}) if isinstance(loaded, dict) else {}
-            if isinstance(files, dict):
-                self._origins = {
-                    str(k): v for k, v in files.items() if isinstance(v, dict)
-                }
+            files = self._manifest().get("files", {})
+            self._origins = (
+                {str(k): v for k, v in files.items() if isinstance(v, dict)}
+                if isinstance(files, dict)
+                else {}
+            )
         return self._origins
+
+    def summary(self) -> dict[str, object]:
+        """What the counting layer offered: ``present`` (a symbol folder is there),
+        ``image`` (the symbols image it came from) and ``failed`` (packages that could
+        not be rebuilt, with why), for ``counting.symbol_store``."""
+        meta = self._manifest()
+        failed = meta.get("failed", [])
+        return {
+            "present": self.directory.is_dir(),
+            "image": str(meta.get("image", "")),
+            "failed": failed if isinstance(failed, list) else [],
+        }
 
     def candidate(self, path: Path, installed: ElfLayout) -> Path | None:
         """The symbol file offered for ``path``: by file name, else by build-id."""
@@ -447,6 +465,12 @@ class SymbolStore:
         (no candidate, or refused: see :attr:`checks`)."""
         found = self.candidate(path, installed)
         if found is None:
+            if self.directory.is_dir() and not any(
+                s.kind == _SHT_SYMTAB for s in installed.sections
+            ):
+                self.checks[path.name] = SymbolFileCheck(
+                    path.name, "absent", "", "no symbol file for this stripped library"
+                )
             return None
         rel = str(found.relative_to(self.directory))
         try:
