@@ -32,10 +32,9 @@ import threading
 from dataclasses import dataclass
 
 import jinja2
-
-from archbench import REPO_ROOT
 from docker.errors import DockerException
 
+from archbench import REPO_ROOT
 from archbench.errors import BaseImageError, ImageBuildError
 from archbench.images.bases import ensure_base
 from archbench.images.builder import Builder, ImageSpec, digest, ensure_image, image_files

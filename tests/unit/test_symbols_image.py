@@ -38,8 +38,12 @@ Version: 2.41-12+deb13u5
 def test_installed_versions_and_source_packages_are_read() -> None:
     found = Y.installed_packages(STATUS, ("libgcrypt20", "libsodium23", "libc6", "absent"))
     assert found == {
-        "libgcrypt20": Y.Installed("libgcrypt20", "1.11.0-7+deb13u1", "libgcrypt20", "1.11.0-7+deb13u1"),
-        "libsodium23": Y.Installed("libsodium23", "1.0.18-1+deb13u1", "libsodium", "1.0.18-1+deb13u1"),
+        "libgcrypt20": Y.Installed(
+            "libgcrypt20", "1.11.0-7+deb13u1", "libgcrypt20", "1.11.0-7+deb13u1"
+        ),
+        "libsodium23": Y.Installed(
+            "libsodium23", "1.0.18-1+deb13u1", "libsodium", "1.0.18-1+deb13u1"
+        ),
         "libc6": Y.Installed("libc6", "2.41-12+deb13u5", "glibc", "2.41-12+deb13u5"),
     }
 

@@ -137,7 +137,12 @@ def run_counting(
         )
         blocks = driver_blocks(stdout)
         paired = counting.pair_counts(blocks, counts)
-        store = count_symbols.SymbolStore(counter.directory / count_symbols.SYMBOLS_DIR_NAME)
+        # --no-symbol-files: the libraries' own tables only (what counts named before).
+        store = (
+            None
+            if getattr(args, "no_symbol_files", False)
+            else count_symbols.SymbolStore(counter.directory / count_symbols.SYMBOLS_DIR_NAME)
+        )
         attributed, tables = count_symbols.attribute_blocks(
             blocks, counts.tbs, counts.maps, counts.guest_base, store
         )
@@ -150,7 +155,7 @@ def run_counting(
         # plugin's attribution from the same tables, not with the symbol files' names.
         compared = (
             count_symbols.attribute_blocks(blocks, counts.tbs, counts.maps, counts.guest_base)[0]
-            if checked is not None and store.checks
+            if checked is not None and store is not None and store.checks
             else None
         )
     except CountError as exc:
@@ -163,8 +168,10 @@ def run_counting(
         doc["symbol_tables"] = tables
         # Which symbol files named a stripped library's functions, which were refused
         # (their code is not the installed library's) and why.
-        doc["symbol_files"] = store.provenance()
-        doc["symbol_store"] = store.summary()
+        doc["symbol_files"] = store.provenance() if store is not None else {}
+        doc["symbol_store"] = (
+            store.summary() if store is not None else {"present": False, "off": True}
+        )
     doc["_paired"] = paired
     doc["_attributed"] = attributed
     if checked is not None:

@@ -383,7 +383,9 @@ def check_symbol_file(
     if installed.machine != candidate.machine or installed.wide != candidate.wide:
         return refused("it is for another machine or ELF class")
     if code_sections(installed) != code_sections(candidate):
-        return refused("its code sections have other addresses or sizes than the installed library's")
+        return refused(
+            "its code sections have other addresses or sizes than the installed library's"
+        )
     want = code_digest(installed)
     got = code_digest(candidate)
     if want is not None and got is not None:
@@ -392,7 +394,9 @@ def check_symbol_file(
                 f"its code differs from the installed library's (sha256 of the code "
                 f"sections {got[:16]} vs {want[:16]})"
             )
-        return SymbolFileCheck(library, "used", file, f"code sections identical (sha256 {want[:16]})", "code")
+        return SymbolFileCheck(
+            library, "used", file, f"code sections identical (sha256 {want[:16]})", "code"
+        )
     ours, theirs = build_id(installed), build_id(candidate)
     if ours is None or theirs is None:
         return refused("it carries no code to compare and one of the two has no build-id")
