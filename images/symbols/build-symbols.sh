@@ -53,7 +53,7 @@ rebuild)
     echo "== $src $version for $arch: source and build dependencies"
     apt-get source --only-source "$src=$version" > "$log" 2>&1 \
         || abort "apt-get source $src=$version failed"
-    apt-get build-dep -y --no-install-recommends ${cross:+"$cross"} -Pnocheck,nodoc \
+    apt-get build-dep -y --no-install-recommends --arch-only ${cross:+"$cross"} -Pnocheck,nodoc \
         --only-source "$src=$version" >> "$log" 2>&1 \
         || abort "the build dependencies of $src=$version for $arch cannot be installed"
     cd "$work/$src-"*/ || fail "$src" "$version" "no source tree"
