@@ -119,7 +119,10 @@ def main() -> int:
         )
         took_before = time.monotonic() - t1
         counting = after.harness.counting
-        extra = (counting.model_extra or {}) if counting is not None else {}
+        extra = {
+            "symbol_files": counting.symbol_files if counting is not None else {},
+            "symbol_store": counting.symbol_store if counting is not None else {},
+        }
         print(f"\n== {name} ({plans[0].target.arch.key}), counting layer {layer}")
         print(
             f"pipeline (build or reuse + count): {took:.0f} s; count without symbol files:"
