@@ -56,14 +56,16 @@ def named_share(row: Row) -> float | None:
 
 
 def layer_costs(client: Any, tag: str) -> list[tuple[float, str]]:
-    """``(seconds, step)`` of each RUN layer of image ``tag`` (time since the layer before)."""
+    """``(seconds, step)`` of each RUN layer of image ``tag`` (time since the layer before).
+
+    The first RUN follows the base image, made at another time: its figure is left out."""
     history = list(reversed(client.api.history(tag)))
     out: list[tuple[float, str]] = []
     for before, layer in itertools.pairwise(history):
         step = str(layer.get("CreatedBy", ""))
         if "#(nop)" not in step and ("RUN" in step or "/bin/sh -c" in step):
             out.append((float(layer["Created"] - before["Created"]), step[-110:]))
-    return out
+    return out[1:]
 
 
 def summary(values: list[float]) -> str:
