@@ -18,7 +18,11 @@ unchanged and rebuilt when any of them changes:
   URL grammar; pure, it never imports ``docker``;
 * :mod:`archbench.images.counter`: the counter tools and the counting layer over a
   benchmark image (``--metric instructions``, :func:`ensure_counting_image`), and on
-  amd64 the callgrind layer over it that checks the counts (:func:`ensure_callgrind_image`).
+  amd64 the callgrind layer over it that checks the counts (:func:`ensure_callgrind_image`);
+* :mod:`archbench.images.symbols`: the symbol files the counting layer carries for
+  Debian's stripped libgcrypt, libsodium and libc (:func:`ensure_symbols`: ``nostrip``
+  rebuilds of the installed source versions, cross-built for emulated targets, and
+  ``libc6-dbg``).
 
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
@@ -79,6 +83,7 @@ from archbench.images.gnunet_source import (
     resolve_gnunet,
     resolve_taler,
 )
+from archbench.images.symbols import SymbolFiles, ensure_symbols
 
 __all__ = [
     "COUNTER_IN_IMAGE",
@@ -97,6 +102,7 @@ __all__ = [
     "GnunetBuild",
     "ImageSpec",
     "ResolvedSource",
+    "SymbolFiles",
     "TalerBuild",
     "base_tag",
     "build_context",
@@ -108,6 +114,7 @@ __all__ = [
     "ensure_counter_tools",
     "ensure_counting_image",
     "ensure_image",
+    "ensure_symbols",
     "ensure_target_image",
     "harness_files",
     "harness_sha256",

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 import jinja2
+from docker.errors import DockerException
 
 from archbench import REPO_ROOT
-from archbench.errors import ImageBuildError
+from archbench.errors import BaseImageError, ImageBuildError
 from archbench.images.bases import LABEL_CONFIG, base_tag, bootstrap_tool, config_hash, ensure_base
 from archbench.images.builder import (
     Builder,
@@ -46,6 +47,7 @@ from archbench.images.builder import (
     image_files,
     image_labels,
 )
+from archbench.images.symbols import SymbolFiles, ensure_symbols
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -87,10 +89,12 @@ def plan_tools(base_tag: str, base_id: str) -> ImageSpec:
     )
 
 
-def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> ImageSpec:
-    """The counting layer's Dockerfile and tag (over the benchmark image, the tools image
-    and :data:`EXEC_COUNTED`); its files come from :func:`counter_files` when it is built
-    (:func:`ensure_counting_image`)."""
+def plan_layer(
+    bench_tag: str, bench_id: str, arch: Arch, tools_id: str, symbols_id: str = ""
+) -> ImageSpec:
+    """The counting layer's Dockerfile and tag (over the benchmark image, the tools image,
+    the symbols image ``symbols_id`` (empty: none) and :data:`EXEC_COUNTED`); its files
+    come from :func:`counter_files` when it is built (:func:`ensure_counting_image`)."""
     dockerfile = _render("Dockerfile.layer.j2", bench_image=bench_tag, platform=arch.platform)
     return ImageSpec(
         "archbench/count",
@@ -103,6 +107,7 @@ def plan_layer(bench_tag: str, bench_id: str, arch: Arch, tools_id: str) -> Imag
             tools_id.encode(),
             arch.key.encode(),
             (COUNTER_DIR / EXEC_COUNTED).read_bytes(),
+            *((b"symbols", symbols_id.encode()) if symbols_id else ()),
         ),
     )
 
@@ -181,6 +186,10 @@ class CountingImage:
     image_id: str
     tools_tag: str
     reused: bool
+    symbols_tag: str = ""
+    """The symbols image whose files the layer carries (empty: none, see ``symbols_note``)."""
+    symbols_note: str = ""
+    """Why the layer has no symbol files, when it has none."""
 
 
 @dataclass(frozen=True)
@@ -226,11 +235,16 @@ def ensure_counting_image(
     bench_id: str,
     arch: Arch,
     tools: CounterTools | None = None,
+    symbols_for: tuple[str, Base] | None = None,
 ) -> CountingImage:
     """Build (or reuse) the counting layer over ``bench_tag``.
 
     ``tools``: the counter tools image (:func:`ensure_counter_tools`, made here when
-    None). Log: ``count-<arch>.build.log`` in the log dir. ``builder``'s ``rebuild``
+    None). ``symbols_for``: the target's base (matrix name and definition) when the
+    layer should carry symbol files for Debian's stripped libraries
+    (:func:`archbench.images.symbols.ensure_symbols`, built or reused first); when
+    they cannot be made the layer goes without and ``symbols_note`` says why.
+    Log: ``count-<arch>.build.log`` in the log dir. ``builder``'s ``rebuild``
     is not applied: the hash pins every input (a rebuilt benchmark image has a new
     id, hence a new layer).
 
@@ -240,22 +254,49 @@ def ensure_counting_image(
     """
     if tools is None:
         tools = ensure_counter_tools(builder)
+    symbols, note = _symbols(builder, bench_tag, arch, symbols_for)
     builder = dataclasses.replace(builder, rebuild=False, apt_proxy=None, network_mode=None)
     tools_id = tools.image_id
 
     def with_counter_files(spec: ImageSpec) -> ImageSpec:
         found = counter_files(builder, tools.tag, arch)
+        if symbols is not None:
+            found = tuple(sorted((*found, *symbols.files)))
         return dataclasses.replace(
             spec,
             files=tuple((path, data) for path, data, _ in found),
             modes=tuple((path, mode) for path, _, mode in found),
         )
 
-    layer = plan_layer(bench_tag, bench_id, arch, tools_id)
+    layer = plan_layer(
+        bench_tag, bench_id, arch, tools_id, symbols.image_id if symbols is not None else ""
+    )
     layer_id, reused = ensure_image(
         builder, layer, f"count-{arch.key}.build.log", complete=with_counter_files
     )
-    return CountingImage(layer.tag, layer_id, tools.tag, reused)
+    return CountingImage(
+        layer.tag, layer_id, tools.tag, reused, symbols.tag if symbols else "", note
+    )
+
+
+def _symbols(
+    builder: Builder, bench_tag: str, arch: Arch, symbols_for: tuple[str, Base] | None
+) -> tuple[SymbolFiles | None, str]:
+    """The symbol files for the layer, or None and why not (said on the progress line)."""
+    if symbols_for is None:
+        return None, "not asked for"
+    try:
+        found = ensure_symbols(builder, bench_tag, arch, *symbols_for)
+    except (ImageBuildError, BaseImageError, DockerException) as exc:
+        note = f"the symbols image could not be built ({str(exc).splitlines()[0]})"
+        builder.say(
+            f"instructions: {note}; Debian's stripped libraries keep their own names "
+            "('(no symbol) after ...')"
+        )
+        return None, note
+    if found is None:
+        return None, "no Debian base, or none of the libraries installed"
+    return found, ""
 
 
 def plan_callgrind_layer(count_tag: str, count_id: str) -> ImageSpec:

@@ -23,7 +23,7 @@ from typing import Final
 import pandas as pd
 from tabulate import tabulate
 
-from archbench.analysis import NO_INTERVAL, RowComparison, counts
+from archbench.analysis import NO_INTERVAL, RowComparison, counts, library_stem
 from archbench.report.formats import csv_text, latex_escape, markdown_escape
 from archbench.report.moved import (
     FUNCTIONS_SHOWN,
@@ -166,6 +166,23 @@ def _attribution(side: Sequence[Result], key: RowKey) -> tuple[FunctionCount, ..
     return loose
 
 
+def _named_by_symbol_files(side: Sequence[Result], target: str) -> frozenset[str]:
+    """Libraries (file name without version) a symbol file named in ``target``'s counts
+    (a side of one target only, when two differently named targets are compared)."""
+    out: set[str] = set()
+    chosen = [r for r in side if r.target.name == target]
+    if not chosen and len({r.target.name for r in side}) == 1:
+        chosen = list(side)
+    for result in chosen:
+        counting = result.harness.counting
+        if counting is None:
+            continue
+        for library, check in counting.symbol_files.items():
+            if check.get("status") == "used":
+                out.add(library_stem(library))
+    return frozenset(out)
+
+
 def function_lines(
     rows: Sequence[RowComparison], sides: Sequence[Sequence[Result]], limit: int = FUNCTIONS_SHOWN
 ) -> list[str]:
@@ -187,6 +204,15 @@ def function_lines(
         if a is None or b is None:
             without.append(f"{r.key.target} {r.key.label}")
             continue
+        named_a, named_b = (_named_by_symbol_files(side, r.key.target) for side in sides)
+        if named_a != named_b:
+            only = sorted(named_a ^ named_b)
+            lines.append(
+                f"note: on {r.key.target} symbol files named the functions of "
+                f"{', '.join(only)} in only one of the two runs: their internal code is "
+                "'(no symbol) after ...' on the other side, so those functions show as moved "
+                "by their names alone"
+            )
         lines.append(
             f"where {r.key.label} moved on {r.key.target} "
             f"({r.b_instructions - r.a_instructions:+,.0f} instructions per operation, "

@@ -361,9 +361,9 @@ def render_functions_markdown(counted: Sequence[Result], limit: int = FUNCTIONS_
         "### Where the instructions went\n\n"
         f"The {limit} functions that executed most of each counted row's instructions per "
         "operation (the counting plugin attributes every translated block to the function "
-        "and library it starts in). Libraries shipped without a full symbol table (Debian "
-        "strips them to their exported functions) show their internal code as "
-        '"(no symbol) after" the exported function before it.\n\n'
+        "and library it starts in). Debian's stripped libraries are named from symbol files "
+        "whose code matches them (docs/counting.md); where none matched, their internal "
+        'code shows as "(no symbol) after" the exported function before it.\n\n'
         + tabulate(
             rows,
             headers=["Target", "Row", "#", "Library", "Function", "Instructions/op", "Share"],

@@ -214,8 +214,10 @@ def render_moves_markdown(
         f"For each counted row that moved, the {FUNCTIONS_SHOWN} functions whose instructions "
         "per operation changed most: the change (signed), its share of the row's change, and "
         "the function's instructions per operation before and after (libraries pair across "
-        'sonames; Debian\'s stripped libraries show internal code as "(no symbol) after" the '
-        "exported function before it).\n\n" + table + ("\n" + "".join(notes) if notes else "")
+        "sonames; code no symbol names, in a stripped library without a matching symbol file, "
+        'shows as "(no symbol) after" the exported function before it).\n\n'
+        + table
+        + ("\n" + "".join(notes) if notes else "")
     )
 
 

@@ -478,9 +478,9 @@ def _functions_table(counted: Sequence[Result]) -> Table | None:
         "Where the instructions went",
         f"The {FUNCTIONS_PER_ROW} functions that executed most of each counted row's "
         "instructions per operation, with their share of the row (the counting plugin "
-        "attributes every translated block to the function it starts in). Debian's "
-        'stripped libraries show their internal code as "(no symbol) after" the '
-        "exported function before it.",
+        "attributes every translated block to the function it starts in; Debian's "
+        "stripped libraries are named from symbol files whose code matches them). Code "
+        'no symbol names shows as "(no symbol) after" the exported function before it.',
         ("Library", "Function", "Instructions per operation", "Share"),
         tuple(f"{r['target']} · {r['row']} · {r['rank']}" for r in records),
         tuple(

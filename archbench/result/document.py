@@ -195,8 +195,19 @@ class Counting(Frozen):
     symbol_tables: dict[str, str] = Field(default_factory=dict)
     """Per library file name, which ELF table named the functions of the rows'
     ``attribution``: ``symtab`` (all functions), ``dynsym`` (stripped: exported
-    functions only, the rest is ``(no symbol)``), ``none`` or ``unreadable``;
+    functions only, the rest is ``(no symbol)``), ``symbol file`` (a symbol file of the
+    counting layer whose code matched the installed library), ``none`` or ``unreadable``;
     empty without attribution."""
+    symbol_files: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per library file name, what became of the counting layer's symbol file for it
+    (``docs/counting.md``, symbol files): ``status`` (``used``, ``refused``, ``absent``),
+    ``reason``, and where there was a file ``file``, ``match`` (``code``, ``build-id``)
+    and ``origin`` (source package, version, architecture, how it was made); empty in
+    results from before symbol files or without attribution."""
+    symbol_store: dict[str, Any] = Field(default_factory=dict)
+    """What the counting layer offered: ``present``, ``image`` (the symbols image),
+    ``failed`` (packages whose rebuild failed, with why); ``off`` with
+    ``--no-symbol-files``; empty in results from before symbol files."""
 
 
 class HarnessDocument(Frozen):

@@ -714,7 +714,10 @@ def build_counting_layer(ctx: TargetContext) -> None:
     """``count image``: the counting layer over the benchmark image, built or reused
     (with the counter tools built beside the target, or here)."""
     made = ctx.tools.result() if ctx.tools is not None else None
-    ctx.layer = ensure_counting_image(ctx.builder, ctx.run_image, ctx.image_id, ctx.arch, made)
+    p = ctx.plan
+    ctx.layer = ensure_counting_image(
+        ctx.builder, ctx.run_image, ctx.image_id, ctx.arch, made, (p.target.base, p.base)
+    )
 
 
 def count_once(ctx: TargetContext, index: int) -> None:

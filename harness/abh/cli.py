@@ -259,6 +259,12 @@ def make_parser() -> argparse.ArgumentParser:
         help=f"QEMU -cpu model for --count-with (default {counting.DEFAULT_CPU})",
     )
     parser.add_argument(
+        "--no-symbol-files",
+        action="store_true",
+        help="with --count-with: name functions from the counted libraries' own symbol"
+        " tables only, not from the counting layer's symbol files (DIR/symbols)",
+    )
+    parser.add_argument(
         "--callgrind",
         action="store_true",
         help="with --count-with on amd64: run blindsig again under valgrind's callgrind"

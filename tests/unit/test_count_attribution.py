@@ -12,7 +12,7 @@ import pytest
 from abh.suites import blindsig_counting
 from abh.suites import count_symbols as S
 from abh.suites import counting as C
-from helpers import result, row
+from helpers import counted, result, row
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -304,6 +304,25 @@ def test_compare_lists_the_functions_of_each_moved_counted_row() -> None:
     old = side(None, "20261201T000000Z-aaaaaa")
     assert function_lines([moved], [old, b])[-1].startswith(
         "no per-function counts for ci-amd64 blindsig CS signing"
+    )
+    # B's libgcrypt was named by a symbol file, A's was not: said before its functions.
+    used = {"libgcrypt.so.20.5.0": {"status": "used", "match": "code", "reason": "identical"}}
+    named_b = [counted_with(r, used) for r in b]
+    lines = function_lines([moved], [a, named_b], limit=2)
+    assert lines[0].startswith("note: on ci-amd64 symbol files named the functions of libgcrypt.so")
+    assert lines[1].startswith("where blindsig CS signing moved") and len(lines) == 4
+    refused = {"libgcrypt.so.20.5.0": {"status": "refused", "reason": "code differs"}}
+    lines = function_lines([moved], [[counted_with(r, refused) for r in a], b], limit=2)
+    assert not lines[0].startswith("note:")
+
+
+def counted_with(r: Result, symbol_files: dict[str, dict[str, str]]) -> Result:
+    """``r`` as a counted result whose counting says ``symbol_files``."""
+    base = counted(r, {})
+    assert base.harness.counting is not None
+    counting = base.harness.counting.model_copy(update={"symbol_files": symbol_files})
+    return base.model_copy(
+        update={"harness": base.harness.model_copy(update={"counting": counting})}
     )
 
 

@@ -443,6 +443,7 @@ def run_blindsig(
                 counting_doc.pop("_paired"),
                 counting_doc.pop("_attributed"),
                 counting_doc.pop("_callgrind", None),
+                counting_doc.pop("_callgrind_attributed", None),
             )
         except CountError as exc:
             raise HarnessError(f"counting: {exc}") from exc

@@ -137,12 +137,25 @@ def run_counting(
         )
         blocks = driver_blocks(stdout)
         paired = counting.pair_counts(blocks, counts)
+        # --no-symbol-files: the libraries' own tables only (what counts named before).
+        store = (
+            None
+            if getattr(args, "no_symbol_files", False)
+            else count_symbols.SymbolStore(counter.directory / count_symbols.SYMBOLS_DIR_NAME)
+        )
         attributed, tables = count_symbols.attribute_blocks(
-            blocks, counts.tbs, counts.maps, counts.guest_base
+            blocks, counts.tbs, counts.maps, counts.guest_base, store
         )
         checked = (
             run_callgrind_check(driver, [*driver_args, "--count-markers", *key_args], blocks)
             if getattr(args, "callgrind", False)
+            else None
+        )
+        # callgrind reads only the installed files' own tables: compare it with the
+        # plugin's attribution from the same tables, not with the symbol files' names.
+        compared = (
+            count_symbols.attribute_blocks(blocks, counts.tbs, counts.maps, counts.guest_base)[0]
+            if checked is not None and store is not None and store.checks
             else None
         )
     except CountError as exc:
@@ -153,11 +166,19 @@ def run_counting(
     doc["fixed_rsa_keys"] = keys
     if tables:
         doc["symbol_tables"] = tables
+        # Which symbol files named a stripped library's functions, which were refused
+        # (their code is not the installed library's) and why.
+        doc["symbol_files"] = store.provenance() if store is not None else {}
+        doc["symbol_store"] = (
+            store.summary() if store is not None else {"present": False, "off": True}
+        )
     doc["_paired"] = paired
     doc["_attributed"] = attributed
     if checked is not None:
         doc["callgrind"] = {"valgrind": checked[0], "region": callgrind.REGION_FUNCTION}
         doc["_callgrind"] = checked[1]
+        if compared is not None:
+            doc["_callgrind_attributed"] = compared
     return stdout, doc
 
 
@@ -203,6 +224,7 @@ def attach_counts(
     paired: dict[BlockKey, int],
     attributed: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
     checked: dict[BlockKey, callgrind.Part] | None = None,
+    compared: dict[BlockKey, dict[tuple[str, str], int]] | None = None,
 ) -> None:
     """Set ``row["instructions"]`` of every valid blindsig row: one count per sample.
 
@@ -216,7 +238,9 @@ def attach_counts(
     callgrind's instructions per operation over the same blocks and both
     attributions with unnamed code merged per library (:func:`callgrind.grouped`):
     ``{"instructions_per_op", "libraries", "plugin_libraries", "functions",
-    "plugin_functions"}`` (libraries: ``{file name: instructions per operation}``).
+    "plugin_functions"}`` (libraries: ``{file name: instructions per operation}``);
+    the plugin's side is ``compared`` when given (the attribution from the installed
+    files' own symbol tables, which callgrind reads, when symbol files named more).
 
     Raises:
         CountError: a valid row's repetition has no count.
@@ -242,7 +266,7 @@ def attach_counts(
         if checked and attributed:
             ops = len(keys) * row["ops_per_block"]
             cg = [checked[key] for key in keys]
-            plugin = count_symbols.merge(attributed.get(key, {}) for key in keys)
+            plugin = count_symbols.merge((compared or attributed).get(key, {}) for key in keys)
             cg_functions = count_symbols.merge(p.functions for p in cg)
             row["callgrind"] = {
                 "instructions_per_op": sum(p.total for p in cg) / ops,

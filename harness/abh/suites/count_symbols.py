@@ -23,7 +23,10 @@ whose files were counted).
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import hashlib
 import itertools
+import json
 import struct
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,18 +134,47 @@ def functions_from(
     )
 
 
-def read_elf(path: Path) -> ElfSymbols:
-    """Read the ``PT_LOAD`` segments and function symbols of an ELF file.
+_SHF_EXECINSTR = 0x4
+_SHT_NOBITS = 8
+_SHT_NOTE = 7
+_NT_GNU_BUILD_ID = 3
 
-    Little- and big-endian, 32- and 64-bit. ``.symtab`` is used when present
-    (unstripped), else ``.dynsym``; ARM Thumb function addresses lose their
-    low bit.
+
+@dataclass(frozen=True)
+class Section:
+    """One ELF section header: ``name`` (from ``.shstrtab``), type, flags, address,
+    file offset, size, ``link`` and entry size."""
+
+    name: str
+    kind: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    entsize: int
+
+
+@dataclass(frozen=True)
+class ElfLayout:
+    """What :func:`parse_elf` reads of a file: machine, class (``wide``: 64-bit),
+    byte order (``end``: ``<`` or ``>``), ``PT_LOAD`` segments ``(p_offset, p_vaddr,
+    p_filesz)`` and section headers."""
+
+    data: bytes
+    machine: int
+    wide: bool
+    end: str
+    loads: tuple[tuple[int, int, int], ...]
+    sections: tuple[Section, ...]
+
+
+def parse_elf(data: bytes, path: Path | str = "<bytes>") -> ElfLayout:
+    """Parse an ELF file's headers (little- and big-endian, 32- and 64-bit).
 
     Raises:
-        ValueError: not an ELF file or truncated (the message names ``path``).
-        OSError: unreadable.
+        ValueError: not an ELF file, truncated or malformed (the message names ``path``).
     """
-    data = path.read_bytes()
     if data[:4] != b"\x7fELF" or len(data) < 52:
         raise ValueError(f"{path}: not an ELF file")
     wide = data[4] == 2
@@ -151,11 +183,15 @@ def read_elf(path: Path) -> ElfSymbols:
         if wide:
             (machine,) = struct.unpack_from(end + "H", data, 18)
             phoff, shoff = struct.unpack_from(end + "QQ", data, 32)
-            phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 54)
+            phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(
+                end + "HHHHH", data, 54
+            )
         else:
             (machine,) = struct.unpack_from(end + "H", data, 18)
             phoff, shoff = struct.unpack_from(end + "II", data, 28)
-            phentsize, phnum, shentsize, shnum = struct.unpack_from(end + "HHHH", data, 42)
+            phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(
+                end + "HHHHH", data, 42
+            )
         loads = []
         for k in range(phnum):
             at = phoff + k * phentsize
@@ -167,49 +203,304 @@ def read_elf(path: Path) -> ElfSymbols:
                 p_type, p_offset, p_vaddr, _, p_filesz = struct.unpack_from(end + "IIIII", data, at)
             if p_type == _PT_LOAD:
                 loads.append((p_offset, p_vaddr, p_filesz))
-        sections = []
+        raw = []
         for k in range(shnum):
             at = shoff + k * shentsize
             if wide:
-                _, sh_type, _, _, sh_offset, sh_size, sh_link, _, _, sh_entsize = (
-                    struct.unpack_from(end + "IIQQQQIIQQ", data, at)
-                )
+                fields = struct.unpack_from(end + "IIQQQQIIQQ", data, at)
             else:
-                _, sh_type, _, _, sh_offset, sh_size, sh_link, _, _, sh_entsize = (
-                    struct.unpack_from(end + "IIIIIIIIII", data, at)
-                )
-            sections.append((sh_type, sh_offset, sh_size, sh_link, sh_entsize))
-        table = "none"
-        chosen = None
-        for kind, name in ((_SHT_SYMTAB, "symtab"), (_SHT_DYNSYM, "dynsym")):
-            chosen = next((s for s in sections if s[0] == kind), None)
-            if chosen is not None:
-                table = name
-                break
-        symbols: list[tuple[str, int, int]] = []
-        if chosen is not None:
-            _, sym_off, sym_size, link, entsize = chosen
-            str_off = sections[link][1]
-            for k in range(sym_size // max(entsize, 1)):
-                at = sym_off + k * entsize
-                if wide:
-                    st_name, st_info, _, _, st_value, st_size = struct.unpack_from(
-                        end + "IBBHQQ", data, at
-                    )
-                else:
-                    st_name, st_value, st_size, st_info, _, _ = struct.unpack_from(
-                        end + "IIIBBH", data, at
-                    )
-                if st_info & 0xF not in (_STT_FUNC, _STT_GNU_IFUNC) or st_value == 0:
-                    continue
-                stop = data.index(b"\0", str_off + st_name)
-                name = data[str_off + st_name : stop].decode("utf-8", "replace")
-                if machine == _EM_ARM:
-                    st_value &= ~1
-                symbols.append((name, st_value, st_size))
-    except (struct.error, IndexError, ValueError) as exc:
+                fields = struct.unpack_from(end + "IIIIIIIIII", data, at)
+            raw.append(fields)
+        names_at = raw[shstrndx][4] if 0 < shstrndx < len(raw) else None
+        sections = []
+        for sh_name, sh_type, flags, addr, sh_offset, sh_size, sh_link, _, _, entsize in raw:
+            name = ""
+            if names_at is not None:
+                stop = data.index(b"\0", names_at + sh_name)
+                name = data[names_at + sh_name : stop].decode("utf-8", "replace")
+            sections.append(
+                Section(name, sh_type, flags, addr, sh_offset, sh_size, sh_link, entsize)
+            )
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
-    return functions_from(symbols, loads, table)
+    return ElfLayout(data, machine, wide, end, tuple(loads), tuple(sections))
+
+
+def _function_symbols(elf: ElfLayout, kind: int) -> list[tuple[str, int, int]] | None:
+    """The function symbols of the first section of type ``kind`` (None: there is none)."""
+    chosen = next((s for s in elf.sections if s.kind == kind), None)
+    if chosen is None:
+        return None
+    data, end, wide = elf.data, elf.end, elf.wide
+    str_off = elf.sections[chosen.link].offset
+    symbols: list[tuple[str, int, int]] = []
+    for k in range(chosen.size // max(chosen.entsize, 1)):
+        at = chosen.offset + k * chosen.entsize
+        if wide:
+            st_name, st_info, _, _, st_value, st_size = struct.unpack_from(end + "IBBHQQ", data, at)
+        else:
+            st_name, st_value, st_size, st_info, _, _ = struct.unpack_from(end + "IIIBBH", data, at)
+        if st_info & 0xF not in (_STT_FUNC, _STT_GNU_IFUNC) or st_value == 0:
+            continue
+        stop = data.index(b"\0", str_off + st_name)
+        name = data[str_off + st_name : stop].decode("utf-8", "replace")
+        if elf.machine == _EM_ARM:
+            st_value &= ~1
+        symbols.append((name, st_value, st_size))
+    return symbols
+
+
+def symbols_of(elf: ElfLayout, path: Path | str = "<bytes>") -> ElfSymbols:
+    """The function ranges of a parsed file: ``.symtab`` when it has one, else ``.dynsym``.
+
+    Raises:
+        ValueError: a symbol table is truncated or malformed (the message names ``path``).
+    """
+    try:
+        for kind, table in ((_SHT_SYMTAB, "symtab"), (_SHT_DYNSYM, "dynsym")):
+            found = _function_symbols(elf, kind)
+            if found is not None:
+                return functions_from(found, elf.loads, table)
+    except (struct.error, IndexError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
+    return functions_from([], elf.loads, "none")
+
+
+def read_elf(path: Path) -> ElfSymbols:
+    """Read the ``PT_LOAD`` segments and function symbols of an ELF file.
+
+    Little- and big-endian, 32- and 64-bit. ``.symtab`` is used when present
+    (unstripped), else ``.dynsym``; ARM Thumb function addresses lose their
+    low bit.
+
+    Raises:
+        ValueError: not an ELF file or truncated (the message names ``path``).
+        OSError: unreadable.
+    """
+    return symbols_of(parse_elf(path.read_bytes(), path), path)
+
+
+def code_sections(elf: ElfLayout) -> tuple[tuple[str, int, int], ...]:
+    """``(name, address, size)`` of every executable section, by address."""
+    return tuple(
+        sorted(
+            ((s.name, s.addr, s.size) for s in elf.sections if s.flags & _SHF_EXECINSTR),
+            key=lambda t: (t[1], t[0]),
+        )
+    )
+
+
+def code_digest(elf: ElfLayout) -> str | None:
+    """sha256 over every executable section's name, address, size and bytes, by address.
+
+    The code a library runs, and where: a rebuild whose instructions or layout differ in
+    one byte gets another digest, while symbol tables, debug information and notes (which
+    ``strip`` removes) do not enter it. None when an executable section has no bytes in
+    the file (a separate debug file, whose code sections are ``NOBITS``) or there is none.
+    """
+    executable = [s for s in elf.sections if s.flags & _SHF_EXECINSTR]
+    if not executable or any(s.kind == _SHT_NOBITS for s in executable):
+        return None
+    h = hashlib.sha256()
+    for s in sorted(executable, key=lambda s: (s.addr, s.name)):
+        if s.offset + s.size > len(elf.data):
+            return None
+        h.update(f"{s.name}\0{s.addr:x}\0{s.size:x}\0".encode())
+        h.update(elf.data[s.offset : s.offset + s.size])
+    return h.hexdigest()
+
+
+def build_id(elf: ElfLayout) -> str | None:
+    """The GNU build-id (hex) from the file's ``SHT_NOTE`` sections, or None."""
+    for s in elf.sections:
+        if s.kind != _SHT_NOTE:
+            continue
+        at, stop = s.offset, min(s.offset + s.size, len(elf.data))
+        while at + 12 <= stop:
+            namesz, descsz, kind = struct.unpack_from(elf.end + "III", elf.data, at)
+            name_at = at + 12
+            desc_at = name_at + ((namesz + 3) & ~3)
+            if kind == _NT_GNU_BUILD_ID and elf.data[name_at : name_at + namesz] == b"GNU\0":
+                return elf.data[desc_at : desc_at + descsz].hex() or None
+            at = desc_at + ((descsz + 3) & ~3)
+    return None
+
+
+SYMBOLS_DIR_NAME = "symbols"
+"""The symbol files' folder in the counting layer's counter directory."""
+SYMBOLS_MANIFEST = "symbols.json"
+"""Its manifest: per symbol file, where it came from (source package, version, how built)."""
+
+
+@dataclass(frozen=True)
+class SymbolFileCheck:
+    """What became of a symbol file offered for a counted library.
+
+    ``status``: ``used`` (its code matches the installed library's, so its ``.symtab``
+    names the library's functions), ``refused`` (the library keeps its own table and
+    ``(no symbol) after`` names) or ``absent`` (a stripped library the counting layer
+    has no symbol file for); ``file``: the symbol file's path; ``reason``: why, in
+    words; ``match``: ``code`` (the executable sections are byte-identical) or
+    ``build-id`` (a separate debug file, which carries no code: the build-id and the code
+    sections' names, addresses and sizes agree); ``origin``: the manifest's entry.
+    """
+
+    library: str
+    status: str
+    file: str
+    reason: str
+    match: str = ""
+    origin: Mapping[str, object] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        """The provenance entry stored in ``counting.symbol_files``."""
+        out: dict[str, object] = {"status": self.status, "reason": self.reason}
+        if self.file:
+            out["file"] = self.file
+        if self.match:
+            out["match"] = self.match
+        if self.origin:
+            out["origin"] = dict(self.origin)
+        return out
+
+
+def check_symbol_file(
+    installed: ElfLayout, candidate: ElfLayout, library: str, file: str
+) -> SymbolFileCheck:
+    """Decide whether ``candidate``'s symbols may name ``installed``'s functions.
+
+    Used only when the code matches exactly: the executable sections' bytes
+    (:func:`code_digest`), or, for a separate debug file without code, the build-id and
+    the code sections' layout (:func:`code_sections`). A candidate without a ``.symtab``
+    names nothing more than the library's own table and is refused too.
+    """
+
+    def refused(reason: str) -> SymbolFileCheck:
+        return SymbolFileCheck(library, "refused", file, reason)
+
+    if not any(s.kind == _SHT_SYMTAB for s in candidate.sections):
+        return refused("it has no .symtab")
+    if installed.machine != candidate.machine or installed.wide != candidate.wide:
+        return refused("it is for another machine or ELF class")
+    if code_sections(installed) != code_sections(candidate):
+        return refused(
+            "its code sections have other addresses or sizes than the installed library's"
+        )
+    want = code_digest(installed)
+    got = code_digest(candidate)
+    if want is not None and got is not None:
+        if want != got:
+            return refused(
+                f"its code differs from the installed library's (sha256 of the code "
+                f"sections {got[:16]} vs {want[:16]})"
+            )
+        return SymbolFileCheck(
+            library, "used", file, f"code sections identical (sha256 {want[:16]})", "code"
+        )
+    ours, theirs = build_id(installed), build_id(candidate)
+    if ours is None or theirs is None:
+        return refused("it carries no code to compare and one of the two has no build-id")
+    if ours != theirs:
+        return refused(f"build-id {theirs} is not the installed library's {ours}")
+    return SymbolFileCheck(
+        library, "used", file, f"build-id {ours} and code section layout identical", "build-id"
+    )
+
+
+@dataclass
+class SymbolStore:
+    """Symbol files for Debian's stripped libraries, from the counting layer.
+
+    ``directory`` holds unstripped rebuilds under the installed file's name
+    (``libgcrypt.so.20.4.3``) and separate debug files under
+    ``.build-id/<xx>/<rest>.debug`` (Debian's ``-dbg`` packages), with
+    :data:`SYMBOLS_MANIFEST` naming each one's origin. A library whose candidate
+    is refused keeps its own table; ``checks`` records every decision.
+    """
+
+    directory: Path
+    checks: dict[str, SymbolFileCheck] = field(default_factory=dict)
+    _origins: dict[str, Mapping[str, object]] | None = None
+
+    def _manifest(self) -> dict[str, object]:
+        try:
+            loaded = json.loads((self.directory / SYMBOLS_MANIFEST).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    def origins(self) -> Mapping[str, Mapping[str, object]]:
+        """The manifest's ``{file relative to the directory: origin}`` ({} without one)."""
+        if self._origins is None:
+            files = self._manifest().get("files", {})
+            self._origins = (
+                {str(k): v for k, v in files.items() if isinstance(v, dict)}
+                if isinstance(files, dict)
+                else {}
+            )
+        return self._origins
+
+    def summary(self) -> dict[str, object]:
+        """What the counting layer offered: ``present`` (a symbol folder is there),
+        ``image`` (the symbols image it came from) and ``failed`` (packages that could
+        not be rebuilt, with why), for ``counting.symbol_store``."""
+        meta = self._manifest()
+        failed = meta.get("failed", [])
+        return {
+            "present": self.directory.is_dir(),
+            "image": str(meta.get("image", "")),
+            "failed": failed if isinstance(failed, list) else [],
+        }
+
+    def candidate(self, path: Path, installed: ElfLayout) -> Path | None:
+        """The symbol file offered for ``path``: by file name, else by build-id."""
+        by_name = self.directory / path.name
+        if by_name.is_file():
+            return by_name
+        bid = build_id(installed)
+        if bid is not None and len(bid) > 2:
+            by_id = self.directory / ".build-id" / bid[:2] / f"{bid[2:]}.debug"
+            if by_id.is_file():
+                return by_id
+        return None
+
+    def symbols(self, path: Path, installed: ElfLayout) -> ElfSymbols | None:
+        """The matching symbol file's functions with ``installed``'s segments, or None
+        (no candidate, or refused: see :attr:`checks`)."""
+        found = self.candidate(path, installed)
+        if found is None:
+            if self.directory.is_dir() and not any(
+                s.kind == _SHT_SYMTAB for s in installed.sections
+            ):
+                self.checks[path.name] = SymbolFileCheck(
+                    path.name, "absent", "", "no symbol file for this stripped library"
+                )
+            return None
+        rel = str(found.relative_to(self.directory))
+        try:
+            candidate = parse_elf(found.read_bytes(), found)
+            check = check_symbol_file(installed, candidate, path.name, rel)
+            syms = symbols_of(candidate, found) if check.status == "used" else None
+        except (OSError, ValueError) as exc:
+            check, syms = SymbolFileCheck(path.name, "refused", rel, f"unreadable: {exc}"), None
+        self.checks[path.name] = dataclasses.replace(check, origin=self.origins().get(rel, {}))
+        if syms is None:
+            return None
+        return dataclasses.replace(syms, loads=installed.loads, table="symbol file")
+
+    def reader(self, path: Path) -> ElfSymbols:
+        """A :class:`Symbolizer` reader: the matching symbol file's functions, else the
+        installed file's own (:func:`read_elf`).
+
+        Raises:
+            ValueError, OSError: as :func:`read_elf`, for the installed file.
+        """
+        installed = parse_elf(path.read_bytes(), path)
+        return self.symbols(path, installed) or symbols_of(installed, path)
+
+    def provenance(self) -> dict[str, dict[str, object]]:
+        """``{library: check}`` for ``counting.symbol_files``, by library."""
+        return {lib: self.checks[lib].as_json() for lib in sorted(self.checks)}
 
 
 @dataclass
@@ -336,8 +627,12 @@ def attribute_blocks(
     tbs: Mapping[int, Mapping[int, int]],
     maps: Sequence[MapEntry],
     guest_base: int | None,
+    store: SymbolStore | None = None,
 ) -> tuple[dict[K, dict[tuple[str, str], int]], dict[str, str]]:
     """Attribute each driver block (the k-th key = plugin block seq k) to functions.
+
+    ``store``: symbol files for stripped libraries (:class:`SymbolStore`; its
+    ``checks`` record which were used or refused), None for the files' own tables.
 
     Returns:
         ({block key: {(library, function): instructions}}, {library: symbol
@@ -345,6 +640,6 @@ def attribute_blocks(
     """
     if not tbs or guest_base is None:
         return {}, {}
-    symbolizer = Symbolizer(maps, guest_base)
+    symbolizer = Symbolizer(maps, guest_base, reader=read_elf if store is None else store.reader)
     out = {key: symbolizer.attribute(tbs.get(k, {})) for k, key in enumerate(keys)}
     return out, dict(sorted(symbolizer.tables.items()))

@@ -1,0 +1,238 @@
+"""Symbol files for Debian's stripped libraries: the functions inside libgcrypt, libsodium, libc.
+
+Counts run on Debian's own libgcrypt, libsodium and libc, which Debian strips to their
+exported symbols; the plugin's attribution then names their internal functions
+``(no symbol) after <exported function>``. The symbols image
+(``archbench/symbols:<arch>-<hash>``, ``images/symbols/Dockerfile.j2``) holds what names
+them, made on the engine's own architecture (amd64) from the base of the target's Debian
+release:
+
+* for libgcrypt20 and libsodium23: the same Debian source package version as installed
+  in the benchmark image, rebuilt with ``DEB_BUILD_OPTIONS=nostrip`` (Debian's own
+  flags and optimisation otherwise), cross-built for an emulated target
+  (``images/symbols/build-symbols.sh rebuild``); the library is kept with its
+  ``.symtab`` and without debug sections;
+* for libc: Debian's ``libc6-dbg`` of the installed version (detached debug files by
+  build-id, ``build-symbols.sh dbg``).
+
+The counting layer copies them to ``/opt/archbench/counter/symbols`` with a
+``symbols.json`` manifest (each file's source package, version, architecture, how it was
+made; and the packages that could not be rebuilt, with why). The harness uses a symbol
+file only when its code is the installed library's (``harness/abh/suites/count_symbols.py``,
+:class:`SymbolStore`) and records every file used or refused with the reason; nothing of
+the benchmark image changes.
+
+The image's hash covers the installed versions (read from the benchmark image's dpkg
+status through the engine, no container started), the amd64 base's id and the script:
+it is built once per architecture, Debian release and library versions, and reused by
+every later run. It is optional: when it cannot be built (no network, no cross
+toolchain), counting goes on with the libraries' own tables and says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import jinja2
+
+from archbench import REPO_ROOT
+from archbench.images.bases import ensure_base
+from archbench.images.builder import Builder, ImageSpec, digest, ensure_image, image_files
+from archbench.images.cross import TRIPLETS
+from archbench.matrix import Base
+from archbench.platforms import Arch
+
+SYMBOLS_DIR = REPO_ROOT / "images" / "symbols"
+SCRIPT = "build-symbols.sh"
+REBUILT: tuple[tuple[str, str], ...] = (
+    ("libgcrypt20", "libgcrypt.so.20.*"),
+    ("libsodium23", "libsodium.so.23.*"),
+)
+"""``(binary package, library file glob)`` rebuilt unstripped from their source package."""
+DEBUG_PACKAGES: tuple[tuple[str, str], ...] = (("libc6", "libc6-dbg"),)
+"""``(binary package, its -dbg package)`` whose detached debug files Debian ships."""
+MANIFEST = "symbols.json"
+"""The manifest's name in the counting layer's ``symbols/`` (the harness reads it)."""
+_VERSION = re.compile(r"^[0-9][A-Za-z0-9.+~:-]*$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]+$")
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One installed binary package: its ``version`` and its ``source`` package and
+    ``source_version`` (dpkg's ``Source: name (version)``; both the binary's when absent)."""
+
+    package: str
+    version: str
+    source: str
+    source_version: str
+
+
+def installed_packages(status: str, wanted: tuple[str, ...]) -> dict[str, Installed]:
+    """The ``wanted`` packages installed according to a dpkg status file's text.
+
+    Only stanzas with ``Status: install ok installed`` count; a package installed for
+    several architectures (multiarch) keeps its first stanza. Names and versions that are
+    not Debian's grammar are left out (they would reach a shell command).
+
+    Returns:
+        ``{package: Installed}`` for the wanted packages found.
+    """
+    out: dict[str, Installed] = {}
+    for stanza in re.split(r"\n\s*\n", status):
+        fields: dict[str, str] = {}
+        for line in stanza.splitlines():
+            if line[:1] in (" ", "\t") or ":" not in line:
+                continue
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+        name = fields.get("Package", "")
+        if name not in wanted or name in out:
+            continue
+        if fields.get("Status") != "install ok installed":
+            continue
+        version = fields.get("Version", "")
+        source, source_version = name, version
+        if "Source" in fields:
+            m = re.fullmatch(r"(\S+)(?:\s+\((\S+)\))?", fields["Source"])
+            if m is None:
+                continue
+            source = m.group(1)
+            source_version = m.group(2) or version
+        if not all(_VERSION.match(v) for v in (version, source_version)):
+            continue
+        if not all(_NAME.match(n) for n in (name, source)):
+            continue
+        out[name] = Installed(name, version, source, source_version)
+    return out
+
+
+def _render(**values: object) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(SYMBOLS_DIR),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # noqa: S701  # a Dockerfile, not HTML
+    )
+    return env.get_template("Dockerfile.j2").render(**values)
+
+
+def plan_symbols(
+    arch: Arch, build_base_tag: str, build_base_id: str, installed: Mapping[str, Installed]
+) -> ImageSpec | None:
+    """The symbols image for ``arch`` over the amd64 base ``build_base_tag`` of the same
+    release, for the ``installed`` versions (:func:`installed_packages`).
+
+    Returns None when none of :data:`REBUILT` and :data:`DEBUG_PACKAGES` is installed.
+    """
+    rebuilds = [
+        (installed[pkg].source, installed[pkg].source_version, pkg, glob)
+        for pkg, glob in REBUILT
+        if pkg in installed
+    ]
+    debug = [(dbg, installed[pkg].version) for pkg, dbg in DEBUG_PACKAGES if pkg in installed]
+    if not rebuilds and not debug:
+        return None
+    cross = arch != Arch.AMD64
+    dockerfile = _render(
+        platform=arch.platform,
+        build_base=build_base_tag,
+        deb_arch=arch.debian_arch,
+        triplet=TRIPLETS[arch],
+        cross=cross,
+        rebuilds=rebuilds,
+        debug=debug,
+    )
+    script = (SYMBOLS_DIR / SCRIPT).read_bytes()
+    return ImageSpec(
+        "archbench/symbols",
+        Arch.AMD64,
+        dockerfile,
+        ((SCRIPT, script),),
+        digest(dockerfile.encode(), build_base_id.encode(), script),
+        for_arch=arch,
+        modes=((SCRIPT, 0o755),),
+    )
+
+
+def manifest(origins: str, failures: str) -> dict[str, object]:
+    """``symbols.json`` from the script's ``origins.tsv`` and ``failures.tsv``.
+
+    Returns:
+        ``{"files": {path: {"source", "version", "arch", "how"}}, "failed":
+        [{"package", "version", "reason"}]}``.
+    """
+    files: dict[str, dict[str, str]] = {}
+    for line in origins.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 5:
+            path, source, version, arch, how = parts
+            files[path] = {"source": source, "version": version, "arch": arch, "how": how}
+    failed = [
+        {"package": p[0], "version": p[1], "reason": p[2]}
+        for p in (line.split("\t", 2) for line in failures.splitlines())
+        if len(p) == 3
+    ]
+    return {"files": files, "failed": failed}
+
+
+@dataclass(frozen=True)
+class SymbolFiles:
+    """The symbols image present on the engine: its tag, id and the counting layer's
+    files (``(context path under counter/symbols/, bytes, mode)``)."""
+
+    tag: str
+    image_id: str
+    files: tuple[tuple[str, bytes, int], ...]
+    reused: bool
+
+
+def dpkg_status(builder: Builder, image: str) -> str:
+    """The dpkg status file of ``image`` (read through the engine, nothing started)."""
+    found = image_files(builder.client, image, "/var/lib/dpkg/status")
+    return next(iter(found.values()))[0].decode("utf-8", "replace") if found else ""
+
+
+def ensure_symbols(
+    builder: Builder, bench_tag: str, arch: Arch, base_name: str, base: Base
+) -> SymbolFiles | None:
+    """Build (or reuse) the symbols image for the benchmark image ``bench_tag``.
+
+    ``base_name``/``base``: the target's base in the matrix; its amd64 twin is the
+    build's base (the one the cross stages use). Log: ``symbols-<arch>.build.log``.
+
+    Returns:
+        None when the base is not a Debian bootstrap or nothing to name is installed.
+
+    Raises:
+        BaseImageError: the amd64 base cannot be bootstrapped.
+        ImageBuildError: the build fails (no network, no cross toolchain; log kept).
+    """
+    if base.source != "bootstrap":
+        return None
+    installed = installed_packages(
+        dpkg_status(builder, bench_tag), tuple(p for p, _ in REBUILT + DEBUG_PACKAGES)
+    )
+    build_base = ensure_base(builder, base_name, base, Arch.AMD64)
+    spec = plan_symbols(arch, build_base.tag, build_base.image_id, installed)
+    if spec is None:
+        return None
+    image_id, reused = ensure_image(builder, spec, f"symbols-{arch.key}.build.log")
+    found = image_files(builder.client, spec.tag, "/out")
+    texts = {
+        name.removeprefix("out/"): blob.decode("utf-8", "replace")
+        for name, (blob, _) in found.items()
+        if name.endswith(".tsv")
+    }
+    files = [
+        (f"counter/symbols/{name.removeprefix('out/')}", blob, 0o644)
+        for name, (blob, _) in found.items()
+        if not name.endswith(".tsv")
+    ]
+    meta = manifest(texts.get("origins.tsv", ""), texts.get("failures.tsv", ""))
+    meta["image"] = spec.tag
+    files.append((f"counter/symbols/{MANIFEST}", json.dumps(meta, indent=2).encode(), 0o644))
+    return SymbolFiles(spec.tag, image_id, tuple(sorted(files)), reused)
