@@ -81,7 +81,10 @@ def main() -> int:
     opts = ap.parse_args()
     client = connect()
     host = engine_arch(client)
-    matrix = load(CI_MATRIX)
+    loaded = load(CI_MATRIX)
+    # Symbol files are a target's opt-in (``symbol_files: true``): on for every target here.
+    targets = [t.model_copy(update={"symbol_files": True}) for t in loaded.targets]
+    matrix = loaded.model_copy(update={"targets": type(loaded.targets)(targets)})
     print(f"load at start: {os.getloadavg()}")
     for name in opts.targets.split(","):
         store = ResultStore(WORK / "symbol-coverage" / name)

@@ -302,6 +302,12 @@ class Target(Strict):
     taler: TalerSpec | None = None
     """The exchange source, over the profile's ``taler:``; None: the profile's
     (:meth:`Matrix.taler`)."""
+    symbol_files: StrictBool = False
+    """Whether this target's counts name the internal functions of Debian's stripped
+    libgcrypt, libsodium and libc from symbol files (:mod:`archbench.images.symbols`).
+    Off by default: the first count of an architecture and Debian release then rebuilds
+    libgcrypt and libsodium (measured under load: riscv64's libgcrypt cross-build 26 min,
+    amd64's symbols image 42 min), once, cached for every later count."""
     runs_on: tuple[RunnerLabel, ...] | None = Field(default=None, min_length=1, max_length=10)
     """The GitHub Actions runner labels of this target's CI job (``invoke ci-matrix``), one
     label or a list (``[self-hosted, linux, riscv64]``), over its architecture's native

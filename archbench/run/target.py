@@ -715,8 +715,9 @@ def build_counting_layer(ctx: TargetContext) -> None:
     (with the counter tools built beside the target, or here)."""
     made = ctx.tools.result() if ctx.tools is not None else None
     p = ctx.plan
+    symbols = (p.target.base, p.base) if p.target.symbol_files else None
     ctx.layer = ensure_counting_image(
-        ctx.builder, ctx.run_image, ctx.image_id, ctx.arch, made, (p.target.base, p.base)
+        ctx.builder, ctx.run_image, ctx.image_id, ctx.arch, made, symbols
     )
 
 

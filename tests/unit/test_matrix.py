@@ -252,3 +252,10 @@ def test_limits_per_operation_and_row_are_parsed_and_bad_ones_named() -> None:
     assert "did you mean 'signing'?" in text
     assert "limit 0.98 is not a ratio in (1, 100]" in _err(GOOD + "limits: {signing: 0.98}\n")
     assert "only RSA rows have a key size" in _err(GOOD + "limits: {CS-2048 signing: 1.1}\n")
+
+
+def test_symbol_files_are_off_unless_a_target_asks_for_them() -> None:
+    m = parse(GOOD.replace("emulate: true", "emulate: true\n    symbol_files: true"), "m.yml")
+    assert {t.name: t.symbol_files for t in m.targets} == {"a": False, "r": True}
+    said = _err(GOOD.replace("emulate: true", "emulate: true\n    symbol_files: sometimes"))
+    assert "symbol_files" in said and "sometimes" in said
