@@ -50,6 +50,7 @@ from pathlib import Path
 import docker
 import docker.errors
 import jinja2
+from docker.models.volumes import Volume
 
 from archbench import REPO_ROOT
 from archbench.errors import ImageBuildError
@@ -389,10 +390,14 @@ def build_incremental(
             (ccache, "ccache", toolchain.spec.content_hash),
         ):
             _ensure_volume(client, name, kind, full, toolchain.spec.content_hash)
+            # Recorded before the build: a build that never ends still leaves its volumes
+            # to this work folder's eviction.
+            _touch(builder, name)
         started = time.monotonic()
         out = _run(builder, gnunet, toolchain, key, tree, ccache, log_path)
         seconds = time.monotonic() - started
         _touch(builder, tree)
+        _touch(builder, ccache)
     state = out.get("state", b"").decode(errors="replace").strip()
     hits, misses = parse_ccache_stats(out.get("ccache.txt", b"").decode(errors="replace"))
     prefix = out.get("prefix.tar")
@@ -460,6 +465,13 @@ def _run(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     tail: deque[str] = deque(maxlen=25)
     builder.say(f"archbench: building libgnunetutil {gnunet.resolved.version} in {tree}")
+    # A build container of a process that died (kill -9) may still write into the tree;
+    # the host's lock went with that process, so the container goes before ours starts.
+    for stale in client.containers.list(
+        all=True, filters={"label": f"{LABEL_CACHE}=build", "volume": tree}
+    ):
+        with contextlib.suppress(docker.errors.DockerException):
+            stale.remove(force=True)
     container = client.containers.create(
         toolchain.spec.tag,
         command=command,
@@ -541,24 +553,31 @@ def cache_volumes(client: docker.DockerClient) -> list[str]:
     return sorted(str(v.name) for v in client.volumes.list(filters={"label": LABEL_CACHE}))
 
 
-def evict(builder: Builder, limit: int) -> list[str]:
+def evict(builder: Builder, limit: int, *, everything: bool = False) -> list[str]:
     """Remove the least recently used build trees beyond ``limit``, and the ccache of a
-    toolchain no tree is left of; returns the volumes removed. A tree in use (its lock
-    held) is skipped.
+    toolchain no tree is left of; returns the volumes removed.
+
+    Only volumes this work folder has used (``<work>/gnunet-cache/used/``) are counted and
+    removed: the engine may be shared with other checkouts, whose trees are theirs to keep.
+    ``everything`` (``invoke clean``): every cache volume on the engine. A tree whose lock is
+    held, or a volume the engine says is in use, is skipped.
 
     Raises:
         docker.errors.DockerException: the engine cannot list volumes.
     """
     client = builder.client
-    trees = client.volumes.list(filters={"label": f"{LABEL_CACHE}=tree"})
     used_dir = cache_dir(builder) / "used"
 
-    def last_used(name: str) -> float:
+    def last_used(name: str) -> float | None:
         with contextlib.suppress(OSError):
             return (used_dir / name).stat().st_mtime
-        return 0.0
+        return None
 
-    ordered = sorted(trees, key=lambda v: last_used(str(v.name)), reverse=True)
+    def ours(volume: Volume) -> bool:
+        return everything or last_used(str(volume.name)) is not None
+
+    trees = [v for v in client.volumes.list(filters={"label": f"{LABEL_CACHE}=tree"}) if ours(v)]
+    ordered = sorted(trees, key=lambda v: last_used(str(v.name)) or 0.0, reverse=True)
     removed: list[str] = []
     for volume in ordered[limit:]:
         name = str(volume.name)
@@ -576,23 +595,19 @@ def evict(builder: Builder, limit: int) -> list[str]:
         for v in client.volumes.list(filters={"label": f"{LABEL_CACHE}=tree"})
     }
     for volume in client.volumes.list(filters={"label": f"{LABEL_CACHE}=ccache"}):
-        if str((volume.attrs.get("Labels") or {}).get(LABEL_TOOLCHAIN, "")) not in kept:
+        toolchain = str((volume.attrs.get("Labels") or {}).get(LABEL_TOOLCHAIN, ""))
+        if ours(volume) and toolchain not in kept:
             with contextlib.suppress(docker.errors.APIError):
                 volume.remove()
                 removed.append(str(volume.name))
+                (used_dir / str(volume.name)).unlink(missing_ok=True)
     return removed
 
 
 def remove_caches(builder: Builder) -> list[str]:
-    """Remove every tree and ccache volume not in use and the host's packed prefixes
-    (``invoke clean``); returns the volumes removed."""
-    removed = evict(builder, 0)
-    with contextlib.suppress(docker.errors.APIError):
-        for volume in builder.client.volumes.list(filters={"label": LABEL_CACHE}):
-            labels = volume.attrs.get("Labels") or {}
-            if labels.get(LABEL_CACHE) == "ccache":
-                volume.remove()
-                removed.append(str(volume.name))
+    """Remove every tree and ccache volume on the engine not in use, and this work folder's
+    packed prefixes (``invoke clean``); returns the volumes removed."""
+    removed = evict(builder, 0, everything=True)
     shutil.rmtree(cache_dir(builder) / "prefix", ignore_errors=True)
     return removed
 
