@@ -219,7 +219,17 @@ def main(argv: list[str] | None = None) -> int:
             tar.extractall(scratch / "repo", filter="data")
         (bare,) = (scratch / "repo").iterdir()
         line = git(bare, "rev-list", "--first-parent", "--reverse", f"{args.good}..{args.bad}")
-        commits = line.split()
+        # Commits with a release tag behind them (others would call themselves 'unknown').
+        commits = [
+            c
+            for c in line.split()
+            if subprocess.run(
+                ["git", "-C", str(bare), "describe", "--tags", "--match", "v[0-9]*", c],
+                capture_output=True,
+                check=False,
+            ).returncode
+            == 0
+        ]
         step = max(1, len(commits) // args.commits)
         chosen = [*commits[::step][: args.commits - 1], commits[-1]]
         sources = [prepare(f"git+file://{bare}@{c}", work) for c in chosen]
