@@ -107,6 +107,8 @@ class Toolchain:
     """``build-libgnunetutil.sh``'s options (cross file, ``--deb-arch``, ``--perf``)."""
     environment: tuple[tuple[str, str], ...] = ()
     """Extra environment of the build (the target's ``PKG_CONFIG_LIBDIR`` when cross)."""
+    cross_arch: str = ""
+    """The Debian architecture cross-compiled for (``riscv64``); ``""`` natively."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +237,7 @@ def plan_toolchain(
         for_arch=target,
         modes=tuple((path, 0o755) for path, _ in files if path.endswith(".sh")),
     )
-    return Toolchain(spec, target, args, env)
+    return Toolchain(spec, target, args, env, cross.debian_arch if cross is not None else "")
 
 
 def _apt_head(dockerfile: str) -> str:
@@ -501,10 +503,16 @@ def _run(
         status = container.wait()
         if status.get("StatusCode") != 0:
             lines = "\n".join(f"  {line}" for line in tail)
+            what = (
+                f"cross-compiling libgnunetutil {gnunet.resolved.version or '(version unknown)'} "
+                f"from source for {toolchain.cross_arch}"
+                if toolchain.cross_arch
+                else f"building libgnunetutil {gnunet.resolved.version or '(version unknown)'} "
+                "from source"
+            )
             raise ImageBuildError(
-                f"building libgnunetutil {gnunet.resolved.version or ''} in {tree} failed "
-                f"(exit {status.get('StatusCode')}); last lines of the log:\n{lines}\n"
-                f"  full log: {log_path}"
+                f"{what} failed (exit {status.get('StatusCode')}, build tree {tree}); "
+                f"last lines of the log:\n{lines}\n  full log: {log_path}"
             )
         stream, _ = container.get_archive(OUT_DIR)
         with tempfile.TemporaryFile() as spool:
