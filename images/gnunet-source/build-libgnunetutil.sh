@@ -329,6 +329,9 @@ if [ "$kind" = meson ]; then
   fi
   if [ "$incremental" = 1 ]; then
     step "ninja -t cleandead" "$build_dir/cleandead.log" ninja -C "$mb" -t cleandead
+    # An earlier version's soname links (libgnunetutil.so.18 -> its removed .so.18.0.0)
+    # are no ninja outputs: dangling links go too, lest they join the prefix.
+    find "$mb" -xtype l -delete
   fi
   step "meson introspect --installed" "$build_dir/installed.log" sh -c \
     'meson introspect "$1" --installed > "$2"' sh "$mb" "$build_dir/installed.json"
@@ -351,7 +354,8 @@ PY
   # libgnunetutil.so, .so.N (links) and .so.N.x.y; not the .so.N.x.y.p object directory.
   found=0
   for lib in "$mb"/src/lib/util/libgnunetutil.so*; do
-    if [ -L "$lib" ] || [ -f "$lib" ]; then
+    # -e: a link only when it leads to a file (no dangling link of another version).
+    if [ -e "$lib" ] && { [ -L "$lib" ] || [ -f "$lib" ]; }; then
       cp -P "$lib" "$prefix/lib/"
       found=1
     fi
