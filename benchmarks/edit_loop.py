@@ -117,9 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         if edits:
             print(f"edit -> counts: median {statistics.median(edits):.1f} s "
                   f"(range {min(edits):.1f}-{max(edits):.1f} s over {len(edits)})")  # fmt: skip
-        same = first == last and bool(first)
-        print(f"reverted counts equal the warm-up's on all {len(first)} rows: {same}")
-        return 0 if same else 1
+        # RSA key generation searches random primes: its count is not exact (docs/commands.md,
+        # history), so it is left out of the comparison and shown apart.
+        exact = sorted(k for k in first if "key_generation" not in k or k.startswith("CS"))
+        differ = [k for k in exact if first.get(k) != last.get(k)]
+        for key in differ:
+            print(f"  differs: {key}: {first.get(key)} -> {last.get(key)}")
+        inexact = sorted(set(first) - set(exact))
+        print(f"reverted counts equal the warm-up's on {len(exact) - len(differ)} of "
+              f"{len(exact)} exact rows (not compared: {', '.join(inexact)})")  # fmt: skip
+        return 0 if exact and not differ else 1
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

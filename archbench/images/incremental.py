@@ -349,8 +349,9 @@ def tree_lock(builder: Builder, volume: str, *, wait: bool = True) -> Iterator[b
 
 
 def parse_ccache_stats(text: str) -> tuple[int | None, int | None]:
-    """Hits and misses from ``ccache --print-stats`` (``key<TAB>value`` lines, ccache 4):
-    direct and preprocessed hits, and misses; None where the keys are absent."""
+    """Hits and misses from ``ccache.txt`` (``key<TAB>value`` lines, the names of ``ccache
+    --print-stats``, counted by ``build-incremental.sh`` from this build's
+    ``CCACHE_STATSLOG``): direct and preprocessed hits, and misses; None where absent."""
     values: dict[str, int] = {}
     for line in text.splitlines():
         key, _, value = line.partition("\t")
@@ -462,6 +463,8 @@ def _run(
         "CCACHE_MAXSIZE": ccache_size(),
         # The same object for the same source, whatever tree compiled it.
         "CCACHE_NOHASHDIR": "1",
+        # This build's own counts (build-incremental.sh reads them into ccache.txt).
+        "CCACHE_STATSLOG": f"{OUT_DIR}/ccache-stats.log",
         **dict(toolchain.environment),
     }
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@
 #           TREE/MANIFEST say that it is whole
 #   OUT     gets prefix.tar (the installed prefix, packed reproducibly: names sorted, mtime 0,
 #           owner 0:0), build-info.txt, state (clean or incremental, and why), ccache.txt
-#           (ccache --print-stats of this build)
+#           (this build's hits and misses, from CCACHE_STATSLOG)
 #
 # Why each step:
 #   - The tree is used only when STAMP names KEY and every file under TREE/b still has the
@@ -56,10 +56,15 @@ if [ "$state" != incremental ]; then
 fi
 printf '%s\n' "$state" > "$out/state"
 
-ccache -z > /dev/null
+# This build's own ccache counts: CCACHE_STATSLOG (set by the host to a file in OUT) logs
+# each compilation; the cache's global counters would mix in concurrent builds.
+rm -f "${CCACHE_STATSLOG:-/nonexistent}"
 sh "$here/build-libgnunetutil.sh" --incremental "$@" "$source_dir" "$tree/b" /opt/gnunet
 cp "$tree/b/build-info.txt" /opt/gnunet/build-info.txt
-ccache --print-stats > "$out/ccache.txt" 2>/dev/null || ccache -s > "$out/ccache.txt"
+count() { grep -cx "$1" "${CCACHE_STATSLOG:-/nonexistent}" 2>/dev/null || :; }
+printf 'direct_cache_hit\t%s\npreprocessed_cache_hit\t%s\ncache_miss\t%s\n' \
+  "$(count direct_cache_hit)" "$(count preprocessed_cache_hit)" "$(count cache_miss)" \
+  > "$out/ccache.txt"
 
 # The manifest: every file under b, its sha256; STAMP last.
 (cd "$tree" && find b -type f | LC_ALL=C sort > MANIFEST.files.part \
