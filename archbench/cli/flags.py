@@ -751,9 +751,16 @@ CLEAN: Final = Command(
             "host",
             "only these hosts, comma-separated: local, names under 'hosts', pools (default: all)",
         ),
+        Flag(
+            "caches",
+            "also remove libgnunetutil's build caches (trees and ccaches not in use; "
+            "listed either way)",
+            default=False,
+            kind="switch",
+        ),
     ),
 )
-_, HOST = CLEAN.flags
+_, HOST, CACHES = CLEAN.flags
 
 CI_MATRIX: Final = Command(
     "ci-matrix",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from archbench import matrix
@@ -17,6 +18,7 @@ from archbench.cli.bench import path_or_setting
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
+    CACHES,
     CI_MATRIX,
     CLEAN,
     DOCTOR,
@@ -33,7 +35,7 @@ from archbench.cli.flags import (
 from archbench.cli.terminal import show
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation, plan_jobs
-from archbench.images import base_tag, image_labels
+from archbench.images import Builder, base_tag, cache_volumes, image_labels, remove_caches
 from archbench.inputs import quote
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
@@ -95,10 +97,13 @@ def doctor(s: Settings, values: Mapping[str, Any]) -> None:
 
 
 def clean(s: Settings, values: Mapping[str, Any]) -> None:
-    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts.
+    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts;
+    with ``--caches`` also the caches of libgnunetutil's incremental builds (build trees and
+    ccaches, Docker volumes not in use; the packed prefixes of the work folder).
 
     ``--host`` names some hosts (``local``, keys of ``hosts``, or a key of ``pools`` for
-    its members); default: all. Prints how many containers each host had.
+    its members); default: all. Prints how many containers each host had, and the cache
+    volumes it kept or removed.
 
     Raises:
         MatrixError: an unknown host name or a bad matrix.
@@ -125,6 +130,18 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
             container.remove(force=True)
             n += 1
         show(f"{name}: removed {n} container(s)")
+        if g.switch(CACHES):
+            work = Path(s.work)
+            caches = remove_caches(Builder(client, work, work / "logs"))
+            if caches:
+                show(f"{name}: removed {len(caches)} build cache volume(s): {', '.join(caches)}")
+        else:
+            kept = cache_volumes(client)
+            if kept:
+                show(
+                    f"{name}: {len(kept)} build cache volume(s) of libgnunetutil kept "
+                    "(--caches removes them)"
+                )
     if unreachable:
         raise EngineError("could not clean every host:\n  " + "\n  ".join(unreachable))
 

@@ -33,7 +33,8 @@ image hashes and its provenance) and prepares a build copy (:func:`prepare_build
 without touching the user's tree, packed for an image's context by
 :func:`pack_build_tree` (streaming, to a :class:`ContextFile` on disk);
 :func:`plan_image` with a :class:`GnunetBuild` builds libgnunetutil from it inside a
-native target's image.
+native target's image, or unpacks the prefix :mod:`archbench.images.incremental` built
+already in a persistent tree (:func:`build_incremental`, where :func:`incremental_applies`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,18 @@ from archbench.images.gnunet_source import (
     resolve_gnunet,
     resolve_taler,
 )
+from archbench.images.incremental import (
+    IncrementalBuild,
+    Toolchain,
+    build_incremental,
+    cache_volumes,
+    incremental_applies,
+    library_code,
+    plan_toolchain,
+    remove_caches,
+    tree_key,
+    tree_volume,
+)
 from archbench.images.symbols import SymbolFiles, ensure_symbols
 
 __all__ = [
@@ -101,11 +114,15 @@ __all__ = [
     "CrossPlan",
     "GnunetBuild",
     "ImageSpec",
+    "IncrementalBuild",
     "ResolvedSource",
     "SymbolFiles",
     "TalerBuild",
+    "Toolchain",
     "base_tag",
     "build_context",
+    "build_incremental",
+    "cache_volumes",
     "check_local_source",
     "commit_range",
     "counter_qemu_version",
@@ -119,13 +136,19 @@ __all__ = [
     "harness_files",
     "harness_sha256",
     "image_labels",
+    "incremental_applies",
+    "library_code",
     "pack_build_tree",
     "plan_image",
+    "plan_toolchain",
     "prepare_build_tree",
     "prepare_cross",
     "prepare_taler_tree",
+    "remove_caches",
     "resolve_apt_proxy",
     "resolve_gnunet",
     "resolve_taler",
+    "tree_key",
+    "tree_volume",
     "warm_cross_stage",
 ]

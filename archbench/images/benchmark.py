@@ -42,6 +42,7 @@ from archbench.images import cross as cross_mod
 from archbench.images.builder import (
     Builder,
     ContextData,
+    ContextFile,
     ImageSpec,
     digest,
     ensure_image,
@@ -170,6 +171,13 @@ class GnunetBuild:
     found the tree."""
     changes: tuple[str, ...] = ()
     """What archbench changed in its copy of the tree (``BuildTree.changes``), one phrase each."""
+    prefix: ContextFile | None = None
+    """The installed prefix, built already by the incremental path
+    (:func:`archbench.images.incremental.build_incremental`) and packed reproducibly: the
+    image (or the cross stage) unpacks it instead of building the source. None: the image
+    builds it."""
+    incremental: dict[str, str | bool | None] | None = None
+    """How the incremental path built :attr:`prefix` (``IncrementalBuild.provenance``)."""
 
     def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
         """:meth:`ResolvedSource.provenance` plus how it was built (``Execution.gnunet_source``).
@@ -177,7 +185,11 @@ class GnunetBuild:
         Added keys: ``build_system``; ``changes`` (archbench's changes to its copy of the
         tree, ``"; "``-joined, None for none); ``build_script_sha256`` (sha256 of
         ``images/gnunet-source/build-libgnunetutil.sh``, the one recipe every source build
-        runs: archbench applies no patch to GNUnet's sources).
+        runs: archbench applies no patch to GNUnet's sources). From the incremental path
+        also ``build_mode`` (``clean`` or ``incremental``) and ``build_reason``,
+        ``build_tree``, ``ccache_hits``, ``ccache_misses``, ``build_seconds``,
+        ``prefix_sha256``, ``toolchain_image`` (numbers as decimal strings); a build inside
+        ``docker build`` (from nothing) has none of these.
         """
         script = template_dir / "gnunet-source" / "build-libgnunetutil.sh"
         return {
@@ -185,6 +197,7 @@ class GnunetBuild:
             "build_system": self.build_system,
             "changes": "; ".join(self.changes) or None,
             "build_script_sha256": hashlib.sha256(script.read_bytes()).hexdigest(),
+            **(self.incremental or {}),
         }
 
 
@@ -206,11 +219,24 @@ def gnunet_source_files(
     ``None``, the base's packaged libgnunetutil)."""
     if build is None:
         return ()
+    if build.prefix is not None:
+        return (("gnunet-source/gnunet-prefix.tar", build.prefix),)
     script = template_dir / "gnunet-source" / "build-libgnunetutil.sh"
     return (
         ("gnunet-source/build-libgnunetutil.sh", script.read_bytes()),
         ("gnunet-source/gnunet-src.tar", build.tar),
     )
+
+
+def gnunet_source_line(build: GnunetBuild | None) -> str:
+    """What a Dockerfile names a GNUnet source by: its content key, or for a prefix
+    built already, the prefix's sha256 (the same bits give the same image, whatever
+    source they came from; the result's provenance names the source). ``""``: none."""
+    if build is None:
+        return ""
+    if build.prefix is not None:
+        return f"prefix {build.prefix.path.stem}"
+    return build.resolved.content_key
 
 
 def harness_files(harness_dir: Path = HARNESS_DIR) -> tuple[tuple[str, bytes], ...]:
@@ -269,6 +295,7 @@ def render_dockerfile(
     cross_packages: tuple[str, ...] = (),
     gnunet_source: str = "",
     taler_source: str = "",
+    gnunet_prebuilt: bool = False,
 ) -> str:
     """Render ``Dockerfile.j2`` for one target (with the build of GNUnet's perf programs
     when ``gnunet_perf``).
@@ -282,6 +309,8 @@ def render_dockerfile(
     ``gnunet-source/``; ``""``: the base's packages provide it.
     ``taler_source``: the content key of an exchange source whose ``src/util`` the image
     builds into :data:`TALER_PREFIX` (tree kept at :data:`TALER_TREE`) against that GNUnet.
+    ``gnunet_prebuilt``: the context's ``gnunet-source/gnunet-prefix.tar`` is libgnunetutil
+    built already (the incremental path): the image unpacks it and builds nothing.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -299,6 +328,7 @@ def render_dockerfile(
             build_env=cross_mod.build_env(arch),
             gnunet_source=gnunet_source,
             gnunet_prefix=GNUNET_PREFIX,
+            gnunet_prebuilt=gnunet_prebuilt,
             taler_source=taler_source,
             taler_prefix=TALER_PREFIX,
             taler_tree=TALER_TREE,
@@ -311,12 +341,15 @@ def render_cross_dockerfile(
     template_dir: Path = TEMPLATE_DIR,
     gnunet_source: str = "",
     taler_source: str = "",
+    gnunet_prebuilt: bool = False,
 ) -> str:
     """Render ``cross/Dockerfile.j2``: the cross stage of ``cross.target_arch``'s image.
 
     ``gnunet_source``: the content key of the GNUnet source the stage builds when
     ``cross.gnunet`` is set (named in the Dockerfile, and so in the stage's hash);
     ``taler_source``: the exchange source's when ``cross.taler`` is set.
+    ``gnunet_prebuilt``: libgnunetutil was built already (the incremental path, context
+    ``gnunet-source/gnunet-prefix.tar``): the stage unpacks it instead of building it.
 
     Raises:
         jinja2.TemplateError: the template is missing or broken.
@@ -328,6 +361,7 @@ def render_cross_dockerfile(
         .render(
             cross=cross,
             gnunet_source=gnunet_source,
+            gnunet_prebuilt=gnunet_prebuilt,
             gnunet_prefix=GNUNET_PREFIX,
             gnunet_tar=GNUNET_TAR,
             meson_cross_path=cross_mod.MESON_CROSS_PATH,
@@ -381,8 +415,9 @@ def plan_cross_image(
     dockerfile = render_cross_dockerfile(
         cross,
         template_dir,
-        gnunet.resolved.content_key if gnunet is not None else "",
+        gnunet_source_line(gnunet),
         taler.resolved.content_key if taler is not None else "",
+        gnunet_prebuilt=gnunet is not None and gnunet.prefix is not None,
     )
     apt_conf = _environment(template_dir).get_template("cross/target-apt.conf.j2")
     scripts = tuple(
@@ -390,7 +425,9 @@ def plan_cross_image(
         for name in ("runtime-packages.sh", "resolve-debs.sh")
     )
     source: tuple[tuple[str, ContextData], ...] = ()
-    if gnunet is not None:
+    if gnunet is not None and gnunet.prefix is not None:
+        source = gnunet_source_files(gnunet, template_dir)
+    elif gnunet is not None:
         meson = cross_mod.meson_cross_file(cross.target_arch).encode()
         source = (*gnunet_source_files(gnunet, template_dir), ("cross/meson-cross.ini", meson))
     files = (
@@ -576,8 +613,9 @@ def plan_image(
         template_dir,
         gnunet_perf,
         cross.install if cross is not None else (),
-        gnunet.resolved.content_key if gnunet is not None else "",
+        gnunet_source_line(gnunet),
         taler.resolved.content_key if taler is not None else "",
+        gnunet_prebuilt=gnunet is not None and gnunet.prefix is not None,
     )
     files = (
         harness_files(harness_dir)

@@ -85,7 +85,9 @@ class GnunetBuild(Frozen):
     source_build: dict[str, str] | None = None
     """A libgnunetutil built from source: its ``/opt/gnunet/build-info.txt``
     (``kind`` meson/autotools, ``version``, ``header_version``, ``cflags``, ``prefix``,
-    ``build_seconds``: wall time of the build in s); None for Debian's package."""
+    ``build_seconds``: wall time of the build in s, only for a build inside ``docker build``:
+    an incremental build's is in ``Execution.gnunet_source``, so that its prefix is the same
+    bytes for the same code); None for Debian's package."""
 
     @property
     def taler_measured(self) -> bool:

@@ -53,13 +53,17 @@ from archbench.images import (
     GnunetBuild,
     ImageSpec,
     TalerBuild,
+    build_incremental,
     ensure_base,
     ensure_counter_tools,
     ensure_counting_image,
+    ensure_image,
     ensure_target_image,
     harness_sha256,
+    incremental_applies,
     pack_build_tree,
     plan_image,
+    plan_toolchain,
     prepare_build_tree,
     prepare_cross,
     prepare_taler_tree,
@@ -494,6 +498,25 @@ def _cross_prefix(
     plan, build_base_id = crossing.result()
     if plan is None:
         return False
+    gnunet = ctx.gnunet_build
+    if gnunet is not None and incremental_applies(
+        gnunet, emulated=ctx.plan.emulated, cross=plan, taler=ctx.taler_build is not None
+    ):
+        # The stage will unpack a prefix built in a persistent tree: warming it with the
+        # source build would compile what that tree keeps; the toolchain image instead.
+        toolchain = plan_toolchain(
+            ctx.arch,
+            plan.build_base,
+            build_base_id,
+            plan,
+            perf=GNUNET_PERF.name in ctx.plan.suites.enabled(),
+            packages=ctx.plan.packages,
+        )
+        try:
+            ensure_image(b, toolchain.spec, f"{ctx.name}.gnunet.toolchain.log")
+        except ImageBuildError:
+            return False
+        return True
     log = f"{ctx.name}.cross-prefix.log"
     return warm_cross_stage(b, plan, build_base_id, log, ctx.gnunet_build, ctx.taler_build)
 
@@ -535,6 +558,14 @@ def build_image(ctx: TargetContext) -> None:
         # The cross stage would build the same steps again beside the warm-up.
         with contextlib.suppress(Exception):
             ctx.warming.result()
+    if ctx.gnunet_build is not None and incremental_applies(
+        ctx.gnunet_build,
+        emulated=ctx.plan.emulated,
+        cross=ctx.cross_plan,
+        taler=ctx.taler_build is not None,
+    ):
+        # Kept for the measuring pass, which then finds the prefix built.
+        ctx.gnunet_build = ctx.ws.gnunet_builds[ctx.name] = _build_incremental(ctx, base)
     ctx.spec, ctx.image_id, ctx.reused = ensure_target_image(
         ctx.builder,
         functools.partial(_plan_spec, ctx, base),
@@ -547,6 +578,22 @@ def build_image(ctx: TargetContext) -> None:
     )
     ctx.image_tag = ctx.run_image = ctx.spec.tag
     ctx.base_tag, ctx.base_built = base.tag, base.built or None
+
+
+def _build_incremental(ctx: TargetContext, base: BaseImage) -> GnunetBuild:
+    """libgnunetutil built in its persistent tree (:mod:`archbench.images.incremental`):
+    natively from the target's base, cross from the cross plan's build base."""
+    assert ctx.gnunet_build is not None
+    plan = ctx.cross_plan
+    toolchain = plan_toolchain(
+        ctx.arch,
+        base.tag if plan is None else plan.build_base,
+        base.image_id if plan is None else ctx.build_base_id,
+        plan,
+        perf=GNUNET_PERF.name in ctx.plan.suites.enabled(),
+        packages=ctx.plan.packages,
+    )
+    return build_incremental(ctx.builder, ctx.gnunet_build, toolchain, f"{ctx.name}.gnunet.log")
 
 
 def _plan_spec(ctx: TargetContext, base: BaseImage, built: CrossBuild | None) -> ImageSpec:

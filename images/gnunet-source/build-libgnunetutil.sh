@@ -28,6 +28,14 @@
 #   --jobs N           parallel jobs (default: the number of CPUs)
 #   --taler            also build libgnunetjson, libgnunetcurl and libgnunetpq (meson trees),
 #                      which the Taler exchange's src/util links or checks for, into PREFIX/lib
+#   --incremental      (meson trees) BUILD may hold an earlier build of this script with the
+#                      same options: SOURCE is synced into BUILD/src with rsync -rlpc --delete
+#                      (by checksum, without -t: an unchanged file keeps its old mtime, so
+#                      ninja recompiles only what changed), meson setup runs only when BUILD
+#                      has no build.ninja or the version changed (--reconfigure), and
+#                      `ninja -t cleandead` removes outputs no longer in the build graph.
+#                      build-info.txt then has no build_seconds, so that the same code gives
+#                      the same bytes (images/gnunet-source/build-incremental.sh)
 #
 # Why each step:
 #   - The tree is copied (without .git) and built from the copy: the user's tree, dirty or
@@ -99,7 +107,7 @@ absolute() {
   esac
 }
 
-cross_file='' host='' deb_arch='' perf=0 taler=0 jobs=''
+cross_file='' host='' deb_arch='' perf=0 taler=0 jobs='' incremental=0
 while [ $# -gt 0 ]; do
   case $1 in
     --cross-file)
@@ -113,6 +121,7 @@ while [ $# -gt 0 ]; do
       deb_arch=$2; shift 2 ;;
     --perf) perf=1; shift ;;
     --taler) taler=1; shift ;;
+    --incremental) incremental=1; shift ;;
     --jobs)
       [ $# -ge 2 ] || die_usage "--jobs needs a number"
       jobs=$2; shift 2 ;;
@@ -150,7 +159,11 @@ case $build_dir in
 esac
 if [ -e "$build_dir" ]; then
   [ -d "$build_dir" ] || die_usage "BUILD '$build_dir' exists and is not a directory"
-  [ -z "$(ls -A "$build_dir")" ] || die_usage "BUILD '$build_dir' is not empty"
+  [ "$incremental" = 1 ] || [ -z "$(ls -A "$build_dir")" ] || die_usage "BUILD '$build_dir' is not empty"
+fi
+if [ "$incremental" = 1 ]; then
+  [ "$kind" = meson ] || die_usage "--incremental is for meson trees (GNUnet 0.21 and later)"
+  command -v rsync >/dev/null 2>&1 || die "--incremental needs rsync"
 fi
 mkdir -p "$build_dir"
 build_dir=$(cd "$build_dir" && pwd -P)
@@ -195,14 +208,33 @@ if [ -n "$deb_arch" ]; then
 fi
 # ---- the copy
 copy=$build_dir/src
-mkdir "$copy"
+mkdir -p "$copy"
 # From the copy, as in a Debian package build: -ffile-prefix-map maps it to ".".
 CFLAGS=$(cd "$copy" && dpkg-buildflags --get CFLAGS)
 CPPFLAGS=$(cd "$copy" && dpkg-buildflags --get CPPFLAGS)
 LDFLAGS=$(cd "$copy" && dpkg-buildflags --get LDFLAGS)
 export CFLAGS CPPFLAGS LDFLAGS
-echo "$prog: copying $source_dir (without .git) to $copy" >&2
-(cd "$source_dir" && tar --exclude=.git -cf - .) | (cd "$copy" && tar -xf -)
+if [ "$incremental" = 1 ]; then
+  # What this script adds to the copy (the handbook stub, meson's data stubs, .version) is
+  # protected from --delete: deleting and re-making it would change its mtime and make
+  # meson regenerate the build on every sync.
+  set -- --filter='P /doc/handbook/meson.build' --filter='P /.version'
+  if [ -f "$build_dir/stubbed.list" ]; then
+    while read -r name; do
+      set -- "$@" --filter="P /$name"
+    done < "$build_dir/stubbed.list"
+  fi
+  echo "$prog: syncing $source_dir (without .git) into $copy (by checksum)" >&2
+  rsync -rlpc --delete --exclude=/.git "$@" "$source_dir"/ "$copy"/
+  # A .version the source has not (any longer) is written again below.
+  if [ ! -f "$source_dir/.version" ] && [ "$kind" = meson ] && [ -f "$copy/.version" ] \
+     && [ -d "$source_dir/.git" ]; then
+    rm -f "$copy/.version"
+  fi
+else
+  echo "$prog: copying $source_dir (without .git) to $copy" >&2
+  (cd "$source_dir" && tar --exclude=.git -cf - .) | (cd "$copy" && tar -xf -)
+fi
 
 version_ok() {
   printf '%s\n' "$1" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+([-+~.][A-Za-z0-9.+~-]*)?'
@@ -216,7 +248,9 @@ elif [ "$kind" = meson ]; then
     || die "SOURCE has no .version and 'git describe --tags --match v[0-9]*' finds no release tag (a shallow clone?): write .version into a copy or fetch the tags"
   version=${version#v}
   version_ok "$version" || die "git describe gives '$version', not x.y.z[suffix]"
-  printf '%s\n' "$version" > "$copy/.version"
+  if [ "$(cat "$copy/.version" 2>/dev/null || :)" != "$version" ]; then
+    printf '%s\n' "$version" > "$copy/.version"
+  fi
 else
   version=''
 fi
@@ -230,12 +264,31 @@ if [ "$kind" = meson ]; then
   if [ -n "$cross_file" ]; then
     set -- "$@" --cross-file "$cross_file"
   fi
+  setup_needed=1
+  if [ "$incremental" = 1 ] && [ -f "$mb/build.ninja" ]; then
+    if [ "$(cat "$build_dir/configured-version" 2>/dev/null || :)" = "$version" ]; then
+      # ninja itself regenerates the build when a meson.build changed.
+      setup_needed=0
+      echo "$prog: meson setup kept ($version)" >&2
+    else
+      step "meson setup --reconfigure ($version)" "$build_dir/setup.log" \
+        meson setup --reconfigure "$@" "$mb" "$copy"
+      setup_needed=0
+    fi
+  elif [ "$incremental" = 1 ]; then
+    rm -rf "$mb"
+  fi
+  stubbed=''
+  if [ "$incremental" = 1 ] && [ -f "$build_dir/stubbed.list" ]; then
+    stubbed=" $(tr '\n' ' ' < "$build_dir/stubbed.list")"
+    stubbed=${stubbed% }
+  fi
+  if [ "$setup_needed" = 1 ]; then
   # A data file a meson.build names but the tree lacks (a development snapshot taken
   # without README, COPYING and .conf files; archbench writes the literal ones before
   # the build, these are the computed names such as 'test_' + p + '.conf'): meson setup
   # names it; an empty one in the copy lets setup go on.  At most 64, inside the copy,
   # each listed in build-info.txt (stubbed_files).
-  stubbed=''
   n_stubs=0
   while ! meson setup "$@" "$mb" "$copy" > "$build_dir/setup.log" 2>&1; do
     missing=$(sed -n "s|^\(.*\)meson.build:[0-9]*:[0-9]*: ERROR: File \([A-Za-z0-9_.+-]*\) does not exist\.\$|\1\2|p" "$build_dir/setup.log" | head -n 1)
@@ -257,6 +310,15 @@ if [ "$kind" = meson ]; then
     rm -rf "$mb"
   done
   echo "$prog: meson setup ($version, CFLAGS $CFLAGS) done" >&2
+  fi
+  if [ "$incremental" = 1 ]; then
+    printf '%s\n' "$version" > "$build_dir/configured-version"
+    if [ -n "$stubbed" ]; then
+      printf '%s\n' $stubbed > "$build_dir/stubbed.list"
+    else
+      : > "$build_dir/stubbed.list"
+    fi
+  fi
   step "meson compile gnunetutil" "$build_dir/compile.log" meson compile -C "$mb" -j "$jobs" gnunetutil
   if [ "$taler" = 1 ]; then
     step "meson compile gnunetjson gnunetcurl gnunetpq (for the Taler exchange)" \
@@ -264,6 +326,12 @@ if [ "$kind" = meson ]; then
   fi
   if [ "$perf" = 1 ]; then
     perf_step "meson compile perf_crypto_rsa" "$build_dir/perf.log" meson compile -C "$mb" -j "$jobs" perf_crypto_rsa
+  fi
+  if [ "$incremental" = 1 ]; then
+    step "ninja -t cleandead" "$build_dir/cleandead.log" ninja -C "$mb" -t cleandead
+    # An earlier version's soname links (libgnunetutil.so.18 -> its removed .so.18.0.0)
+    # are no ninja outputs: dangling links go too, lest they join the prefix.
+    find "$mb" -xtype l -delete
   fi
   step "meson introspect --installed" "$build_dir/installed.log" sh -c \
     'meson introspect "$1" --installed > "$2"' sh "$mb" "$build_dir/installed.json"
@@ -286,7 +354,8 @@ PY
   # libgnunetutil.so, .so.N (links) and .so.N.x.y; not the .so.N.x.y.p object directory.
   found=0
   for lib in "$mb"/src/lib/util/libgnunetutil.so*; do
-    if [ -L "$lib" ] || [ -f "$lib" ]; then
+    # -e: a link only when it leads to a file (no dangling link of another version).
+    if [ -e "$lib" ] && { [ -L "$lib" ] || [ -f "$lib" ]; }; then
       cp -P "$lib" "$prefix/lib/"
       found=1
     fi
@@ -379,8 +448,11 @@ header_version=$(sed -n 's/^#define GNUNET_VERSION "\(.*\)"$/\1/p' "$prefix/incl
 echo "$prog: installed libgnunetutil $header_version ($kind) under $prefix" >&2
 seconds=$(( $(date +%s) - started ))
 echo "$prog: built in $seconds s" >&2
-printf 'kind\t%s\nversion\t%s\nheader_version\t%s\ncflags\t%s\nprefix\t%s\nbuild_seconds\t%s\n' \
-  "$kind" "$version" "$header_version" "$CFLAGS" "$prefix" "$seconds" > "$build_dir/build-info.txt"
+printf 'kind\t%s\nversion\t%s\nheader_version\t%s\ncflags\t%s\nprefix\t%s\n' \
+  "$kind" "$version" "$header_version" "$CFLAGS" "$prefix" > "$build_dir/build-info.txt"
+if [ "$incremental" = 0 ]; then
+  printf 'build_seconds\t%s\n' "$seconds" >> "$build_dir/build-info.txt"
+fi
 if [ -n "${stubbed:-}" ]; then
   printf 'stubbed_files\t%s\n' "${stubbed# }" >> "$build_dir/build-info.txt"
 fi
