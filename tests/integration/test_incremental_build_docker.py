@@ -110,6 +110,7 @@ def test_an_incremental_chain_is_the_clean_builds_code_and_a_damaged_tree_is_reb
             assert built.incremental is not None and built.prefix is not None
             modes.append(built.incremental["build_mode"])
         assert modes == ["clean", "incremental", "incremental"]
+        assert built.incremental is not None and built.prefix is not None
         assert built.incremental["build_tree"] == volume
         chained = library_code(built.prefix)
 

@@ -176,7 +176,10 @@ def test_a_prefix_built_already_is_unpacked_not_built(tmp_path: Path) -> None:
 
 
 def test_provenance_says_how_the_library_was_built() -> None:
-    info = {"build_mode": "incremental", "build_tree": "archbench-gnunet-tree-amd64-ab"}
+    info: dict[str, str | bool | None] = {
+        "build_mode": "incremental",
+        "build_tree": "archbench-gnunet-tree-amd64-ab",
+    }
     source = dataclasses.replace(_build(), incremental=info).provenance()
     assert source["build_mode"] == "incremental" and source["kind"] == "tarball"
     assert "build_mode" not in _build().provenance()
