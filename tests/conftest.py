@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Generator
+from typing import Any
 
 import docker
 import pytest
 from helpers import CI_MATRIX, REPO
 from pristine import running_scenario, start_scenario
+from xdist.scheduler import LoadScopeScheduling
 
 from archbench.hosts import engine
 from archbench.images import Builder, ensure_base, ensure_image, plan_image
@@ -36,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(trylast=True)  # after -k and -m deselected what they deselect
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The pristine machines' tests (test_pristine_docker.py) go last: they wait for the
-    # machines that pytest_runtestloop starts when the session starts.
+    # machines that pytest_runtest_setup starts with the first engine test.
     pristine = [item for item in items if "pristine" in item.keywords]
     if pristine:
         items[:] = [item for item in items if "pristine" not in item.keywords] + pristine
@@ -48,16 +50,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
+def pytest_runtest_setup(item: pytest.Item) -> None:
     """Start the pristine machines (:class:`pristine.Scenario`) in a thread of their own
-    before the first test, when their tests will run: their quarter of an hour overlaps
-    the other tests (issue 27)."""
-    config = session.config
-    if config.option.collectonly or not config.getoption("--run-docker"):
+    when the first engine test of a session that will run their tests starts: their
+    quarter of an hour overlaps the other tests (issue 27). Under xdist that is the
+    worker of :data:`ENGINE_SCOPE`, never the other one."""
+    config = item.config
+    if running_scenario() is not None or not config.getoption("--run-docker"):
         return
-    if any("pristine" in item.keywords for item in session.items):
+    if "docker" not in item.keywords and "emulated" not in item.keywords:
+        return
+    if any("pristine" in other.keywords for other in item.session.items):
         start_scenario(engine.connect())
+
+
+#: The xdist work unit of every test under ``tests/integration/`` (:class:`EngineScheduling`).
+ENGINE_SCOPE = "tests/integration/"
+
+
+class EngineScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+    """xdist's scheduler for the README's ``pytest -n 2``: every integration test is one work
+    unit, so one worker runs them all in collection order (a session's images are built
+    once, never raced by a second build of the same content, and the engine's load is what
+    each test was written for), while the other worker takes the unit tests a file at a
+    time beside them (issue 37: the suite's 30 minutes from an empty engine).
+
+    A scheduler of our own rather than ``--dist loadgroup``: xdist 3.8 marks a group by
+    rewriting ``item._nodeid``, which pytest 9 no longer reads.
+    """
+
+    def _split_scope(self, nodeid: str) -> str:
+        if nodeid.startswith(ENGINE_SCOPE):
+            return ENGINE_SCOPE
+        return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: absent when xdist is not installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> EngineScheduling:
+    """Schedule with :class:`EngineScheduling` whenever ``-n`` is given."""
+    return EngineScheduling(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -112,9 +143,13 @@ TEST_SECONDS: dict[str, float] = {}
 #: How many of the slowest tests and files the closing summary lists.
 SLOWEST = 12
 
+#: Where the closing summary writes every test's seconds (tab-separated, slowest first).
+SECONDS_FILE = REPO / ".archbench" / "test-seconds.tsv"
+
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Add each phase's duration (s) to its test's total in :data:`TEST_SECONDS`."""
+    """Add each phase's duration (s) to its test's total in :data:`TEST_SECONDS` (under
+    xdist, in the controller: its reports come from both workers)."""
     TEST_SECONDS[report.nodeid] = TEST_SECONDS.get(report.nodeid, 0.0) + report.duration
 
 
@@ -153,6 +188,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if table:
         terminalreporter.write_sep("-", "slowest tests")
         terminalreporter.write(table)
+        # Every test's seconds, slowest first, for what the table leaves out.
+        SECONDS_FILE.parent.mkdir(parents=True, exist_ok=True)
+        SECONDS_FILE.write_text(
+            "".join(
+                f"{spent:.1f}\t{name}\n"
+                for name, spent in sorted(TEST_SECONDS.items(), key=lambda kv: -kv[1])
+            ),
+            encoding="utf-8",
+        )
+        terminalreporter.write_line(f"every test's seconds: {SECONDS_FILE}")
     times = REPO / ".archbench" / "pristine-times.txt"
     if times.is_file() and times.stat().st_mtime >= SESSION_START:
         terminalreporter.write_sep("-", "pristine machine: stage times")
