@@ -9,11 +9,13 @@ harness's Makefile, and one tiny run of every row, GNU Taler's path (the scheme-
 calls and of the layer must pass, the headers' version must reach build-info.txt and the
 meta lines, and the unpacked source must be left as it was.
 
-Two releases of the driver's release API (``gnunet_bsig_api`` 0.21): 0.21.2, before the
-HKDF moved to libsodium's HMAC (0.22), and 0.24.3 after it. 0.27.0 is built and driven by
-``invoke bench`` in ``test_gnunet_source_image_docker.py`` (natively) and
-``test_gnunet_source_cross_docker.py`` (cross, riscv64), 0.22.2 is built by the Taler
-tests; each release here costs about two minutes of CI from an empty engine (issue 27).
+The oldest release of the driver's release API (``gnunet_bsig_api`` 0.21): 0.21.2, before
+the HKDF moved to libsodium's HMAC (0.22). The releases after it are built and driven by
+``invoke bench`` elsewhere: 0.27.0 in ``test_gnunet_source_image_docker.py`` (natively),
+master in ``test_gnunet_master_docker.py`` (natively and cross, with the HMAC's note),
+0.22.2 by the Taler and bisection tests. A release here costs about two minutes of CI from
+an empty engine (issue 27); 0.24.3, which this test built as well until issue 37, proved
+nothing those do not.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def build_image(engine_client: docker.DockerClient, slim_amd64_image: str) -> It
     yield tag
 
 
-@pytest.mark.parametrize("version", ["0.21.2", "0.24.3"])
+@pytest.mark.parametrize("version", ["0.21.2"])
 def test_a_source_build_drives_every_row_on_the_new_api(
     engine_client: docker.DockerClient, build_image: str, version: str
 ) -> None:
@@ -117,9 +119,9 @@ def test_a_source_build_drives_every_row_on_the_new_api(
     assert "cs_r_derive again" in notes[("CS", "taler_signing")]
     assert "cs_calc_blinded_c again" in notes[("CS", "taler_unblinding")]
     assert notes[("RSA", "blinding")].startswith("GNUnet 0.21 API: rsa_blind takes (message, size)")
-    # 0.22 moved the HKDF to libsodium's HMAC: the note says so from then on.
-    hkdf = "libsodium's HMAC" in notes[("CS", "signing")]
-    assert hkdf == (version != "0.21.2")
+    # 0.22 moved the HKDF to libsodium's HMAC: the note says so from then on (master's
+    # test checks that it does), not before.
+    assert "libsodium's HMAC" not in notes[("CS", "signing")]
 
 
 def _fail(message: str) -> None:
