@@ -211,3 +211,45 @@ def test_a_stripped_librarys_sizeless_exports_name_nothing(
     at = full.starts[full.names.index("asm_untyped")]
     assert syms.function(at) is None
     assert "exported" in syms.names
+
+
+def test_plt_stubs_are_no_symbol_not_after_the_init_section() -> None:
+    # .init [0x1000, 0x1017) with _init (sizeless), .plt [0x1020, 0x1100) without
+    # symbols, .text [0x1100, 0x2000) with a sized function and padding after it.
+    code = {10: (0x1000, 0x1017), 11: (0x1020, 0x1100), 13: (0x1100, 0x2000)}
+    ranges = S.function_ranges(
+        [S.FunctionSymbol("_init", 0x1000, 0, 10), S.FunctionSymbol("f", 0x1100, 0x30, 13)],
+        code,
+    )
+    syms = S.functions_from(ranges, code=code.values())
+    assert syms.function(0x1010) == "_init"
+    assert syms.function(0x1040) is None
+    assert syms.nearest_before(0x1040) is None  # a PLT stub: "(no symbol)"
+    assert syms.function(0x1138) is None
+    assert syms.nearest_before(0x1138) == "f"  # padding or internal code after f
+    # Without section bounds (as before), any function before it.
+    assert S.functions_from(ranges).nearest_before(0x1040) == "_init"
+
+
+@given(section_symbols(), st.integers(0x1000, 0x3100))
+def test_an_address_is_never_said_after_a_function_of_another_section(
+    symbols: list[S.FunctionSymbol], at: int
+) -> None:
+    syms = S.functions_from(S.function_ranges(symbols, BOUNDS), code=BOUNDS.values())
+    before = syms.nearest_before(at)
+    inside = [b for b in BOUNDS.values() if b[0] <= at < b[1]]
+    if before is not None and inside:
+        start = syms.starts[syms.names.index(before)]
+        assert inside[0][0] <= start <= at
+
+
+@needs_gcc
+def test_init_is_named_and_a_stripped_librarys_sections_are_known(asm_library: Path) -> None:
+    elf = S.parse_elf(asm_library.read_bytes(), asm_library)
+    init = next(s for s in elf.sections if s.name == ".init")
+    syms = S.read_elf(asm_library)
+    # crti's _init has no size: it reaches to .init's end, not into .plt.
+    assert syms.function(init.addr) == "_init"
+    k = syms.names.index("_init")
+    assert syms.ends[k] == init.addr + init.size
+    assert (init.addr, init.addr + init.size) in syms.code

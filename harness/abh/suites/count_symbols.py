@@ -25,7 +25,7 @@ function may be far beyond internal ones it would wrongly swallow.
 An address inside a mapped file but in no function's range (a stripped library's
 internal functions, PLT stubs, alignment padding after a sized function) is
 attributed to the library with :data:`NO_SYMBOL`, followed by ``after <name>`` when
-a function of the file starts before it (static functions are placed beside their
+a function of the same code section starts before it (static functions are placed beside their
 compilation unit's exported ones, so this says where, without claiming a name); an
 address in no mapped file to :data:`UNKNOWN`.
 Standard library only (runs under the image's ``python3``, in the container
@@ -80,7 +80,8 @@ class ElfSymbols:
     ``ends``, ``names``: function ``[start, end)`` ranges sorted by start;
     ``reach``: the largest end among the first i + 1 ranges (so a lookup stops
     as soon as no earlier range can hold the address);
-    ``table``: ``symtab``, ``dynsym`` or ``none`` (which table named them).
+    ``table``: ``symtab``, ``dynsym`` or ``none`` (which table named them);
+    ``code``: the executable sections' ``(address, end)``, by address (empty: unknown).
     """
 
     loads: tuple[tuple[int, int, int], ...]
@@ -92,6 +93,7 @@ class ElfSymbols:
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Every function symbol's name -> the name this table keeps for its range
     (aliases such as glibc's ``free``/``__libc_free`` share one range)."""
+    code: tuple[tuple[int, int], ...] = ()
 
     def function(self, vaddr: int) -> str | None:
         """The function whose range holds ``vaddr``, or None (the innermost by start)."""
@@ -109,8 +111,13 @@ class ElfSymbols:
         return self.names[i] if i < len(self.starts) and self.starts[i] == vaddr else None
 
     def nearest_before(self, vaddr: int) -> str | None:
-        """The function that starts last at or before ``vaddr`` (None: none does)."""
+        """The function that starts last at or before ``vaddr`` in the same code section
+        (None: none does; PLT stubs are not "after" ``.init``'s ``_init``). Without
+        :attr:`code`, or for an address in no code section, in any section."""
         i = bisect.bisect_right(self.starts, vaddr) - 1
+        k = bisect.bisect_right(self.code, (vaddr, 1 << 64)) - 1
+        if i >= 0 and k >= 0 and vaddr < self.code[k][1] and self.starts[i] < self.code[k][0]:
+            return None
         return self.names[i] if i >= 0 else None
 
     def vaddr_of(self, offset: int) -> int | None:
@@ -196,10 +203,12 @@ def functions_from(
     symbols: Iterable[tuple[str, int, int]],
     loads: Sequence[tuple[int, int, int]] = (),
     table: str = "symtab",
+    code: Iterable[tuple[int, int]] = (),
 ) -> ElfSymbols:
     """An :class:`ElfSymbols` from ``(name, start, size)`` function symbols.
 
-    Zero-sized symbols and duplicates of a range are dropped (the first name is kept).
+    Zero-sized symbols and duplicates of a range are dropped (the first name is kept);
+    ``code``: the executable sections' ``(address, end)``.
     """
     seen: dict[tuple[int, int], str] = {}
     aliases: dict[str, str] = {}
@@ -216,6 +225,7 @@ def functions_from(
         table=table,
         reach=tuple(itertools.accumulate(ends, max)),
         aliases=aliases,
+        code=tuple(sorted(code)),
     )
 
 
@@ -377,18 +387,22 @@ def symbols_of(elf: ElfLayout, path: Path | str = "<bytes>") -> ElfSymbols:
         ValueError: a symbol table is truncated or malformed (the message names ``path``).
     """
     try:
+        bounds = _code_bounds(elf)
         full = _function_symbols(elf, _SHT_SYMTAB)
         if full is not None:
-            ranges = function_ranges(full, _code_bounds(elf))
-            return functions_from(ranges, elf.loads, "symtab")
+            ranges = function_ranges(full, bounds)
+            return functions_from(ranges, elf.loads, "symtab", bounds.values())
         exported = _function_symbols(elf, _SHT_DYNSYM)
         if exported is not None:
             return functions_from(
-                ((s.name, s.start, s.size) for s in exported), elf.loads, "dynsym"
+                ((s.name, s.start, s.size) for s in exported),
+                elf.loads,
+                "dynsym",
+                bounds.values(),
             )
     except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
-    return functions_from([], elf.loads, "none")
+    return functions_from([], elf.loads, "none", _code_bounds(elf))
 
 
 def read_elf(path: Path) -> ElfSymbols:
