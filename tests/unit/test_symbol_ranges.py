@@ -253,3 +253,17 @@ def test_init_is_named_and_a_stripped_librarys_sections_are_known(asm_library: P
     k = syms.names.index("_init")
     assert syms.ends[k] == init.addr + init.size
     assert (init.addr, init.addr + init.size) in syms.code
+
+
+@needs_gcc
+def test_a_file_without_symbol_tables_names_nothing_and_knows_its_code(tmp_path: Path) -> None:
+    src = tmp_path / "asm.c"
+    src.write_text(ASM, encoding="utf-8")
+    obj = tmp_path / "asm.o"
+    subprocess.run(["gcc", "-O2", "-c", "-o", obj, src], check=True)
+    subprocess.run(["strip", "--strip-all", obj], check=True)
+    syms = S.read_elf(obj)
+    assert syms.table == "none" and syms.names == ()
+    text = next(s for s in S.parse_elf(obj.read_bytes()).sections if s.name == ".text")
+    assert syms.code == ((text.addr, text.addr + text.size),)
+    assert syms.function(text.addr) is None and syms.nearest_before(text.addr) is None

@@ -402,7 +402,7 @@ def symbols_of(elf: ElfLayout, path: Path | str = "<bytes>") -> ElfSymbols:
             )
     except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
-    return functions_from([], elf.loads, "none", _code_bounds(elf))
+    return functions_from([], elf.loads, "none", _code_bounds(elf).values())
 
 
 def read_elf(path: Path) -> ElfSymbols:
