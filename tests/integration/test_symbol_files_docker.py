@@ -135,10 +135,16 @@ def test_internal_functions_named_and_a_mismatching_symbol_file_refused(
     print("CS signing, libgcrypt:", sorted(gcrypt_functions.items(), key=lambda kv: -kv[1])[:8])
     # libgcrypt's internal code (SHA-512 compression, HMAC) has names of its own now...
     assert internal, gcrypt_functions
-    # (Hand-written assembly without an ELF size stays "(no symbol) after <its neighbour>":
-    # measured 2026-12-07, 20k of libgcrypt's 63k instructions per CS signature on amd64.)
+    # ...its hand-written SHA-2 assembly too, whose symbols have no ELF size (.type without
+    # .size: they reach to the next symbol, count_symbols.function_ranges); before that rule
+    # 20k of libgcrypt's 63k instructions per CS signature stayed "(no symbol) after ...",
+    # now (2026-12-07) 0.3 % of the row is unnamed in all.
+    assert any(
+        f.startswith(("_gcry_sha512_transform_amd64", "_gcry_sha256_transform_amd64"))
+        for f in internal
+    ), gcrypt_functions
     unnamed = sum(n for f, n in gcrypt_functions.items() if f.startswith(S.NO_SYMBOL))
-    assert sum(gcrypt_functions[f] for f in internal) > unnamed, gcrypt_functions
+    assert unnamed < 0.02 * sum(gcrypt_functions.values()), gcrypt_functions
     # ...while libsodium's refused file leaves its internal code as without symbol files.
     sodium_functions = {
         f.function for r in rows.values() for f in r.attribution or () if f.library == sodium

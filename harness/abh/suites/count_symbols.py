@@ -10,12 +10,24 @@ paths, so a guest address ``a`` lies in the file mapped at host
 program headers, the ELF virtual address that the file's symbol tables
 (``.symtab`` when the file has one, else the exported ``.dynsym``) name.
 
-An address inside a mapped file but in no function symbol's range is
-attributed to the library with :data:`NO_SYMBOL` (a stripped library's
-internal functions), followed by ``after <name>`` when a function of the file
-starts before it (static functions are placed beside their compilation unit's
-exported ones, so this says where, without claiming a name); an address in
-no mapped file to :data:`UNKNOWN`.
+A function's range is its symbol's ``[st_value, st_value + st_size)``. In a full
+``.symtab`` (an unstripped file or a symbol file: every function of the file is in it),
+hand-written assembly adds what a compiler's symbols never lack, as ``perf`` and
+``addr2line``-like tools read it (:func:`function_ranges`): a function symbol without a
+size (``.type`` but no ``.size``, libgcrypt's amd64 SHA-2/AES code) and an untyped code
+label without a ``.type`` (libgcrypt's ``_gcry_mpih_*``; not ``.``/``$`` assembler labels
+or ARM/RISC-V mapping symbols) reach to the next function symbol's start in the same
+section, or the section's end; a sizeless symbol inside a sized function's range is a
+label of that function and names nothing of its own. In ``.dynsym`` (a stripped file's
+exported functions only) a sizeless symbol stays without a range: the next exported
+function may be far beyond internal ones it would wrongly swallow.
+
+An address inside a mapped file but in no function's range (a stripped library's
+internal functions, PLT stubs, alignment padding after a sized function) is
+attributed to the library with :data:`NO_SYMBOL`, followed by ``after <name>`` when
+a function of the same code section starts before it (static functions are placed beside their
+compilation unit's exported ones, so this says where, without claiming a name); an
+address in no mapped file to :data:`UNKNOWN`.
 Standard library only (runs under the image's ``python3``, in the container
 whose files were counted).
 """
@@ -43,8 +55,10 @@ OTHER = "(other functions)"
 _SHT_SYMTAB = 2
 _SHT_DYNSYM = 11
 _PT_LOAD = 1
+_STT_NOTYPE = 0
 _STT_FUNC = 2
 _STT_GNU_IFUNC = 10
+_SHN_LORESERVE = 0xFF00
 _EM_ARM = 40
 
 
@@ -66,7 +80,8 @@ class ElfSymbols:
     ``ends``, ``names``: function ``[start, end)`` ranges sorted by start;
     ``reach``: the largest end among the first i + 1 ranges (so a lookup stops
     as soon as no earlier range can hold the address);
-    ``table``: ``symtab``, ``dynsym`` or ``none`` (which table named them).
+    ``table``: ``symtab``, ``dynsym`` or ``none`` (which table named them);
+    ``code``: the executable sections' ``(address, end)``, by address (empty: unknown).
     """
 
     loads: tuple[tuple[int, int, int], ...]
@@ -78,6 +93,7 @@ class ElfSymbols:
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Every function symbol's name -> the name this table keeps for its range
     (aliases such as glibc's ``free``/``__libc_free`` share one range)."""
+    code: tuple[tuple[int, int], ...] = ()
 
     def function(self, vaddr: int) -> str | None:
         """The function whose range holds ``vaddr``, or None (the innermost by start)."""
@@ -95,8 +111,13 @@ class ElfSymbols:
         return self.names[i] if i < len(self.starts) and self.starts[i] == vaddr else None
 
     def nearest_before(self, vaddr: int) -> str | None:
-        """The function that starts last at or before ``vaddr`` (None: none does)."""
+        """The function that starts last at or before ``vaddr`` in the same code section
+        (None: none does; PLT stubs are not "after" ``.init``'s ``_init``). Without
+        :attr:`code`, or for an address in no code section, in any section."""
         i = bisect.bisect_right(self.starts, vaddr) - 1
+        k = bisect.bisect_right(self.code, (vaddr, 1 << 64)) - 1
+        if i >= 0 and k >= 0 and vaddr < self.code[k][1] and self.starts[i] < self.code[k][0]:
+            return None
         return self.names[i] if i >= 0 else None
 
     def vaddr_of(self, offset: int) -> int | None:
@@ -107,14 +128,87 @@ class ElfSymbols:
         return None
 
 
+@dataclass(frozen=True)
+class FunctionSymbol:
+    """One candidate function symbol of a ``.symtab``: ``name``, ``start`` (ELF virtual
+    address), ``size`` (``st_size``, bytes; 0: the assembler was given no ``.size``),
+    ``section`` (``st_shndx``) and ``typed`` (``STT_FUNC``/``STT_GNU_IFUNC``; False: an
+    untyped label in a code section)."""
+
+    name: str
+    start: int
+    size: int
+    section: int
+    typed: bool = True
+
+
+def function_ranges(
+    symbols: Iterable[FunctionSymbol], sections: Mapping[int, tuple[int, int]]
+) -> list[tuple[str, int, int]]:
+    """``(name, start, size)`` ranges of a full symbol table's function symbols.
+
+    ``sections``: ``{section index: (address, end)}`` of the code sections. A sized symbol
+    keeps its size. A sizeless one (hand-written assembly without ``.size``) starting
+    where a sized one starts is its alias (same range); starting strictly inside a sized
+    one's range, a label of it (dropped); otherwise it reaches to the next start of any
+    kept symbol of its section, or the section's end (dropped when its section is not
+    in ``sections``). Typed symbols come before untyped ones, so an alias range keeps a
+    typed name (:func:`functions_from` keeps the first name of a range). Never more
+    than the section: no range crosses into another section, PLT or padding at a
+    section's end.
+    """
+    ordered = sorted(symbols, key=lambda s: not s.typed)
+    sized = sorted({(s.start, s.start + s.size) for s in ordered if s.size > 0})
+    sized_starts = [a for a, _ in sized]
+    reach = list(itertools.accumulate((e for _, e in sized), max))
+
+    def inside_sized(at: int) -> tuple[int, int] | None:
+        """The sized range starting exactly at ``at``, else one holding it, else None."""
+        i = bisect.bisect_right(sized_starts, at) - 1
+        if i >= 0 and sized_starts[i] == at:
+            return sized[i]
+        while i >= 0 and reach[i] > at:
+            if at < sized[i][1]:
+                return sized[i]
+            i -= 1
+        return None
+
+    starts: dict[int, list[int]] = {}
+    bare: list[FunctionSymbol] = []
+    out: list[tuple[str, int, int]] = []
+    for s in ordered:
+        if s.size > 0:
+            out.append((s.name, s.start, s.size))
+            starts.setdefault(s.section, []).append(s.start)
+            continue
+        holder = inside_sized(s.start)
+        if holder is None:
+            bare.append(s)
+            starts.setdefault(s.section, []).append(s.start)
+        elif holder[0] == s.start:
+            out.append((s.name, s.start, holder[1] - holder[0]))
+    by_section = {k: sorted(set(v)) for k, v in starts.items()}
+    for s in bare:
+        bounds = sections.get(s.section)
+        if bounds is None or not bounds[0] <= s.start < bounds[1]:
+            continue
+        later = by_section[s.section]
+        j = bisect.bisect_right(later, s.start)
+        end = later[j] if j < len(later) and later[j] < bounds[1] else bounds[1]
+        out.append((s.name, s.start, end - s.start))
+    return out
+
+
 def functions_from(
     symbols: Iterable[tuple[str, int, int]],
     loads: Sequence[tuple[int, int, int]] = (),
     table: str = "symtab",
+    code: Iterable[tuple[int, int]] = (),
 ) -> ElfSymbols:
     """An :class:`ElfSymbols` from ``(name, start, size)`` function symbols.
 
-    Zero-sized symbols and duplicates of a range are dropped (the first name is kept).
+    Zero-sized symbols and duplicates of a range are dropped (the first name is kept);
+    ``code``: the executable sections' ``(address, end)``.
     """
     seen: dict[tuple[int, int], str] = {}
     aliases: dict[str, str] = {}
@@ -131,6 +225,7 @@ def functions_from(
         table=table,
         reach=tuple(itertools.accumulate(ends, max)),
         aliases=aliases,
+        code=tuple(sorted(code)),
     )
 
 
@@ -226,44 +321,88 @@ def parse_elf(data: bytes, path: Path | str = "<bytes>") -> ElfLayout:
     return ElfLayout(data, machine, wide, end, tuple(loads), tuple(sections))
 
 
-def _function_symbols(elf: ElfLayout, kind: int) -> list[tuple[str, int, int]] | None:
-    """The function symbols of the first section of type ``kind`` (None: there is none)."""
+def _label(name: str) -> bool:
+    """An assembler-local label (``.L…``, ``._mainloop``) or an ARM/AArch64/RISC-V mapping
+    symbol (``$a``, ``$t``, ``$d``, ``$x``): a place in code, not a function."""
+    return not name or name[0] in ".$"
+
+
+def _function_symbols(elf: ElfLayout, kind: int) -> list[FunctionSymbol] | None:
+    """The function symbols of the first section of type ``kind`` (None: there is none).
+
+    ``STT_FUNC``/``STT_GNU_IFUNC`` symbols; for ``.symtab`` also untyped (``STT_NOTYPE``)
+    ones defined in a code section whose name is no assembler label (:func:`_label`).
+    """
     chosen = next((s for s in elf.sections if s.kind == kind), None)
     if chosen is None:
         return None
     data, end, wide = elf.data, elf.end, elf.wide
     str_off = elf.sections[chosen.link].offset
-    symbols: list[tuple[str, int, int]] = []
+    symbols: list[FunctionSymbol] = []
     for k in range(chosen.size // max(chosen.entsize, 1)):
         at = chosen.offset + k * chosen.entsize
         if wide:
-            st_name, st_info, _, _, st_value, st_size = struct.unpack_from(end + "IBBHQQ", data, at)
+            st_name, st_info, _, shndx, st_value, st_size = struct.unpack_from(
+                end + "IBBHQQ", data, at
+            )
         else:
-            st_name, st_value, st_size, st_info, _, _ = struct.unpack_from(end + "IIIBBH", data, at)
-        if st_info & 0xF not in (_STT_FUNC, _STT_GNU_IFUNC) or st_value == 0:
+            st_name, st_value, st_size, st_info, _, shndx = struct.unpack_from(
+                end + "IIIBBH", data, at
+            )
+        typed = st_info & 0xF in (_STT_FUNC, _STT_GNU_IFUNC)
+        untyped = (
+            kind == _SHT_SYMTAB
+            and st_info & 0xF == _STT_NOTYPE
+            and 0 < shndx < min(len(elf.sections), _SHN_LORESERVE)
+            and bool(elf.sections[shndx].flags & _SHF_EXECINSTR)
+        )
+        if not (typed or untyped) or st_value == 0:
             continue
         stop = data.index(b"\0", str_off + st_name)
         name = data[str_off + st_name : stop].decode("utf-8", "replace")
+        if untyped and _label(name):
+            continue
         if elf.machine == _EM_ARM:
             st_value &= ~1
-        symbols.append((name, st_value, st_size))
+        symbols.append(FunctionSymbol(name, st_value, st_size, shndx, typed))
     return symbols
+
+
+def _code_bounds(elf: ElfLayout) -> dict[int, tuple[int, int]]:
+    """``{section index: (address, end)}`` of the executable sections."""
+    return {
+        k: (s.addr, s.addr + s.size)
+        for k, s in enumerate(elf.sections)
+        if s.flags & _SHF_EXECINSTR and s.size > 0
+    }
 
 
 def symbols_of(elf: ElfLayout, path: Path | str = "<bytes>") -> ElfSymbols:
     """The function ranges of a parsed file: ``.symtab`` when it has one, else ``.dynsym``.
 
+    ``.symtab`` ranges follow :func:`function_ranges` (sizeless assembly symbols reach to
+    the next symbol); ``.dynsym`` keeps sized function symbols only.
+
     Raises:
         ValueError: a symbol table is truncated or malformed (the message names ``path``).
     """
     try:
-        for kind, table in ((_SHT_SYMTAB, "symtab"), (_SHT_DYNSYM, "dynsym")):
-            found = _function_symbols(elf, kind)
-            if found is not None:
-                return functions_from(found, elf.loads, table)
+        bounds = _code_bounds(elf)
+        full = _function_symbols(elf, _SHT_SYMTAB)
+        if full is not None:
+            ranges = function_ranges(full, bounds)
+            return functions_from(ranges, elf.loads, "symtab", bounds.values())
+        exported = _function_symbols(elf, _SHT_DYNSYM)
+        if exported is not None:
+            return functions_from(
+                ((s.name, s.start, s.size) for s in exported),
+                elf.loads,
+                "dynsym",
+                bounds.values(),
+            )
     except (struct.error, IndexError, ValueError, OverflowError) as exc:
         raise ValueError(f"{path}: truncated or malformed ELF file ({exc})") from exc
-    return functions_from([], elf.loads, "none")
+    return functions_from([], elf.loads, "none", _code_bounds(elf).values())
 
 
 def read_elf(path: Path) -> ElfSymbols:
