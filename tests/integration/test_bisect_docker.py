@@ -165,7 +165,7 @@ def test_a_bisection_resumed_after_ctrl_c_skips_a_commit_that_does_not_build(
     (line,) = [x for x in final.outcome.splitlines() if x.startswith("amd64:")]
     assert "moved in one of 2 commits" in line and broken[:12] in line, line
     assert "did not build or run" in line
-    assert repaired in done.stdout and "bisect.json" in done.stdout
+    assert broken[:12] in done.stdout and "bisect.json" in done.stdout
     # Where the instructions went, from the two ends' stored attribution, marked as a
     # range: the SHA-512 is libgcrypt's in 0.22.2 (GNUNET_CRYPTO_hash calls
     # gcry_md_hash_buffer).
