@@ -19,6 +19,7 @@ from helpers import CI_MATRIX, REPO, WORK
 
 from archbench import run as pipeline
 from archbench.analysis import (
+    MIN_COUNT_EFFECT,
     CountKind,
     block_kind,
     constant_verdict,
@@ -75,11 +76,14 @@ def _row(r: Result, suite: str, scheme: str, operation: str, param: str | None =
     return row
 
 
-def same_count(a: Row, b: Row) -> tuple[CountKind, bool]:
+def same_count(a: Row, b: Row, *, new_key: bool = False) -> tuple[CountKind, bool]:
     """Whether two executions' counts of one row agree, by the row's kind (issue 39):
-    exact in both, block for block; a constant with extra events, on its constants
-    (``count_constants``); varying, within ``count_effect`` (1 % or three times the
-    larger of their own ranges); random (a draw), not compared. Returns the kind too."""
+    exact in both, block for block (``new_key``: a row whose key is drawn anew in each
+    execution and shared by its blocks, within ``MIN_COUNT_EFFECT``, what compare and
+    the gate call for an exact row: its blocks cannot see the key's share); a constant
+    with extra events, on its constants (``count_constants``); varying, within
+    ``count_effect`` (1 % or three times the larger of their own ranges); random (a
+    draw), not compared. Returns the kind too."""
     xa, xb = a.instructions or (), b.instructions or ()
     assert xa and xb and a.ops_per_block == b.ops_per_block
     constants = count_constants([(xa, a.ops_per_block), (xb, b.ops_per_block)])
@@ -88,6 +92,8 @@ def same_count(a: Row, b: Row) -> tuple[CountKind, bool]:
         return "exact+extra", verdict == "no significant change"
     level = max(spread(xa), spread(xb))
     if level == 0:
+        if new_key:
+            return "exact", abs(xb[0] - xa[0]) <= MIN_COUNT_EFFECT * min(xa[0], xb[0])
         return "exact", xa == xb
     effect = count_effect(level, 0.0)
     if effect is None:
@@ -235,10 +241,12 @@ def test_rsa_large_and_sodium_rows_are_counted_and_repeat(counted: list[Result],
         per_op.append(found)
     assert per_op[0].keys() == per_op[1].keys()
     assert ("rsa-large", "RSA", None, "key_generation") in per_op[0]
-    # RSA signing and verifying with one key (a new key in each run: blinding and the
-    # constant-time exponentiation keep the count), and the constant-time libsodium
-    # operations, repeat across runs as their kind says (same_count; measured within
-    # 0.1 %).
+    # RSA signing and verifying with one key, and the constant-time libsodium operations,
+    # repeat across runs as their kind says (same_count). rsa-large draws a new key in
+    # each run, which its blocks share: exact within a run, yet two runs counted 865,859
+    # vs 865,720 instructions a signature on amd64 (-0.016 %) and 160,388 vs 160,407 a
+    # verification on riscv64 (+0.012 %) on 2026-12-07, so compared as compare and the
+    # gate do.
     for key in [
         ("rsa-large", "RSA", None, "sign"),
         ("rsa-large", "RSA", None, "verify"),
@@ -247,7 +255,8 @@ def test_rsa_large_and_sodium_rows_are_counted_and_repeat(counted: list[Result],
         ("sodium", "SHA-256", "64 B", "hash"),
     ]:
         x, y = (_row(r, key[0], key[1], key[3], key[2]) for r in (first, second))
-        kind, same = same_count(x, y)
+        kind, same = same_count(x, y, new_key=key[0] == "rsa-large")
+        print(f"{name} {' '.join(k for k in key if k)}: {kind}")
         assert same, (key, kind, x.instructions, y.instructions)
     # Verification is variable-time (and the key differs per block), so it is not.
     assert (
