@@ -110,7 +110,8 @@ def test_an_interleaved_a_a_on_a_busy_machine_finds_no_change(tmp_path: Path) ->
     # the history reports no step, timed or counted, on any row, and says which counted
     # rows are not constants. 2 operations a block, the CI matrix's: counting RSA-2048
     # key generation under QEMU is the cost (10 a block: 891 s at load 7-9; 2: 132 s at
-    # load 4-6, less than RSA-1024 at 10 took), and at 2 a block CS signing's blocks
+    # load 3-6 and 262 s at load 4-8, RSA-1024 at 10 148 s at load 5-8), and at 2 a
+    # block CS signing's blocks
     # differ by whole pool mixes (34 %), read as a constant with extra work.
     results = tmp_path / "results"
     hog = subprocess.Popen(["sh", "-c", "while :; do :; done"])  # one extra busy core
