@@ -16,6 +16,9 @@ only where its segments differ by more than the minimum effect.
   the larger of that range and what the row's kind allows
   (:func:`archbench.analysis.counting.count_effect`: 0.1 % exact, 1 % or three times
   the range varying); a random row (range above 5 %, random keys) has no change point;
+  a series of ``exact+extra`` rows (a constant with whole extra events in some blocks)
+  is segmented on its constants (:func:`archbench.analysis.counting.count_constants`),
+  as an exact one;
 * **times** of versions measured in one interleaved session: the log median of every
   version in every round, a two-way layout. Each round's mean over the versions is
   taken out (a busy round is busy for every version), and ``σ²`` of a version's mean
@@ -37,7 +40,7 @@ from archbench.analysis.comparison import (
     MIN_COUNT_EFFECT,
     round_samples,
 )
-from archbench.analysis.counting import count_effect
+from archbench.analysis.counting import count_constants, count_effect
 from archbench.analysis.counting import spread as count_spread
 from archbench.result import Metric, Result, RowKey, merge_repeats, row_key
 
@@ -130,6 +133,22 @@ def count_changes(
     return _points(segment(logs, effect / 2, effect), labels, logs, "instructions")
 
 
+def _settled(constants: Sequence[tuple[float, float]]) -> list[float]:
+    """One value per ``exact+extra`` constant range (:func:`archbench.analysis.counting.
+    count_constants`): a known constant as it is, an open one (a version that caught the
+    extra event in every block or in none) the end nearest the nearest known one, so an
+    unknown event count never makes a change point of its own."""
+    known = [(i, lo) for i, (lo, hi) in enumerate(constants) if lo == hi]
+    out = []
+    for i, (lo, hi) in enumerate(constants):
+        if lo == hi or not known:
+            out.append(hi)
+            continue
+        _, ref = min(known, key=lambda k: abs(k[0] - i))
+        out.append(min((lo, hi), key=lambda v: abs(math.log(v / ref))))
+    return out
+
+
 def time_changes(
     labels: Sequence[str], rounds: Sequence[Sequence[float]], threshold: float = DEFAULT_THRESHOLD
 ) -> list[ChangePoint]:
@@ -182,7 +201,7 @@ def whole_series(
     Raises:
         ResultsError: a run's repeats of one target measured different rows.
     """
-    counted: dict[tuple[str, RowKey], list[tuple[str, float, float]]] = {}
+    counted: dict[tuple[str, RowKey], list[tuple[str, float, float, tuple[int, ...], int]]] = {}
     timed: dict[tuple[str, RowKey], list[tuple[str, dict[int, float]]]] = {}
     session = None
     for label, results in runs:
@@ -192,7 +211,13 @@ def whole_series(
                     value = statistics.median(row.instructions) / row.ops_per_block
                     key = row_key(res.target.arch, row)
                     counted.setdefault((res.target.arch, key), []).append(
-                        (label, value, count_spread(row.instructions))
+                        (
+                            label,
+                            value,
+                            count_spread(row.instructions),
+                            tuple(row.instructions),
+                            row.ops_per_block,
+                        )
                     )
         files = [r for r in results if r.metric == "time" and r.execution is not None]
         ids = {f.execution.interleaved for f in files if f.execution is not None}
@@ -217,12 +242,11 @@ def whole_series(
                 timed.setdefault((arch, key), []).append((label, levels))
     out: list[tuple[str, RowKey, ChangePoint]] = []
     for (arch, key), points in counted.items():
-        out += [
-            (arch, key, c)
-            for c in count_changes(
-                [p[0] for p in points], [p[1] for p in points], [p[2] for p in points]
-            )
-        ]
+        values, spreads = [p[1] for p in points], [p[2] for p in points]
+        constants = count_constants([(p[3], p[4]) for p in points])
+        if constants is not None:  # exact+extra: the constants, as exact counts
+            values, spreads = _settled(constants), [0.0] * len(points)
+        out += [(arch, key, c) for c in count_changes([p[0] for p in points], values, spreads)]
     for (arch, key), versions in timed.items():
         common = set.intersection(*(set(levels) for _, levels in versions))
         if len(common) < 2:

@@ -31,7 +31,11 @@ suite, scheme, key size or parameter, operation and process count) and every met
   larger of 1 % and three times their range, with ``low``/``high`` the ratio divided
   and multiplied by ``1 +`` that bound; ``random`` rows (a range above 5 %: random keys)
   get the Hodges–Lehmann ratio and its Mann–Whitney interval and are never called, so
-  never gated (``count_kind`` and ``note`` say so).
+  never gated (``count_kind`` and ``note`` say so). Rows whose blocks take two values
+  on either side (a constant path with whole extra events in some blocks, libgcrypt's
+  entropy-pool mixing: :func:`archbench.analysis.counting.count_constants`) are
+  ``exact+extra``: ``a_instructions``/``b_instructions`` are the constants, called as an
+  exact row's, whatever the range the extra events give the blocks.
 
 The verdict of timed rows follows ``pyperf compare_to`` and ``asv compare``: ``slower``
 (``faster``) only when the whole interval lies above (below) 1 *and* the ratio differs
@@ -57,8 +61,11 @@ from typing import Final, Literal
 
 from archbench.analysis.counting import (
     CountKind,
+    constant_ratio,
+    count_constants,
     count_effect,
     count_kind,
+    extra_levels,
     rank_ratio_interval,
 )
 from archbench.analysis.counting import spread as count_spread
@@ -212,6 +219,22 @@ def count_verdict(ratio: float, spread: float, min_effect: float = MIN_COUNT_EFF
     if ratio < 1 / (1 + bound):
         return "fewer instructions"
     return "no significant change"
+
+
+def constant_verdict(
+    a: tuple[float, float], b: tuple[float, float], min_effect: float = MIN_COUNT_EFFECT
+) -> tuple[float, Verdict]:
+    """B/A and the verdict of two ``exact+extra`` constants given as ranges
+    (:func:`archbench.analysis.counting.count_constants`): the ratio of
+    :func:`archbench.analysis.counting.constant_ratio`, called ``more``/``fewer
+    instructions`` only when every pair of the ranges' ends lies beyond ``min_effect``
+    on that side of 1."""
+    ratio, lowest, highest = constant_ratio(a, b)
+    if count_verdict(lowest, 0.0, min_effect) == "more instructions":
+        return ratio, "more instructions"
+    if count_verdict(highest, 0.0, min_effect) == "fewer instructions":
+        return ratio, "fewer instructions"
+    return ratio, "no significant change"
 
 
 def pair_targets(a: Sequence[Result], b: Sequence[Result]) -> list[tuple[Result, Result]]:
@@ -479,8 +502,22 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
         b = statistics.median(row_b.instructions) / row_b.ops_per_block
         ratio = b / a
         spread = max(count_spread(row_a.instructions), count_spread(row_b.instructions))
-        result = count_verdict(ratio, spread) if row_a.valid and row_b.valid else "invalid"
         kind = count_kind(spread)
+        constants = count_constants(
+            [(row_a.instructions, row_a.ops_per_block), (row_b.instructions, row_b.ops_per_block)]
+        )
+        result = count_verdict(ratio, spread)
+        if constants is not None:
+            # A constant path with whole extra events (libgcrypt's pool mixing): the
+            # constants compare as exact counts (count_constants).
+            ca, cb = constants
+            ratio, result = constant_verdict(ca, cb)
+            # The figures shown: the measured values, or the shared reading (ratio 1).
+            a, b = (ca[1], cb[1]) if ratio != 1.0 else (max(set(ca) & set(cb)),) * 2
+            kind = "exact+extra"
+            note = _extra_note(row_a.instructions, row_b.instructions, row_a.ops_per_block)
+        if not (row_a.valid and row_b.valid):
+            result = "invalid"
     if result != "invalid" and spread is not None and kind == "random":
         xa = [c / row_a.ops_per_block for c in row_a.instructions or ()]
         xb = [c / row_b.ops_per_block for c in row_b.instructions or ()]
@@ -491,8 +528,8 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
             f"p = {p_value:.2g}), never called or gated"
         )
     elif result != "invalid" and spread is not None:
-        bound = count_effect(spread, MIN_COUNT_EFFECT) or 0.0
-        low, high = ratio / (1 + bound), ratio * (1 + bound)
+        effect = count_effect(0.0 if kind == "exact+extra" else spread, MIN_COUNT_EFFECT)
+        low, high = ratio / (1 + (effect or 0.0)), ratio * (1 + (effect or 0.0))
     return RowComparison(
         key=key,
         a_ns=nan,
@@ -511,6 +548,16 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
         note=note,
         p_value=p_value,
         count_kind=kind,
+    )
+
+
+def _extra_note(a: Sequence[int], b: Sequence[int], ops: int) -> str:
+    """What an ``exact+extra`` row's comparison rests on, in words."""
+    sizes = sorted({hi - lo for lo, hi in (extra_levels(a) or (0, 0), extra_levels(b) or (0, 0))})
+    extra = " or ".join(f"{d:,}" for d in sizes if d)
+    return (
+        f"a constant with extra work in some blocks ({extra} instructions a block, "
+        f"{ops} operations each, e.g. libgcrypt's pool mixing): compared on the constant"
     )
 
 

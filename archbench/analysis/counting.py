@@ -11,7 +11,9 @@ A count is exact only where the inputs, the allocation and the scheduling are: a
 classified by its own repetitions (:func:`count_kind`: ``exact``, ``varying``,
 ``random``), and a change of it is called only beyond what that kind allows
 (:func:`count_effect`); random rows are compared by rank (:func:`rank_ratio_interval`)
-and never called or gated.
+and never called or gated. A row whose blocks take exactly two values is a constant with
+whole extra events in some blocks (``exact+extra``, :func:`extra_levels`,
+:func:`count_constants`): compared on its constant, as an exact row.
 """
 
 from __future__ import annotations
@@ -138,8 +140,9 @@ def spread(counts: Sequence[int]) -> float:
     return (max(counts) - min(counts)) / mid
 
 
-CountKind = Literal["exact", "varying", "random"]
-"""How a counted row behaves over its own repetitions (:func:`count_kind`)."""
+CountKind = Literal["exact", "exact+extra", "varying", "random"]
+"""How a counted row behaves over its own repetitions (:func:`count_kind`,
+:func:`block_kind`)."""
 
 RANDOM_SPREAD: Final = 0.05
 """Relative range of a row's repetitions above which its count is a draw, not a level
@@ -173,6 +176,118 @@ def count_kind(spread: float) -> CountKind:
     if spread == 0:
         return "exact"
     return "varying" if spread <= RANDOM_SPREAD else "random"
+
+
+EXTRA_BLOCKS: Final = 3
+"""Fewest blocks from which two values are read as a constant with extra events
+(:func:`extra_levels`): with two blocks, two values are any two draws."""
+
+
+def extra_levels(counts: Sequence[int]) -> tuple[int, int] | None:
+    """``(low, high)`` when a row's block counts take exactly two values over at least
+    :data:`EXTRA_BLOCKS` blocks, else None.
+
+    Such a row is a constant path plus whole extra events that land in some blocks and
+    not in others: libgcrypt mixes its 600-byte entropy pool (``mix_pool``, 40,590
+    instructions on amd64 with ``-cpu max``) each time the fast polls of its hashes fill
+    it, a fixed amount of work at a position fixed by how many bytes came before
+    (docs/counting.md). Blocks of ``n`` operations then hold ``m`` or ``m + 1`` mixes
+    (``m`` = ⌊n · mixes per operation⌋), never more levels: ``low`` is the constant path
+    with ``m`` mixes in every execution that shows both levels, whichever block the
+    mixes fall in. An execution that shows one level may show either, which
+    :func:`count_constants` settles against the other executions' levels. Allocator,
+    timer and key-dependent paths vary by other amounts each time and almost never
+    repeat a count exactly: three such blocks give three values.
+    """
+    values = sorted(set(counts))
+    if len(counts) >= EXTRA_BLOCKS and len(values) == 2:
+        return values[0], values[1]
+    return None
+
+
+def block_kind(counts: Sequence[int]) -> CountKind:
+    """One row's kind from its own block counts: ``exact`` (all equal), ``exact+extra``
+    (two values, :func:`extra_levels`), else :func:`count_kind` of its :func:`spread`.
+
+    Raises:
+        ValueError: as :func:`spread`.
+    """
+    s = spread(counts)
+    if s == 0:
+        return "exact"
+    if extra_levels(counts) is not None:
+        return "exact+extra"
+    return count_kind(s)
+
+
+def count_constants(
+    sides: Sequence[tuple[Sequence[int], int]],
+) -> list[tuple[float, float]] | None:
+    """Each side's constant path in instructions per operation, as the range of the
+    values it may take, when every side is ``exact`` or ``exact+extra``
+    (:func:`extra_levels`) with the same operations per block and at least one side is
+    ``exact+extra``; else None (the sides are compared by :func:`count_kind` of their
+    spread).
+
+    ``sides``: (block counts, operations per block) of one row in each execution (two
+    for a comparison, a history's versions in order). A side with two levels has its
+    lower one as constant: ``(low, low)``. A side with one value ``v`` caught the same
+    number of extra events in every block, which may be the lower number or the upper
+    one: ``(v - e, v)``, ``e`` the extra event's size seen in the nearest side with two
+    levels (in the order given). :func:`constant_ratio` compares two such ranges: an A/A
+    pair of a constant with whole extra events is never called, a move of the constant
+    path is (a move of exactly one event's size, or of how often the event lands, is not:
+    it is the extra work, not the constant).
+
+    Raises:
+        ValueError: a side without counts or with operations per block < 1.
+    """
+    if not sides:
+        return None
+    shapes: list[tuple[int, int] | None] = []
+    for counts, ops in sides:
+        if not counts or ops < 1:
+            raise ValueError("each side needs counts and operations per block >= 1")
+        shapes.append(extra_levels(counts))
+    ops_all = {ops for _, ops in sides}
+    exact = [len(set(counts)) == 1 for counts, _ in sides]
+    if len(ops_all) != 1 or all(exact):
+        return None
+    if not all(e or shape is not None for e, shape in zip(exact, shapes, strict=True)):
+        return None
+    (ops,) = ops_all
+    out: list[tuple[float, float]] = []
+    for i, ((counts, _), shape) in enumerate(zip(sides, shapes, strict=True)):
+        if shape is not None:
+            out.append((shape[0] / ops, shape[0] / ops))
+            continue
+        gaps = sorted((abs(i - j), hi - lo) for j, (lo, hi) in _levelled(shapes))
+        below = counts[0] - gaps[0][1]
+        out.append(((below if below > 0 else counts[0]) / ops, counts[0] / ops))
+    return out
+
+
+def _levelled(shapes: Sequence[tuple[int, int] | None]) -> list[tuple[int, tuple[int, int]]]:
+    return [(j, shape) for j, shape in enumerate(shapes) if shape is not None]
+
+
+def constant_ratio(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float, float]:
+    """B/A of two constants given as ranges (:func:`count_constants`): ``(ratio, lowest,
+    highest)``. ``ratio`` is the figure shown: 1.0 where one side's reading equals the
+    other's (a side of one level on the other's upper level), else the ratio of the
+    measured values (each range's upper end: a two-level side's lower level, a one-level
+    side's value); ``lowest``/``highest`` are the extremes over the ranges' ends (a change
+    is called only when both lie beyond the minimum effect on one side of 1).
+
+    Raises:
+        ValueError: a range that is not positive and ordered.
+    """
+    for lo, hi in (a, b):
+        if not 0 < lo <= hi:
+            raise ValueError(f"a constant's range must be positive and ordered, got {lo}..{hi}")
+    ratios = [y / x for x in a for y in b]
+    shown = 1.0 if any(x == y for x in a for y in b) else b[1] / a[1]
+    return shown, min(ratios), max(ratios)
 
 
 def count_effect(spread: float, min_effect: float) -> float | None:

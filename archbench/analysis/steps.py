@@ -10,7 +10,9 @@ only beyond the noise of the levels on either side:
   count_verdict` with the larger of the two points' own relative ranges): 0.1 % for an
   exact row, 1 % and three times the range for a varying one; a random row (a range
   above 5 %, random keys) never steps, so an A/A history (one build twice) has no count
-  step on it;
+  step on it; an ``exact+extra`` pair (a constant with whole extra events in some
+  blocks, :func:`archbench.analysis.counting.count_constants`) steps where its
+  constants differ beyond 0.1 %;
 * **times**: a step where the interval of the ratio to the previous point excludes 1 and
   the ratio exceeds the threshold (:func:`archbench.analysis.comparison.verdict`); the
   interval is :func:`archbench.analysis.comparison.compare`'s: over paired rounds when
@@ -40,9 +42,11 @@ from archbench.analysis.comparison import (
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
     compare,
+    constant_verdict,
     count_verdict,
     verdict,
 )
+from archbench.analysis.counting import count_constants
 from archbench.analysis.counting import spread as count_spread
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
 from archbench.result import METRICS, Metric, Result, RowKey, merge_repeats, row_key
@@ -59,6 +63,9 @@ class SeriesPoint:
     point or when none was computed (then ``value``'s ratio is used and there is no step).
     ``p_value``: times only, of "ratio = 1"; ``q_value`` its Benjamini–Hochberg adjusted
     value over the history's timed points (NaN: not controlled, the interval decides).
+    ``blocks``, ``ops_per_block``: counts only, the row's instructions per block and
+    operations per block (for ``exact+extra`` rows, :func:`archbench.analysis.counting.
+    count_constants`; empty and 0 when not known).
     """
 
     label: str
@@ -71,6 +78,8 @@ class SeriesPoint:
     environment: Environment | None = None
     p_value: float = math.nan
     q_value: float = math.nan
+    blocks: tuple[int, ...] = ()
+    ops_per_block: int = 0
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,13 @@ class Step:
     def cause(self) -> str:
         """The changes as one line, or ``nothing recorded changed``."""
         return "; ".join(c.text for c in self.changes) or "nothing recorded changed"
+
+
+def _constants(points: Sequence[SeriesPoint]) -> list[tuple[float, float]] | None:
+    """The points' constants when their counts are ``exact+extra`` (count_constants)."""
+    if not points or any(not p.blocks or p.ops_per_block < 1 for p in points):
+        return None
+    return count_constants([(p.blocks, p.ops_per_block) for p in points])
 
 
 def find_steps(
@@ -132,6 +148,9 @@ def find_steps(
         ratio = after.value / before.value
         if after.metric == "instructions":
             said = count_verdict(ratio, max(before.spread, after.spread), MIN_COUNT_EFFECT)
+            constants = _constants((before, after))
+            if constants is not None:  # exact+extra: the constants, as exact counts
+                ratio, said = constant_verdict(constants[0], constants[1])
             moved = said != "no significant change"
         else:
             if math.isnan(after.low) or math.isnan(after.high):
@@ -215,6 +234,8 @@ def series(
                                 metric_m,
                                 spread=count_spread(row.instructions),
                                 environment=env,
+                                blocks=tuple(row.instructions),
+                                ops_per_block=row.ops_per_block,
                             )
                         else:
                             times = sorted(x / row.ops_per_block for x in row.samples_ns)

@@ -47,6 +47,8 @@ def _interval(r: RowComparison) -> str:
     if math.isnan(r.low):
         return ""
     if r.metric == "instructions":
+        if r.count_kind == "exact+extra":
+            return f"exact+extra ±{r.spread or 0:.1%}: on the constant"
         return "exact" if not r.spread else f"varying ±{r.spread:.2%}"
     return f"[{format_ratio(r.low)}, {format_ratio(r.high)}]"
 

@@ -26,6 +26,7 @@ from archbench.analysis import (
     ChangePoint,
     CountKind,
     Step,
+    count_constants,
     count_kind,
     find_steps,
     median_interval,
@@ -256,8 +257,10 @@ def history_count_kinds(
     ``(architecture, row, kind, spread)``: ``spread`` the largest relative range of the
     row's repetitions over the versions, ``kind`` its
     :func:`archbench.analysis.count_kind` (``varying``: stepped only beyond 1 % and three
-    times the spread; ``random``: never stepped, gated or bisected). Exact rows are left
-    out.
+    times the spread; ``random``: never stepped, gated or bisected), or ``exact+extra``
+    where every version's blocks are a constant with whole extra events
+    (:func:`archbench.analysis.count_constants`: stepped on the constant, beyond 0.1 %).
+    Exact rows are left out.
     """
     titles = version_titles(manifest, results)
     runs = [(titles[v.run_id], list(results.get(v.run_id, ()))) for v in manifest.versions]
@@ -267,6 +270,10 @@ def history_count_kinds(
             continue
         spread = max(p.spread for p in points)
         kind = count_kind(spread)
+        if kind != "exact" and all(p.blocks for p in points):
+            sides = [(p.blocks, p.ops_per_block) for p in points]
+            if count_constants(sides) is not None:
+                kind = "exact+extra"
         if kind != "exact":
             out.append((key.arch, key.row, kind, spread))
     return sorted(out, key=lambda item: (item[0], _order(item[1])))
@@ -283,7 +290,9 @@ def render_count_kinds_markdown(kinds: Sequence[tuple[str, RowKey, CountKind, fl
     return (
         "### Counts that are not constants\n\n"
         "A count is exact only where inputs, allocation and scheduling are. These rows' "
-        "own repetitions vary: `varying` rows step only beyond 1 % and three times their "
+        "own repetitions vary: `exact+extra` rows (a constant with whole extra events in "
+        "some blocks, such as libgcrypt's entropy-pool mixing) step on their constant "
+        "beyond 0.1 %, `varying` rows only beyond 1 % and three times their "
         "range, `random` rows (a draw, such as random keys) never step and are never "
         "gated or bisected.\n\n" + "\n".join(lines) + "\n"
     )

@@ -9,6 +9,7 @@ benchmark images the pipeline test builds, and renders the table.
 from __future__ import annotations
 
 import hashlib
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,10 +18,20 @@ import pytest
 from helpers import CI_MATRIX, REPO, WORK
 
 from archbench import run as pipeline
+from archbench.analysis import (
+    MIN_COUNT_EFFECT,
+    CountKind,
+    block_kind,
+    constant_verdict,
+    count_constants,
+    count_effect,
+    count_kind,
+    spread,
+)
 from archbench.hosts import engine
 from archbench.matrix import load
 from archbench.report import instructions
-from archbench.result import Result, ResultStore
+from archbench.result import Result, ResultStore, Row
 
 TARGETS = ["ci-amd64", "ci-riscv64"]
 SUITES = ["blindsig", "rsa-large", "sodium"]
@@ -54,6 +65,41 @@ def counted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Result]]:
     assert not failures
     assert store.load_all()[0] == []  # no time results were asked for
     yield loaded
+
+
+def _row(r: Result, suite: str, scheme: str, operation: str, param: str | None = None) -> Row:
+    (row,) = [
+        x
+        for x in r.harness.rows
+        if (x.suite, x.scheme, x.operation, x.param) == (suite, scheme, operation, param)
+    ]
+    return row
+
+
+def same_count(a: Row, b: Row, *, new_key: bool = False) -> tuple[CountKind, bool]:
+    """Whether two executions' counts of one row agree, by the row's kind (issue 39):
+    exact in both, block for block (``new_key``: a row whose key is drawn anew in each
+    execution and shared by its blocks, within ``MIN_COUNT_EFFECT``, what compare and
+    the gate call for an exact row: its blocks cannot see the key's share); a constant
+    with extra events, on its constants (``count_constants``); varying, within
+    ``count_effect`` (1 % or three times the larger of their own ranges); random (a
+    draw), not compared. Returns the kind too."""
+    xa, xb = a.instructions or (), b.instructions or ()
+    assert xa and xb and a.ops_per_block == b.ops_per_block
+    constants = count_constants([(xa, a.ops_per_block), (xb, b.ops_per_block)])
+    if constants is not None:
+        verdict = constant_verdict(constants[0], constants[1])[1]
+        return "exact+extra", verdict == "no significant change"
+    level = max(spread(xa), spread(xb))
+    if level == 0:
+        if new_key:
+            return "exact", abs(xb[0] - xa[0]) <= MIN_COUNT_EFFECT * min(xa[0], xb[0])
+        return "exact", xa == xb
+    effect = count_effect(level, 0.0)
+    if effect is None:
+        return "random", True
+    ma, mb = statistics.median(xa), statistics.median(xb)
+    return count_kind(level), abs(mb - ma) <= effect * min(ma, mb)
 
 
 def _runs(counted: list[Result], name: str) -> list[Result]:
@@ -151,33 +197,23 @@ def test_every_valid_row_is_counted_and_cs_signing_repeats(
     assert tables["libsodium"] == "dynsym" and "libgnunetutil" in tables, tables
 
     # RSA after key generation uses the fixed test key
-    # (harness/drivers/counting/count-key-rsa-1024.key), so verifying repeats within 0.1 %
-    # (before fixed keys it moved by percents with the key). Signing, blinding and
-    # unblinding keep a residual from libgcrypt's own randomness (the blinding factor
+    # (harness/drivers/counting/count-key-rsa-1024.key), yet blinding, signing, unblinding
+    # and verifying keep a residual from libgcrypt's own randomness (the blinding factor
     # inside gcry_pk_sign; the entropy pool's mixing phase left by the random key
-    # generation): with RSA-1024 and 2 operations per block it reached 0.23 % (riscv64
-    # blinding) and 0.145 % (amd64 unblinding, in CI); RSA-2048 stays within 0.1 %
-    # (docs/counting.md). Key generation, a real one in every run, does not repeat.
-    def rsa_per_op(r: Result) -> dict[str, float]:
-        return {
-            x.operation: sorted(x.instructions)[len(x.instructions) // 2] / x.ops_per_block
-            for x in r.harness.rows
-            if (x.suite, x.scheme) == ("blindsig", "RSA") and x.instructions is not None
-        }
-
-    a, b = rsa_per_op(first), rsa_per_op(second)
-    assert set(a) == {"key_generation", "blinding", "signing", "unblinding", "verifying"}
-    for op, tolerance in [
-        ("unblinding", 0.005),  # CI saw 0.145 % once (amd64, RSA-1024): a pool stir
-        ("verifying", 0.001),
-        ("signing", 0.005),
-        # RSA-1024 blinding's median lands on one of two levels 0.54 % apart on amd64
-        # (1,844k vs 1,854k instructions per operation: part of one pool mix of about
-        # 40,600 in a 2-operation block), in 2 of 9 runs of the same code: 1.5 % allows
-        # one whole mix per block and still fails on a real change of the blinding.
-        ("blinding", 0.015),
-    ]:
-        assert abs(a[op] - b[op]) <= tolerance * min(a[op], b[op]), (op, a[op], b[op])
+    # generation; libc's allocator): with RSA-1024 and 2 operations per block it reached
+    # 0.54 % (amd64 blinding, 2 of 9 runs). So the two executions are compared as any
+    # two counts of one row are (issue 39): exactly where both are constants, otherwise
+    # within what the row's own blocks allow (same_count). Key generation, a real one
+    # in every run, is a draw.
+    rsa = {
+        op: [_row(r, "blindsig", "RSA", op) for r in (first, second)]
+        for op in ("key_generation", "blinding", "signing", "unblinding", "verifying")
+    }
+    for op, (x, y) in rsa.items():
+        kind, same = same_count(x, y)
+        print(f"{name} RSA {op}: {kind}")
+        assert same, (op, kind, x.instructions, y.instructions)
+    assert block_kind(rsa["key_generation"][0].instructions or ()) == "random"
     key = REPO / "harness" / "drivers" / "counting" / "count-key-rsa-1024.key"
     key_sha256 = hashlib.sha256(key.read_bytes())
     for r in (first, second):
@@ -205,9 +241,12 @@ def test_rsa_large_and_sodium_rows_are_counted_and_repeat(counted: list[Result],
         per_op.append(found)
     assert per_op[0].keys() == per_op[1].keys()
     assert ("rsa-large", "RSA", None, "key_generation") in per_op[0]
-    # Deterministic rows: RSA signing and verifying with one key (a new key in each
-    # run: blinding and the constant-time exponentiation keep the count), and the
-    # constant-time libsodium operations, repeat within 0.1 % across runs.
+    # RSA signing and verifying with one key, and the constant-time libsodium operations,
+    # repeat across runs as their kind says (same_count). rsa-large draws a new key in
+    # each run, which its blocks share: exact within a run, yet two runs counted 865,859
+    # vs 865,720 instructions a signature on amd64 (-0.016 %) and 160,388 vs 160,407 a
+    # verification on riscv64 (+0.012 %) on 2026-12-07, so compared as compare and the
+    # gate do.
     for key in [
         ("rsa-large", "RSA", None, "sign"),
         ("rsa-large", "RSA", None, "verify"),
@@ -215,8 +254,10 @@ def test_rsa_large_and_sodium_rows_are_counted_and_repeat(counted: list[Result],
         ("sodium", "X25519", None, "derive"),
         ("sodium", "SHA-256", "64 B", "hash"),
     ]:
-        a, b = per_op[0][key], per_op[1][key]
-        assert abs(a - b) <= 0.001 * min(a, b), (key, a, b)
+        x, y = (_row(r, key[0], key[1], key[3], key[2]) for r in (first, second))
+        kind, same = same_count(x, y, new_key=key[0] == "rsa-large")
+        print(f"{name} {' '.join(k for k in key if k)}: {kind}")
+        assert same, (key, kind, x.instructions, y.instructions)
     # Verification is variable-time (and the key differs per block), so it is not.
     assert (
         per_op[0][("sodium", "Ed25519", None, "verify")]

@@ -13,6 +13,7 @@ instructions per operation apart.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -27,16 +28,20 @@ from archbench.analysis import (
     RANDOM_SPREAD,
     VARYING_FLOOR,
     Count,
+    block_kind,
     compare,
     count_changes,
+    count_constants,
     count_effect,
     count_kind,
+    extra_levels,
     find_steps,
     over_limits,
     rank_ratio_interval,
     same_level,
     series,
     spread,
+    whole_series,
 )
 from archbench.report import compare_tables
 from archbench.result import Counting, Result, Row
@@ -54,12 +59,15 @@ BLIND_B = [x + 5_372 for x in BLIND_A]
 """Per-operation instructions of RSA-2048 blinding: +5,372 on B, 1.001×."""
 
 
-def counted(counts: dict[tuple[str, int | None, str], list[int]], run_id: str) -> Result:
+def counted(
+    counts: dict[tuple[str, int | None, str], list[int]], run_id: str, scale: int = OPS
+) -> Result:
     """One counting result of amd64 with one row per ``(scheme, key_bits, operation)``,
-    ``counts`` per operation (stored per block of :data:`OPS` operations)."""
+    ``counts`` per operation (stored per block of :data:`OPS` operations; with
+    ``scale=1``, ``counts`` are the blocks' own counts)."""
     rows: list[Row] = [
         row(scheme, op, [5] * len(xs), key_bits=bits).model_copy(
-            update={"instructions": tuple(x * OPS for x in xs)}
+            update={"instructions": tuple(x * scale for x in xs)}
         )
         for (scheme, bits, op), xs in counts.items()
     ]
@@ -247,13 +255,31 @@ KINDS = {
         "RSA verifying",
     },
 }
+"""The kinds by the spread alone (:func:`count_kind`)."""
+BLOCK_KINDS = {
+    "exact": {"CS unblinding"},
+    "exact+extra": {
+        "CS key_generation",
+        "CS r_derivation",
+        "CS blinding_secret_derivation",
+        "CS signing",
+        "CS verifying",
+    },
+    "varying": {"CS blinding", "RSA signing", "RSA unblinding"},
+    "random": {"RSA key_generation", "RSA blinding", "RSA verifying"},
+}
+"""The kinds by the blocks (:func:`block_kind`): every CS row whose blocks take two
+values is a constant with whole extra events, whichever level holds the majority."""
 
 
 def test_the_kinds_of_a_real_counting_run() -> None:
     got: dict[str, set[str]] = {"exact": set(), "varying": set(), "random": set()}
+    by_blocks: dict[str, set[str]] = {k: set() for k in BLOCK_KINDS}
     for (scheme, _, op), blocks in MEASURED.items():
         got[count_kind(spread(blocks))].add(f"{scheme} {op}")
+        by_blocks[block_kind(blocks)].add(f"{scheme} {op}")
     assert got == KINDS
+    assert by_blocks == BLOCK_KINDS
 
 
 @settings(max_examples=60, deadline=None)
@@ -277,3 +303,123 @@ def test_a_real_run_against_another_execution_of_the_same_build_has_no_count_ste
     for key, points in series([("v1", [a]), ("v2", [b])]).items():
         if key.metric == "instructions":
             assert find_steps(points) == [], key
+
+
+MIX = 40_590
+"""Instructions of one libgcrypt pool mix on amd64 with ``-cpu max`` (docs/counting.md)."""
+
+
+def periodic_blocks(base: int, ops: int, rate: float, phase: float, blocks: int) -> list[int]:
+    """Block counts of a constant path (``base`` per operation) plus a pool mix every
+    ``1 / rate`` operations from ``phase`` on: block ``i`` holds the mixes whose
+    positions fall in it (the model of :func:`extra_levels`)."""
+    edges = [math.floor(phase + rate * ops * i) for i in range(blocks + 1)]
+    return [base * ops + MIX * (hi - lo) for lo, hi in itertools.pairwise(edges)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    base=st.integers(min_value=1_000, max_value=10_000_000),
+    ops=st.integers(min_value=1, max_value=20),
+    rate=st.floats(min_value=0.01, max_value=3.0),
+    phases=st.tuples(st.floats(0, 1, exclude_max=True), st.floats(0, 1, exclude_max=True)),
+    blocks=st.integers(min_value=3, max_value=8),
+    step=st.sampled_from([0.0, 0.002, -0.002, 0.05, -0.3]),
+)
+def test_a_constant_with_pool_mixes_is_called_only_when_the_constant_moves(
+    base: int,
+    ops: int,
+    rate: float,
+    phases: tuple[float, float],
+    blocks: int,
+    step: float,
+) -> None:
+    # Two executions of one row: the same constant path and the same number of mixes per
+    # operation; the mixes land elsewhere (another phase: what ran before differs). With
+    # ``step`` the second's constant path moves by that fraction (a real change).
+    moved = round(base * (1 + step))
+    a = periodic_blocks(base, ops, rate, phases[0], blocks)
+    b = periodic_blocks(moved, ops, rate, phases[1], blocks)
+    res_a = counted({SIGN: a}, RUN_A, scale=1)
+    res_b = counted({SIGN: b}, RUN_B, scale=1)
+    (cmp,) = [r for r in compare([res_a], [res_b]) if r.metric == "instructions"]
+    one_level = len(set(a)) == 1 and len(set(b)) == 1
+    if not one_level:
+        # Two levels somewhere: compared on the constant, as an exact row.
+        assert cmp.count_kind == "exact+extra", (a, b)
+    if step == 0:
+        assert cmp.verdict == "no significant change", (a, b, cmp)
+        assert over_limits([(cmp.key, cmp)], 1.0001, ()) == []
+    elif abs(moved - base) * ops != MIX:  # a move of exactly one mix is the extra work's
+        # The lower level of a side with two is the constant path with ⌊ops · rate⌋ mixes a
+        # block; a side of one level may hold that many or one more: called only when
+        # either reading of it moved beyond 0.1 % the same way.
+        called = cmp.verdict != "no significant change"
+        true_ratio = (moved * ops + MIX * math.floor(rate * ops)) / (
+            base * ops + MIX * math.floor(rate * ops)
+        )
+        if called:
+            assert (cmp.verdict == "more instructions") == (step > 0), (a, b, cmp)
+        elif not one_level and len(set(a)) == 2 and len(set(b)) == 2:
+            # Both sides show their constant: called as an exact row.
+            assert abs(math.log(true_ratio)) <= math.log(1.0011), (a, b, cmp)
+        if len(set(a)) == 2 and len(set(b)) == 2:
+            assert cmp.ratio == pytest.approx(true_ratio, rel=1e-12)
+        if abs(math.log(true_ratio)) > math.log(1 + MIX / min(a)) + 0.0011:
+            assert called, (a, b, cmp)  # beyond what one mix more or less can explain
+    # The history's steps and change points say the same as compare.
+    (points,) = [p for k, p in series([("v1", [res_a]), ("v2", [res_b])]).items()
+                 if k.metric == "instructions"]  # fmt: skip
+    assert bool(find_steps(points)) == cmp.changed
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    base=st.integers(min_value=10_000, max_value=10_000_000),
+    ops=st.integers(min_value=1, max_value=20),
+    rate=st.floats(min_value=0.01, max_value=3.0),
+    phases=st.lists(st.floats(0, 1, exclude_max=True), min_size=3, max_size=6),
+)
+def test_an_a_a_history_of_pool_mixes_has_no_step_and_no_change_point(
+    base: int, ops: int, rate: float, phases: list[float]
+) -> None:
+    runs = [
+        (f"v{i}", [counted({SIGN: periodic_blocks(base, ops, rate, p, 3)}, f"{RUN_A[:-1]}{i}", 1)])
+        for i, p in enumerate(phases)
+    ]
+    for key, points in series(runs).items():
+        if key.metric == "instructions":
+            assert find_steps(points) == [], [p.blocks for p in points]
+    assert [c for _, _, c in whole_series(runs) if c.metric == "instructions"] == []
+
+
+def test_the_measured_two_level_rows_compare_on_their_constant() -> None:
+    # CS signing, 2 operations a block: 58,593 or 78,888 per operation by where the mix
+    # falls (docs/counting.md); two executions that caught it in other blocks are one
+    # constant; 0.3 % more in the constant path is a change.
+    a = [158856, 118266, 158856]
+    assert extra_levels(a) == (118266, 158856) and extra_levels(a[:2]) is None
+    assert extra_levels([1, 2, 3]) is None and extra_levels([5, 5, 5]) is None
+    for b in ([118266, 118266, 158856], [158856] * 3, [118266] * 3, [158856, 118266, 118266]):
+        (ca, cb) = count_constants([(a, 2), (b, 2)]) or []
+        assert ca == (59133.0, 59133.0) and 59133.0 in cb
+        ra, rb = counted({SIGN: a}, RUN_A, 1), counted({SIGN: b}, RUN_B, 1)
+        (cmp,) = [r for r in compare([ra], [rb]) if r.metric == "instructions"]
+        assert (cmp.count_kind, cmp.verdict, cmp.ratio) == (
+            "exact+extra", "no significant change", 1.0
+        )  # fmt: skip
+        assert "40,590 instructions a block" in cmp.note
+    # Other operations per block, or a side of three values: not read as levels.
+    assert count_constants([(a, 2), (a, 4)]) is None
+    assert count_constants([(a, 2), ([118266, 118267, 158856], 2)]) is None
+    assert count_constants([([7] * 3, 2), ([8] * 3, 2)]) is None  # exact vs exact
+    up = [x + 400 for x in a]  # +200 per operation: +0.34 % of the constant
+    ra, rb = counted({SIGN: a}, RUN_A, 1), counted({SIGN: up}, RUN_B, 1)
+    (cmp,) = [r for r in compare([ra], [rb]) if r.metric == "instructions"]
+    assert (cmp.count_kind, cmp.verdict) == ("exact+extra", "more instructions")
+    assert cmp.ratio == pytest.approx(59333 / 59133)
+    assert {r.key for r, _ in over_limits([(cmp.key, cmp)], 1.001, ())} == {cmp.key}
+    md = compare_tables.markdown([cmp], RUN_A, RUN_B, 0.95)
+    assert "exact+extra ±" in md and "on the constant" in md
+    with pytest.raises(ValueError, match="operations per block"):
+        count_constants([(a, 0), (a, 2)])
