@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.errors import ImageBuildError
-from archbench.images import cache_namespace, plan_toolchain
-from archbench.images.incremental import NAMESPACE_VARIABLE, ccache_volume, tree_volume
+from archbench.images import cache_namespace, plan_toolchain, tree_volume
+from archbench.images.incremental import NAMESPACE_VARIABLE, ccache_volume
 from archbench.platforms import Arch
 
 BASE = "archbench-base/debian-trixie:amd64"
