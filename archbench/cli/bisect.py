@@ -699,9 +699,15 @@ def build_line(arch: str, source: Mapping[str, str | bool | None]) -> str:
     )
 
 
+BUILD_STATE: Final = re.compile(r"^build-incremental\.sh: ((?:clean|incremental)\b.*)$", re.M)
+"""The first line ``images/gnunet-source/build-incremental.sh`` writes to its log."""
+
+
 def build_lines(store: ResultStore, step: BisectStep) -> list[str]:
     """:func:`build_line` of each count the step built (not those reused from a run
-    before, nor skipped ones without a result), read from the step's own run."""
+    before), read from the step's own run: its result, or where it stored none (the
+    good end of ``--metric time``, which is built but not timed alone; a build that
+    failed) the first line of its build log ``logs/<target>.gnunet.log``."""
     lines = []
     for c in step.counts:
         if c.reused or not c.run_id:
@@ -714,6 +720,15 @@ def build_lines(store: ResultStore, step: BisectStep) -> list[str]:
             if result.target.name == c.target and result.execution is not None:
                 lines.append(build_line(c.arch, result.execution.gnunet_source or {}))
                 break
+        else:
+            log = store.root / c.run_id / "logs" / f"{c.target}.gnunet.log"
+            try:
+                with log.open("rb") as f:
+                    head = f.read(4096).decode(errors="replace")
+            except OSError:
+                continue
+            if found := BUILD_STATE.search(head):
+                lines.append(f"{c.arch}: libgnunetutil {found.group(1)} build (log {log})")
     return lines
 
 

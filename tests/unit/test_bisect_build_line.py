@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
-from archbench.cli.bisect import build_line
+from pathlib import Path
+
+from archbench.cli.bisect import build_line, build_lines
+from archbench.result import BisectCount, BisectStep, ResultStore
 
 
 def test_an_incremental_build_names_its_tree_seconds_and_ccache() -> None:
@@ -41,3 +44,27 @@ def test_a_build_inside_the_image_says_it_was_not_incremental() -> None:
     assert build_line("armv7", {"kind": "git", "commit": "c" * 40}) == (
         "armv7: libgnunetutil built inside the image build (not incremental)"
     )
+
+
+def test_a_step_whose_run_stored_no_result_is_told_from_its_build_log(tmp_path: Path) -> None:
+    # The good end of --metric time is built but not timed alone: no result, a log.
+    run_id = "20261207T174451Z-7f9e0e"
+    logs = tmp_path / run_id / "logs"
+    logs.mkdir(parents=True)
+    (logs / "ci-amd64.gnunet.log").write_text(
+        "build-incremental.sh: clean (no stamp)\nbuild-libgnunetutil.sh: syncing\n"
+    )
+    count = BisectCount(arch="amd64", target="ci-amd64", run_id=run_id, verdict="good")
+    step = BisectStep(
+        index=0, commit="9" * 40, subject="s", date="2024-10-29", counts=(count,),
+        seconds=28.0, finished_at="2026-12-07T17:45:19Z",
+    )  # fmt: skip
+    store = ResultStore(tmp_path)
+    assert build_lines(store, step) == [
+        f"amd64: libgnunetutil clean (no stamp) build (log {logs / 'ci-amd64.gnunet.log'})"
+    ]
+    # A count reused from an earlier run built nothing; a run without log says nothing.
+    reused = count.model_copy(update={"reused": True})
+    assert build_lines(store, step.model_copy(update={"counts": (reused,)})) == []
+    other = count.model_copy(update={"run_id": "20261207T174451Z-000000"})
+    assert build_lines(store, step.model_copy(update={"counts": (other,)})) == []
