@@ -401,15 +401,38 @@ def _split_score(graph: Graph, search: Search, commit: int) -> int:
     return min(below, total - below)
 
 
+def _steps_left(graph: Graph, search: Search, commit: int) -> int:
+    """``ceil(log2)`` of the candidates left after probing ``commit`` in the worse case
+    (bad: its ancestors among them; good: the rest): the probes plain bisection needs
+    after it, at worst, on a line."""
+    worse = bin(search.candidates).count("1") - _split_score(graph, search, commit)
+    return max(worse - 1, 0).bit_length()
+
+
+def last_built(steps: Sequence[tuple[int, Measurement]]) -> int | None:
+    """The commit measured last that built on some architecture (a count, not a skip):
+    the one the persistent build trees hold now; None before any."""
+    for commit, measured in reversed(steps):
+        if any(c is not None for c in measured.values()):
+            return commit
+    return None
+
+
 def next_probe(
     graph: Graph, archs: Sequence[str], steps: Sequence[tuple[int, Measurement]]
 ) -> Probe | None:
     """The next commit to measure, or None when every architecture is done.
 
-    Good and bad come first (each on the architectures that lack it). Then the largest
-    open search's best halving point (``git bisect``'s rule; ties: the earlier commit),
-    measured on every architecture whose open searches contain it as a probeable
-    candidate.
+    Good and bad come first (each on the architectures that lack it). Then a halving
+    point of the largest open search, measured on every architecture whose open searches
+    contain it as a probeable candidate: ``git bisect``'s rule (the commit that best
+    halves the candidates; ties: the earlier commit), except that among the commits that
+    leave as few steps as that one at worst (:func:`_steps_left`: ``ceil(log2)`` of the
+    larger side) the one nearest, in commit order, to the commit built last
+    (:func:`last_built`) is taken, so that the incremental build tree
+    (:mod:`archbench.images.incremental`) recompiles less; ties: the better halving, then
+    the earlier commit. On a line that never adds a step at worst: each probe still
+    leaves at most ``2**(k-1)`` of ``2**k`` candidates.
     """
     for end in (0, graph.bad):
         missing = tuple(a for a in archs if not any(c == end and a in m for c, m in steps))
@@ -426,6 +449,13 @@ def next_probe(
         return None
     widest = max(open_searches, key=lambda s: (bin(s.candidates).count("1"), -s.bad))
     best = max(widest.probeable, key=lambda c: (_split_score(graph, widest, c), -c))
+    near = last_built(steps)
+    if near is not None:
+        bound = _steps_left(graph, widest, best)
+        best = min(
+            (c for c in widest.probeable if _steps_left(graph, widest, c) <= bound),
+            key=lambda c: (abs(c - near), -_split_score(graph, widest, c), c),
+        )
     wanting = tuple(
         a for a in archs if any(s.arch == a and best in s.probeable for s in open_searches)
     )

@@ -412,6 +412,8 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
                 manifest = manifest.model_copy(update={"steps": (*manifest.steps[:-1], step)})
                 store.save_bisect(manifest)
                 tell(step_line(step))
+                for line in build_lines(store, step):
+                    tell(line)
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted; {len(manifest.steps)} steps are kept in "
@@ -679,6 +681,55 @@ def step_line(step: BisectStep) -> str:
         + "; ".join(parts)
         + f" [{step.seconds:.0f} s]"
     )
+
+
+def build_line(arch: str, source: Mapping[str, str | bool | None]) -> str:
+    """How a step built libgnunetutil on ``arch``, from its result's provenance
+    (``execution.gnunet_source``: :meth:`archbench.images.IncrementalBuild.provenance`):
+    clean or incremental, in which tree, its seconds and what ccache reused."""
+    mode = source.get("build_mode")
+    if not mode:
+        return f"{arch}: libgnunetutil built inside the image build (not incremental)"
+    why = f" ({source['build_reason']})" if mode == "clean" and source.get("build_reason") else ""
+    hits, misses = source.get("ccache_hits"), source.get("ccache_misses")
+    cache = f", ccache {hits} hits, {misses} misses" if hits is not None else ""
+    return (
+        f"{arch}: libgnunetutil {mode} build{why} in {source.get('build_seconds')} s "
+        f"(tree {source.get('build_tree')}{cache})"
+    )
+
+
+BUILD_STATE: Final = re.compile(r"^build-incremental\.sh: ((?:clean|incremental)\b.*)$", re.M)
+"""The first line ``images/gnunet-source/build-incremental.sh`` writes to its log."""
+
+
+def build_lines(store: ResultStore, step: BisectStep) -> list[str]:
+    """:func:`build_line` of each count the step built (not those reused from a run
+    before), read from the step's own run: its result, or where it stored none (the
+    good end of ``--metric time``, which is built but not timed alone; a build that
+    failed) the first line of its build log ``logs/<target>.gnunet.log``."""
+    lines = []
+    for c in step.counts:
+        if c.reused or not c.run_id:
+            continue
+        for path in store.files([c.run_id]):
+            try:
+                result = load(path)
+            except ResultsError:
+                continue
+            if result.target.name == c.target and result.execution is not None:
+                lines.append(build_line(c.arch, result.execution.gnunet_source or {}))
+                break
+        else:
+            log = store.root / c.run_id / "logs" / f"{c.target}.gnunet.log"
+            try:
+                with log.open("rb") as f:
+                    head = f.read(4096).decode(errors="replace")
+            except OSError:
+                continue
+            if found := BUILD_STATE.search(head):
+                lines.append(f"{c.arch}: libgnunetutil {found.group(1)} build (log {log})")
+    return lines
 
 
 def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list[str]:

@@ -35,7 +35,14 @@ from archbench.cli.flags import (
 from archbench.cli.terminal import show
 from archbench.errors import ArchbenchError, EmulationError, EngineError, MatrixError
 from archbench.hosts import check_emulation, connect, connect_host, fix_emulation, plan_jobs
-from archbench.images import Builder, base_tag, cache_volumes, image_labels, remove_caches
+from archbench.images import (
+    Builder,
+    base_tag,
+    cache_namespace,
+    cache_volumes,
+    image_labels,
+    remove_caches,
+)
 from archbench.inputs import quote
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
@@ -99,7 +106,9 @@ def doctor(s: Settings, values: Mapping[str, Any]) -> None:
 def clean(s: Settings, values: Mapping[str, Any]) -> None:
     """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts;
     with ``--caches`` also the caches of libgnunetutil's incremental builds (build trees and
-    ccaches, Docker volumes not in use; the packed prefixes of the work folder).
+    ccaches, Docker volumes not in use; the packed prefixes of the work folder), those of
+    the cache namespace ``ARCHBENCH_CACHE_NAMESPACE`` names when it is set (then only
+    those volumes), else those of no namespace.
 
     ``--host`` names some hosts (``local``, keys of ``hosts``, or a key of ``pools`` for
     its members); default: all. Prints how many containers each host had, and the cache
@@ -108,8 +117,11 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
     Raises:
         MatrixError: an unknown host name or a bad matrix.
         EngineError: some hosts could not be reached (the others were cleaned).
+        ImageBuildError: ``ARCHBENCH_CACHE_NAMESPACE`` is malformed (before anything is
+            removed).
     """
     g = Given(CLEAN, values)
+    namespace = cache_namespace()
     m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
     unreachable = []
     names = [LOCAL_HOST, *m.hosts]
@@ -132,9 +144,14 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
         show(f"{name}: removed {n} container(s)")
         if g.switch(CACHES):
             work = Path(s.work)
-            caches = remove_caches(Builder(client, work, work / "logs"))
+            caches = remove_caches(Builder(client, work, work / "logs"), namespace)
+            of = f" of cache namespace {namespace}" if namespace else ""
             if caches:
-                show(f"{name}: removed {len(caches)} build cache volume(s): {', '.join(caches)}")
+                show(
+                    f"{name}: removed {len(caches)} build cache volume(s){of}: " + ", ".join(caches)
+                )
+            else:
+                show(f"{name}: no build cache volume{of} to remove")
         else:
             kept = cache_volumes(client)
             if kept:

@@ -44,7 +44,7 @@ import tarfile
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import docker
@@ -77,6 +77,10 @@ LABEL_KEY = "org.archbench.gnunet-cache.key"
 """The volume's full key (a tree's :func:`tree_key`, a ccache's toolchain hash)."""
 LABEL_TOOLCHAIN = "org.archbench.gnunet-cache.toolchain"
 """The toolchain image's content hash a volume was made for."""
+LABEL_NAMESPACE = "org.archbench.gnunet-cache.namespace"
+"""The cache namespace a volume belongs to (:func:`cache_namespace`); absent: none."""
+NAMESPACE_VARIABLE = "ARCHBENCH_CACHE_NAMESPACE"
+"""Environment variable naming a cache namespace of one's own (:func:`cache_namespace`)."""
 DEFAULT_MAX_TREES = 6
 """Build trees kept per engine (each about 60 MB for libgnunetutil) before the least
 recently used is removed; ``ARCHBENCH_GNUNET_TREES`` sets another (1 to 1000)."""
@@ -281,14 +285,41 @@ def tree_key(toolchain: Toolchain, gnunet: GnunetBuild) -> str:
     )
 
 
-def tree_volume(toolchain: Toolchain, key: str) -> str:
-    """``archbench-gnunet-tree-<arch>-<first 24 hex digits of the key>``."""
-    return f"{TREE_VOLUME_PREFIX}{toolchain.target.key}-{key[:24]}"
+def cache_namespace(environ: Mapping[str, str] | None = None) -> str:
+    """The cache namespace: ``ARCHBENCH_CACHE_NAMESPACE``, or ``""`` (none).
+
+    A namespace prefixes the name of every tree and ccache volume (``<ns>-archbench-…``)
+    and labels them (:data:`LABEL_NAMESPACE`): builds in it neither see nor evict the
+    volumes of another namespace (or of none), and ``invoke clean --caches`` removes only
+    its own. So a benchmark can start from a cold cache without removing anyone's.
+
+    Raises:
+        ImageBuildError: not 1 to 32 of lowercase letters, digits and ``-`` (starting
+            with a letter or digit).
+    """
+    value = (os.environ if environ is None else environ).get(NAMESPACE_VARIABLE, "")
+    if value and not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,31}", value):
+        raise ImageBuildError(
+            f"{NAMESPACE_VARIABLE} is {value[:40]!r}: a cache namespace is 1 to 32 lowercase "
+            "letters, digits and '-', starting with a letter or digit (unset: no namespace)"
+        )
+    return value
 
 
-def ccache_volume(toolchain: Toolchain) -> str:
-    """``archbench-ccache-<first 24 hex digits of the toolchain's content hash>``."""
-    return f"{CCACHE_VOLUME_PREFIX}{toolchain.spec.content_hash[:24]}"
+def _prefixed(name: str, namespace: str) -> str:
+    return f"{namespace}-{name}" if namespace else name
+
+
+def tree_volume(toolchain: Toolchain, key: str, namespace: str = "") -> str:
+    """``archbench-gnunet-tree-<arch>-<first 24 hex digits of the key>``, with
+    ``<namespace>-`` before it when there is one (:func:`cache_namespace`)."""
+    return _prefixed(f"{TREE_VOLUME_PREFIX}{toolchain.target.key}-{key[:24]}", namespace)
+
+
+def ccache_volume(toolchain: Toolchain, namespace: str = "") -> str:
+    """``archbench-ccache-<first 24 hex digits of the toolchain's content hash>``, with
+    ``<namespace>-`` before it when there is one (:func:`cache_namespace`)."""
+    return _prefixed(f"{CCACHE_VOLUME_PREFIX}{toolchain.spec.content_hash[:24]}", namespace)
 
 
 def cache_dir(builder: Builder) -> Path:
@@ -379,12 +410,14 @@ def build_incremental(
 
     Raises:
         ImageBuildError: the toolchain image or the build failed (the message has the
-            last lines of the log and its path), or the engine refused a volume.
+            last lines of the log and its path), the engine refused a volume, or
+            ``ARCHBENCH_CACHE_NAMESPACE`` is malformed (:func:`cache_namespace`).
     """
+    namespace = cache_namespace()
     ensure_image(builder, toolchain.spec, log_name.replace(".log", ".toolchain.log"))
     key = tree_key(toolchain, gnunet)
-    tree = tree_volume(toolchain, key)
-    ccache = ccache_volume(toolchain)
+    tree = tree_volume(toolchain, key, namespace)
+    ccache = ccache_volume(toolchain, namespace)
     client = builder.client
     log_path = builder.log_dir / log_name
     with tree_lock(builder, tree):
@@ -392,7 +425,7 @@ def build_incremental(
             (tree, "tree", key),
             (ccache, "ccache", toolchain.spec.content_hash),
         ):
-            _ensure_volume(client, name, kind, full, toolchain.spec.content_hash)
+            _ensure_volume(client, name, kind, full, toolchain.spec.content_hash, namespace)
             # Recorded before the build: a build that never ends still leaves its volumes
             # to this work folder's eviction.
             _touch(builder, name)
@@ -428,21 +461,21 @@ def build_incremental(
         f"ccache {hits} hits, {misses} misses)"
     )
     with contextlib.suppress(docker.errors.DockerException, OSError):
-        evict(builder, max_trees())
+        evict(builder, max_trees(), namespace=namespace)
     return dataclasses.replace(gnunet, prefix=packed, incremental=info.provenance())
 
 
 def _ensure_volume(
-    client: docker.DockerClient, name: str, kind: str, key: str, toolchain: str
+    client: docker.DockerClient, name: str, kind: str, key: str, toolchain: str, namespace: str
 ) -> None:
     try:
         client.volumes.get(name)
     except docker.errors.NotFound:
+        labels = {LABEL_CACHE: kind, LABEL_KEY: key, LABEL_TOOLCHAIN: toolchain}
+        if namespace:
+            labels[LABEL_NAMESPACE] = namespace
         try:
-            client.volumes.create(
-                name,
-                labels={LABEL_CACHE: kind, LABEL_KEY: key, LABEL_TOOLCHAIN: toolchain},
-            )
+            client.volumes.create(name, labels=labels)
         except docker.errors.APIError as exc:
             raise ImageBuildError(f"cannot make the volume {name}: {exc}") from exc
 
@@ -564,14 +597,21 @@ def cache_volumes(client: docker.DockerClient) -> list[str]:
     return sorted(str(v.name) for v in client.volumes.list(filters={"label": LABEL_CACHE}))
 
 
-def evict(builder: Builder, limit: int, *, everything: bool = False) -> list[str]:
+def _namespace_of(volume: Volume) -> str:
+    return str((volume.attrs.get("Labels") or {}).get(LABEL_NAMESPACE, ""))
+
+
+def evict(
+    builder: Builder, limit: int, *, everything: bool = False, namespace: str = ""
+) -> list[str]:
     """Remove the least recently used build trees beyond ``limit``, and the ccache of a
     toolchain no tree is left of; returns the volumes removed.
 
-    Only volumes this work folder has used (``<work>/gnunet-cache/used/``) are counted and
+    Only volumes of ``namespace`` (:func:`cache_namespace`; ``""``: those without one)
+    that this work folder has used (``<work>/gnunet-cache/used/``) are counted and
     removed: the engine may be shared with other checkouts, whose trees are theirs to keep.
-    ``everything`` (``invoke clean``): every cache volume on the engine. A tree whose lock is
-    held, or a volume the engine says is in use, is skipped.
+    ``everything`` (``invoke clean``): every cache volume of ``namespace`` on the engine.
+    A tree whose lock is held, or a volume the engine says is in use, is skipped.
 
     Raises:
         docker.errors.DockerException: the engine cannot list volumes.
@@ -585,7 +625,9 @@ def evict(builder: Builder, limit: int, *, everything: bool = False) -> list[str
         return None
 
     def ours(volume: Volume) -> bool:
-        return everything or last_used(str(volume.name)) is not None
+        return _namespace_of(volume) == namespace and (
+            everything or last_used(str(volume.name)) is not None
+        )
 
     trees = [v for v in client.volumes.list(filters={"label": f"{LABEL_CACHE}=tree"}) if ours(v)]
     ordered = sorted(trees, key=lambda v: last_used(str(v.name)) or 0.0, reverse=True)
@@ -604,6 +646,7 @@ def evict(builder: Builder, limit: int, *, everything: bool = False) -> list[str
     kept = {
         str((v.attrs.get("Labels") or {}).get(LABEL_TOOLCHAIN, ""))
         for v in client.volumes.list(filters={"label": f"{LABEL_CACHE}=tree"})
+        if _namespace_of(v) == namespace
     }
     for volume in client.volumes.list(filters={"label": f"{LABEL_CACHE}=ccache"}):
         toolchain = str((volume.attrs.get("Labels") or {}).get(LABEL_TOOLCHAIN, ""))
@@ -615,11 +658,13 @@ def evict(builder: Builder, limit: int, *, everything: bool = False) -> list[str
     return removed
 
 
-def remove_caches(builder: Builder) -> list[str]:
-    """Remove every tree and ccache volume on the engine not in use, and this work folder's
-    packed prefixes (``invoke clean``); returns the volumes removed."""
-    removed = evict(builder, 0, everything=True)
-    shutil.rmtree(cache_dir(builder) / "prefix", ignore_errors=True)
+def remove_caches(builder: Builder, namespace: str = "") -> list[str]:
+    """Remove every tree and ccache volume of ``namespace`` on the engine not in use
+    (``invoke clean``); returns the volumes removed. Without a namespace, also this work
+    folder's packed prefixes (named by their content: a namespace's builds share them)."""
+    removed = evict(builder, 0, everything=True, namespace=namespace)
+    if not namespace:
+        shutil.rmtree(cache_dir(builder) / "prefix", ignore_errors=True)
     return removed
 
 

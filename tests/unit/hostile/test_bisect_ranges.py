@@ -17,6 +17,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -30,6 +31,7 @@ from archbench.analysis import (
     arch_state,
     next_probe,
 )
+from archbench.analysis import bisection as bisection_mod
 from archbench.cli.bisect import graph_of, outcome_lines, steps_of
 from archbench.errors import SourceError
 from archbench.images import CommitInfo, commit_range
@@ -285,7 +287,12 @@ def test_an_unrelated_history_merged_in_has_no_parent_to_move_from(tmp_path: Pat
     merge(root, "other", 100, "J: merge other", "--allow-unrelated-histories")
     x = commit(root, 90, "X: moves the row")
     bad = commit(root, 90, "B: bad")
-    manifest = _bisect(root, good, bad, tmp_path / "work")
+    # git bisect's own order (no commit built last to stay near), which probes into the
+    # foreign history here; the order near the last build reaches X without entering it.
+    with mock.patch.object(bisection_mod, "last_built", return_value=None):
+        manifest = _bisect(root, good, bad, tmp_path / "work")
+    near = _bisect(root, good, bad, tmp_path / "work-near")
+    assert f"first moved at {x}" in _outcome(near) and "no parent" not in _outcome(near)
     roots = [c.commit for c in manifest.commits[1:] if c.parent_count == 0]
     assert roots == [foreign[0]]
     text = _outcome(manifest)
