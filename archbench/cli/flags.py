@@ -758,9 +758,16 @@ CLEAN: Final = Command(
             default=False,
             kind="switch",
         ),
+        Flag(
+            "running",
+            "also remove running containers (another invoke's measurement, here or on "
+            "another machine using the same engine, ends with them)",
+            default=False,
+            kind="switch",
+        ),
     ),
 )
-_, HOST, CACHES = CLEAN.flags
+_, HOST, CACHES, RUNNING = CLEAN.flags
 
 CI_MATRIX: Final = Command(
     "ci-matrix",

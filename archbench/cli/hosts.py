@@ -27,6 +27,7 @@ from archbench.cli.flags import (
     HOST,
     MATRIX,
     METRIC,
+    RUNNING,
     TARGET,
     Given,
     archs,
@@ -46,7 +47,7 @@ from archbench.images import (
 from archbench.inputs import quote
 from archbench.matrix import LOCAL_HOST
 from archbench.platforms import Arch
-from archbench.run import leftover_containers, smoke_test
+from archbench.run import LABEL_RUN, leftover_containers, smoke_test
 
 
 def doctor(s: Settings, values: Mapping[str, Any]) -> None:
@@ -104,7 +105,8 @@ def doctor(s: Settings, values: Mapping[str, Any]) -> None:
 
 
 def clean(s: Settings, values: Mapping[str, Any]) -> None:
-    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts;
+    """``invoke clean``: remove containers labelled ``org.archbench`` on the matrix's hosts
+    (stopped ones; running ones too with ``--running``: they may be another invoke's);
     with ``--caches`` also the caches of libgnunetutil's incremental builds (build trees and
     ccaches, Docker volumes not in use; the packed prefixes of the work folder), those of
     the cache namespace ``ARCHBENCH_CACHE_NAMESPACE`` names when it is set (then only
@@ -138,10 +140,22 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
             unreachable.append(f"{name}: {exc}")
             continue
         n = 0
+        running: dict[str, int] = {}
         for container in leftover_containers(client):
+            if container.status == "running" and not g.switch(RUNNING):
+                # Maybe another invoke's measurement, in another terminal or checkout.
+                run = str(container.labels.get(LABEL_RUN) or "?")
+                running[run] = running.get(run, 0) + 1
+                continue
             container.remove(force=True)
             n += 1
         show(f"{name}: removed {n} container(s)")
+        if running:
+            runs = ", ".join(f"{quote(r)} ({k})" for r, k in sorted(running.items())[:10])
+            show(
+                f"{name}: kept {sum(running.values())} running container(s) of run(s) {runs}: "
+                "another invoke may be measuring with them; --running removes them too"
+            )
         if g.switch(CACHES):
             work = Path(s.work)
             caches = remove_caches(Builder(client, work, work / "logs"), namespace)

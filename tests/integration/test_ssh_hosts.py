@@ -215,6 +215,32 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     assert "box: removed 1 container(s)" in cleaned.stdout
     with pytest.raises(docker.errors.NotFound):
         client.containers.get(str(left.id))
+    # A running one may be another invoke's measurement: kept and named, unless --running.
+    busy = client.containers.run(
+        remote.execution.image_tag,
+        ["300"],
+        entrypoint=["sleep"],
+        labels={LABEL: "1", LABEL_RUN: "measuring"},
+        detach=True,
+    )
+    try:
+        kept = subprocess.run(
+            [INVOKE, "clean", "--matrix", str(matrix), "--host", "box"],
+            cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert kept.returncode == 0, kept.stdout + kept.stderr
+        assert "box: kept 1 running container(s) of run(s) 'measuring' (1)" in kept.stdout
+        assert client.containers.get(str(busy.id)).status == "running"
+        gone = subprocess.run(
+            [INVOKE, "clean", "--matrix", str(matrix), "--host", "box", "--running"],
+            cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert gone.returncode == 0 and "box: removed 1 container(s)" in gone.stdout, gone
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(str(busy.id))
+    finally:
+        with contextlib.suppress(docker.errors.NotFound):
+            busy.remove(force=True)
 
 
 def test_lost_connection_fails_that_target_only_and_resume_finishes_it(
