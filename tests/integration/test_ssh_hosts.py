@@ -207,10 +207,14 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
     left = client.containers.create(
         remote.execution.image_tag, ["--help"], labels={LABEL: "1", LABEL_RUN: "left-behind"}
     )
-    cleaned = subprocess.run(
-        [INVOKE, "clean", "--matrix", str(matrix), "--host", "box"],
-        cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
-    )  # fmt: skip
+
+    def clean(*more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [INVOKE, "clean", "--matrix", str(matrix), "--host", "box", *more],
+            cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    cleaned = clean()
     assert cleaned.returncode == 0, cleaned.stdout + cleaned.stderr
     assert "box: removed 1 container(s)" in cleaned.stdout
     with pytest.raises(docker.errors.NotFound):
@@ -224,17 +228,11 @@ def test_bench_on_an_ssh_host_beside_a_local_target_and_clean(
         detach=True,
     )
     try:
-        kept = subprocess.run(
-            [INVOKE, "clean", "--matrix", str(matrix), "--host", "box"],
-            cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        kept = clean()
         assert kept.returncode == 0, kept.stdout + kept.stderr
         assert "box: kept 1 running container(s) of run(s) 'measuring' (1)" in kept.stdout
         assert client.containers.get(str(busy.id)).status == "running"
-        gone = subprocess.run(
-            [INVOKE, "clean", "--matrix", str(matrix), "--host", "box", "--running"],
-            cwd=REPO, env=_env(results), capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        gone = clean("--running")
         assert gone.returncode == 0 and "box: removed 1 container(s)" in gone.stdout, gone
         with pytest.raises(docker.errors.NotFound):
             client.containers.get(str(busy.id))
