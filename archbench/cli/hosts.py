@@ -123,6 +123,7 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
             removed).
     """
     g = Given(CLEAN, values)
+    remove_running = g.switch(RUNNING)
     namespace = cache_namespace()
     m = matrix.load(path_or_setting(MATRIX.option, g.text(MATRIX), s.matrix))
     unreachable = []
@@ -142,7 +143,7 @@ def clean(s: Settings, values: Mapping[str, Any]) -> None:
         n = 0
         running: dict[str, int] = {}
         for container in leftover_containers(client):
-            if container.status == "running" and not g.switch(RUNNING):
+            if container.status == "running" and not remove_running:
                 # Maybe another invoke's measurement, in another terminal or checkout.
                 run = str(container.labels.get(LABEL_RUN) or "?")
                 running[run] = running.get(run, 0) + 1
