@@ -69,11 +69,11 @@ ENGINE_SCOPE = "tests/integration/"
 
 
 class EngineScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
-    """xdist's scheduler for the README's ``pytest -n 2``: every integration test is one work
-    unit, so one worker runs them all in collection order (a session's images are built
-    once, never raced by a second build of the same content, and the engine's load is what
-    each test was written for), while the other worker takes the unit tests a file at a
-    time beside them (issue 37: the suite's 30 minutes from an empty engine).
+    """xdist's scheduler for ``pytest -n 2``: every integration test is one work unit, so
+    one worker runs them all in collection order (a session's images are built once,
+    never raced by a second build of the same content), while the other worker takes the
+    unit tests a file at a time beside them. The README's test command runs one worker:
+    the unit tests' load beside them failed a timed bisection once (docs/overhead.md).
 
     A scheduler of our own rather than ``--dist loadgroup``: xdist 3.8 marks a group by
     rewriting ``item._nodeid``, which pytest 9 no longer reads.
