@@ -69,11 +69,11 @@ def _settings(c: Context) -> cli.Settings:
 
 def _task(command: cli.Command) -> Task[Any]:
     """The invoke task of ``command``: its signature, help and docstring from the flag
-    registry (:mod:`archbench.cli.flags`), its work the command's body (:data:`cli.BODIES`)."""
-    body = cli.BODIES[command.name]
+    registry (:mod:`archbench.cli.flags`), its work the command's body (:func:`cli.load_body`,
+    imported when the task runs: listing the tasks imports no command's module)."""
 
     def run(c: Context, **values: Any) -> None:
-        body(_settings(c), values)
+        cli.load_body(command.name)(_settings(c), values)
 
     # The name invoke would take the task's from: ci_matrix; import_ (a keyword).
     name = command.name.replace("-", "_")

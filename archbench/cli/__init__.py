@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from archbench.cli.config import Settings, check_invoke_yaml, resolve_settings
 from archbench.cli.flags import COMMANDS, Command
-from archbench.cli.registry import BODIES, Body
+from archbench.cli.registry import BODIES, Body, load_body
 from archbench.cli.terminal import SIGPIPE_EXIT, guard_stdout, safe_text, show
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Settings",
     "check_invoke_yaml",
     "guard_stdout",
+    "load_body",
     "resolve_settings",
     "safe_text",
     "show",

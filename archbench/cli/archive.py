@@ -44,7 +44,6 @@ from archbench.errors import MatrixError
 from archbench.hosts import ArchiveSummary, create_archive
 from archbench.inputs import path_flag
 from archbench.platforms import Arch
-from archbench.report import prepare, render_markdown_table, write_folder
 from archbench.result import ResultStore, check_run_id, new_run_id
 from archbench.upstream import (
     LogImport,
@@ -63,6 +62,8 @@ def render_archived_report(
     """The renderer :func:`archbench.hosts.create_archive` calls: the files ``invoke
     report --run RUN_ID`` writes with its default options (figures too with ``plots``),
     then one line saying how many files from how many results."""
+    # The reports (pandas) load when this command renders, not when its flags are checked.
+    from archbench.report import prepare, write_folder
 
     def render(copied: ResultStore, run_id: str, report_dir: Path) -> None:
         loaded, bad = copied.load_all([run_id])
@@ -186,4 +187,7 @@ def import_logs(s: Settings, values: Mapping[str, Any]) -> None:
         show(describe(scan))
     show(f"wrote {imported.path}")
     show()
+    # The reports (pandas) load once the logs are read: a refused flag costs less.
+    from archbench.report import render_markdown_table
+
     show(render_markdown_table(imported.result))

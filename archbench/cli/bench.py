@@ -70,7 +70,6 @@ from archbench.matrix import (
     read_matrix_text,
 )
 from archbench.platforms import Arch
-from archbench.report import render_instructions_markdown, render_markdown_table
 from archbench.result import (
     ResultStore,
     RunManifest,
@@ -484,6 +483,9 @@ def bench(s: Settings, values: Mapping[str, Any]) -> None:
     # One bench at a time per results folder (run_bench takes its lock once the flags
     # and engines are checked); a second waits and says so.
     options = bench_options(s, Given(BENCH, values))
+    # The reports (pandas) load once the flags are checked: a refused flag costs less.
+    from archbench.report import render_instructions_markdown, render_markdown_table
+
     done = run_bench(dataclasses.replace(options, on_wait=show))
     print_outcomes(done)
     for o in done.outcomes:

@@ -82,14 +82,6 @@ from archbench.images import commit_range, counter_qemu_version, resolve_apt_pro
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch
-from archbench.report import (
-    bisect_moved,
-    bisect_moves,
-    bisect_row,
-    move_lines,
-    stored_rows,
-    write_bisect_page,
-)
 from archbench.result import (
     OPERATION_ORDER,
     BisectCommit,
@@ -344,6 +336,9 @@ def measure_bisection(options: BisectOptions, reporter: Reporter | None = None) 
         Interrupted: Ctrl-C; every finished step is kept and the message gives the
             ``--resume`` command.
     """
+    # The reports (pandas) load when a step is measured, not when the flags are checked.
+    from archbench.report import bisect_moves, stored_rows
+
     store = ResultStore(options.results)
     if options.resume is not None:
         manifest = store.load_bisect(options.resume)
@@ -603,6 +598,9 @@ def _row_count(
         ResultsError: a results file of the run cannot be read (edited, truncated, of a
             format not ours): the bisection stops without deciding, naming the run.
     """
+    # The reports (pandas) load when a step is measured, not when the flags are checked.
+    from archbench.report import bisect_row
+
     try:
         row = bisect_row(manifest, [load(path) for path in store.files([run_id])], target)
     except ResultsError as exc:
@@ -941,7 +939,11 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
         TargetsFailed: good or bad did not build or run on some architecture.
         ArchbenchError: whatever :func:`archbench.run.measure_bisection` raises.
     """
-    done = measure_bisection(bisect_options(s, Given(BISECT, values)))
+    options = bisect_options(s, Given(BISECT, values))
+    # The reports (pandas) load once the flags are checked: a refused flag costs less.
+    from archbench.report import bisect_moved, move_lines, write_bisect_page
+
+    done = measure_bisection(options)
     show()
     for line in done.manifest.outcome.splitlines():
         show(line)

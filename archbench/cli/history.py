@@ -112,19 +112,6 @@ from archbench.matrix import (
     read_matrix_text,
 )
 from archbench.platforms import Arch
-from archbench.report import (
-    history_changes,
-    history_count_kinds,
-    history_moves,
-    history_steps,
-    move_lines,
-    render_changes_markdown,
-    render_count_kinds_markdown,
-    render_history_markdown,
-    render_steps_markdown,
-    write_history_files,
-    write_page_from_store,
-)
 from archbench.result import (
     HistoryBisection,
     HistoryManifest,
@@ -956,6 +943,21 @@ def history(s: Settings, values: Mapping[str, Any]) -> None:
         ArchbenchError: whatever :func:`archbench.run.measure_history` raises.
     """
     options, limit = history_options(s, Given(HISTORY, values))
+    # The reports (pandas) load once the flags are checked: a refused flag costs less.
+    from archbench.report import (
+        history_changes,
+        history_count_kinds,
+        history_moves,
+        history_steps,
+        move_lines,
+        render_changes_markdown,
+        render_count_kinds_markdown,
+        render_history_markdown,
+        render_steps_markdown,
+        write_history_files,
+        write_page_from_store,
+    )
+
     done = _stored(options) if _follow_only(options) else measure_history(options)
     results = {
         v.run_id: [load(p) for p in done.store.files([v.run_id])] for v in done.manifest.versions

@@ -14,6 +14,7 @@ import pytest
 from helpers import CI_MATRIX
 
 import archbench.cli.bisect as bisect_cli
+from archbench import report
 from archbench.cli.bisect import BisectOptions, measure_bisection
 from archbench.platforms import Arch
 from archbench.result import (
@@ -82,8 +83,9 @@ def test_two_resumes_at_once_measure_each_step_once(
         bisect_cli, "connect_engines", lambda *_a: ({"local": None}, {"local": Arch.AMD64})
     )
     monkeypatch.setattr(bisect_cli, "resolve_apt_proxy", lambda *_a: None)
-    monkeypatch.setattr(bisect_cli, "stored_rows", lambda *_a: {})
-    monkeypatch.setattr(bisect_cli, "bisect_moves", lambda *_a: ())
+    # The command imports these from the reports when a step is measured.
+    monkeypatch.setattr(report, "stored_rows", lambda *_a: {})
+    monkeypatch.setattr(report, "bisect_moves", lambda *_a: ())
     store = ResultStore(tmp_path / "results")
     store.save_bisect(_manifest())
     waits: list[str] = []

@@ -115,7 +115,7 @@ def test_each_command_refuses_a_value_beyond_the_declared_range(
     )
     beyond = _beyond(flag)[-1]
     with pytest.raises(ArchbenchError, match=re.escape(flag.option)) as refused:
-        cli.BODIES[command](settings, {**_NEEDS.get(command, {}), flag.name: beyond})
+        cli.load_body(command)(settings, {**_NEEDS.get(command, {}), flag.name: beyond})
     assert refused.value.exit_code == 2
     assert not (tmp_path / "results").exists() and not (tmp_path / "reports").exists()
 
@@ -125,7 +125,7 @@ def test_build_jobs_is_checked_once_with_its_declared_range(tmp_path: Path) -> N
     for command in ("bench", "images", "history"):
         with pytest.raises(MatrixError, match="build_jobs: 17 is out of range; give a number "
                            "from 1 to 16"):  # fmt: skip
-            cli.BODIES[command](settings, {})
+            cli.load_body(command)(settings, {})
 
 
 def test_the_documented_table_is_the_registry_s() -> None:

@@ -445,20 +445,15 @@ def test_run_never_imports_report_not_even_lazily() -> None:
 def _registry() -> dict[str, str]:
     """``cli/registry.py``'s BODIES: command name -> the module its body is in."""
     path = PACKAGE / "cli" / "registry.py"
-    modules = {
-        a.asname or a.name: f"{i.module}.{a.name}"
-        for i in ast.parse(path.read_text(encoding="utf-8")).body
-        if isinstance(i, ast.ImportFrom) and i.module == "archbench.cli"
-        for a in i.names
-    }
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "BODIES":
             assert isinstance(node.value, ast.Dict)
-            return {
-                ast.literal_eval(k): modules.get(ast.unparse(v).split(".")[0], ast.unparse(v))
+            named = {
+                ast.literal_eval(k): ast.literal_eval(v)
                 for k, v in zip(node.value.keys, node.value.values, strict=True)
                 if k is not None
             }
+            return {name: target.partition(":")[0] for name, target in named.items()}
     raise AssertionError(f"{path}: no BODIES")
 
 
