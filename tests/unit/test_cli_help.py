@@ -90,3 +90,22 @@ def test_every_task_has_a_golden_file(printed: dict[str, str]) -> None:
     assert sorted(listed) == TASKS
     assert sorted(p.stem for p in (GOLDEN / "cli-help").glob("*.txt") if p.stem != "list") == TASKS
     assert "--rsa-bits=STRING" in printed["--help bench"]
+
+
+HEAVY = ("pandas", "numpy", "matplotlib", "plotly", "scipy", "docker")
+"""Libraries a command imports when it works, never while invoke lists or parses tasks."""
+
+
+def test_listing_the_tasks_imports_no_command_module_nor_a_heavy_library() -> None:
+    # Each of these costs every invoke call (and every test that runs one) its import time:
+    # about 2.5 s together on the 2-core machine.
+    probe = "import json, sys, tasks; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    loaded = set(json.loads(done.stdout))
+    assert "archbench.cli.flags" in loaded  # the probe did import the tasks
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+    commands = {f"archbench.cli.{m}" for m in ("archive", "bench", "bisect", "history")}
+    commands |= {f"archbench.cli.{m}" for m in ("bisect_time", "hosts", "publish", "report")}
+    assert not loaded & commands, sorted(loaded & commands)
