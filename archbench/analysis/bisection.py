@@ -2,9 +2,10 @@
 
 Instruction counts are exact and repeat from run to run (same binary, same QEMU CPU
 model, fixed inputs), so one count per commit decides whether a row moved: the
-verdict of two counts is :func:`archbench.analysis.comparison.count_verdict` with the
-larger of their block-to-block spreads, the rule ``invoke compare`` and ``history``
-use. That makes a bisection on counts exact where asv's ``find`` and the Phoronix
+verdict of two counts is :func:`archbench.analysis.comparison.count_change`, the one
+rule ``invoke compare``, ``history`` and the gate use (by the row's kind: an
+``exact+extra`` row on its constant, from the blocks each count keeps). That makes a
+bisection on counts exact where asv's ``find`` and the Phoronix
 Test Suite's bisect work on noisy times.
 
 The graph is the commits between ``good`` and ``bad`` as git sees them
@@ -70,8 +71,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from archbench.analysis.comparison import DEFAULT_THRESHOLD, count_verdict, verdict
+from archbench.analysis.comparison import DEFAULT_THRESHOLD, count_change, verdict
+from archbench.analysis.counting import Count
 from archbench.analysis.rounds import TInterval
+from archbench.result import BisectCount
 
 MAX_COMMITS: Final = 20_000
 """The largest graph bisected (GNUnet has about 33 000 commits in all)."""
@@ -141,29 +144,28 @@ class Graph:
         return cls(tuple(() if i == 0 else (i - 1,) for i in range(n)))
 
 
-@dataclass(frozen=True)
-class Count:
-    """One architecture's measurement of a commit: instructions per operation, with the
-    row's relative block-to-block spread (0: exact); ``None`` in a step: did not build or
-    run there (skipped)."""
-
-    value: float
-    spread: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.value) and self.value > 0):
-            raise ValueError(f"instructions per operation must be positive, got {self.value}")
-        if not (math.isfinite(self.spread) and self.spread >= 0):
-            raise ValueError(f"spread must be >= 0, got {self.spread}")
-
-
 Measurement = Mapping[str, Count | None]
 """Architecture -> its count of a commit, or None when it did not build or run there."""
 
 
 def same_level(a: Count, b: Count) -> bool:
-    """Whether two counts show no significant change (``count_verdict`` with their spread)."""
-    return count_verdict(b.value / a.value, max(a.spread, b.spread)) == "no significant change"
+    """Whether two counts show no significant change: the one verdict of a counted row
+    (:func:`archbench.analysis.comparison.count_change`), so an ``exact+extra`` pair is
+    compared on its lower level (a one-level side read both ways), as compare, history
+    and the gate do; counts without blocks (older records) by their spread."""
+    return count_change(a, b).verdict == "no significant change"
+
+
+def stored_count(c: BisectCount) -> Count | None:
+    """A bisection record's count of a commit on one architecture as the logic's
+    :class:`Count` (None: skipped): with its blocks where the record kept them, else its
+    median and spread alone (records made before blocks were kept, read as then). A
+    timed step (``c.time``) stands for the level it decided (None: undecided)."""
+    if c.time is not None:
+        return None if c.time.level is None else Count(c.time.level)
+    if c.instructions is None:
+        return None
+    return Count(c.instructions, c.spread, c.blocks, c.ops_per_block)
 
 
 @dataclass(frozen=True)

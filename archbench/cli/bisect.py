@@ -49,12 +49,14 @@ from archbench.analysis import (
     OwnParent,
     against_parent,
     arch_state,
+    block_kind,
     count_kind,
     median_per_op,
     next_probe,
     remaining_probes,
     same_level,
     spread,
+    stored_count,
 )
 from archbench.cli.bisect_time import refuse_emulated, timed_step
 from archbench.cli.config import Settings
@@ -239,12 +241,8 @@ def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
     """The record's steps as the pure logic's (commit index, measurement) pairs."""
     out: list[tuple[int, Measurement]] = []
     for step in manifest.steps:
-        measured: dict[str, Count | None] = {}
-        for c in step.counts:
-            measured[c.arch] = None if c.instructions is None else Count(c.instructions, c.spread)
-            if c.time is not None:  # --metric time: the level the step decided (bisect_time)
-                measured[c.arch] = None if c.time.level is None else Count(c.time.level)
-        out.append((step.index, measured))
+        # --metric time: the level the step decided (bisect_time); counts with their blocks.
+        out.append((step.index, {c.arch: stored_count(c) for c in step.counts}))
     return out
 
 
@@ -627,6 +625,8 @@ def _row_count(
         run_id=run_id,
         instructions=median_per_op(row.instructions, row.ops_per_block),
         spread=spread(row.instructions),
+        blocks=tuple(row.instructions),
+        ops_per_block=row.ops_per_block,
     )
 
 
@@ -635,17 +635,18 @@ def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> 
     ends: dict[tuple[int, str], Count] = {}
     for s in manifest.steps:
         for c in s.counts:
-            if s.index in (0, graph.bad) and c.instructions is not None:
-                ends.setdefault((s.index, c.arch), Count(c.instructions, c.spread))
+            end = stored_count(c) if s.index in (0, graph.bad) and c.time is None else None
+            if end is not None:
+                ends.setdefault((s.index, c.arch), end)
     counts = []
     for c in step.counts:
         if c.time is not None:  # decided with its rounds (bisect_time)
             counts.append(c)
             continue
-        if c.instructions is None:
+        mine = stored_count(c)
+        if mine is None:
             verdict = "skipped (did not build or run)"
         else:
-            mine = Count(c.instructions, c.spread)
             good, bad = ends.get((0, c.arch)), ends.get((graph.bad, c.arch))
             if step.index == 0:
                 verdict = "good"
@@ -674,7 +675,8 @@ def step_line(step: BisectStep) -> str:
             parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
         else:
             reused = f"; reused run {c.run_id}" if c.reused else ""
-            kind = f"; {count_kind(c.spread)} ±{c.spread:.2%}" if c.spread else ""
+            shown = block_kind(c.blocks) if c.blocks else count_kind(c.spread)
+            kind = f"; {shown} ±{c.spread:.2%}" if c.spread else ""
             parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict}{reused}{kind})")
     return (
         f"{step.commit[:12]} {step.date[:10]} {step.subject[:60]}: "
