@@ -58,10 +58,12 @@ is timed in interleaved rounds with the good one, a probe in rounds with both, a
 ratio gets the Student-t interval of the per-round log ratios and the verdict
 ``invoke compare`` gives (:func:`archbench.analysis.rounds.round_t_interval`,
 :func:`archbench.analysis.comparison.verdict`). :func:`time_move` says whether bad
-moved from good; :func:`time_decision` whether a probe is like good, like bad or
-undecided; :func:`time_level` turns that into the :class:`Count` the graph logic above
-replays (good 1, bad its ratio to good, undecided None: skipped, so the commit stays in
-the range a bisection reports as not split, never taken as a verdict).
+moved from good, :func:`time_end` also whether its rounds can tell yet (an undecided end
+gets more rounds, and is never taken as "no move"); :func:`time_decision` whether a probe
+is like good, like bad or undecided; :func:`time_level` turns that into the
+:class:`Count` the graph logic above replays (good 1, bad its ratio to good, undecided
+None: skipped, so the commit stays in the range a bisection reports as not split, never
+taken as a verdict).
 """
 
 from __future__ import annotations
@@ -71,7 +73,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from archbench.analysis.comparison import DEFAULT_THRESHOLD, count_change, verdict
+from archbench.analysis.comparison import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_THRESHOLD,
+    count_change,
+    verdict,
+)
 from archbench.analysis.counting import Count
 from archbench.analysis.rounds import TInterval
 from archbench.result import BisectCount
@@ -499,6 +506,58 @@ def time_move(bad_vs_good: TInterval, threshold: float = DEFAULT_THRESHOLD) -> s
         ValueError: ``threshold`` negative or not finite.
     """
     return verdict(bad_vs_good.ratio, bad_vs_good.low, bad_vs_good.high, threshold)
+
+
+EndDecision = Literal["slower", "faster", "no significant change", "undecided"]
+"""The bad end timed against the good one (:func:`time_end`)."""
+
+
+def time_end(bad_vs_good: TInterval | None, threshold: float = DEFAULT_THRESHOLD) -> EndDecision:
+    """Whether the bad end moved from good, or whether its rounds cannot tell yet.
+
+    ``slower``/``faster``: :func:`time_move`'s verdict (the interval excludes 1 and the
+    ratio is beyond ``threshold``); ``no significant change``: the whole interval lies
+    within ``[1 / (1 + threshold), 1 + threshold]``, so no move the rounds allow reaches
+    the threshold; ``undecided``: anything else (an interval that holds 1 and reaches
+    beyond the threshold, such as 6.08× in [0.71, 52.2] from three rounds beside another
+    job), or no interval at all. An undecided end gets more rounds, as an undecided probe
+    does, and is never reported as "no move": more rounds narrow the interval (by about
+    ``√n`` and the Student-t quantile), and a decided end stays decided as it narrows. The
+    interval of each look is at :func:`end_confidence`, so the looks together call a move
+    that is not there no more often than one look at 95 % does.
+
+    Raises:
+        ValueError: ``threshold`` negative or not finite.
+    """
+    if bad_vs_good is None:
+        if not math.isfinite(threshold) or threshold < 0:
+            raise ValueError(f"threshold must be a fraction >= 0, got {threshold}")
+        return "undecided"
+    said = time_move(bad_vs_good, threshold)
+    if said == "slower":
+        return "slower"
+    if said == "faster":
+        return "faster"
+    if 1 / (1 + threshold) <= bad_vs_good.low and bad_vs_good.high <= 1 + threshold:
+        return "no significant change"
+    return "undecided"
+
+
+def end_confidence(first: int, cap: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The confidence of each look at the bad end's interval when it may be looked at after
+    ``first``, ``first + 1``, …, ``cap`` rounds (:func:`time_end`, one more round while
+    undecided): ``1 - (1 - confidence) / looks`` (Bonferroni over the looks), so that an
+    end that did not move is called a move in at most ``1 - confidence`` of bisections
+    however many looks it gets. Looking again at 95 % each time would call an A/A pair a
+    move far more often (12 % over four looks in ``tests/unit/test_bisect_time.py``'s
+    loaded-machine model).
+
+    Raises:
+        ValueError: ``first`` < 1, ``cap`` < ``first`` or ``confidence`` outside (0, 1).
+    """
+    if first < 1 or cap < first or not 0 < confidence < 1:
+        raise ValueError(f"need 1 <= first <= cap and 0 < confidence < 1: {first}, {cap}")
+    return 1 - (1 - confidence) / (cap - first + 1)
 
 
 def time_decision(

@@ -58,7 +58,7 @@ from archbench.analysis import (
     spread,
     stored_count,
 )
-from archbench.cli.bisect_time import refuse_emulated, timed_step
+from archbench.cli.bisect_time import UNDECIDED_END, refuse_emulated, timed_step
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -746,6 +746,10 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
     graph, steps = graph_of(manifest), steps_of(manifest)
     lines = []
     for st in states:
+        undecided = undecided_end(manifest, st.arch)
+        if st.status == "failed" and undecided is not None:
+            lines.append(f"{st.arch}: {manifest.row}: {undecided}")
+            continue
         if st.status != "moved":
             span = f"{manifest.good} and {manifest.bad}"
             why = {
@@ -816,13 +820,35 @@ def _not_moved(manifest: BisectManifest, c: BisectCommit, own: OwnParent) -> str
     return f"{at}: not finished: its own parent {p.commit[:12]} is to be measured (resume)"
 
 
+def undecided_end(manifest: BisectManifest, arch: str) -> str | None:
+    """``--metric time``: why the bad end's rounds on ``arch`` decided nothing
+    (:func:`archbench.analysis.time_end` undecided even with the most rounds), else None:
+    neither "no move" nor a failed build, and nothing was bisected."""
+    bad = len(manifest.commits) - 1
+    for step in manifest.steps:
+        for c in step.counts:
+            if step.index == bad and c.arch == arch and c.time is not None:
+                if c.time.decision != "undecided":
+                    return None
+                ratio = "no interval"
+                if len(c.time.vs_good) == 3:
+                    r, low, high = c.time.vs_good
+                    ratio = f"{r:.3f}× [{low:.3f}, {high:.3f}] of {manifest.good}"
+                return (
+                    f"undecided whether {manifest.bad} moved: {ratio} after "
+                    f"{c.time.rounds} rounds; {UNDECIDED_END}"
+                )
+    return None
+
+
 def undecided_lines(manifest: BisectManifest) -> list[str]:
     """``--metric time``: the probes their rounds could not decide, per architecture. They
     are replayed as skips, so a range above that holds them was not split by time."""
     found: dict[str, list[str]] = {}
     for step in manifest.steps:
         for c in step.counts:
-            if c.time is not None and c.time.decision == "undecided":
+            last = step.index == len(manifest.commits) - 1  # the bad end: the outcome says it
+            if c.time is not None and c.time.decision == "undecided" and not last:
                 found.setdefault(c.arch, []).append(f"{step.commit[:12]} ({c.time.rounds} rounds)")
     return [
         f"{arch}: undecided by time, not taken as a verdict: {', '.join(commits)}"
@@ -957,7 +983,11 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     if done.manifest.outcome:
         for p in write_bisect_page(done.store, Path(s.reports), done.manifest, show):
             show(f"wrote {p}")
-    failed = [st.arch for st in done.states if st.status == "failed"]
+    failed = [
+        st.arch
+        for st in done.states
+        if st.status == "failed" and undecided_end(done.manifest, st.arch) is None
+    ]
     if failed:
         raise TargetsFailed(
             f"{done.manifest.good} or {done.manifest.bad} did not build or run on "
