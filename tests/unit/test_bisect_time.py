@@ -357,23 +357,11 @@ def test_an_undecided_bad_end_is_said_so_and_is_no_failure() -> None:
     m = _manifest(True, index=2, vs_good=(6.08, 0.71, 52.2))
     states = [arch_state(Graph.linear(3), "amd64", steps_of(m))]
     assert states[0].status == "unmeasured"  # the good end is not in this record
-    m = m.model_copy(
-        update={
-            "steps": (
-                m.steps[0].model_copy(
-                    update={
-                        "index": 0,
-                        "counts": (
-                            m.steps[0].counts[0].model_copy(
-                                update={"time": BisectTime(rounds=0, decision="good end", level=1)}
-                            ),
-                        ),
-                    }
-                ),
-                m.steps[0],
-            )
-        }
-    )
+    bad_step = m.steps[0]
+    good_end = BisectTime(rounds=0, decision="good end", level=1)
+    good_count = bad_step.counts[0].model_copy(update={"time": good_end})
+    good_step = bad_step.model_copy(update={"index": 0, "counts": (good_count,)})
+    m = m.model_copy(update={"steps": (good_step, bad_step)})
     states = [arch_state(Graph.linear(3), "amd64", steps_of(m))]
     assert states[0].status == "failed"  # no level for the bad end: nothing to bisect
     why = undecided_end(m, "amd64")
