@@ -13,7 +13,9 @@ writes a file and never imports ``docker``:
   and a verdict (:class:`RowComparison`, ``invoke compare``): over paired rounds for
   an interleaved session, over container runs (``--repeat``) for separate runs (no
   interval without them), exact for instruction counts; verdicts under
-  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`);
+  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`); the one verdict
+  of a counted row between two executions, by its kind (:func:`count_change`), which
+  compare, history steps, the gate and bisection all use;
 * :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and of separate
   runs' container runs, with Student-t intervals on the log scale
   (:func:`round_ratio_interval`, :func:`repeat_ratio_interval`);
@@ -28,10 +30,12 @@ writes a file and never imports ``docker``:
 * :mod:`~archbench.analysis.bisection`: exact bisection of a row's count over a
   commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
   ``invoke bisect``), and a timed step's decision from interleaved rounds
-  (:func:`time_move`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
+  (:func:`time_end`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
-  :func:`spread`);
+  :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
+  row's counts over executions (:func:`count_reading`: ``exact``, ``exact+extra``,
+  ``varying``, ``random``);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
   noise readings (:func:`noise_cause_text`) and a table's summary of them
   (:func:`noise_summary`);

@@ -6,8 +6,9 @@ artifact with its predecessor and asv's ``compare``/regression detection call a 
 only beyond the noise of the levels on either side:
 
 * **counts** (instructions per operation): a step where the ratio to the previous point
-  lies beyond what the row's kind allows (:func:`archbench.analysis.comparison.
-  count_verdict` with the larger of the two points' own relative ranges): 0.1 % for an
+  lies beyond what the row's kind allows (the one verdict of a counted row,
+  :func:`archbench.analysis.comparison.count_change`, from the two points' blocks and
+  the larger of their own relative ranges): 0.1 % for an
   exact row, 1 % and three times the range for a varying one; a random row (a range
   above 5 %, random keys) never steps, so an A/A history (one build twice) has no count
   step on it; an ``exact+extra`` pair (a constant with whole extra events in some
