@@ -378,9 +378,12 @@ class BisectTime(Frozen):
     ends timed in the same rounds (``""`` for the good end itself); ``vs_good`` and
     ``vs_bad``: ``(ratio, low, high)`` of this commit's per-operation time over the
     end's, from the Student-t interval of the per-round log ratios (``invoke
-    compare``'s), empty where not measured; ``decision``: ``good end``, ``moved``/``no
-    move`` (the bad end), ``like good``, ``like bad`` or ``undecided``; ``level``: what
-    the graph logic replays (1 for good, bad's ratio to good, None when undecided).
+    compare``'s; the bad end's at 1 - 5 %/looks, :func:`archbench.analysis.end_confidence`),
+    empty where not measured; ``decision``: ``good end``, ``slower``/``faster``/``no
+    significant change``/``undecided`` (the bad end, :func:`archbench.analysis.time_end`),
+    ``like good``, ``like bad`` or ``undecided``; ``level``: what
+    the graph logic replays (1 for good, bad's ratio to good, None when undecided: for the
+    bad end, ``undecided`` after the most rounds means nothing was bisected).
     """
 
     rounds: int = Field(ge=0)
@@ -531,8 +534,8 @@ class BisectManifest(Frozen):
     operation: str
     metric: Literal["instructions", "time"] = "instructions"
     rounds: int = Field(default=0, ge=0, le=1000)
-    """``time``: interleaved rounds per step; an undecided probe gets more, one at a time,
-    up to :attr:`max_rounds`."""
+    """``time``: interleaved rounds per step; an undecided bad end or probe gets more, one
+    at a time, up to :attr:`max_rounds`."""
     max_rounds: int = Field(default=0, ge=0, le=1000)
     targets: dict[str, str] = Field(min_length=1)
     overrides: dict[str, Any] = Field(default_factory=dict)
