@@ -32,7 +32,6 @@ import time
 from collections.abc import Callable
 
 from archbench.analysis import Count, Graph, Measurement, arch_state, next_probe
-from archbench.analysis.bisection import last_built
 
 
 def _quadratic(graph: Graph, steps: list[tuple[int, Measurement]]) -> int:
@@ -48,8 +47,7 @@ def _quadratic(graph: Graph, steps: list[tuple[int, Measurement]]) -> int:
         return max(total - score(c) - 1, 0).bit_length()
 
     best = max(search.probeable, key=lambda c: (score(c), -c))
-    near = last_built(steps)
-    assert near is not None
+    near = steps[-1][0]  # the commit built last: the bad end, measured second
     return min(
         (c for c in search.probeable if left(c) <= left(best)),
         key=lambda c: (abs(c - near), -score(c), c),
