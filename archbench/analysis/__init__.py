@@ -13,7 +13,9 @@ writes a file and never imports ``docker``:
   and a verdict (:class:`RowComparison`, ``invoke compare``): over paired rounds for
   an interleaved session, over container runs (``--repeat``) for separate runs (no
   interval without them), exact for instruction counts; verdicts under
-  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`);
+  Benjamini–Hochberg over the rows (:func:`control_false_discoveries`); the one verdict
+  of a counted row between two executions, by its kind (:func:`count_change`), which
+  compare, history steps, the gate and bisection all use;
 * :mod:`~archbench.analysis.rounds`: the ratio of interleaved rounds and of separate
   runs' container runs, with Student-t intervals on the log scale
   (:func:`round_ratio_interval`, :func:`repeat_ratio_interval`);
@@ -28,10 +30,12 @@ writes a file and never imports ``docker``:
 * :mod:`~archbench.analysis.bisection`: exact bisection of a row's count over a
   commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
   ``invoke bisect``), and a timed step's decision from interleaved rounds
-  (:func:`time_move`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
+  (:func:`time_end`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
   model per architecture and instructions per operation (:func:`median_per_op`,
-  :func:`spread`);
+  :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
+  row's counts over executions (:func:`count_reading`: ``exact``, ``exact+extra``,
+  ``varying``, ``random``);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
   noise readings (:func:`noise_cause_text`) and a table's summary of them
   (:func:`noise_summary`);
@@ -51,7 +55,7 @@ from __future__ import annotations
 from archbench.analysis.bisection import (
     GOOD_LEVEL,
     ArchState,
-    Count,
+    EndDecision,
     Graph,
     Measurement,
     OwnParent,
@@ -60,10 +64,13 @@ from archbench.analysis.bisection import (
     TimeDecision,
     against_parent,
     arch_state,
+    end_confidence,
     next_probe,
     remaining_probes,
     same_level,
+    stored_count,
     time_decision,
+    time_end,
     time_level,
     time_move,
 )
@@ -75,10 +82,12 @@ from archbench.analysis.comparison import (
     MIN_COUNT_EFFECT,
     NO_BETWEEN,
     NO_INTERVAL,
+    CountChange,
     RowComparison,
     compare,
     constant_verdict,
     control_false_discoveries,
+    count_change,
     counts,
     round_samples,
     target_pairs,
@@ -90,7 +99,9 @@ from archbench.analysis.counting import (
     VARYING_FACTOR,
     VARYING_FLOOR,
     Agreement,
+    Count,
     CountKind,
+    CountReading,
     FunctionChange,
     block_kind,
     callgrind_agreement,
@@ -98,6 +109,7 @@ from archbench.analysis.counting import (
     count_constants,
     count_effect,
     count_kind,
+    count_reading,
     cpu_model,
     extra_levels,
     function_changes,
@@ -129,7 +141,7 @@ from archbench.analysis.stats import (
     slowdown,
     summarize,
 )
-from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, find_steps, series
+from archbench.analysis.steps import SeriesKey, SeriesPoint, Step, count_of, find_steps, series
 
 __all__ = [
     "DEFAULT_BETWEEN_RUNS",
@@ -151,7 +163,10 @@ __all__ = [
     "Change",
     "ChangePoint",
     "Count",
+    "CountChange",
     "CountKind",
+    "CountReading",
+    "EndDecision",
     "Environment",
     "FunctionChange",
     "Graph",
@@ -174,12 +189,16 @@ __all__ = [
     "constant_ratio",
     "constant_verdict",
     "control_false_discoveries",
+    "count_change",
     "count_changes",
     "count_constants",
     "count_effect",
     "count_kind",
+    "count_of",
+    "count_reading",
     "counts",
     "cpu_model",
+    "end_confidence",
     "environment_diff",
     "environment_of",
     "extra_levels",
@@ -210,10 +229,12 @@ __all__ = [
     "series",
     "slowdown",
     "spread",
+    "stored_count",
     "summarize",
     "target_pairs",
     "time_changes",
     "time_decision",
+    "time_end",
     "time_level",
     "time_move",
     "unmatched",

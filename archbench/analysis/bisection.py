@@ -2,9 +2,10 @@
 
 Instruction counts are exact and repeat from run to run (same binary, same QEMU CPU
 model, fixed inputs), so one count per commit decides whether a row moved: the
-verdict of two counts is :func:`archbench.analysis.comparison.count_verdict` with the
-larger of their block-to-block spreads, the rule ``invoke compare`` and ``history``
-use. That makes a bisection on counts exact where asv's ``find`` and the Phoronix
+verdict of two counts is :func:`archbench.analysis.comparison.count_change`, the one
+rule ``invoke compare``, ``history`` and the gate use (by the row's kind: an
+``exact+extra`` row on its constant, from the blocks each count keeps). That makes a
+bisection on counts exact where asv's ``find`` and the Phoronix
 Test Suite's bisect work on noisy times.
 
 The graph is the commits between ``good`` and ``bad`` as git sees them
@@ -57,10 +58,12 @@ is timed in interleaved rounds with the good one, a probe in rounds with both, a
 ratio gets the Student-t interval of the per-round log ratios and the verdict
 ``invoke compare`` gives (:func:`archbench.analysis.rounds.round_t_interval`,
 :func:`archbench.analysis.comparison.verdict`). :func:`time_move` says whether bad
-moved from good; :func:`time_decision` whether a probe is like good, like bad or
-undecided; :func:`time_level` turns that into the :class:`Count` the graph logic above
-replays (good 1, bad its ratio to good, undecided None: skipped, so the commit stays in
-the range a bisection reports as not split, never taken as a verdict).
+moved from good, :func:`time_end` also whether its rounds can tell yet (an undecided end
+gets more rounds, and is never taken as "no move"); :func:`time_decision` whether a probe
+is like good, like bad or undecided; :func:`time_level` turns that into the
+:class:`Count` the graph logic above replays (good 1, bad its ratio to good, undecided
+None: skipped, so the commit stays in the range a bisection reports as not split, never
+taken as a verdict).
 """
 
 from __future__ import annotations
@@ -70,8 +73,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from archbench.analysis.comparison import DEFAULT_THRESHOLD, count_verdict, verdict
+from archbench.analysis.comparison import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_THRESHOLD,
+    count_change,
+    verdict,
+)
+from archbench.analysis.counting import Count
 from archbench.analysis.rounds import TInterval
+from archbench.result import BisectCount
 
 MAX_COMMITS: Final = 20_000
 """The largest graph bisected (GNUnet has about 33 000 commits in all)."""
@@ -141,29 +151,28 @@ class Graph:
         return cls(tuple(() if i == 0 else (i - 1,) for i in range(n)))
 
 
-@dataclass(frozen=True)
-class Count:
-    """One architecture's measurement of a commit: instructions per operation, with the
-    row's relative block-to-block spread (0: exact); ``None`` in a step: did not build or
-    run there (skipped)."""
-
-    value: float
-    spread: float = 0.0
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.value) and self.value > 0):
-            raise ValueError(f"instructions per operation must be positive, got {self.value}")
-        if not (math.isfinite(self.spread) and self.spread >= 0):
-            raise ValueError(f"spread must be >= 0, got {self.spread}")
-
-
 Measurement = Mapping[str, Count | None]
 """Architecture -> its count of a commit, or None when it did not build or run there."""
 
 
 def same_level(a: Count, b: Count) -> bool:
-    """Whether two counts show no significant change (``count_verdict`` with their spread)."""
-    return count_verdict(b.value / a.value, max(a.spread, b.spread)) == "no significant change"
+    """Whether two counts show no significant change: the one verdict of a counted row
+    (:func:`archbench.analysis.comparison.count_change`), so an ``exact+extra`` pair is
+    compared on its lower level (a one-level side read both ways), as compare, history
+    and the gate do; counts without blocks (older records) by their spread."""
+    return count_change(a, b).verdict == "no significant change"
+
+
+def stored_count(c: BisectCount) -> Count | None:
+    """A bisection record's count of a commit on one architecture as the logic's
+    :class:`Count` (None: skipped): with its blocks where the record kept them, else its
+    median and spread alone (records made before blocks were kept, read as then). A
+    timed step (``c.time``) stands for the level it decided (None: undecided)."""
+    if c.time is not None:
+        return None if c.time.level is None else Count(c.time.level)
+    if c.instructions is None:
+        return None
+    return Count(c.instructions, c.spread, c.blocks, c.ops_per_block)
 
 
 @dataclass(frozen=True)
@@ -238,14 +247,8 @@ class ArchState:
 
 
 def _members(bits: int) -> list[int]:
-    out = []
-    i = 0
-    while bits:
-        if bits & 1:
-            out.append(i)
-        bits >>= 1
-        i += 1
-    return out
+    """The set bits of ``bits`` in order (one pass over its binary digits: linear)."""
+    return [i for i, b in enumerate(bin(bits)[:1:-1]) if b == "1"]
 
 
 def _candidates(graph: Graph, goods: Sequence[int], bad: int) -> int:
@@ -395,18 +398,38 @@ def _within(skipped: frozenset[int], candidates: int) -> frozenset[int]:
     return frozenset(i for i in skipped if (candidates >> i) & 1)
 
 
-def _split_score(graph: Graph, search: Search, commit: int) -> int:
-    below = bin(graph.ancestors[commit] & search.candidates).count("1")
-    total = bin(search.candidates).count("1")
-    return min(below, total - below)
+def _below(graph: Graph, search: Search) -> dict[int, int]:
+    """Each commit of the search's span (its first candidate to ``bad``) -> how many of
+    its ancestors (itself included) are candidates, in one pass in commit order.
+
+    A commit with one parent has that parent's ancestors and itself, so its figure is the
+    parent's plus one if it is a candidate (a commit before the span has no candidate
+    among its ancestors: 0); only a merge needs its ancestor set counted
+    (``int.bit_count``). So the cost is linear in the span on a line, plus ``n/64`` words
+    per merge in it, where counting every commit's ancestors was quadratic (20,000
+    commits: 2.6 s a probe, ``benchmarks/probe_choice.py``)."""
+    cand = search.candidates
+    flags = bin(cand)[:1:-1]  # flags[i] == "1": commit i is a candidate
+    lo = len(flags) - len(flags.lstrip("0"))
+    anc, parents = graph.ancestors, graph.parents
+    below: dict[int, int] = {}
+    for i in range(lo, len(flags)):
+        inside = flags[i] == "1"
+        ps = parents[i]
+        if len(ps) == 1:
+            below[i] = below.get(ps[0], 0) + inside
+        elif ps:
+            below[i] = (anc[i] & cand).bit_count()
+        else:
+            below[i] = int(inside)
+    return below
 
 
-def _steps_left(graph: Graph, search: Search, commit: int) -> int:
-    """``ceil(log2)`` of the candidates left after probing ``commit`` in the worse case
-    (bad: its ancestors among them; good: the rest): the probes plain bisection needs
-    after it, at worst, on a line."""
-    worse = bin(search.candidates).count("1") - _split_score(graph, search, commit)
-    return max(worse - 1, 0).bit_length()
+def _left(total: int, score: int) -> int:
+    """``ceil(log2)`` of the candidates left at worst after a probe whose split score is
+    ``score`` (bad: its ancestors among the ``total`` candidates; good: the rest): the
+    probes plain bisection needs after it, at worst, on a line."""
+    return max(total - score - 1, 0).bit_length()
 
 
 def last_built(steps: Sequence[tuple[int, Measurement]]) -> int | None:
@@ -427,7 +450,7 @@ def next_probe(
     point of the largest open search, measured on every architecture whose open searches
     contain it as a probeable candidate: ``git bisect``'s rule (the commit that best
     halves the candidates; ties: the earlier commit), except that among the commits that
-    leave as few steps as that one at worst (:func:`_steps_left`: ``ceil(log2)`` of the
+    leave as few steps as that one at worst (:func:`_left`: ``ceil(log2)`` of the
     larger side) the one nearest, in commit order, to the commit built last
     (:func:`last_built`) is taken, so that the incremental build tree
     (:mod:`archbench.images.incremental`) recompiles less; ties: the better halving, then
@@ -447,14 +470,18 @@ def next_probe(
             first = min(parents)
             return Probe(first, tuple(parents[first]))
         return None
-    widest = max(open_searches, key=lambda s: (bin(s.candidates).count("1"), -s.bad))
-    best = max(widest.probeable, key=lambda c: (_split_score(graph, widest, c), -c))
+    widest = max(open_searches, key=lambda s: (s.candidates.bit_count(), -s.bad))
+    total = widest.candidates.bit_count()
+    below = _below(graph, widest)
+    # Each candidate's split score, once: min(its ancestors among the candidates, the rest).
+    score = {c: min(below[c], total - below[c]) for c in widest.probeable}
+    best = max(score, key=lambda c: (score[c], -c))
     near = last_built(steps)
     if near is not None:
-        bound = _steps_left(graph, widest, best)
+        bound = _left(total, score[best])
         best = min(
-            (c for c in widest.probeable if _steps_left(graph, widest, c) <= bound),
-            key=lambda c: (abs(c - near), -_split_score(graph, widest, c), c),
+            (c for c in score if _left(total, score[c]) <= bound),
+            key=lambda c: (abs(c - near), -score[c], c),
         )
     wanting = tuple(
         a for a in archs if any(s.arch == a and best in s.probeable for s in open_searches)
@@ -497,6 +524,58 @@ def time_move(bad_vs_good: TInterval, threshold: float = DEFAULT_THRESHOLD) -> s
         ValueError: ``threshold`` negative or not finite.
     """
     return verdict(bad_vs_good.ratio, bad_vs_good.low, bad_vs_good.high, threshold)
+
+
+EndDecision = Literal["slower", "faster", "no significant change", "undecided"]
+"""The bad end timed against the good one (:func:`time_end`)."""
+
+
+def time_end(bad_vs_good: TInterval | None, threshold: float = DEFAULT_THRESHOLD) -> EndDecision:
+    """Whether the bad end moved from good, or whether its rounds cannot tell yet.
+
+    ``slower``/``faster``: :func:`time_move`'s verdict (the interval excludes 1 and the
+    ratio is beyond ``threshold``); ``no significant change``: the whole interval lies
+    within ``[1 / (1 + threshold), 1 + threshold]``, so no move the rounds allow reaches
+    the threshold; ``undecided``: anything else (an interval that holds 1 and reaches
+    beyond the threshold, such as 6.08× in [0.71, 52.2] from three rounds beside another
+    job), or no interval at all. An undecided end gets more rounds, as an undecided probe
+    does, and is never reported as "no move": more rounds narrow the interval (by about
+    ``√n`` and the Student-t quantile), and a decided end stays decided as it narrows. The
+    interval of each look is at :func:`end_confidence`, so the looks together call a move
+    that is not there no more often than one look at 95 % does.
+
+    Raises:
+        ValueError: ``threshold`` negative or not finite.
+    """
+    if bad_vs_good is None:
+        if not math.isfinite(threshold) or threshold < 0:
+            raise ValueError(f"threshold must be a fraction >= 0, got {threshold}")
+        return "undecided"
+    said = time_move(bad_vs_good, threshold)
+    if said == "slower":
+        return "slower"
+    if said == "faster":
+        return "faster"
+    if 1 / (1 + threshold) <= bad_vs_good.low and bad_vs_good.high <= 1 + threshold:
+        return "no significant change"
+    return "undecided"
+
+
+def end_confidence(first: int, cap: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """The confidence of each look at the bad end's interval when it may be looked at after
+    ``first``, ``first + 1``, …, ``cap`` rounds (:func:`time_end`, one more round while
+    undecided): ``1 - (1 - confidence) / looks`` (Bonferroni over the looks), so that an
+    end that did not move is called a move in at most ``1 - confidence`` of bisections
+    however many looks it gets. Looking again at 95 % each time would call an A/A pair a
+    move far more often (12 % over four looks in ``tests/unit/test_bisect_time.py``'s
+    loaded-machine model).
+
+    Raises:
+        ValueError: ``first`` < 1, ``cap`` < ``first`` or ``confidence`` outside (0, 1).
+    """
+    if first < 1 or cap < first or not 0 < confidence < 1:
+        raise ValueError(f"need 1 <= first <= cap and 0 < confidence < 1: {first}, {cap}")
+    return 1 - (1 - confidence) / (cap - first + 1)
 
 
 def time_decision(

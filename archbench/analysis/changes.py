@@ -40,7 +40,7 @@ from archbench.analysis.comparison import (
     MIN_COUNT_EFFECT,
     round_samples,
 )
-from archbench.analysis.counting import count_constants, count_effect
+from archbench.analysis.counting import Count, count_effect, count_reading
 from archbench.analysis.counting import spread as count_spread
 from archbench.result import Metric, Result, RowKey, merge_repeats, row_key
 
@@ -201,7 +201,7 @@ def whole_series(
     Raises:
         ResultsError: a run's repeats of one target measured different rows.
     """
-    counted: dict[tuple[str, RowKey], list[tuple[str, float, float, tuple[int, ...], int]]] = {}
+    counted: dict[tuple[str, RowKey], list[tuple[str, Count]]] = {}
     timed: dict[tuple[str, RowKey], list[tuple[str, dict[int, float]]]] = {}
     session = None
     for label, results in runs:
@@ -213,10 +213,12 @@ def whole_series(
                     counted.setdefault((res.target.arch, key), []).append(
                         (
                             label,
-                            value,
-                            count_spread(row.instructions),
-                            tuple(row.instructions),
-                            row.ops_per_block,
+                            Count(
+                                value,
+                                count_spread(row.instructions),
+                                tuple(row.instructions),
+                                row.ops_per_block,
+                            ),
                         )
                     )
         files = [r for r in results if r.metric == "time" and r.execution is not None]
@@ -242,8 +244,8 @@ def whole_series(
                 timed.setdefault((arch, key), []).append((label, levels))
     out: list[tuple[str, RowKey, ChangePoint]] = []
     for (arch, key), points in counted.items():
-        values, spreads = [p[1] for p in points], [p[2] for p in points]
-        constants = count_constants([(p[3], p[4]) for p in points])
+        values, spreads = [c.value for _, c in points], [c.spread for _, c in points]
+        constants = count_reading([c for _, c in points]).constants
         if constants is not None:  # exact+extra: the constants, as exact counts
             values, spreads = _settled(constants), [0.0] * len(points)
         out += [(arch, key, c) for c in count_changes([p[0] for p in points], values, spreads)]

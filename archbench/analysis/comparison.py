@@ -60,11 +60,11 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from archbench.analysis.counting import (
+    Count,
     CountKind,
     constant_ratio,
-    count_constants,
     count_effect,
-    count_kind,
+    count_reading,
     extra_levels,
     rank_ratio_interval,
 )
@@ -235,6 +235,51 @@ def constant_verdict(
     if count_verdict(highest, 0.0, min_effect) == "fewer instructions":
         return ratio, "fewer instructions"
     return ratio, "no significant change"
+
+
+@dataclass(frozen=True)
+class CountChange:
+    """B/A of one counted row and its verdict (:func:`count_change`).
+
+    ``kind``: the pair's :func:`archbench.analysis.counting.count_reading`; ``ratio``:
+    the figure shown (an ``exact+extra`` pair's ratio of constants, 1.0 where one side's
+    reading equals the other's); ``a``/``b``: the instructions per operation shown (the
+    constants for ``exact+extra``); ``bound``: the relative change the kind allows before
+    it is called (None: a random row, never called).
+    """
+
+    kind: CountKind
+    ratio: float
+    verdict: Verdict
+    a: float
+    b: float
+    spread: float
+    bound: float | None
+
+
+def count_change(a: Count, b: Count, min_effect: float = MIN_COUNT_EFFECT) -> CountChange:
+    """The one verdict of a counted row between two executions, by its kind: compare,
+    history steps, the gate and bisection all decide here.
+
+    The kind is :func:`archbench.analysis.counting.count_reading`'s: ``exact+extra`` (both
+    sides kept their blocks, and they read as a constant with whole extra events) is
+    compared on the constants (:func:`constant_verdict`: the lower level; a side of one
+    level read both ways), beyond ``min_effect``; otherwise :func:`count_verdict` of the
+    values' ratio with the larger spread (``exact`` beyond ``min_effect``, ``varying``
+    beyond 1 % and three times its range, ``random`` never).
+    """
+    reading = count_reading((a, b))
+    if reading.constants is not None:
+        ca, cb = reading.constants
+        ratio, said = constant_verdict(ca, cb, min_effect)
+        # The figures shown: the measured values, or the shared reading (ratio 1).
+        shown = (ca[1], cb[1]) if ratio != 1.0 else (max(set(ca) & set(cb)),) * 2
+        bound = count_effect(0.0, min_effect)
+        return CountChange(reading.kind, ratio, said, *shown, reading.spread, bound)
+    ratio = b.value / a.value
+    said = count_verdict(ratio, reading.spread, min_effect)
+    bound = count_effect(reading.spread, min_effect)
+    return CountChange(reading.kind, ratio, said, a.value, b.value, reading.spread, bound)
 
 
 def pair_targets(a: Sequence[Result], b: Sequence[Result]) -> list[tuple[Result, Result]]:
@@ -490,6 +535,7 @@ def _compare_times(
 def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> RowComparison:
     nan = math.nan
     kind: CountKind | None = None
+    change: CountChange | None = None
     low = high = p_value = nan
     note = ""
     if row_a.instructions is None or row_b.instructions is None:
@@ -498,23 +544,10 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
         result: Verdict = "invalid"
         spread = None
     else:
-        a = statistics.median(row_a.instructions) / row_a.ops_per_block
-        b = statistics.median(row_b.instructions) / row_b.ops_per_block
-        ratio = b / a
-        spread = max(count_spread(row_a.instructions), count_spread(row_b.instructions))
-        kind = count_kind(spread)
-        constants = count_constants(
-            [(row_a.instructions, row_a.ops_per_block), (row_b.instructions, row_b.ops_per_block)]
-        )
-        result = count_verdict(ratio, spread)
-        if constants is not None:
-            # A constant path with whole extra events (libgcrypt's pool mixing): the
-            # constants compare as exact counts (count_constants).
-            ca, cb = constants
-            ratio, result = constant_verdict(ca, cb)
-            # The figures shown: the measured values, or the shared reading (ratio 1).
-            a, b = (ca[1], cb[1]) if ratio != 1.0 else (max(set(ca) & set(cb)),) * 2
-            kind = "exact+extra"
+        change = count_change(_side(row_a), _side(row_b))
+        a, b, ratio, result = change.a, change.b, change.ratio, change.verdict
+        spread, kind = change.spread, change.kind
+        if kind == "exact+extra":
             note = _extra_note(row_a.instructions, row_b.instructions, row_a.ops_per_block)
         if not (row_a.valid and row_b.valid):
             result = "invalid"
@@ -527,9 +560,9 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
             "such as random keys): compared by rank (Hodges–Lehmann, Mann–Whitney "
             f"p = {p_value:.2g}), never called or gated"
         )
-    elif result != "invalid" and spread is not None:
-        effect = count_effect(0.0 if kind == "exact+extra" else spread, MIN_COUNT_EFFECT)
-        low, high = ratio / (1 + (effect or 0.0)), ratio * (1 + (effect or 0.0))
+    elif result != "invalid" and spread is not None and change is not None:
+        effect = change.bound or 0.0
+        low, high = ratio / (1 + effect), ratio * (1 + effect)
     return RowComparison(
         key=key,
         a_ns=nan,
@@ -548,6 +581,18 @@ def _compare_counts(key: RowKey, row_a: Row, row_b: Row, confidence: float) -> R
         note=note,
         p_value=p_value,
         count_kind=kind,
+    )
+
+
+def _side(row: Row) -> Count:
+    """A counted row's :class:`archbench.analysis.counting.Count`: the median per
+    operation, the blocks' relative range and the blocks."""
+    blocks = tuple(row.instructions or ())
+    return Count(
+        statistics.median(blocks) / row.ops_per_block,
+        count_spread(blocks),
+        blocks,
+        row.ops_per_block,
     )
 
 

@@ -290,6 +290,68 @@ def constant_ratio(a: tuple[float, float], b: tuple[float, float]) -> tuple[floa
     return shown, min(ratios), max(ratios)
 
 
+@dataclass(frozen=True)
+class Count:
+    """One execution's count of a row: ``value`` instructions per operation (the figure
+    shown, a median over blocks), ``spread`` the relative block-to-block range (0:
+    exact), and, where they were kept, the block counts themselves (``blocks``,
+    instructions per block, with ``ops_per_block``) from which :func:`count_reading`
+    tells an ``exact+extra`` row. A count without blocks (a bisection recorded before
+    they were kept) is read by its spread alone (:func:`count_kind`).
+
+    Raises:
+        ValueError: ``value`` not positive and finite, ``spread`` negative or not
+            finite, a negative block count, or blocks with ``ops_per_block`` < 1.
+    """
+
+    value: float
+    spread: float = 0.0
+    blocks: tuple[int, ...] = ()
+    ops_per_block: int = 0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and self.value > 0):
+            raise ValueError(f"instructions per operation must be positive, got {self.value}")
+        if not (math.isfinite(self.spread) and self.spread >= 0):
+            raise ValueError(f"spread must be >= 0, got {self.spread}")
+        if self.blocks and (self.ops_per_block < 1 or min(self.blocks) < 0):
+            raise ValueError("block counts need operations per block >= 1 and counts >= 0")
+
+
+@dataclass(frozen=True)
+class CountReading:
+    """How a row's counts over several executions are read (:func:`count_reading`).
+
+    ``kind``: ``exact+extra`` where :func:`count_constants` reads the sides as a constant
+    with whole extra events, else :func:`count_kind` of ``spread``, the largest relative
+    range of the sides; ``constants``: each side's constant as a range (``exact+extra``
+    only, else None).
+    """
+
+    kind: CountKind
+    spread: float
+    constants: tuple[tuple[float, float], ...] | None = None
+
+
+def count_reading(sides: Sequence[Count]) -> CountReading:
+    """The one reading of a row's counts in several executions (two for a comparison or
+    a bisection's pair, a history's versions in order): their kind, the spread the kind
+    rests on and, for ``exact+extra`` sides, their constants (:func:`count_constants`;
+    only when every side kept its blocks, else the spread decides).
+
+    Raises:
+        ValueError: no sides.
+    """
+    if not sides:
+        raise ValueError("no counts to read")
+    s = max(c.spread for c in sides)
+    if all(c.blocks for c in sides):
+        constants = count_constants([(c.blocks, c.ops_per_block) for c in sides])
+        if constants is not None:
+            return CountReading("exact+extra", s, tuple(constants))
+    return CountReading(count_kind(s), s)
+
+
 def count_effect(spread: float, min_effect: float) -> float | None:
     """The smallest relative change of a count called a change, by :func:`count_kind`:
     ``min_effect`` for an exact row, ``max(min_effect, VARYING_FLOOR, VARYING_FACTOR ×

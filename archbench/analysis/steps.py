@@ -6,8 +6,9 @@ artifact with its predecessor and asv's ``compare``/regression detection call a 
 only beyond the noise of the levels on either side:
 
 * **counts** (instructions per operation): a step where the ratio to the previous point
-  lies beyond what the row's kind allows (:func:`archbench.analysis.comparison.
-  count_verdict` with the larger of the two points' own relative ranges): 0.1 % for an
+  lies beyond what the row's kind allows (the one verdict of a counted row,
+  :func:`archbench.analysis.comparison.count_change`, from the two points' blocks and
+  the larger of their own relative ranges): 0.1 % for an
   exact row, 1 % and three times the range for a varying one; a random row (a range
   above 5 %, random keys) never steps, so an A/A history (one build twice) has no count
   step on it; an ``exact+extra`` pair (a constant with whole extra events in some
@@ -42,11 +43,10 @@ from archbench.analysis.comparison import (
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
     compare,
-    constant_verdict,
-    count_verdict,
+    count_change,
     verdict,
 )
-from archbench.analysis.counting import count_constants
+from archbench.analysis.counting import Count
 from archbench.analysis.counting import spread as count_spread
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
 from archbench.result import METRICS, Metric, Result, RowKey, merge_repeats, row_key
@@ -110,11 +110,16 @@ class Step:
         return "; ".join(c.text for c in self.changes) or "nothing recorded changed"
 
 
-def _constants(points: Sequence[SeriesPoint]) -> list[tuple[float, float]] | None:
-    """The points' constants when their counts are ``exact+extra`` (count_constants)."""
-    if not points or any(not p.blocks or p.ops_per_block < 1 for p in points):
-        return None
-    return count_constants([(p.blocks, p.ops_per_block) for p in points])
+def count_of(point: SeriesPoint) -> Count:
+    """A counted point as the :class:`archbench.analysis.counting.Count` the one verdict
+    (:func:`archbench.analysis.comparison.count_change`) and reading take."""
+    known = point.ops_per_block >= 1  # blocks without their operations: not readable
+    return Count(
+        point.value,
+        point.spread,
+        point.blocks if known else (),
+        point.ops_per_block if known else 0,
+    )
 
 
 def find_steps(
@@ -147,10 +152,8 @@ def find_steps(
         before, after = points[i - 1], points[i]
         ratio = after.value / before.value
         if after.metric == "instructions":
-            said = count_verdict(ratio, max(before.spread, after.spread), MIN_COUNT_EFFECT)
-            constants = _constants((before, after))
-            if constants is not None:  # exact+extra: the constants, as exact counts
-                ratio, said = constant_verdict(constants[0], constants[1])
+            change = count_change(count_of(before), count_of(after), MIN_COUNT_EFFECT)
+            ratio, said = change.ratio, change.verdict
             moved = said != "no significant change"
         else:
             if math.isnan(after.low) or math.isnan(after.high):

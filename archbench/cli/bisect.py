@@ -49,14 +49,16 @@ from archbench.analysis import (
     OwnParent,
     against_parent,
     arch_state,
+    block_kind,
     count_kind,
     median_per_op,
     next_probe,
     remaining_probes,
     same_level,
     spread,
+    stored_count,
 )
-from archbench.cli.bisect_time import refuse_emulated, timed_step
+from archbench.cli.bisect_time import UNDECIDED_END, refuse_emulated, timed_step
 from archbench.cli.config import Settings
 from archbench.cli.flags import (
     ARCH,
@@ -231,12 +233,8 @@ def steps_of(manifest: BisectManifest) -> list[tuple[int, Measurement]]:
     """The record's steps as the pure logic's (commit index, measurement) pairs."""
     out: list[tuple[int, Measurement]] = []
     for step in manifest.steps:
-        measured: dict[str, Count | None] = {}
-        for c in step.counts:
-            measured[c.arch] = None if c.instructions is None else Count(c.instructions, c.spread)
-            if c.time is not None:  # --metric time: the level the step decided (bisect_time)
-                measured[c.arch] = None if c.time.level is None else Count(c.time.level)
-        out.append((step.index, measured))
+        # --metric time: the level the step decided (bisect_time); counts with their blocks.
+        out.append((step.index, {c.arch: stored_count(c) for c in step.counts}))
     return out
 
 
@@ -625,6 +623,8 @@ def _row_count(
         run_id=run_id,
         instructions=median_per_op(row.instructions, row.ops_per_block),
         spread=spread(row.instructions),
+        blocks=tuple(row.instructions),
+        ops_per_block=row.ops_per_block,
     )
 
 
@@ -633,17 +633,18 @@ def _with_verdicts(manifest: BisectManifest, graph: Graph, step: BisectStep) -> 
     ends: dict[tuple[int, str], Count] = {}
     for s in manifest.steps:
         for c in s.counts:
-            if s.index in (0, graph.bad) and c.instructions is not None:
-                ends.setdefault((s.index, c.arch), Count(c.instructions, c.spread))
+            end = stored_count(c) if s.index in (0, graph.bad) and c.time is None else None
+            if end is not None:
+                ends.setdefault((s.index, c.arch), end)
     counts = []
     for c in step.counts:
         if c.time is not None:  # decided with its rounds (bisect_time)
             counts.append(c)
             continue
-        if c.instructions is None:
+        mine = stored_count(c)
+        if mine is None:
             verdict = "skipped (did not build or run)"
         else:
-            mine = Count(c.instructions, c.spread)
             good, bad = ends.get((0, c.arch)), ends.get((graph.bad, c.arch))
             if step.index == 0:
                 verdict = "good"
@@ -672,7 +673,8 @@ def step_line(step: BisectStep) -> str:
             parts.append(f"{c.arch} skipped ({(c.skipped or '')[:120]})")
         else:
             reused = f"; reused run {c.run_id}" if c.reused else ""
-            kind = f"; {count_kind(c.spread)} ±{c.spread:.2%}" if c.spread else ""
+            shown = block_kind(c.blocks) if c.blocks else count_kind(c.spread)
+            kind = f"; {shown} ±{c.spread:.2%}" if c.spread else ""
             parts.append(f"{c.arch} {c.instructions:,.1f} ({c.verdict}{reused}{kind})")
     return (
         f"{step.commit[:12]} {step.date[:10]} {step.subject[:60]}: "
@@ -742,6 +744,10 @@ def outcome_lines(manifest: BisectManifest, states: Sequence[ArchState]) -> list
     graph, steps = graph_of(manifest), steps_of(manifest)
     lines = []
     for st in states:
+        undecided = undecided_end(manifest, st.arch)
+        if st.status == "failed" and undecided is not None:
+            lines.append(f"{st.arch}: {manifest.row}: {undecided}")
+            continue
         if st.status != "moved":
             span = f"{manifest.good} and {manifest.bad}"
             why = {
@@ -812,13 +818,35 @@ def _not_moved(manifest: BisectManifest, c: BisectCommit, own: OwnParent) -> str
     return f"{at}: not finished: its own parent {p.commit[:12]} is to be measured (resume)"
 
 
+def undecided_end(manifest: BisectManifest, arch: str) -> str | None:
+    """``--metric time``: why the bad end's rounds on ``arch`` decided nothing
+    (:func:`archbench.analysis.time_end` undecided even with the most rounds), else None:
+    neither "no move" nor a failed build, and nothing was bisected."""
+    bad = len(manifest.commits) - 1
+    for step in manifest.steps:
+        for c in step.counts:
+            if step.index == bad and c.arch == arch and c.time is not None:
+                if c.time.decision != "undecided":
+                    return None
+                ratio = "no interval"
+                if len(c.time.vs_good) == 3:
+                    r, low, high = c.time.vs_good
+                    ratio = f"{r:.3f}× [{low:.3f}, {high:.3f}] of {manifest.good}"
+                return (
+                    f"undecided whether {manifest.bad} moved: {ratio} after "
+                    f"{c.time.rounds} rounds; {UNDECIDED_END}"
+                )
+    return None
+
+
 def undecided_lines(manifest: BisectManifest) -> list[str]:
     """``--metric time``: the probes their rounds could not decide, per architecture. They
     are replayed as skips, so a range above that holds them was not split by time."""
     found: dict[str, list[str]] = {}
     for step in manifest.steps:
         for c in step.counts:
-            if c.time is not None and c.time.decision == "undecided":
+            last = step.index == len(manifest.commits) - 1  # the bad end: the outcome says it
+            if c.time is not None and c.time.decision == "undecided" and not last:
                 found.setdefault(c.arch, []).append(f"{step.commit[:12]} ({c.time.rounds} rounds)")
     return [
         f"{arch}: undecided by time, not taken as a verdict: {', '.join(commits)}"
@@ -957,7 +985,11 @@ def bisect(s: Settings, values: Mapping[str, Any]) -> None:
     if done.manifest.outcome:
         for p in write_bisect_page(done.store, Path(s.reports), done.manifest, show):
             show(f"wrote {p}")
-    failed = [st.arch for st in done.states if st.status == "failed"]
+    failed = [
+        st.arch
+        for st in done.states
+        if st.status == "failed" and undecided_end(done.manifest, st.arch) is None
+    ]
     if failed:
         raise TargetsFailed(
             f"{done.manifest.good} or {done.manifest.bad} did not build or run on "

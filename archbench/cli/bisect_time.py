@@ -7,7 +7,10 @@ times its commit beside the ends, as ``invoke history --rounds`` times a series:
 * the good end is built; its level is 1 (:data:`archbench.analysis.bisection.GOOD_LEVEL`);
 * the bad end is built and timed with good in ``rounds`` interleaved rounds: B/G with
   the Student-t interval of the per-round log ratios and ``invoke compare``'s verdict
-  (:func:`archbench.analysis.time_move`) says whether the row moved, and how far;
+  (:func:`archbench.analysis.time_end`) says whether the row moved, and how far, or that
+  the rounds cannot tell yet: then it gets one more round at a time up to ``max_rounds``,
+  as a probe does, and still undecided it is recorded as such (no level: nothing is
+  bisected, and the outcome says so instead of "no move");
 * a probe P is timed with good and bad in the same rounds (each round runs G, P and B
   once, in an order drawn from the bisection id, the step and the round), and P/G and
   P/B decide like good, like bad or undecided (:func:`archbench.analysis.time_decision`).
@@ -31,16 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from archbench.analysis import (
+    DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     GOOD_LEVEL,
     MIN_ROUNDS,
+    EndDecision,
     TimeDecision,
     TInterval,
+    end_confidence,
     round_samples,
     round_t_interval,
     time_decision,
+    time_end,
     time_level,
-    time_move,
 )
 from archbench.errors import MatrixError
 from archbench.matrix import GnunetGit, Matrix, Target
@@ -57,6 +63,13 @@ from archbench.result import (
     row_key,
 )
 from archbench.run import Reporter, RunOptions, TargetPlan, Workspace, execute, pin, plan
+
+UNDECIDED_END = (
+    "its interval holds both no change and a move beyond the threshold, even with the most "
+    "rounds: not a verdict, nothing bisected; bisect again on a quieter machine or with more "
+    "--rounds"
+)
+"""Why a timed bisection whose bad end its rounds could not decide stops (:func:`time_end`)."""
 
 
 def refuse_emulated(m: Matrix, targets: Sequence[Target], host_archs: Mapping[str, Arch]) -> None:
@@ -131,7 +144,12 @@ def _prepare(
 
 
 def _interval(
-    store: ResultStore, manifest: BisectManifest, target: str, a: str, b: str
+    store: ResultStore,
+    manifest: BisectManifest,
+    target: str,
+    a: str,
+    b: str,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> TInterval | None:
     """B/A of the row over the rounds both runs have (None: fewer than MIN_ROUNDS)."""
     sides: list[dict[int, list[float]]] = []
@@ -155,7 +173,7 @@ def _interval(
         sides.append(round_samples(files, target, row_key(target, row)))
     common = sorted(sides[0].keys() & sides[1].keys())
     rounds = [(sides[0][r], sides[1][r]) for r in common if sides[0][r] and sides[1][r]]
-    return round_t_interval(rounds) if len(rounds) >= MIN_ROUNDS else None
+    return round_t_interval(rounds, confidence=confidence) if len(rounds) >= MIN_ROUNDS else None
 
 
 def _triple(got: TInterval | None) -> tuple[float, ...]:
@@ -263,12 +281,15 @@ def _timed_count(
     bad_before = _bad_record(manifest, arch)
     session = f"bisect-{manifest.bisect_id}-{index}"
     first = max(manifest.rounds, MIN_ROUNDS)
-    cap = first if index == bad_index else max(first, manifest.max_rounds)
+    # An undecided end gets more rounds as an undecided probe does (time_end), up to the cap.
+    cap = max(first, manifest.max_rounds)
     rounds = 0
     decision: TimeDecision = "undecided"
+    end: EndDecision = "undecided"
+    undecided = True
     vs_good: TInterval | None = None
     vs_bad: TInterval | None = None
-    while rounds < first or (decision == "undecided" and rounds < cap):
+    while rounds < first or (undecided and rounds < cap):
         rounds += 1
         order = list(versions.values())
         # An order to spread drift over the versions, not a secret: reproducible from the record.
@@ -288,21 +309,28 @@ def _timed_count(
                 )  # fmt: skip
         if rounds < first:
             continue
-        vs_good = _interval(store, manifest, name, good_run, mine.run_id)
         if index == bad_index:
-            break
+            looks = end_confidence(first, cap)  # every look of the end together at 95 %
+            vs_good = _interval(store, manifest, name, good_run, mine.run_id, looks)
+            end = time_end(vs_good, DEFAULT_THRESHOLD)
+            undecided = end == "undecided"
+            continue
+        vs_good = _interval(store, manifest, name, good_run, mine.run_id)
         vs_bad = _interval(store, manifest, name, bad_run, mine.run_id)
         if vs_good is not None and vs_bad is not None and bad_before is not None:
             decision = time_decision(vs_good, vs_bad, bad_before.decision, DEFAULT_THRESHOLD)
+        undecided = decision == "undecided"
     if index == bad_index:
-        move = "no interval" if vs_good is None else time_move(vs_good, DEFAULT_THRESHOLD)
-        moved = move in ("slower", "faster") and vs_good is not None
+        moved = end in ("slower", "faster") and vs_good is not None
+        ratio = vs_good.ratio if moved and vs_good is not None else GOOD_LEVEL
         record = BisectTime(
-            rounds=rounds, good_run=good_run, vs_good=_triple(vs_good), decision=move,
-            level=vs_good.ratio if moved and vs_good is not None else GOOD_LEVEL,
+            rounds=rounds, good_run=good_run, vs_good=_triple(vs_good), decision=end,
+            level=None if end == "undecided" else ratio,
         )  # fmt: skip
-        said = move if moved else "no move"
+        said = end if moved else "no move"
         text = f"bad: {said} ({_text(vs_good)} of good, {rounds} rounds)"
+        if end == "undecided":
+            text = f"bad: undecided ({_text(vs_good)} of good, {rounds} rounds): {UNDECIDED_END}"
         return BisectCount(arch=arch, target=name, run_id=mine.run_id, verdict=text, time=record)
     bad_level = bad_before.level if bad_before is not None and bad_before.level else GOOD_LEVEL
     level = time_level(decision, bad_level)

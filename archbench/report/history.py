@@ -26,8 +26,8 @@ from archbench.analysis import (
     ChangePoint,
     CountKind,
     Step,
-    count_constants,
-    count_kind,
+    count_of,
+    count_reading,
     find_steps,
     median_interval,
     median_per_op,
@@ -255,12 +255,12 @@ def history_count_kinds(
     """The counted rows whose count is not a constant, by kind, in the appendix's order.
 
     ``(architecture, row, kind, spread)``: ``spread`` the largest relative range of the
-    row's repetitions over the versions, ``kind`` its
-    :func:`archbench.analysis.count_kind` (``varying``: stepped only beyond 1 % and three
-    times the spread; ``random``: never stepped, gated or bisected), or ``exact+extra``
-    where every version's blocks are a constant with whole extra events
-    (:func:`archbench.analysis.count_constants`: stepped on the constant, beyond 0.1 %).
-    Exact rows are left out.
+    row's repetitions over the versions, ``kind`` the versions' one reading
+    (:func:`archbench.analysis.count_reading`, as steps and the gate read them):
+    ``varying`` (stepped only beyond 1 % and three times the spread), ``random`` (never
+    stepped, gated or bisected) or ``exact+extra`` where every version's blocks are a
+    constant with whole extra events (stepped on the constant, beyond 0.1 %). Exact rows
+    are left out.
     """
     titles = version_titles(manifest, results)
     runs = [(titles[v.run_id], list(results.get(v.run_id, ()))) for v in manifest.versions]
@@ -268,14 +268,9 @@ def history_count_kinds(
     for key, points in analysis_series(runs).items():
         if key.metric != "instructions" or not points:
             continue
-        spread = max(p.spread for p in points)
-        kind = count_kind(spread)
-        if kind != "exact" and all(p.blocks for p in points):
-            sides = [(p.blocks, p.ops_per_block) for p in points]
-            if count_constants(sides) is not None:
-                kind = "exact+extra"
-        if kind != "exact":
-            out.append((key.arch, key.row, kind, spread))
+        reading = count_reading([count_of(p) for p in points])
+        if reading.kind != "exact":
+            out.append((key.arch, key.row, reading.kind, reading.spread))
     return sorted(out, key=lambda item: (item[0], _order(item[1])))
 
 

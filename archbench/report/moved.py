@@ -28,11 +28,11 @@ from tabulate import tabulate
 
 from archbench.analysis import (
     ArchState,
-    Count,
     Graph,
     against_parent,
     function_changes,
     median_per_op,
+    stored_count,
 )
 from archbench.report.formats import markdown_escape
 from archbench.result import (
@@ -325,7 +325,7 @@ def bisect_moves(
                 counts.setdefault((step.index, c.arch), c)  # the first, as the outcome reads
     out = []
     steps = [
-        (step.index, {c.arch: Count(c.instructions, c.spread) if c.instructions else None
+        (step.index, {c.arch: stored_count(c) if c.time is None else None
                       for c in step.counts})
         for step in manifest.steps
     ]  # fmt: skip

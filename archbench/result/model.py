@@ -11,6 +11,7 @@ This module is pure: it never imports ``docker``.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Final, Literal, get_args
 
 from pydantic import Field, model_validator
@@ -377,9 +378,12 @@ class BisectTime(Frozen):
     ends timed in the same rounds (``""`` for the good end itself); ``vs_good`` and
     ``vs_bad``: ``(ratio, low, high)`` of this commit's per-operation time over the
     end's, from the Student-t interval of the per-round log ratios (``invoke
-    compare``'s), empty where not measured; ``decision``: ``good end``, ``moved``/``no
-    move`` (the bad end), ``like good``, ``like bad`` or ``undecided``; ``level``: what
-    the graph logic replays (1 for good, bad's ratio to good, None when undecided).
+    compare``'s; the bad end's at 1 - 5 %/looks, :func:`archbench.analysis.end_confidence`),
+    empty where not measured; ``decision``: ``good end``, ``slower``/``faster``/``no
+    significant change``/``undecided`` (the bad end, :func:`archbench.analysis.time_end`),
+    ``like good``, ``like bad`` or ``undecided``; ``level``: what
+    the graph logic replays (1 for good, bad's ratio to good, None when undecided: for the
+    bad end, ``undecided`` after the most rounds means nothing was bisected).
     """
 
     rounds: int = Field(ge=0)
@@ -389,6 +393,10 @@ class BisectTime(Frozen):
     vs_bad: tuple[float, ...] = ()
     decision: str = Field(max_length=64)
     level: float | None = Field(default=None, gt=0)
+
+
+MAX_BISECT_BLOCKS: Final = 100_000
+"""Most blocks a bisection step keeps of one row (the harness's repetitions bound)."""
 
 
 class BisectCount(Frozen):
@@ -416,6 +424,34 @@ class BisectCount(Frozen):
     digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
     """The integrity digest of the reused counting result (:mod:`archbench.result.integrity`),
     checked when it was read: which content the step took; None for a count of its own."""
+    blocks: tuple[int, ...] = Field(default=(), max_length=MAX_BISECT_BLOCKS)
+    """The row's instructions per block, from which ``instructions`` and ``spread`` come:
+    what tells a constant with whole extra events (``exact+extra``,
+    :func:`archbench.analysis.count_reading`) from a count that varies. Empty in records
+    made before blocks were kept (issue 39), whose counts are then read by ``spread``."""
+    ops_per_block: int = Field(default=0, ge=0)
+    """Operations per block of ``blocks`` (0 with no blocks)."""
+
+    @model_validator(mode="after")
+    def _blocks_hold_together(self) -> BisectCount:
+        """Blocks that do not give the count stored beside them (an edited record) are
+        refused: the bisection would decide on one and show the other."""
+        if not self.blocks:
+            return self
+        if self.ops_per_block < 1 or min(self.blocks) < 0 or self.instructions is None:
+            raise ValueError(
+                f"{self.arch}: blocks need operations per block >= 1, counts >= 0 and the "
+                "count they give"
+            )
+        ordered = sorted(self.blocks)
+        mid = len(ordered) // 2
+        median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        if not math.isclose(median / self.ops_per_block, self.instructions, rel_tol=1e-9):
+            raise ValueError(
+                f"{self.arch}: instructions {self.instructions} is not the median of its "
+                f"blocks per operation ({median / self.ops_per_block}); the record was edited"
+            )
+        return self
 
 
 class BisectStep(Frozen):
@@ -498,8 +534,8 @@ class BisectManifest(Frozen):
     operation: str
     metric: Literal["instructions", "time"] = "instructions"
     rounds: int = Field(default=0, ge=0, le=1000)
-    """``time``: interleaved rounds per step; an undecided probe gets more, one at a time,
-    up to :attr:`max_rounds`."""
+    """``time``: interleaved rounds per step; an undecided bad end or probe gets more, one
+    at a time, up to :attr:`max_rounds`."""
     max_rounds: int = Field(default=0, ge=0, le=1000)
     targets: dict[str, str] = Field(min_length=1)
     overrides: dict[str, Any] = Field(default_factory=dict)

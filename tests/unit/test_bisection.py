@@ -9,7 +9,9 @@ holds it; a row that never moves settled by the two ends alone.
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -22,7 +24,12 @@ from archbench.analysis import (
     arch_state,
     next_probe,
     remaining_probes,
+    same_level,
+    stored_count,
 )
+from archbench.cli.bisect import graph_of, steps_of
+from archbench.errors import ResultsError
+from archbench.result import BisectManifest, ResultStore
 
 BASE = 48_911.0
 """CS signing's instructions per operation on riscv64, 0.27.0 (any positive value does)."""
@@ -176,3 +183,100 @@ def test_counts_within_their_spread_are_one_level() -> None:
 def test_a_malformed_graph_is_refused(parents: tuple[tuple[int, ...], ...], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Graph(parents)
+
+
+# --- exact+extra rows: the blocks a step keeps -----------------------------------------
+
+GOOD_BLOCKS = (158_856, 118_266, 158_856)
+"""CS signing at 2 operations a block: a constant path plus libgcrypt's pool mix (40,590
+instructions) in some blocks (docs/counting.md): exact+extra."""
+
+
+def _record(blocks: dict[int, tuple[int, ...]], *, keep_blocks: bool) -> dict[str, object]:
+    """A stored bisect.json of a 3-commit line, as a JSON object; ``keep_blocks`` False
+    writes it as records were written before steps kept their blocks."""
+    from archbench.analysis import median_per_op, spread
+
+    commits = [
+        {"commit": f"{i + 1:x}" * 40, "parents": [i - 1] if i else [], "subject": f"c{i}",
+         "date": "2026-01-01"}
+        for i in range(3)
+    ]  # fmt: skip
+    steps = []
+    for k, (i, b) in enumerate(blocks.items()):
+        count: dict[str, object] = {
+            "arch": "amd64", "target": "ci-amd64", "run_id": f"2026120{k + 1}T000000Z-aaaaaa",
+            "instructions": median_per_op(b, 2), "spread": spread(b),
+        }  # fmt: skip
+        if keep_blocks:
+            count |= {"blocks": list(b), "ops_per_block": 2}
+        steps.append(
+            {"index": i, "commit": commits[i]["commit"], "subject": f"c{i}",
+             "date": "2026-01-01", "counts": [count], "seconds": 1.0,
+             "finished_at": "2026-01-01T00:00:00Z"}
+        )  # fmt: skip
+    return {
+        "format": "archbench-bisect", "version": 1, "bisect_id": "20261203T000000Z-bbbbbb",
+        "created_at": "2026-12-03T00:00:00Z", "matrix_file": "matrix.yml",
+        "matrix_text": "version: 1\n", "repository": "file:///srv/gnunet.git",
+        "good": "v0.22.2", "bad": "bisect-test", "row": "CS signing", "scheme": "CS",
+        "operation": "signing", "targets": {"amd64": "ci-amd64"}, "commits": commits,
+        "steps": steps,
+    }  # fmt: skip
+
+
+def _stored(tmp_path: Path, record: dict[str, object]) -> BisectManifest:
+    folder = tmp_path / str(record["bisect_id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bisect.json").write_text(json.dumps(record))
+    return ResultStore(tmp_path).load_bisect(str(record["bisect_id"]))
+
+
+def test_an_exact_extra_row_is_bisected_on_its_constant(tmp_path: Path) -> None:
+    moved = tuple(x + 400 for x in GOOD_BLOCKS)  # +200 per operation: +0.34 % of the constant
+    same = (118_266, 118_266, 158_856)  # the mixes fell elsewhere: the same constant
+    manifest = _stored(tmp_path, _record({0: GOOD_BLOCKS, 2: moved, 1: same}, keep_blocks=True))
+    steps = steps_of(manifest)
+    ends = [m["amd64"] for _, m in steps]
+    assert all(c is not None and c.blocks for c in ends)
+    state = arch_state(graph_of(manifest), "amd64", steps)
+    # Read by their range (±25 %: "random") the ends were one level and the move was lost;
+    # on the constant they differ by 0.34 %, and commit 1 is at the good one.
+    assert state.status == "moved" and [s.bad for s in state.searches] == [2]
+    assert state.searches[0].exact
+
+
+def test_an_old_record_without_blocks_loads_and_reads_as_it_did(tmp_path: Path) -> None:
+    moved = tuple(x + 400 for x in GOOD_BLOCKS)
+    manifest = _stored(tmp_path, _record({0: GOOD_BLOCKS, 2: moved}, keep_blocks=False))
+    steps = steps_of(manifest)
+    assert all(c is not None and not c.blocks for _, m in steps for c in m.values())
+    # Its counts have only their median and range: a range of ±25 % is random, as before.
+    assert arch_state(graph_of(manifest), "amd64", steps).status == "no move"
+    # A resumed old record gains steps with blocks; a pair with a side without blocks is
+    # still read by the range (nothing is decided from blocks one side lacks).
+    good = stored_count(manifest.steps[0].counts[0])
+    assert good is not None
+    newer = Count(good.value, good.spread, moved, 2)
+    assert same_level(good, newer)
+    assert not same_level(Count(good.value, good.spread, GOOD_BLOCKS, 2), newer)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"instructions": 60_000.0}, "is not the median of its blocks"),
+        ({"ops_per_block": 0}, "operations per block >= 1"),
+        ({"blocks": [-1, 5, 5]}, "counts >= 0"),
+    ],
+)
+def test_an_edited_count_is_refused_with_the_file_named(
+    tmp_path: Path, edit: dict[str, object], message: str
+) -> None:
+    record = _record({0: GOOD_BLOCKS, 2: GOOD_BLOCKS}, keep_blocks=True)
+    steps = record["steps"]
+    assert isinstance(steps, list)
+    steps[1]["counts"][0] |= edit
+    with pytest.raises(ResultsError, match="unreadable bisection") as got:
+        _stored(tmp_path, record)
+    assert message in str(got.value) and "bisect.json" in str(got.value)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from archbench.analysis import Count, Graph, Measurement, arch_state, next_probe
 from archbench.analysis import bisection as bisection_mod
-from archbench.analysis.bisection import last_built
+from archbench.analysis.bisection import _below, last_built
 
 BASE = 79_498.0
 """CS signing's instructions per operation on amd64 at v0.21.2 (any positive value does)."""
@@ -104,3 +104,83 @@ def test_the_commit_built_last_is_the_last_that_gave_a_count() -> None:
     ]
     assert last_built(steps) == 9
     assert last_built([*steps, (5, {"amd64": None, "riscv64": Count(BASE)})]) == 5
+
+
+def _branching(n: int, data: st.DataObject) -> Graph:
+    """A graph of ``n`` commits whose commits fork from any earlier one and merge one or
+    two earlier ones (side branches, not only a first-parent line), the last merging every
+    tip so that all are its ancestors."""
+    parents: list[tuple[int, ...]] = [()]
+    for i in range(1, n - 1):
+        chosen = data.draw(st.sets(st.integers(0, i - 1), min_size=1, max_size=2))
+        parents.append(tuple(sorted(chosen)))
+    children = {p for ps in parents for p in ps}
+    parents.append(tuple(i for i in range(n - 1) if i not in children) or (n - 2,))
+    return Graph(tuple(parents))
+
+
+def _reference_probe(graph: Graph, steps: list[tuple[int, Measurement]]) -> int | None:
+    """The probe choice as it was specified before it was made linear: every probeable
+    candidate's ancestors among the candidates counted from its ancestor set; the best
+    halving (ties: the earlier commit), then among those leaving as few steps at worst,
+    the one nearest the commit built last (ties: the better halving, the earlier)."""
+    state = arch_state(graph, "amd64", steps)
+    open_searches = [s for s in state.searches if not s.done]
+    if not open_searches:
+        return None
+    widest = max(open_searches, key=lambda s: (bin(s.candidates).count("1"), -s.bad))
+    total = bin(widest.candidates).count("1")
+
+    def score(c: int) -> int:
+        below = bin(graph.ancestors[c] & widest.candidates).count("1")
+        return min(below, total - below)
+
+    def left(c: int) -> int:
+        return max(total - score(c) - 1, 0).bit_length()
+
+    best = max(widest.probeable, key=lambda c: (score(c), -c))
+    near = last_built(steps)
+    if near is None:
+        return best
+    return min(
+        (c for c in widest.probeable if left(c) <= left(best)),
+        key=lambda c: (abs(c - near), -score(c), c),
+    )
+
+
+@given(n=st.integers(3, 60), data=st.data())
+@settings(max_examples=80, deadline=None)
+def test_the_linear_probe_choice_is_the_one_specified(n: int, data: st.DataObject) -> None:
+    # Graphs with branches and merges, bisected with counts drawn at random (good, bad, a
+    # third level or a skip): at every step the probe is the one the per-commit ancestor
+    # count chose.
+    graph = _branching(n, data)
+    steps: list[tuple[int, Measurement]] = []
+    levels = st.sampled_from([BASE, BASE * 1.5, BASE * 2.0, None])
+    while (probe := next_probe(graph, ["amd64"], steps)) is not None:
+        assert len(steps) <= 2 * n + 2, "the bisection does not end"
+        inner = probe.commit not in (0, graph.bad) and len(steps) >= 2
+        if inner and arch_state(graph, "amd64", steps).status == "moved":
+            assert probe.commit == _reference_probe(graph, steps)
+        level = data.draw(levels) if probe.commit not in (0, graph.bad) else None
+        if probe.commit == 0:
+            level = BASE
+        elif probe.commit == graph.bad:
+            level = BASE * 2.0
+        steps.append((probe.commit, {"amd64": None if level is None else Count(level)}))
+
+
+@given(n=st.integers(2, 80), data=st.data())
+@settings(max_examples=80, deadline=None)
+def test_ancestors_among_the_candidates_are_counted_in_one_pass(
+    n: int, data: st.DataObject
+) -> None:
+    graph = _branching(n, data)
+    goods = tuple(data.draw(st.sets(st.integers(0, n - 2), min_size=1, max_size=4)))
+    bad = graph.bad
+    candidates = graph.ancestors[bad]
+    for g in goods:
+        candidates &= ~graph.ancestors[g]
+    got = _below(graph, bisection_mod.Search("amd64", goods, bad, candidates))
+    for c in range(min(got), bad + 1):
+        assert got[c] == bin(graph.ancestors[c] & candidates).count("1"), c

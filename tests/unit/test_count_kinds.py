@@ -30,6 +30,7 @@ from archbench.analysis import (
     Count,
     block_kind,
     compare,
+    count_change,
     count_changes,
     count_constants,
     count_effect,
@@ -371,6 +372,12 @@ def test_a_constant_with_pool_mixes_is_called_only_when_the_constant_moves(
     (points,) = [p for k, p in series([("v1", [res_a]), ("v2", [res_b])]).items()
                  if k.metric == "instructions"]  # fmt: skip
     assert bool(find_steps(points)) == cmp.changed
+    # A bisection's two counts, with the blocks its steps keep, say the same too; the
+    # one verdict (count_change) is what every one of them decides with.
+    end_a, end_b = (Count(statistics.median(x) / ops, spread(x), tuple(x), ops) for x in (a, b))
+    assert same_level(end_a, end_b) == (not cmp.changed), (a, b, cmp)
+    change = count_change(end_a, end_b)
+    assert (change.verdict, change.kind) == (cmp.verdict, cmp.count_kind)
 
 
 @settings(max_examples=60, deadline=None)
