@@ -162,10 +162,14 @@ def bisect(bare: Path, arch: str, namespace: str, scratch: Path) -> dict[str, An
 
 
 def held(run: dict[str, Any]) -> bool:
-    """The must-hold: exit 0, ended at 563fbba, a26de76 measured and skipped."""
+    """The must-hold: exit 0, ended at 563fbba (built and counted: a line that only names it
+    among the commits that did not build is no end there), a26de76 measured and skipped."""
     return (
         run["returncode"] == 0
         and re.search(rf"\b{FOUND}", run["outcome"]) is not None
+        and any(
+            s["commit"].startswith(FOUND) and s["instructions"] is not None for s in run["steps"]
+        )
         and any(
             s["commit"].startswith(UNBUILDABLE) and s["instructions"] is None for s in run["steps"]
         )

@@ -21,6 +21,11 @@ times its commit beside the ends, as ``invoke history --rounds`` times a series:
 Each version of a step is an ordinary run of the results store (its rounds are its
 container runs ``repeat_index`` 1..n, sharing the step's ``Execution.interleaved``
 id), so ``invoke compare`` reads any two of them as it reads a history's.
+
+The ends are built once per bisection (in this process): their libgnunetutil, built in
+the persistent tree (:mod:`archbench.images.incremental`), is kept with its packed prefix
+(:data:`_END_BUILDS`) and given to every later step's run of that end, whose image is then
+the same image; a step builds only its probe, and the tree stays near the probes.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from archbench.analysis import (
     time_level,
 )
 from archbench.errors import MatrixError
+from archbench.images import GnunetBuild
 from archbench.matrix import GnunetGit, Matrix, Target
 from archbench.platforms import Arch
 from archbench.result import (
@@ -85,6 +91,34 @@ def refuse_emulated(m: Matrix, targets: Sequence[Target], host_archs: Mapping[st
             "under QEMU here, where a time measures the emulator: use --metric instructions "
             "for them"
         )
+
+
+_END_BUILDS: dict[tuple[str, str, int], tuple[str, GnunetBuild]] = {}
+"""(bisection id, target, commit index of an end) -> (the run that built it, its
+libgnunetutil as built by the incremental path, prefix set). Only builds whose packed
+prefix is still on disk are reused (:func:`_reuse_end`)."""
+
+
+def _reuse_end(bisect_id: str, v: _Version) -> None:
+    """Give ``v`` (an end of a later step) the libgnunetutil built for that end earlier in
+    this bisection: its run then builds no libgnunetutil, and its provenance says which
+    run built it (``build_reused_from_run``)."""
+    for p in v.plans:
+        kept = _END_BUILDS.get((bisect_id, p.name, v.index))
+        if kept is None or kept[1].prefix is None or not kept[1].prefix.path.is_file():
+            continue
+        run_id, build = kept
+        provenance = {**(build.incremental or {}), "build_reused_from_run": run_id}
+        v.workspace.gnunet_builds[p.name] = dataclasses.replace(build, incremental=provenance)
+
+
+def _keep_end(bisect_id: str, v: _Version) -> None:
+    """Remember the libgnunetutil ``v`` (an end) built, for :func:`_reuse_end`."""
+    for p in v.plans:
+        build = v.workspace.gnunet_builds.get(p.name)
+        key = (bisect_id, p.name, v.index)
+        if build is not None and build.prefix is not None and key not in _END_BUILDS:
+            _END_BUILDS[key] = (v.run_id, build)
 
 
 def _now() -> str:
@@ -257,7 +291,10 @@ def _timed_count(
         i: _prepare(manifest, m, i, [target], store, workspace, host_archs) for i in indices
     }
     mine = versions[index]
+    ends = (0, bad_index)
     for v in versions.values():
+        if v.index in ends:
+            _reuse_end(manifest.bisect_id, v)
         built = execute(
             clients, v.plans, v.workspace, host_archs,
             RunOptions(build_only=True, build_first=True), reporter=reporter,
@@ -265,6 +302,8 @@ def _timed_count(
         bad = [o for o in built if not o.ok]
         if bad:
             v.failed = f"{bad[0].stage}: {bad[0].message}"
+        elif v.index in ends:
+            _keep_end(manifest.bisect_id, v)
     name = target.name
     if mine.failed:
         return BisectCount(arch=arch, target=name, run_id=mine.run_id, skipped=mine.failed[:2000])

@@ -26,7 +26,9 @@ source is never built twice and a changed one always is:
 :func:`prepare_build_tree` copies a resolved source into a scratch folder as
 the build will see it: no ``.git``, ``.version`` written (``get_version.sh``
 reads it when there is no ``.git``, instead of printing ``unknown`` or writing
-into the source), and an empty ``doc/handbook/meson.build`` where
+into the source; for a git or working-tree source the release tag of its ``git
+describe``, :attr:`ResolvedSource.build_version`, so that a build one commit
+away recompiles only what changed), and an empty ``doc/handbook/meson.build`` where
 ``doc/meson.build`` needs it (0.24.3 and 0.27.0 have the handbook as a
 submodule, which a plain clone or ``git archive`` lacks). The build system is
 meson when ``meson.build`` is at the top, else autotools when ``configure`` is
@@ -73,6 +75,9 @@ from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetSource, 
 PREPARE_VERSION: Final = 1
 """Changes with what :func:`prepare_build_tree` adds to a tree, so that the content key
 (and with it the image) changes too."""
+DESCRIBED: Final = re.compile(r"(?P<release>.+?)(?:-[0-9]+-g[0-9a-f]{4,40})?(?:-dirty)?")
+"""``git describe --tags [--dirty]`` without its ``v``: the tag, then ``-N-gHEX`` when the
+commit is N commits past it, then ``-dirty`` for a working tree with changes."""
 MAX_TARBALL_BYTES: Final = 512 * 1024 * 1024
 """A downloaded tarball's cap; GNUnet's are 7 MB (``git archive``) to 30 MB (``make dist``)."""
 MAX_TREE_BYTES: Final = 4 * 1024 * 1024 * 1024
@@ -163,10 +168,23 @@ class ResolvedSource:
     dirty: bool | None = None
     """path: the tree differs from HEAD (None without git); False for tarball and git."""
     version: str | None = None
-    """The version ``.version`` holds in the build tree (None for debian)."""
+    """The source's version: ``git describe``'s (``0.22.0-59-g6cc77baa8``, ``-dirty``),
+    else its own ``.version`` (None for debian)."""
+    described: bool = False
+    """``version`` is ``git describe``'s (a git ref, a git work tree), not a ``.version``."""
     origin: Path | None = None
     """What the build tree is made from: the tarball file (a download's cached copy),
     the bare mirror, or the directory."""
+
+    @property
+    def build_version(self) -> str | None:
+        """The version the build tree's ``.version`` holds, and so the version the built
+        library reports (``GNUNET_VERSION``, pkg-config's ``Version``, ``PACKAGE_VERSION``
+        from 0.24 on): ``version``, but for a described one only its release tag
+        (:func:`release_version`), so that commits past the same tag configure alike."""
+        if self.version is None or not self.described:
+            return self.version
+        return release_version(self.version)
 
     @property
     def content_key(self) -> str:
@@ -174,14 +192,20 @@ class ResolvedSource:
         if self.kind == "debian":
             return "gnunet debian"
         digest = {"tarball": self.sha256, "git": self.commit, "path": self.tree_sha256}[self.kind]
-        return f"{self.project}/{PREPARE_VERSION} {self.kind} {digest} version {self.version}"
+        # A described source's tree holds its release tag (build_version): named too, so
+        # that an image built when the tree held git describe's version is not reused.
+        built = f" build {self.build_version}" if self.build_version != self.version else ""
+        return (
+            f"{self.project}/{PREPARE_VERSION} {self.kind} {digest} version {self.version}{built}"
+        )
 
     def provenance(self) -> dict[str, str | bool | None]:
         """What a result records about its libgnunetutil's source (JSON-ready).
 
         Keys: ``kind``, ``location`` (URL or path), ``ref``, ``commit``, ``sha256``,
-        ``tree_sha256``, ``dirty``, ``version`` (of ``.version``; the version the
-        library reports is the harness's to record).
+        ``tree_sha256``, ``dirty``, ``version`` (``git describe``'s or the source's
+        ``.version``), ``build_version`` (:attr:`build_version`: the build tree's
+        ``.version``, which the library reports; the harness records what it reports).
         """
         return {
             "kind": self.kind,
@@ -192,6 +216,7 @@ class ResolvedSource:
             "tree_sha256": self.tree_sha256,
             "dirty": self.dirty,
             "version": self.version,
+            "build_version": self.build_version,
         }
 
 
@@ -330,6 +355,7 @@ def _resolve_git(
         if version_file == ".version"
         else exchange_version(committed, at)
     )
+    by_describe = version_file == ".version" and bool(described.strip())
     return ResolvedSource(
         kind="git",
         project="gnunet" if version_file == ".version" else "taler",
@@ -338,6 +364,7 @@ def _resolve_git(
         commit=commit,
         dirty=False,
         version=version,
+        described=by_describe,
         origin=mirror,
     )
 
@@ -524,6 +551,7 @@ def _resolve_path(source: GnunetPath) -> ResolvedSource:
         tree_sha256=tree_sha256,
         dirty=state.dirty,
         version=_version(described, on_disk, where),
+        described=bool(described.strip()),
         origin=directory,
     )
 
@@ -539,6 +567,21 @@ def _small_text(path: Path, limit: int, where: str) -> str:
     if not path.exists() and not path.is_symlink():
         return ""
     return read_bytes(path, SourceError, f"{where}: {path.name}", limit).decode(errors="replace")
+
+
+def release_version(described: str) -> str:
+    """The release part of a ``git describe`` version (:data:`DESCRIBED`):
+    ``0.22.0-59-g6cc77baa8`` and ``0.22.0-59-g6cc77baa8-dirty`` give ``0.22.0``,
+    ``0.21.3-talerdev.1-5-gabcdef0`` gives ``0.21.3-talerdev.1``, a tag itself is kept.
+
+    Why: GNUnet's build puts its version into ``gnunet_config.h`` and
+    ``gnunet_private_config.h``, which every unit of libgnunetutil includes; a version that
+    changed at every commit would recompile all of them in a persistent build tree
+    (:mod:`archbench.images.incremental`) for a one-commit step. The release tag changes
+    only at a release, and the clean build writes the same, so both give the same code.
+    """
+    found = DESCRIBED.fullmatch(described)
+    return found.group("release") if found else described
 
 
 def _version(described: str, dot_version: str, where: str) -> str:
@@ -1030,7 +1073,9 @@ def _prepare(resolved: ResolvedSource, origin: Path, version: str, dest: Path) -
                 f"{where}: the tree changed while archbench copied it (hash "
                 f"{resolved.tree_sha256} when resolved, {digest} as copied); run again"
             )
-    return _finish(dest, version, where)
+    built = resolved.build_version or version
+    why = f" (the release tag of git describe's {version})" if built != version else ""
+    return _finish(dest, built, where, why)
 
 
 def pack_build_tree(tree: BuildTree, out_dir: Path) -> ContextFile:
@@ -1241,7 +1286,7 @@ def _export(mirror: Path, commit: str, dest: Path, where: str) -> None:
         raise SourceError(f"{where}: git archive {commit} failed: {_last_line(err)}")
 
 
-def _finish(dest: Path, version: str, where: str) -> BuildTree:
+def _finish(dest: Path, version: str, where: str, why: str = "") -> BuildTree:
     changes: list[str] = []
     git_dir = dest / ".git"
     if git_dir.is_dir() and not git_dir.is_symlink():
@@ -1270,7 +1315,7 @@ def _finish(dest: Path, version: str, where: str) -> BuildTree:
         own = None  # a .version that is no version: replaced below
     if own != version or dot_version.is_symlink():
         _write_new(dest, ".version", version + "\n")
-        changes.append(f"wrote .version: {version}")
+        changes.append(f"wrote .version: {version}{why}")
     doc = dest / "doc" / "meson.build"
     handbook = dest / "doc" / "handbook" / "meson.build"
     if (

@@ -48,19 +48,27 @@ def gnunet_version(result: Result) -> str | None:
     loaded library was checked to match), then the upstream part of the dpkg version
     (``1:0.20.0-7`` -> ``0.20.0``), then pkg-config's (``setup.gnunet_version``), then
     the source build's own (``execution.gnunet_source``: an emulated image without the
-    blindsig suite has neither driver nor pkg-config to ask).
+    blindsig suite has neither driver nor pkg-config to ask). A library built from a git
+    commit or working tree reports its release tag (the source's ``build_version``,
+    ``0.22.0``); where it does, the commit's ``git describe`` version
+    (``0.22.0-59-g6cc77baa8``) names it instead, so that two commits stay apart.
     """
     setup = result.harness.setup
+    execution = result.execution
+    source = execution.gnunet_source if execution is not None else None
+    version = source.get("version") if source else None
+    built_as = source.get("build_version") if source else None
+
+    def named(reported: str) -> str:
+        return str(version) if version and built_as and reported == built_as else reported
+
     if setup.gnunet is not None and setup.gnunet.header_version:
-        return setup.gnunet.header_version
+        return named(setup.gnunet.header_version)
     dpkg = setup.packages.get("libgnunetutil")
     if dpkg:
         return dpkg.split(":", 1)[-1].rsplit("-", 1)[0]
     if setup.gnunet_version:
-        return setup.gnunet_version
-    execution = result.execution
-    source = execution.gnunet_source if execution is not None else None
-    version = source.get("version") if source else None
+        return named(setup.gnunet_version)
     return str(version) if version else None
 
 

@@ -32,7 +32,9 @@
 #                      same options: SOURCE is synced into BUILD/src with rsync -rlpc --delete
 #                      (by checksum, without -t: an unchanged file keeps its old mtime, so
 #                      ninja recompiles only what changed), meson setup runs only when BUILD
-#                      has no build.ninja or the version changed (--reconfigure), and
+#                      has no build.ninja or the version changed (--reconfigure; else
+#                      `ninja build.ninja` regenerates it where a meson.build changed, so
+#                      that meson's introspection names the library's new file), and
 #                      `ninja -t cleandead` removes outputs no longer in the build graph.
 #                      build-info.txt then has no build_seconds, so that the same code gives
 #                      the same bytes (images/gnunet-source/build-incremental.sh)
@@ -267,9 +269,12 @@ if [ "$kind" = meson ]; then
   setup_needed=1
   if [ "$incremental" = 1 ] && [ -f "$mb/build.ninja" ]; then
     if [ "$(cat "$build_dir/configured-version" 2>/dev/null || :)" = "$version" ]; then
-      # ninja itself regenerates the build when a meson.build changed.
+      # Regenerated now when a meson.build changed: `meson compile gnunetutil` names its
+      # target from meson's introspection files, which only a regeneration updates (a
+      # changed soversion would otherwise be asked for by its old file name).
       setup_needed=0
-      echo "$prog: meson setup kept ($version)" >&2
+      step "meson setup kept ($version), regenerated if a meson.build changed" \
+        "$build_dir/regenerate.log" ninja -C "$mb" build.ninja
     else
       step "meson setup --reconfigure ($version)" "$build_dir/setup.log" \
         meson setup --reconfigure "$@" "$mb" "$copy"

@@ -3,8 +3,14 @@ tree that is not whole is rebuilt, never used (issue 37, items 1 and 2).
 
 On amd64 with the session's trixie base (the CI matrix's slim profile, whose package layer
 the toolchain image shares with the benchmark images of source builds): three real commits
-of the shared history built one after the other in one tree, the last built again from
-nothing (a fresh tree, ccache off): libgnunetutil's ``.text`` must be the same bytes. Then
+of the shared history past v0.21.2 built one after the other in one tree. The second is 189
+commits after the first, across the change of libgnunetutil's soversion from 15 to 17 (the
+tree's ``.version`` is the release tag, 0.21.2 for both, so meson is not set up again: the
+build must regenerate itself and build the new file name). The third is one commit after the
+second, whose ``meson.build`` adds ``nat.c`` to the library: that build compiles that unit
+alone (not every unit, as ``git describe``'s per-commit version in ``gnunet_config.h``
+made it). The last is built again from nothing (a fresh tree, ccache off): libgnunetutil's
+``.text`` must be the same bytes. Then
 the tree is damaged twice, as a killed build or a bad disk would leave it: a byte flipped in
 an object file, and the stamp removed; each next build must say ``clean`` with the reason
 and give the same code again. The chain over five commits, riscv64 and a working-tree edit
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import shutil
 import tarfile
 import tempfile
@@ -45,9 +52,9 @@ pytestmark = pytest.mark.docker
 
 HISTORY = GNUNET_TARBALLS / "gnunet-git-v0.21.2-v0.27.0.tar.gz"
 COMMITS = (
-    "2f202a2e5f4e0bc4c94c6f5b4ce1f8fe8f4dadc8",  # v0.21.2..v0.22.2, first-parent: 60th
-    "7894df9b07f3908a3587497f753da1df98e69062",  # 120th
-    "993e1b272c58fbb9fdd7a61591b0ec8f60e48c41",  # v0.22.2
+    "227acb2c84956bebcb7e942df01221322b66caa9",  # v0.21.2-10: soversion 15
+    "9c4f628f59e1b96f0af617c75426f5a468b21c2e",  # v0.21.2-199: soversion 17
+    "0c51b669e864c60fafd4003b635c8b98581a0791",  # v0.21.2-200: adds nat.c to libgnunetutil
 )
 
 
@@ -106,11 +113,17 @@ def test_an_incremental_chain_is_the_clean_builds_code_and_a_damaged_tree_is_reb
     try:
         modes = []
         for source in sources:
+            # Each commit is described as it is; its tree builds the release tag.
+            assert re.fullmatch(r"0\.21\.2-[0-9]+-g[0-9a-f]+", str(source.resolved.version))
+            assert source.resolved.build_version == "0.21.2"
             built = build_incremental(builder, source, toolchain, "chain.log")
             assert built.incremental is not None and built.prefix is not None
             modes.append(built.incremental["build_mode"])
         assert modes == ["clean", "incremental", "incremental"]
         assert built.incremental is not None and built.prefix is not None
+        # One commit after the second: nat.c alone is compiled (a ccache hit or miss).
+        compiled = [built.incremental["ccache_hits"], built.incremental["ccache_misses"]]
+        assert sum(int(str(n)) for n in compiled) == 1, compiled
         assert built.incremental["build_tree"] == volume
         chained = library_code(built.prefix)
 

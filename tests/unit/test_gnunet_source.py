@@ -7,6 +7,7 @@ repository made from it check the rest (``slow``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import http.server
@@ -22,10 +23,12 @@ from pathlib import Path
 
 import pytest
 from helpers import GNUNET_027_SHA256, GNUNET_TARBALLS
+from hypothesis import given
+from hypothesis import strategies as st
 
 from archbench.errors import SourceError
 from archbench.images import ResolvedSource, prepare_build_tree, resolve_gnunet
-from archbench.images.gnunet_source import HANDBOOK_STUB, fetch_tarball
+from archbench.images.gnunet_source import HANDBOOK_STUB, fetch_tarball, release_version
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetTarball, parse_gnunet
 
 TARBALL_027 = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"
@@ -184,14 +187,16 @@ def test_a_path_is_copied_without_git_and_with_what_the_build_needs(tmp_path: Pa
     before = snapshot(tree)
     resolved = resolve_gnunet(GnunetPath(path=str(tree)), tmp_path / "work")
     built = prepare_build_tree(resolved, tmp_path / "b")
-    assert built.build_system == "meson" and built.version == "0.24.3-dirty"
-    assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.24.3-dirty\n"
+    # The source is described as it is; the tree builds its release tag (build_version).
+    assert resolved.version == "0.24.3-dirty" and resolved.build_version == "0.24.3"
+    assert built.build_system == "meson" and built.version == "0.24.3"
+    assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.24.3\n"
     assert (tmp_path / "b/doc/handbook/meson.build").read_text(encoding="ascii") == HANDBOOK_STUB
     assert (tmp_path / "b/src/lib/util/wip.c").is_file()  # untracked work is built
     assert not (tmp_path / "b/.git").exists() and not (tmp_path / "b/build").exists()
     assert os.access(tmp_path / "b/scripts/get_version.sh", os.X_OK)
     assert built.changes == (
-        "wrote .version: 0.24.3-dirty",
+        "wrote .version: 0.24.3 (the release tag of git describe's 0.24.3-dirty)",
         "added an empty doc/handbook/meson.build (the handbook submodule)",
     )
     assert snapshot(tree) == before
@@ -427,7 +432,48 @@ def test_content_keys_and_provenance(tmp_path: Path) -> None:
         "tree_sha256",
         "dirty",
         "version",
+        "build_version",
     }
+    # Not described: a committed .version is built as it is.
+    assert a.build_version == "0.27.0" and a.provenance()["build_version"] == "0.27.0"
+    described = dataclasses.replace(a, version="0.27.0-5-g2d1625296", described=True)
+    assert described.build_version == "0.27.0"
+    assert described.provenance()["version"] == "0.27.0-5-g2d1625296"
+    assert described.provenance()["build_version"] == "0.27.0"
+    assert described.content_key != a.content_key
+
+
+@pytest.mark.parametrize(
+    ("described", "release"),
+    [
+        ("0.22.0-59-g6cc77baa8", "0.22.0"),
+        ("0.22.0-59-g6cc77baa8-dirty", "0.22.0"),
+        ("0.24.3-dirty", "0.24.3"),
+        ("0.21.3-talerdev.1-5-gabcdef0", "0.21.3-talerdev.1"),
+        ("0.27.0", "0.27.0"),
+        ("0.24.0-debian", "0.24.0-debian"),
+        # Not describe's form (a hash of less than 4 digits, no g): kept whole.
+        ("0.22.0-59-gab", "0.22.0-59-gab"),
+        ("0.22.0-59-6cc77baa8", "0.22.0-59-6cc77baa8"),
+    ],
+)
+def test_release_version_is_describes_tag(described: str, release: str) -> None:
+    assert release_version(described) == release
+
+
+@given(
+    # Release tags as GNUnet names them (v0.22.0, v0.21.3-talerdev.1), without the v.
+    tag=st.from_regex(
+        r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}(-[a-z]{1,8}(\.[0-9]{1,2})?)?", fullmatch=True
+    ).filter(lambda t: not t.endswith("-dirty")),
+    past=st.integers(min_value=1, max_value=99999),
+    commit=st.text("0123456789abcdef", min_size=7, max_size=40),
+    dirty=st.booleans(),
+)
+def test_release_version_gives_back_the_tag(tag: str, past: int, commit: str, dirty: bool) -> None:
+    described = f"{tag}-{past}-g{commit}" + ("-dirty" if dirty else "")
+    assert release_version(described) == tag
+    assert release_version(tag + ("-dirty" if dirty else "")) == tag
 
 
 # ---------------------------------------------------------------- the real 0.27.0
@@ -519,7 +565,9 @@ def test_the_real_tree_as_a_path_in_and_out_of_git(
     assert dirty.version == "0.27.0-dirty"
     built = prepare_build_tree(dirty, tmp_path / "b")
     assert "a change under study" in (tmp_path / "b/src/lib/util/crypto_cs.c").read_text()
-    assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.27.0-dirty\n"
+    # What the library will report: the release, the same for the clean tree.
+    assert dirty.build_version == tracked.build_version == "0.27.0"
+    assert (tmp_path / "b/.version").read_text(encoding="ascii") == "0.27.0\n"
     assert built.build_system == "meson"
 
 

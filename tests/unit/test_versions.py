@@ -5,7 +5,7 @@ from __future__ import annotations
 from helpers import result, row
 
 from archbench.report import ReportOptions, render_latex, render_markdown, versions
-from archbench.result import Result, Row
+from archbench.result import GnunetBuild, Result, Row
 
 BOOKWORM = {
     "libsodium": "1.0.18-1+deb12u1",
@@ -99,3 +99,38 @@ def test_same_versions_leave_tables_unmarked() -> None:
     latex = render_latex([amd64, arm64])
     assert r"\P{}" not in latex
     assert "library versions differ" not in latex
+
+
+def _source_build(header: str, source: dict[str, str | bool | None]) -> Result:
+    r = result("amd64-trixie", "amd64", "x86_64", "AMD EPYC", _rows())
+    setup = r.harness.setup.model_copy(
+        update={"packages": {}, "gnunet": GnunetBuild(header_version=header)}
+    )
+    assert r.execution is not None
+    return r.model_copy(
+        update={
+            "harness": r.harness.model_copy(update={"setup": setup}),
+            "execution": r.execution.model_copy(update={"gnunet_source": source}),
+        }
+    )
+
+
+def test_a_commits_build_is_named_by_its_describe_version_not_its_release_tag() -> None:
+    """A git commit's library reports its release tag (build_version); two commits past
+    one tag stay apart by their git describe version."""
+    a = _source_build(
+        "0.22.0", {"kind": "git", "version": "0.22.0-59-g6cc77baa8", "build_version": "0.22.0"}
+    )
+    b = _source_build(
+        "0.22.0", {"kind": "git", "version": "0.22.0-60-g7c785c8c5", "build_version": "0.22.0"}
+    )
+    assert versions.gnunet_version(a) == "0.22.0-59-g6cc77baa8"
+    assert versions.library_versions(a) != versions.library_versions(b)
+    # A library that reports something else is named by what it reports.
+    odd = _source_build(
+        "0.21.0", {"kind": "git", "version": "0.22.0-59-g6cc77baa8", "build_version": "0.22.0"}
+    )
+    assert versions.gnunet_version(odd) == "0.21.0"
+    # A tarball (no build_version recorded before) keeps the header's version.
+    tarball = _source_build("0.27.0", {"kind": "tarball", "version": "0.27.0"})
+    assert versions.gnunet_version(tarball) == "0.27.0"
