@@ -54,35 +54,67 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Start the pristine machines (:class:`pristine.Scenario`) in a thread of their own
     when the first engine test of a session that will run their tests starts: their
     quarter of an hour overlaps the other tests (issue 27). Under xdist that is the
-    worker of :data:`ENGINE_SCOPE`, never the other one."""
+    worker of :data:`ENGINE_SCOPE` (which runs the pristine tests), never the other one."""
     config = item.config
     if running_scenario() is not None or not config.getoption("--run-docker"):
         return
     if "docker" not in item.keywords and "emulated" not in item.keywords:
         return
+    if work_unit(item.nodeid) != ENGINE_SCOPE:
+        return
     if any("pristine" in other.keywords for other in item.session.items):
         start_scenario(engine.connect())
 
 
-#: The xdist work unit of every test under ``tests/integration/`` (:class:`EngineScheduling`).
+#: The xdist work unit of the integration tests (:class:`EngineScheduling`) but those of
+#: :data:`SIDE_FILES`.
 ENGINE_SCOPE = "tests/integration/"
+#: Integration tests whose images no other test builds (ppc64le's bookworm base, the
+#: symbols image, Taler's exchanges, GNUnet master): one work unit, :data:`SIDE_SCOPE`,
+#: that the second worker runs beside :data:`ENGINE_SCOPE` before the unit tests. What
+#: they share with the rest (the amd64 and riscv64 bases, the slim images, the cross
+#: stages) is built once either way: the second worker to ask waits on the build's
+#: lock and then finds the image (:meth:`archbench.images.Builder.lock`).
+SIDE_FILES = (
+    "tests/integration/test_gnunet_master_docker.py",
+    "tests/integration/test_ppc64le_docker.py",
+    "tests/integration/test_symbol_files_docker.py",
+    "tests/integration/test_taler_source_docker.py",
+)
+SIDE_SCOPE = "tests/integration/ (images of their own)"
+
+
+def work_unit(nodeid: str) -> str:
+    """The xdist work unit of a test id: :data:`SIDE_SCOPE`, :data:`ENGINE_SCOPE`, or for
+    a unit test its file."""
+    if nodeid.startswith(SIDE_FILES):
+        return SIDE_SCOPE
+    if nodeid.startswith(ENGINE_SCOPE):
+        return ENGINE_SCOPE
+    return nodeid.split("::", 1)[0]
 
 
 class EngineScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
-    """xdist's scheduler for ``pytest -n 2``: every integration test is one work unit, so
-    one worker runs them all in collection order (a session's images are built once,
-    never raced by a second build of the same content), while the other worker takes the
-    unit tests a file at a time beside them. The README's test command runs one worker:
-    the unit tests' load beside them failed a timed bisection once (docs/overhead.md).
+    """xdist's scheduler for the README's ``pytest -n 2``: the integration tests are two
+    work units (:func:`work_unit`), each run by one worker in collection order, so a
+    session's images are built once and the two cores of a 2-core machine both work while
+    one unit waits on QEMU's single thread, an engine or a timer; the unit tests go a file
+    at a time to whichever worker is free, in collection order (the side unit first, then
+    the unit tests, so the worker that finishes early takes them). Timed tests run beside
+    the other worker's builds: they are made for a busy machine (issue 39).
 
     A scheduler of our own rather than ``--dist loadgroup``: xdist 3.8 marks a group by
     rewriting ``item._nodeid``, which pytest 9 no longer reads.
     """
 
+    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+        super().__init__(config, log)
+        # xdist orders work units by their number of tests unless told not to; the side
+        # unit has few tests but long ones, and must start at once.
+        config.option.loadscopereorder = False
+
     def _split_scope(self, nodeid: str) -> str:
-        if nodeid.startswith(ENGINE_SCOPE):
-            return ENGINE_SCOPE
-        return nodeid.split("::", 1)[0]
+        return work_unit(nodeid)
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: absent when xdist is not installed

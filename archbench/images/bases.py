@@ -39,7 +39,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -171,14 +170,15 @@ def ensure_base(builder: Builder, name: str, base: Base, arch: Arch) -> BaseImag
     packed root file system (kept, see the module docs); ``builder.log_dir`` keeps
     ``base-<name>-<arch>.log``. ``builder.apt_proxy``: debootstrap downloads through
     this package cache (``http_proxy``; nothing of it stays in the base). One base
-    is made once even when several targets ask at once (the cross stages of
-    emulated targets share the amd64 base).
+    is made once even when several targets, or several processes with this work
+    directory, ask at once (the cross stages of emulated targets share the amd64
+    base): see :meth:`Builder.lock`.
 
     Raises:
         BaseImageError: debootstrap is missing or fails, not root, or the
             pull fails (the message names the bootstrap alternative).
     """
-    with _lock_for(Path(f"{builder.client.api.base_url}/{base_tag(name, arch)}")):
+    with builder.lock(f"base {base_tag(name, arch)}"):
         return _ensure_base(builder, name, base, arch)
 
 
@@ -232,7 +232,7 @@ def _bootstrap(
     rootfs_tar = builder.work_dir / f"rootfs-{arch.key}-{labels[LABEL_CONFIG][:16]}.tar"
     # Several hosts may need the same base at once: bootstrap it once, then
     # send the same root file system to every engine.
-    with _lock_for(rootfs_tar):
+    with builder.lock(f"root file system {rootfs_tar.name}", per_engine=False):
         if not rootfs_tar.is_file() or builder.rebuild:
             _bootstrap_tar(
                 base, arch, rootfs_tar, log_path, builder.on_line, builder.apt_proxy, tool
@@ -246,15 +246,6 @@ def _bootstrap(
         log_path=log_path.with_suffix(".build.log"),
         on_line=builder.on_line,
     )
-
-
-_LOCKS: dict[Path, threading.Lock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _lock_for(path: Path) -> threading.Lock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, threading.Lock())
 
 
 def _bootstrap_tar(

@@ -21,6 +21,8 @@ removed, never started. :func:`resolve_apt_proxy` turns ``invoke.yaml``'s
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import socket
@@ -70,6 +72,30 @@ class Builder:
         """Pass ``text`` to :attr:`on_line`, if anyone watches."""
         if self.on_line is not None:
             self.on_line(text)
+
+    @contextlib.contextmanager
+    def lock(self, what: str, *, per_engine: bool = True) -> Iterator[None]:
+        """Hold the exclusive lock of ``what`` (an image tag, a root file system's file
+        name) on this engine, or for the work directory with ``per_engine`` False.
+
+        Two builds of the same content at once, from threads or from processes (two
+        ``invoke`` commands, two pytest workers), would each pay for the whole build;
+        with the lock the second waits and then finds the first's image. It is an
+        ``flock`` of a file under ``work_dir/locks/`` (named by the sha256 of the
+        engine's URL and ``what``), so the kernel releases it when its holder dies, and
+        flocks of separately opened files also exclude threads of one process. Builds
+        that use another work directory do not see it (they build side by side, as
+        before).
+        """
+        key = f"{self.client.api.base_url if per_engine else ''}\n{what}"
+        path = self.work_dir / "locks" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
 
 CHUNK = 1024 * 1024
@@ -236,24 +262,34 @@ def ensure_image(
         ImageBuildError: the build failed; the log is kept.
     """
     client = builder.client
-    labels = image_labels(client, spec.tag)
-    if labels is not None and labels.get(LABEL_INPUTS) == spec.content_hash and not builder.rebuild:
-        return str(client.images.get(spec.tag).id), True
-    if complete is not None:
-        spec = complete(spec)
-    builder.work_dir.mkdir(parents=True, exist_ok=True)
-    with build_context(spec, builder.work_dir) as context:
-        image_id = build_image(
-            client,
-            context,
-            tag=spec.tag,
-            platform=spec.platform,
-            labels=spec.labels,
-            log_path=builder.log_dir / log_name,
-            on_line=builder.on_line,
-            network_mode=builder.network_mode,
-            buildargs=cross.build_args(builder.apt_proxy),
-        )
+
+    def existing() -> str | None:
+        labels = image_labels(client, spec.tag)
+        if labels is None or labels.get(LABEL_INPUTS) != spec.content_hash:
+            return None
+        return str(client.images.get(spec.tag).id)
+
+    if not builder.rebuild and (image_id := existing()) is not None:
+        return image_id, True
+    with builder.lock(f"image {spec.tag}"):
+        # Another build of the same content may have finished while this one waited.
+        if not builder.rebuild and (image_id := existing()) is not None:
+            return image_id, True
+        if complete is not None:
+            spec = complete(spec)
+        builder.work_dir.mkdir(parents=True, exist_ok=True)
+        with build_context(spec, builder.work_dir) as context:
+            image_id = build_image(
+                client,
+                context,
+                tag=spec.tag,
+                platform=spec.platform,
+                labels=spec.labels,
+                log_path=builder.log_dir / log_name,
+                on_line=builder.on_line,
+                network_mode=builder.network_mode,
+                buildargs=cross.build_args(builder.apt_proxy),
+            )
     return image_id, False
 
 

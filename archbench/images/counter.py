@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from dataclasses import dataclass
 
 import docker
@@ -214,19 +213,12 @@ def ensure_counter_tools(builder: Builder) -> CounterTools:
         ImageBuildError: the build fails (its log is kept in the log dir).
     """
     builder = dataclasses.replace(builder, rebuild=False, apt_proxy=None, network_mode=None)
-    # Targets built side by side ask for the same tools at once: one builds, the others
-    # then find the image.
-    with _TOOLS_LOCKS_GUARD:
-        lock = _TOOLS_LOCKS.setdefault(str(builder.client.api.base_url), threading.Lock())
-    with lock:
-        base = ensure_base(builder, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64)
-        tools = plan_tools(base.tag, base.image_id)
-        tools_id, _ = ensure_image(builder, tools, "count-tools.build.log")
+    # Targets built side by side ask for the same tools at once: the base's and the
+    # image's locks (Builder.lock) let one build and the others then find the image.
+    base = ensure_base(builder, TOOLS_BASE_NAME, TOOLS_BASE, Arch.AMD64)
+    tools = plan_tools(base.tag, base.image_id)
+    tools_id, _ = ensure_image(builder, tools, "count-tools.build.log")
     return CounterTools(tools.tag, tools_id)
-
-
-_TOOLS_LOCKS: dict[str, threading.Lock] = {}
-_TOOLS_LOCKS_GUARD = threading.Lock()
 
 
 def ensure_counting_image(
