@@ -77,7 +77,6 @@ from archbench.analysis.bisection import (
 from archbench.analysis.changes import ChangePoint, count_changes, time_changes, whole_series
 from archbench.analysis.comparison import (
     DEFAULT_BETWEEN_RUNS,
-    DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
     NO_BETWEEN,
@@ -132,6 +131,7 @@ from archbench.analysis.rounds import (
 )
 from archbench.analysis.stats import (
     DEFAULT_CI_TARGET,
+    DEFAULT_CONFIDENCE,
     DEFAULT_CV_THRESHOLD,
     DEFAULT_RESOLUTION_FACTOR,
     median_interval,

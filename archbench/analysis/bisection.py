@@ -74,13 +74,13 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from archbench.analysis.comparison import (
-    DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     count_change,
     verdict,
 )
 from archbench.analysis.counting import Count
 from archbench.analysis.rounds import TInterval
+from archbench.analysis.stats import DEFAULT_CONFIDENCE
 from archbench.result import BisectCount
 
 MAX_COMMITS: Final = 20_000

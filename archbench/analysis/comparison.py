@@ -75,6 +75,7 @@ from archbench.analysis.rounds import (
     repeat_ratio_interval,
     round_t_interval,
 )
+from archbench.analysis.stats import DEFAULT_CONFIDENCE
 from archbench.result import METRICS, Metric, Result, Row, RowKey, merge_repeats, row_key
 
 Verdict = Literal[
@@ -91,7 +92,6 @@ SpreadSource = Literal["repeats", "rounds", "counts"]
 
 MIN_SAMPLES: Final = 3
 """Fewest per-operation samples per side for an interval and a verdict of timed rows."""
-DEFAULT_CONFIDENCE: Final = 0.95
 DEFAULT_THRESHOLD: Final = 0.05
 MIN_COUNT_EFFECT: Final = 0.001
 """Smallest relative change of instructions per operation called a change (0.1 %).

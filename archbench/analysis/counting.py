@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from archbench.analysis.stats import DEFAULT_CONFIDENCE
 from archbench.errors import MatrixError
 from archbench.inputs import quote
 from archbench.platforms import Arch
@@ -370,7 +371,7 @@ def count_effect(spread: float, min_effect: float) -> float | None:
 
 
 def rank_ratio_interval(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95
+    a: Sequence[float], b: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
 ) -> tuple[float, float, float, float]:
     """B/A of two samples of a random count: the Hodges–Lehmann estimate of the shift of
     the log counts with its Mann–Whitney interval, and the two-sided p-value.

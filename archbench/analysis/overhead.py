@@ -26,7 +26,7 @@ from typing import Final
 import numpy as np
 import scipy.stats as sps
 
-from archbench.analysis.stats import median_interval
+from archbench.analysis.stats import DEFAULT_CONFIDENCE, median_interval
 
 SEED: Final = 12
 
@@ -52,7 +52,9 @@ class RatioEstimate:
         return (self.high - self.low) / 2 / self.ratio
 
 
-def paired_ratio_interval(ratios: Sequence[float], confidence: float = 0.95) -> RatioEstimate:
+def paired_ratio_interval(
+    ratios: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> RatioEstimate:
     """The median of per-round ratios and its distribution-free interval.
 
     Formula: ``median(r)``; interval: the order statistics ``[r_(j), r_(n+1-j)]`` of
@@ -80,7 +82,7 @@ POOLED_RESAMPLES: Final = 2999
 
 
 def pooled_ratio_interval(
-    harness: Sequence[float], bare: Sequence[float], confidence: float = 0.95
+    harness: Sequence[float], bare: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
 ) -> RatioEstimate:
     """median(harness) / median(bare) over all samples pooled, with a two-sample interval.
 

@@ -43,6 +43,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from archbench.analysis.stats import DEFAULT_CONFIDENCE
+
 MIN_ROUNDS: Final = 3
 """Fewest paired rounds for an interval over rounds: with two, t(1) = 12.7 makes an
 interval too wide to tell anything (the default of ``invoke history --rounds`` is 8)."""
@@ -139,7 +141,9 @@ def _t_interval(mean: float, sd: float, scale: float, df: int, confidence: float
     )
 
 
-def round_t_interval(rounds: Sequence[Round], *, confidence: float = 0.95) -> TInterval:
+def round_t_interval(
+    rounds: Sequence[Round], *, confidence: float = DEFAULT_CONFIDENCE
+) -> TInterval:
     """:func:`round_ratio` with the t interval of the per-round log ratios (module docs).
 
     ``rounds``: one ``(a_ns, b_ns)`` pair per round, per-operation times in ns, any number
@@ -157,7 +161,7 @@ def round_t_interval(rounds: Sequence[Round], *, confidence: float = 0.95) -> TI
 
 
 def round_ratio_interval(
-    rounds: Sequence[Round], *, confidence: float = 0.95
+    rounds: Sequence[Round], *, confidence: float = DEFAULT_CONFIDENCE
 ) -> tuple[float, float, float]:
     """``(ratio, low, high)`` of :func:`round_t_interval`.
 
@@ -172,7 +176,7 @@ def repeat_ratio_interval(
     a_levels: Sequence[float],
     b_levels: Sequence[float],
     *,
-    confidence: float = 0.95,
+    confidence: float = DEFAULT_CONFIDENCE,
     between: float = 0.0,
 ) -> TInterval | None:
     """B/A of two runs that were not interleaved, from their container runs' medians.

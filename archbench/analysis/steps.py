@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from archbench.analysis.comparison import (
-    DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     MIN_COUNT_EFFECT,
     compare,
@@ -49,6 +48,7 @@ from archbench.analysis.comparison import (
 from archbench.analysis.counting import Count
 from archbench.analysis.counting import spread as count_spread
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
+from archbench.analysis.stats import DEFAULT_CONFIDENCE
 from archbench.result import METRICS, Metric, Result, RowKey, merge_repeats, row_key
 
 

@@ -202,7 +202,7 @@ def bench_options(s: Settings, g: Given) -> BenchOptions:
         archs=tuple(selected),
         rebuild=g.switch(REBUILD),
         overrides=chosen,
-        repeat=int(REPEAT.absent or 1) if repeat is None else REPEAT.integer(repeat),
+        repeat=REPEAT.integer_or_absent(repeat),
         cpuset=cpuset(CPUSET.option, g.optional(CPUSET)),
         cpus=quota,
         resume=g.text(RESUME),

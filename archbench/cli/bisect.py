@@ -882,11 +882,7 @@ def bisect_options(s: Settings, g: Given) -> BisectOptions:
     given_rounds = g.optional(BISECT_ROUNDS)
     if given_rounds is not None and metric != "time":
         raise MatrixError(f"{BISECT_ROUNDS.option} is for --metric time (counts are exact)")
-    rounds = (
-        int(BISECT_ROUNDS.absent or 5)
-        if given_rounds is None
-        else BISECT_ROUNDS.integer(given_rounds)
-    )
+    rounds = BISECT_ROUNDS.integer_or_absent(given_rounds)
     chosen = blindsig_overrides(g)
     check_overrides(chosen)
     matrix = Path(g.text(MATRIX) or s.matrix)

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from archbench.analysis import DEFAULT_BETWEEN_RUNS, DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD
 from archbench.errors import MatrixError, ReportUsageError
 from archbench.inputs import ci_target, integer, quote, real, selection
 from archbench.platforms import Arch
@@ -82,8 +83,9 @@ class Flag:
 
     @property
     def text(self) -> str:
-        """The help text with its ``{range}`` filled in."""
-        return self.help.replace("{range}", self.range)
+        """The help text with its ``{range}`` and ``{default}`` filled in (the default as
+        the flags table shows it, so a default is written only in its declaration)."""
+        return self.help.replace("{range}", self.range).replace("{default}", _default(self))
 
     def _bounds(self) -> tuple[int, int]:
         assert self.low is not None and self.high is not None, self.name
@@ -99,6 +101,18 @@ class Flag:
         assert self.kind in ("int", "ints"), self.name
         low, high = self._bounds()
         return integer(where or self.option, value, low, high)
+
+    def integer_or_absent(self, value: object | None) -> int:
+        """:meth:`integer` of ``value``, or what the flag means when it is not given
+        (``value`` None: :attr:`absent`), so no caller writes the default again.
+
+        Raises:
+            MatrixError: as :meth:`integer`.
+        """
+        if value is None:
+            assert self.absent is not None, self.name
+            return int(self.absent)
+        return self.integer(value)
 
     def integers(self, value: str | None) -> list[int]:
         """A comma-separated list, each a whole number in range; ``[]`` when not given.
@@ -272,7 +286,7 @@ REBUILD: Final = Flag(
 REPEAT: Final = Flag(
     "repeat",
     "independent container runs per target (fresh process each), merged in reports "
-    "({range}, default 1)",
+    "({range}, default {default})",
     kind="int",
     low=1,
     high=100,
@@ -370,7 +384,7 @@ HISTORY_TALER: Final = Flag(
 ROUNDS: Final = Flag(
     "rounds",
     "timed rounds of the native targets, each running every version once in a shuffled order "
-    "({range}, default 8); emulated targets are counted only",
+    "({range}, default {default}); emulated targets are counted only",
     kind="int",
     low=1,
     high=100,
@@ -443,7 +457,8 @@ BISECT_METRIC: Final = Flag(
 )
 BISECT_ROUNDS: Final = Flag(
     "rounds",
-    "--metric time: interleaved rounds per step ({range}, default 5); an undecided commit "
+    "--metric time: interleaved rounds per step ({range}, default {default}); an undecided "
+    "commit "
     "gets one more at a time, up to twice as many",
     kind="int",
     low=3,
@@ -582,8 +597,8 @@ COMPARE: Final = Command(
         REPORT_SUITE,
         Flag(
             "confidence",
-            "confidence level of the bootstrap interval of B/A (default 0.95)",
-            default="0.95",
+            "confidence level of the bootstrap interval of B/A (default {default})",
+            default=f"{DEFAULT_CONFIDENCE:g}",
             kind="level",
             low=0.5,
             high=1,
@@ -592,8 +607,8 @@ COMPARE: Final = Command(
         ),
         Flag(
             "threshold",
-            "smallest change called slower/faster, as a fraction (default 0.05)",
-            default="0.05",
+            "smallest change called slower/faster, as a fraction (default {default})",
+            default=f"{DEFAULT_THRESHOLD:g}",
             kind="level",
             low=0,
             high=1,
@@ -611,8 +626,8 @@ COMPARE: Final = Command(
         Flag(
             "between_runs",
             "runs not interleaved: how far one run's level may lie from another's, a "
-            "fraction added to the interval (default 0.13, measured; 0: no verdict)",
-            default="0.13",
+            "fraction added to the interval (default {default}, measured; 0: no verdict)",
+            default=f"{DEFAULT_BETWEEN_RUNS:g}",
             kind="level",
             low=0,
             high=1,

@@ -873,7 +873,7 @@ def history_options(s: Settings, g: Given) -> tuple[HistoryOptions, float | None
         overrides=chosen,
         suites=tuple(split(g.optional(SUITE), SUITE.option)),
         cpus=parse_cpus(CPUS.option, g.optional(CPUS)),
-        rounds=int(ROUNDS.absent or 8) if rounds is None else ROUNDS.integer(rounds),
+        rounds=ROUNDS.integer_or_absent(rounds),
         seed=None if seed is None else SEED.integer(seed),
         extend=extend or None,
         apt_proxy=s.apt_proxy,

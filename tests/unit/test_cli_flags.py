@@ -152,3 +152,18 @@ def test_every_declared_flag_has_one_row_with_its_range_and_default() -> None:
                 assert f.range in row[2], (command.name, f.option)
             if f.absent is not None:
                 assert row[3] == f"{f.absent:g} |", (command.name, f.option)
+
+
+@pytest.mark.parametrize(("command", "flag"), NUMBERS, ids=lambda v: getattr(v, "name", v))
+def test_a_number_flag_s_default_is_written_only_in_its_declaration(
+    command: str, flag: Flag
+) -> None:
+    # A help text says its default through {default}, filled in from `absent` or
+    # `default`, so the two cannot disagree; and absent means the declared value.
+    assert not re.search(r"default [0-9]", flag.help), (command, flag.help)
+    if "{default}" in flag.help:
+        shown = f"{flag.absent:g}" if flag.absent is not None else str(flag.default)
+        assert f"default {shown}" in flag.text
+    if flag.absent is not None and flag.kind == "int":
+        assert flag.integer_or_absent(None) == flag.absent
+        assert flag.integer_or_absent(str(int(flag.absent))) == flag.absent
