@@ -110,7 +110,6 @@ from archbench.analysis.counting import (
     count_effect,
     count_kind,
     count_reading,
-    cpu_model,
     extra_levels,
     function_changes,
     library_stem,
@@ -121,7 +120,7 @@ from archbench.analysis.counting import (
     spread,
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
-from archbench.analysis.gate import RowLimit, limit_for, over_limit, over_limits, parse_row_limit
+from archbench.analysis.gate import limit_for, over_limit, over_limits
 from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.rounds import (
     MIN_ROUNDS,
@@ -174,7 +173,6 @@ __all__ = [
     "OwnParent",
     "Probe",
     "RowComparison",
-    "RowLimit",
     "Search",
     "SeriesKey",
     "SeriesPoint",
@@ -197,7 +195,6 @@ __all__ = [
     "count_of",
     "count_reading",
     "counts",
-    "cpu_model",
     "end_confidence",
     "environment_diff",
     "environment_of",
@@ -217,7 +214,6 @@ __all__ = [
     "over_limit",
     "over_limits",
     "parse_metrics",
-    "parse_row_limit",
     "rank_ratio_interval",
     "remaining_probes",
     "repeat_ratio_interval",
