@@ -31,9 +31,8 @@ writes a file and never imports ``docker``:
   commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
   ``invoke bisect``), and a timed step's decision from interleaved rounds
   (:func:`time_end`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
-* :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
-  model per architecture and instructions per operation (:func:`median_per_op`,
-  :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
+* :mod:`~archbench.analysis.counting`: ``--metric instructions`` and instructions per
+  operation (:func:`median_per_op`, :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
   row's counts over executions (:func:`count_reading`: ``exact``, ``exact+extra``,
   ``varying``, ``random``);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
@@ -46,8 +45,7 @@ writes a file and never imports ``docker``:
   imported only inside the functions that need it (bootstrap, binomial tails).
 
 Errors: ``ValueError`` for samples that are not positive finite numbers;
-:class:`archbench.errors.MatrixError` for a ``--metric`` or CPU model that is
-not allowed.
+:class:`archbench.errors.MatrixError` for a ``--metric`` that is not allowed.
 """
 
 from __future__ import annotations
