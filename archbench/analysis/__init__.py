@@ -32,9 +32,9 @@ writes a file and never imports ``docker``:
   ``invoke bisect``), and a timed step's decision from interleaved rounds
   (:func:`time_end`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
 * :mod:`~archbench.analysis.counting`: ``--metric instructions`` and instructions per
-  operation (:func:`median_per_op`, :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
-  row's counts over executions (:func:`count_reading`: ``exact``, ``exact+extra``,
-  ``varying``, ``random``);
+  operation (:func:`median_per_op`, :func:`spread`), a count with its blocks
+  (:class:`Count`) and the one reading of a row's counts over executions
+  (:func:`count_reading`: ``exact``, ``exact+extra``, ``varying``, ``random``);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
   noise readings (:func:`noise_cause_text`) and a table's summary of them
   (:func:`noise_summary`);
