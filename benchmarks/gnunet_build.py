@@ -36,11 +36,14 @@ import subprocess
 import sys
 import time
 
+from archbench.platforms import Arch
+
 BUILD = (
     "set -e; mkdir /tmp/g; tar -xf /opt/archbench/gnunet-source/gnunet-src.tar -C /tmp/g; "
     "sh /opt/archbench/gnunet-source/build-libgnunetutil.sh {args} /tmp/g/src /tmp/g/b /tmp/p"
 )
-DEB_ARCH = {"arm64": "arm64", "armv7": "armhf", "riscv64": "riscv64", "ppc64le": "ppc64el"}
+CROSS = {a.key: a for a in Arch if a is not Arch.AMD64}
+"""What the amd64 build machine cross-compiles for, by ``--cross`` name."""
 
 
 def _build(image: str, args: str) -> tuple[float, float]:
@@ -68,9 +71,10 @@ def main() -> None:
     builds = {"amd64 native": (ns.native, "")}
     for item in ns.cross:
         arch, _, image = item.partition("=")
-        if arch not in DEB_ARCH or not image:
-            parser.error(f"--cross {item!r}: ARCH=IMAGE with ARCH one of {', '.join(DEB_ARCH)}")
-        args = f"--cross-file /opt/archbench/cross/meson-cross.ini --deb-arch {DEB_ARCH[arch]}"
+        if arch not in CROSS or not image:
+            parser.error(f"--cross {item!r}: ARCH=IMAGE with ARCH one of {', '.join(CROSS)}")
+        deb_arch = CROSS[arch].debian_arch
+        args = f"--cross-file /opt/archbench/cross/meson-cross.ini --deb-arch {deb_arch}"
         builds[f"{arch} cross"] = (image, args)
     rng = random.Random(ns.seed)  # noqa: S311  # an order of builds, not a secret
     walls: dict[str, list[float]] = {k: [] for k in builds}

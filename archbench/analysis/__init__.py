@@ -31,11 +31,10 @@ writes a file and never imports ``docker``:
   commit graph, with skips and several moves (:func:`next_probe`, :func:`arch_state`;
   ``invoke bisect``), and a timed step's decision from interleaved rounds
   (:func:`time_end`, :func:`time_decision`, :func:`time_level`; ``--metric time``);
-* :mod:`~archbench.analysis.counting`: ``--metric instructions``, the QEMU CPU
-  model per architecture and instructions per operation (:func:`median_per_op`,
-  :func:`spread`), a count with its blocks (:class:`Count`) and the one reading of a
-  row's counts over executions (:func:`count_reading`: ``exact``, ``exact+extra``,
-  ``varying``, ``random``);
+* :mod:`~archbench.analysis.counting`: ``--metric instructions`` and instructions per
+  operation (:func:`median_per_op`, :func:`spread`), a count with its blocks
+  (:class:`Count`) and the one reading of a row's counts over executions
+  (:func:`count_reading`: ``exact``, ``exact+extra``, ``varying``, ``random``);
 * :mod:`~archbench.analysis.noise`: why a noisy row was noisy, from the harness's
   noise readings (:func:`noise_cause_text`) and a table's summary of them
   (:func:`noise_summary`);
@@ -46,8 +45,7 @@ writes a file and never imports ``docker``:
   imported only inside the functions that need it (bootstrap, binomial tails).
 
 Errors: ``ValueError`` for samples that are not positive finite numbers;
-:class:`archbench.errors.MatrixError` for a ``--metric`` or CPU model that is
-not allowed.
+:class:`archbench.errors.MatrixError` for a ``--metric`` that is not allowed.
 """
 
 from __future__ import annotations
@@ -109,7 +107,6 @@ from archbench.analysis.counting import (
     count_effect,
     count_kind,
     count_reading,
-    cpu_model,
     extra_levels,
     function_changes,
     library_stem,
@@ -120,7 +117,7 @@ from archbench.analysis.counting import (
     spread,
 )
 from archbench.analysis.environment import Change, Environment, environment_diff, environment_of
-from archbench.analysis.gate import RowLimit, limit_for, over_limit, over_limits, parse_row_limit
+from archbench.analysis.gate import limit_for, over_limit, over_limits
 from archbench.analysis.noise import noise_cause_text, noise_summary
 from archbench.analysis.rounds import (
     MIN_ROUNDS,
@@ -174,7 +171,6 @@ __all__ = [
     "OwnParent",
     "Probe",
     "RowComparison",
-    "RowLimit",
     "Search",
     "SeriesKey",
     "SeriesPoint",
@@ -197,7 +193,6 @@ __all__ = [
     "count_of",
     "count_reading",
     "counts",
-    "cpu_model",
     "end_confidence",
     "environment_diff",
     "environment_of",
@@ -217,7 +212,6 @@ __all__ = [
     "over_limit",
     "over_limits",
     "parse_metrics",
-    "parse_row_limit",
     "rank_ratio_interval",
     "remaining_probes",
     "repeat_ratio_interval",

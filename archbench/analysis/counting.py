@@ -19,7 +19,6 @@ whole extra events in some blocks (``exact+extra``, :func:`extra_levels`,
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,43 +27,10 @@ from typing import Final, Literal
 from archbench.analysis.stats import DEFAULT_CONFIDENCE
 from archbench.errors import MatrixError
 from archbench.inputs import quote
-from archbench.platforms import Arch
 from archbench.result import FunctionCount, Metric, Row
 
 METRICS = ("time", "instructions")
 """What ``--metric`` and the matrix's ``metrics`` take; ``time`` is the default."""
-
-DEFAULT_CPU: dict[Arch, str] = {
-    Arch.AMD64: "max",
-    Arch.ARM64: "max",
-    Arch.ARMV7: "max",
-    Arch.RISCV64: "rv64",
-    Arch.PPC64LE: "power10",
-}
-"""QEMU ``-cpu`` model per architecture when a target sets no ``cpu``: the most
-capable model QEMU 7.2 offers (``max`` has every feature TCG emulates, so
-libraries take the code paths of a current CPU; QEMU's own x86-64 default,
-``qemu64``, would count a 2003 CPU's code paths). QEMU 7.2 has no ``max`` for
-riscv64 (``rv64``, its default, is RV64GC with the bit-manipulation
-extensions) nor for ppc64le (``power10``, the newest model)."""
-
-CPU_MODEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-"""Plain QEMU model names; the harness checks the same grammar (harness/abh/suites/counting.py)."""
-
-
-def cpu_model(arch: Arch, configured: str | None) -> str:
-    """The CPU model a target is counted with: its ``cpu`` or :data:`DEFAULT_CPU`.
-
-    Raises:
-        MatrixError: ``configured`` is not a plain model name.
-    """
-    model = configured or DEFAULT_CPU[arch]
-    if not CPU_MODEL_RE.match(model):
-        raise MatrixError(
-            f"cpu {model!r}: not a QEMU CPU model name (letters, digits and '_.+-',"
-            " e.g. max, rv64, cortex-a72)"
-        )
-    return model
 
 
 def metric_names(names: Sequence[str]) -> tuple[Metric, ...]:

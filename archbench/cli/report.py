@@ -20,7 +20,6 @@ from archbench.analysis import (
     DEFAULT_BETWEEN_RUNS,
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
-    RowLimit,
     over_limits,
 )
 from archbench.analysis import (
@@ -163,7 +162,7 @@ def compare(s: Settings, values: Mapping[str, Any]) -> None:
     compare_runs(request, on_line=show)
 
 
-def matrix_limits(path: Path) -> tuple[RowLimit, ...]:
+def matrix_limits(path: Path) -> tuple[matrix.RowLimit, ...]:
     """matrix.yml's ``limits:`` for ``invoke compare``'s gate; none without a matrix file
     (comparing stored runs needs none).
 
@@ -446,7 +445,7 @@ class CompareRequest:
     confidence: float = DEFAULT_CONFIDENCE
     threshold: float = DEFAULT_THRESHOLD
     fail_above: float | None = None
-    limits: tuple[RowLimit, ...] = ()
+    limits: tuple[matrix.RowLimit, ...] = ()
     between_runs: float = DEFAULT_BETWEEN_RUNS
 
 

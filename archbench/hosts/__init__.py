@@ -11,7 +11,8 @@
   (:func:`check_emulation`) and its repair as root (:func:`fix_emulation`,
   ``invoke doctor --fix``). It reads ``/proc`` and runs QEMU, never Docker;
 * :mod:`archbench.hosts.ci`: GitHub Actions runners: the native runner of each
-  architecture (:data:`NATIVE_RUNNERS`), the emulating and counting x86-64 one, and the
+  architecture (its record's ``runner`` in :mod:`archbench.platforms`), the emulating
+  and counting x86-64 one, and the
   jobs of ``invoke ci-matrix`` (:func:`plan_jobs`). Pure;
 * :mod:`archbench.hosts.archives`: archives through the engine (the format is
   :mod:`archbench.archive`): :func:`create_archive` (``docker save`` of a run's
@@ -39,7 +40,7 @@ from archbench.hosts.archives import (
     run_manifest,
     save_image,
 )
-from archbench.hosts.ci import EMULATING_RUNNER, NATIVE_RUNNERS, CiJob, Runner, plan_jobs
+from archbench.hosts.ci import EMULATING_RUNNER, CiJob, plan_jobs
 from archbench.hosts.emulation import EmulationStatus, check_emulation, fix_emulation
 from archbench.hosts.engine import (
     answers,
@@ -53,12 +54,10 @@ from archbench.hosts.engine import (
 
 __all__ = [
     "EMULATING_RUNNER",
-    "NATIVE_RUNNERS",
     "ArchiveSummary",
     "CiJob",
     "EmulationStatus",
     "ImageTransfer",
-    "Runner",
     "answers",
     "check_emulation",
     "check_image",

@@ -1,8 +1,9 @@
 """GitHub Actions runners: which runner measures each matrix target, and the jobs of
 ``invoke ci-matrix``.
 
-Every architecture has a native hosted runner but armv7 (:data:`NATIVE_RUNNERS`, with
-where each is documented); a target without one, or marked ``emulate: true``, runs under
+Every architecture has a native hosted runner but armv7 (its record's ``runner``,
+:class:`archbench.platforms.ArchRecord`, with where each is documented); a target
+without one, or marked ``emulate: true``, runs under
 QEMU user emulation on an x86-64 runner (:data:`EMULATING_RUNNER`), and a target's
 ``runs_on:`` in matrix.yml replaces the labels. Instructions per operation are counted by
 archbench's QEMU TCG plugin in an x86-64 counter image (Debian 12's dynamic QEMU 7.2, the
@@ -27,46 +28,7 @@ from archbench.errors import MatrixError
 from archbench.matrix import Matrix, Target
 from archbench.platforms import Arch
 
-
-@dataclass(frozen=True)
-class Runner:
-    """A hosted runner: its ``runs-on`` labels, who provides it and where that is said."""
-
-    labels: tuple[str, ...]
-    provider: str
-    source: str
-    """Where the labels are documented (the provider's own page or repository)."""
-
-
-NATIVE_RUNNERS: Final[dict[Arch, Runner | None]] = {
-    Arch.AMD64: Runner(
-        ("ubuntu-24.04",),
-        "GitHub-hosted",
-        "docs.github.com: GitHub-hosted runners, standard runners",
-    ),
-    Arch.ARM64: Runner(
-        ("ubuntu-24.04-arm",),
-        "GitHub-hosted (free for public repositories)",
-        "docs.github.com: GitHub-hosted runners, standard runners",
-    ),
-    Arch.RISCV64: Runner(
-        ("ubuntu-24.04-riscv",),
-        "RISE RISC-V runners (a GitHub App; Ubuntu 24.04 on SpacemiT K1 boards, Docker "
-        "installed, one label per job)",
-        "riseproject-dev riscv-runner docs: Runner Labels Reference",
-    ),
-    Arch.PPC64LE: Runner(
-        ("ubuntu-24.04-ppc64le",),
-        "IBM's GitHub Actions for Power (a GitHub App, self-hosted on POWER9, for approved "
-        "upstream repositories; ubuntu-24.04-ppc64le-p10 for POWER10)",
-        "github.com/IBM/actionspz docs/supported-images.txt and docs/FAQ.md",
-    ),
-    Arch.ARMV7: None,
-}
-"""The native runner of each architecture, None where no hosted one exists (armv7: GitHub's
-arm64 runners have no 32-bit mode to rely on)."""
-
-EMULATING_RUNNER: Final = NATIVE_RUNNERS[Arch.AMD64]
+EMULATING_RUNNER: Final = Arch.AMD64.value.runner
 """The x86-64 runner emulated targets run on, and where every count is taken."""
 assert EMULATING_RUNNER is not None
 
@@ -98,7 +60,7 @@ class CiJob:
         """The artifact this job's run folder is uploaded as: ``run-<arch>-<mode>-<metrics>``
         plus the runner when it is not the default one; unique per job."""
         parts = [self.arch.key, self.mode, "-".join(m[:5] for m in self.metrics)]
-        default = EMULATING_RUNNER if self.emulated else NATIVE_RUNNERS[self.arch]
+        default = EMULATING_RUNNER if self.emulated else self.arch.value.runner
         if default is None or self.runs_on != default.labels:
             parts.append("-".join(self.runs_on))
         return "run-" + _SAFE.sub("_", "-".join(parts))[:100]
@@ -130,7 +92,7 @@ def _placement(t: Target) -> tuple[tuple[str, ...], bool]:
         MatrixError: ``emulate: false`` for an architecture without a native runner and
             without ``runs_on`` labels.
     """
-    native = NATIVE_RUNNERS[t.arch]
+    native = t.arch.value.runner
     assert EMULATING_RUNNER is not None
     if t.emulate is True:
         return t.runs_on or EMULATING_RUNNER.labels, True

@@ -110,7 +110,7 @@ def qemu_version(arch: Arch) -> str:
     ``qemu-<arch>-static`` (or ``qemu-<arch>``) binary is asked. Returns
     ``"unknown"`` when neither is on PATH.
     """
-    for exe in (f"qemu-{arch.qemu_name}-static", f"qemu-{arch.qemu_name}"):
+    for exe in (f"qemu-{arch.value.qemu_name}-static", f"qemu-{arch.value.qemu_name}"):
         found = shutil.which(exe)
         if not found:
             continue
@@ -133,7 +133,7 @@ def check_emulation(arch: Arch, binfmt_dir: Path = BINFMT_DIR) -> EmulationStatu
     """
     if not (binfmt_dir / "status").exists():
         raise EmulationError(f"binfmt_misc is not mounted at {binfmt_dir}; {MOUNT_HINT}")
-    name = f"qemu-{arch.qemu_name}"
+    name = f"qemu-{arch.value.qemu_name}"
     entry = binfmt_dir / name
     if not entry.exists():
         raise EmulationError(
@@ -193,7 +193,7 @@ def fix_emulation(archs: list[Arch], binfmt_dir: Path = BINFMT_DIR) -> list[str]
         subprocess.run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(binfmt_dir)], check=True)
         actions.append(f"mounted binfmt_misc at {binfmt_dir}")
     for arch in archs:
-        name = f"qemu-{arch.qemu_name}"
+        name = f"qemu-{arch.value.qemu_name}"
         entry = binfmt_dir / name
         if entry.exists():
             try:

@@ -62,7 +62,7 @@ EXEC_COUNTED = "exec-counted"
 (``images/counter/exec-counted``: Taler's secmods)."""
 COUNTER_IN_IMAGE = "/opt/archbench/counter"
 """Where the counting layer puts the counter (the harness's ``--count-with``)."""
-_GUESTS = tuple(a.qemu_name for a in Arch)
+_GUESTS = tuple(a.value.qemu_name for a in Arch)
 
 
 def _render(template: str, **values: object) -> str:
@@ -124,7 +124,7 @@ def counter_files(
     Raises:
         ImageBuildError: the tools image lacks a file it must have.
     """
-    qemu = f"qemu-{arch.qemu_name}"
+    qemu = f"qemu-{arch.value.qemu_name}"
     keep_top = {"ld-linux-x86-64.so.2", "libarchbench_count.so", qemu}
     files: list[tuple[str, bytes, int]] = []
     texts: dict[str, str] = {}
@@ -174,7 +174,7 @@ def counter_qemu_version(client: docker.DockerClient, arch: Arch) -> str | None:
     except docker.errors.NotFound:
         return None
     text = next(iter(found.values()), (b"", 0))[0].decode(errors="replace").strip()
-    return text.replace("qemu-x86_64", f"qemu-{arch.qemu_name}") if text else None
+    return text.replace("qemu-x86_64", f"qemu-{arch.value.qemu_name}") if text else None
 
 
 @dataclass(frozen=True)

@@ -47,15 +47,6 @@ from dataclasses import dataclass
 
 from archbench.platforms import Arch
 
-TRIPLETS: dict[Arch, str] = {
-    Arch.AMD64: "x86_64-linux-gnu",
-    Arch.ARM64: "aarch64-linux-gnu",
-    Arch.ARMV7: "arm-linux-gnueabihf",
-    Arch.RISCV64: "riscv64-linux-gnu",
-    Arch.PPC64LE: "powerpc64le-linux-gnu",
-}
-"""GNU triplet of Debian's cross toolchain per architecture (``<triplet>-gcc``)."""
-
 BUILD_TOOLS = frozenset(
     {"gcc", "g++", "make", "pkgconf", "pkg-config", "libc6-dev", "cpp", "meson", "ninja-build"}
 )
@@ -68,19 +59,12 @@ DRIVERS = ("blindsig", "count_calibrate", "rsa_large", "sodium_bench")
 """The binaries ``harness/Makefile`` builds (``rsa_large``/``sodium_bench`` when it can)."""
 
 
-BUILD_QEMU_CPU: dict[Arch, str] = {Arch.ARM64: "max,pauth-impdef=on"}
-"""QEMU CPU model (``QEMU_CPU``) for the emulated steps of *builds* (debootstrap's second
-stage, the image's RUN steps), never for a measurement. Debian's arm64 binaries use
-pointer authentication, and QEMU's default emulation of it (QARMA5) is slow: a shell
-loop and ``gzip -9`` of a 4 MB file under QEMU 7.2 took 530 s with the default CPU and
-66 s with ``pauth-impdef=on`` (QEMU's faster implementation-defined algorithm) at load
-9-14 on the 2-core build machine. The results' ``qemu_cpu`` is probed on the harness
-image without it."""
-
-
 def build_env(arch: Arch) -> dict[str, str]:
-    """Environment for emulated build steps of ``arch`` (:data:`BUILD_QEMU_CPU`), maybe empty."""
-    cpu = BUILD_QEMU_CPU.get(arch)
+    """Environment for emulated *build* steps of ``arch`` (debootstrap's second stage, the
+    image's RUN steps), maybe empty: ``QEMU_CPU`` from its record's ``build_qemu_cpu``
+    (:class:`archbench.platforms.ArchRecord`). The results' ``qemu_cpu`` is probed on the
+    harness image without it."""
+    cpu = arch.value.build_qemu_cpu
     return {"QEMU_CPU": cpu} if cpu else {}
 
 
@@ -100,16 +84,6 @@ TALER_NATIVE_TOOLS = (
 )
 """What a cross build of the exchange's ``src/util`` runs on the build machine (never
 ``:<arch>``): autotools, and what its ``configure`` insists on (jinja2, ``jq``)."""
-
-MESON_CPU: dict[Arch, tuple[str, str, str]] = {
-    Arch.AMD64: ("x86_64", "x86_64", "little"),
-    Arch.ARM64: ("aarch64", "aarch64", "little"),
-    Arch.ARMV7: ("arm", "armv7", "little"),
-    Arch.RISCV64: ("riscv64", "riscv64", "little"),
-    Arch.PPC64LE: ("ppc64", "ppc64le", "little"),
-}
-"""meson's ``[host_machine]`` (``cpu_family``, ``cpu``, ``endian``) per architecture, from
-meson's reference tables (``Reference tables`` → CPU families)."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +159,7 @@ class CrossPlan:
     @property
     def triplet(self) -> str:
         """GNU triplet of the target (``aarch64-linux-gnu``)."""
-        return TRIPLETS[self.target_arch]
+        return self.target_arch.value.triplet
 
     @property
     def debian_arch(self) -> str:
@@ -235,8 +209,8 @@ def meson_cross_file(target: Arch) -> str:
     meson's "Cross compilation" page (``[binaries]``, ``[properties]``,
     ``[host_machine]``; ``pkg_config_libdir`` since meson 0.54).
     """
-    triplet = TRIPLETS[target]
-    family, cpu, endian = MESON_CPU[target]
+    record = target.value
+    triplet = record.triplet
     libdirs = ", ".join(f"'{d}'" for d in pkg_config_libdir(target))
     return (
         "[binaries]\n"
@@ -249,15 +223,15 @@ def meson_cross_file(target: Arch) -> str:
         f"pkg_config_libdir = [{libdirs}]\n"
         "\n[host_machine]\n"
         "system = 'linux'\n"
-        f"cpu_family = '{family}'\n"
-        f"cpu = '{cpu}'\n"
-        f"endian = '{endian}'\n"
+        f"cpu_family = '{record.meson_cpu_family}'\n"
+        f"cpu = '{record.meson_cpu}'\n"
+        f"endian = '{record.endian}'\n"
     )
 
 
 def pkg_config_libdir(target: Arch) -> tuple[str, ...]:
     """Where pkg-config finds ``target``'s multiarch ``.pc`` files (``PKG_CONFIG_LIBDIR``)."""
-    return (f"/usr/lib/{TRIPLETS[target]}/pkgconfig", "/usr/share/pkgconfig")
+    return (f"/usr/lib/{target.value.triplet}/pkgconfig", "/usr/share/pkgconfig")
 
 
 RUNTIME_LINE = re.compile(r"[a-z0-9][a-z0-9+.-]*:[a-z0-9]+=[A-Za-z0-9.+~:-]+")

@@ -264,7 +264,7 @@ def ccache_cross_file(target: Arch) -> str:
     """:func:`archbench.images.cross.meson_cross_file` with the C compiler run through ccache
     (meson adds ccache by itself only to native compilers)."""
     text = cross_mod.meson_cross_file(target)
-    triplet = cross_mod.TRIPLETS[target]
+    triplet = target.value.triplet
     return text.replace(f"c = '{triplet}-gcc'", f"c = ['ccache', '{triplet}-gcc']", 1)
 
 

@@ -41,7 +41,6 @@ import jinja2
 from archbench import REPO_ROOT
 from archbench.images.bases import ensure_base
 from archbench.images.builder import Builder, ImageSpec, digest, ensure_image, image_files
-from archbench.images.cross import TRIPLETS
 from archbench.matrix import Base
 from archbench.platforms import Arch
 
@@ -141,7 +140,7 @@ def plan_symbols(
         platform=arch.platform,
         build_base=build_base_tag,
         deb_arch=arch.debian_arch,
-        triplet=TRIPLETS[arch],
+        triplet=arch.value.triplet,
         cross=cross,
         rebuilds=rebuilds,
         debug=debug,

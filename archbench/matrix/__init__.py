@@ -20,6 +20,8 @@ before anything is built.
 * :mod:`archbench.matrix.defaults`: how ``defaults:`` fill each target's
   ``suites:``, and the ``emulated_defaults:`` layer the planner applies to
   emulated targets (:func:`apply_emulated_defaults`);
+* :mod:`archbench.matrix.limits`: the CI gate's limits of ``limits:`` (:class:`RowLimit`,
+  :func:`parse_row_limit`);
 * :mod:`archbench.matrix.loading`: reading (bounded, strict YAML through
   :mod:`archbench.inputs`), validating, and explaining validation errors.
 
@@ -44,6 +46,7 @@ from archbench.matrix.gnunet import (
     parse_gnunet,
     parse_taler,
 )
+from archbench.matrix.limits import RowLimit, parse_row_limit
 from archbench.matrix.loading import MATRIX_VERSION, MAX_MATRIX_BYTES, load, parse, read_matrix_text
 from archbench.matrix.model import (
     LOCAL_HOST,
@@ -79,6 +82,7 @@ __all__ = [
     "Host",
     "Matrix",
     "Profile",
+    "RowLimit",
     "Target",
     "Tls",
     "apply_emulated_defaults",
@@ -91,6 +95,7 @@ __all__ = [
     "parse",
     "parse_cpus",
     "parse_gnunet",
+    "parse_row_limit",
     "parse_taler",
     "read_matrix_text",
 ]

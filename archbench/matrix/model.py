@@ -41,7 +41,6 @@ from pydantic import (
     model_validator,
 )
 
-from archbench.analysis import RowLimit, parse_row_limit
 from archbench.errors import MatrixError
 from archbench.inputs import (
     BaseName,
@@ -57,6 +56,7 @@ from archbench.inputs import (
 )
 from archbench.matrix.defaults import check_emulated_defaults
 from archbench.matrix.gnunet import DEBIAN_GNUNET, GnunetSource, GnunetSpec, TalerSpec
+from archbench.matrix.limits import RowLimit, parse_row_limit
 from archbench.platforms import Arch
 from archbench.suites import DEFAULT_SUITES, Suites
 
@@ -294,8 +294,8 @@ class Target(Strict):
     ``pools`` (any of its members)."""
     suites: Suites = DEFAULT_SUITES
     cpu: StrictStr | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-    """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None:
-    :data:`archbench.analysis.counting.DEFAULT_CPU` for the architecture."""
+    """QEMU ``-cpu`` model for instruction counts (``--metric instructions``); None: the
+    architecture's (:attr:`count_cpu`)."""
     gnunet: GnunetSpec | None = None
     """Where libgnunetutil comes from, over the profile's ``gnunet:``; None: the profile's
     (:meth:`Matrix.gnunet`)."""
@@ -311,8 +311,9 @@ class Target(Strict):
     runs_on: tuple[RunnerLabel, ...] | None = Field(default=None, min_length=1, max_length=10)
     """The GitHub Actions runner labels of this target's CI job (``invoke ci-matrix``), one
     label or a list (``[self-hosted, linux, riscv64]``), over its architecture's native
-    runner (:data:`archbench.hosts.NATIVE_RUNNERS`); with ``emulate: true``, an x86-64
-    runner's labels. None: the native runner, else an emulating x86-64 one."""
+    runner (its record's ``runner``, :class:`archbench.platforms.ArchRecord`); with
+    ``emulate: true``, an x86-64 runner's labels. None: the native runner, else an
+    emulating x86-64 one."""
 
     @field_validator("runs_on", mode="before")
     @classmethod
@@ -347,6 +348,12 @@ class Target(Strict):
                 + did_you_mean(value, Arch.keys())
             ) from None
 
+    @property
+    def count_cpu(self) -> str:
+        """The QEMU ``-cpu`` model this target's instructions are counted with: its ``cpu``,
+        else its architecture's (:class:`archbench.platforms.ArchRecord`'s ``qemu_cpu``)."""
+        return self.cpu or self.arch.value.qemu_cpu
+
 
 class Matrix(Strict):
     """The whole matrix.yml."""
@@ -379,7 +386,8 @@ class Matrix(Strict):
 
     limits: dict[str, Any] = Field(default_factory=dict)
     """The gate's limit per operation or row (``signing: 1.02``, ``RSA-4096 key
-    generation: 1.5``), besides ``--fail-above`` (:func:`archbench.analysis.parse_row_limit`)."""
+    generation: 1.5``), besides ``--fail-above``
+    (:func:`archbench.matrix.limits.parse_row_limit`)."""
 
     @field_validator("limits")
     @classmethod

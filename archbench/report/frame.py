@@ -26,7 +26,7 @@ from archbench.errors import ReportError
 from archbench.report.model import Machine, slug
 from archbench.report.record import COLUMNS, DTYPES, Record
 from archbench.result import OPERATION_ORDER, Result
-from archbench.suites import APPENDIX_SUITES
+from archbench.suites import BLIND_SIGNATURE_SUITES
 
 
 def tidy_records(results: Sequence[Result]) -> list[Record]:
@@ -55,8 +55,8 @@ def tidy_records(results: Sequence[Result]) -> list[Record]:
     rank: dict[str, int] = {op: i for i, op in enumerate(OPERATION_ORDER)}
     records: list[Record] = []
     for result in results:
-        appendix = [r for r in result.harness.rows if r.suite in APPENDIX_SUITES]
-        others = [r for r in result.harness.rows if r.suite not in APPENDIX_SUITES]
+        appendix = [r for r in result.harness.rows if r.suite in BLIND_SIGNATURE_SUITES]
+        others = [r for r in result.harness.rows if r.suite not in BLIND_SIGNATURE_SUITES]
         rows = sorted(
             appendix,
             key=lambda r: (
@@ -108,7 +108,7 @@ class ReportData:
         """
         out = []
         for m in self.machines:
-            records = tuple(r for r in m.records if r.suite in APPENDIX_SUITES)
+            records = tuple(r for r in m.records if r.suite in BLIND_SIGNATURE_SUITES)
             if len(records) == len(m.records):
                 if records or not m.result.harness.rows:
                     out.append(m)
@@ -117,7 +117,7 @@ class ReportData:
                 positions = tuple(
                     i
                     for i, r in zip(m.positions, m.records, strict=True)
-                    if r.suite in APPENDIX_SUITES
+                    if r.suite in BLIND_SIGNATURE_SUITES
                 )
                 out.append(dataclasses.replace(m, positions=positions, records=records))
         return out

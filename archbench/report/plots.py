@@ -64,7 +64,7 @@ from archbench.result import (
     scheme_text,
     write_texts,
 )
-from archbench.suites import APPENDIX_SUITES
+from archbench.suites import BLIND_SIGNATURE_SUITES
 
 FORMATS: Final = ("png", "pdf")
 FIGURE_WIDTH_IN: Final = 5.0
@@ -132,7 +132,9 @@ def _records(
     data = results if isinstance(results, ReportData) else build(results)
     names = [(m.name, m.result) for m in data.machines]
     # Per-operation charts are the appendix's; other suites have their own (GnuPG).
-    records = [(m.name, r) for m in data.machines for r in m.records if r.suite in APPENDIX_SUITES]
+    records = [
+        (m.name, r) for m in data.machines for r in m.records if r.suite in BLIND_SIGNATURE_SUITES
+    ]
     return names, records
 
 

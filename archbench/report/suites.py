@@ -35,7 +35,7 @@ from archbench.report.record import Record
 from archbench.report.sections import cpu
 from archbench.report.units import format_ratio
 from archbench.result import NS_PER_MS
-from archbench.suites import APPENDIX_SUITES, PART_ORDER, suite_title
+from archbench.suites import BLIND_SIGNATURE_SUITES, PART_ORDER, suite_title
 
 NIST_BRAINPOOL_PAIRS: Final = (
     ("P-256", "brainpoolP256r1"),
@@ -311,7 +311,7 @@ own adds its entry here (the cross-machine table needs nothing)."""
 
 def other_suites(machines: Sequence[Machine]) -> list[str]:
     """Suites the machines ran that are not the appendix's, in the suites' ``PART_ORDER``."""
-    found = {r.suite for m in machines for r in m.records} - set(APPENDIX_SUITES)
+    found = {r.suite for m in machines for r in m.records} - set(BLIND_SIGNATURE_SUITES)
     return sorted(found, key=lambda s: (PART_ORDER.index(s) if s in PART_ORDER else 99, s))
 
 
@@ -425,7 +425,7 @@ def machines_table(machines: Sequence[Machine]) -> Table:
 
 def suite_parts(machines: Sequence[Machine], options: ReportOptions) -> list[Part]:
     """One part per suite beyond the appendix's; the first opens with :func:`machines_table`."""
-    inputs = [m for m in machines if any(r.suite not in APPENDIX_SUITES for r in m.records)]
+    inputs = [m for m in machines if any(r.suite not in BLIND_SIGNATURE_SUITES for r in m.records)]
     parts = []
     for index, (title, tables) in enumerate(suite_tables(inputs, columns=options.summary_columns)):
         if index == 0:

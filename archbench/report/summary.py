@@ -24,10 +24,10 @@ from archbench.analysis import (
     DEFAULT_CONFIDENCE,
     DEFAULT_THRESHOLD,
     RowComparison,
-    RowLimit,
     over_limits,
 )
 from archbench.analysis import compare as compare_rows
+from archbench.matrix import RowLimit
 from archbench.report.compare_tables import function_lines, markdown
 from archbench.report.formats import markdown_escape
 from archbench.result import (

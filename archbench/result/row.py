@@ -3,9 +3,9 @@
 :class:`Frozen` is the base of every result model (rows, the harness document,
 the stored result). A row is ``ops_per_block`` operations timed once per repetition
 (``samples_ns``, ns), with its calibration, stop reason, median interval and
-noise (``harness/CONTRACT.md``). Rows of the appendix suites
-(:data:`APPENDIX_SUITES`) use the :data:`Scheme` and :data:`Operation` of the
-thesis appendix; the other suites name theirs freely.
+noise (``harness/CONTRACT.md``). Rows of the blind-signature suites
+(:data:`archbench.suites.BLIND_SIGNATURE_SUITES`) use the :data:`Scheme` and
+:data:`Operation` of the thesis appendix; the other suites name theirs freely.
 
 This module is pure: it never imports ``docker``.
 """
@@ -17,7 +17,7 @@ from typing import Annotated, Any, Final, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from archbench.suites import APPENDIX_SUITES
+from archbench.suites import BLIND_SIGNATURE_SUITES
 
 
 class Frozen(BaseModel):
@@ -79,9 +79,9 @@ class CalibrationBlock(Frozen):
 
 
 def _appendix_rows_schema(schema: dict[str, Any]) -> None:
-    """JSON schema of :class:`Row`: rows of the appendix suites name a CS/RSA operation."""
+    """JSON schema of :class:`Row`: rows of the blind-signature suites name a CS/RSA operation."""
     schema["if"] = {
-        "properties": {"suite": {"enum": sorted(APPENDIX_SUITES)}},
+        "properties": {"suite": {"enum": sorted(BLIND_SIGNATURE_SUITES)}},
         "required": ["suite"],
     }
     schema["then"] = {
@@ -257,7 +257,7 @@ class Row(Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> Row:
-        if self.suite in APPENDIX_SUITES:
+        if self.suite in BLIND_SIGNATURE_SUITES:
             if self.scheme not in get_args(Scheme):
                 raise ValueError(f"{self.suite} rows have scheme CS or RSA, not {self.scheme!r}")
             if self.operation not in get_args(Operation):

@@ -277,11 +277,11 @@ def smoke_test(
     ) as box:
         done = box.wait(timeout=300)
     machine = done.stdout.strip()
-    if done.exit_code != 0 or machine not in arch.uname_machines:
+    if done.exit_code != 0 or machine not in arch.value.uname_machines:
         raise EmulationError(
             f"smoke test in {image}: 'uname -m' gave {machine or 'nothing'!r} "
             f"(exit {done.exit_code}, stderr {done.stderr.strip()[-200:]!r}); expected "
-            f"{' or '.join(sorted(arch.uname_machines))}. Check 'invoke doctor' and that "
+            f"{' or '.join(sorted(arch.value.uname_machines))}. Check 'invoke doctor' and that "
             f"the image was built for {arch.platform}"
         )
     return machine

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from archbench.analysis import cpu_model
 from archbench.archive import ArchivedImage
 from archbench.errors import EngineError, MatrixError
 from archbench.inputs import describe_problems, problem
@@ -85,7 +84,7 @@ class TargetPlan:
     """``time`` and/or ``instructions``: ``--metric``, else the matrix's ``metrics``, else
     time natively and both under emulation (:meth:`archbench.matrix.Matrix.metrics_for`)."""
     count_cpu: str = "max"
-    """QEMU CPU model for instruction counts (target ``cpu`` or the arch's default)."""
+    """QEMU CPU model for instruction counts (:attr:`archbench.matrix.Target.count_cpu`)."""
     count_suites: Suites | None = None
     """Suites the counting stage runs (None: ``suites``). Counting always runs under
     QEMU, so for a native target these are ``suites`` with ``emulated_defaults``
@@ -235,7 +234,7 @@ def plan(
                 pool=pool,
                 emulated_settings=adjusted,
                 metrics=measured,
-                count_cpu=cpu_model(t.arch, t.cpu),
+                count_cpu=t.count_cpu,
                 count_suites=count_suites,
                 gnunet=source,
                 taler=exchange,

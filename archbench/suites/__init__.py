@@ -3,12 +3,12 @@
 Each ``archbench/suites/<name>.py`` holds a suite's settings model (its keys
 under ``defaults:`` and a target's ``suites:`` in matrix.yml) and exports
 ``SUITE``, its :class:`~archbench.suites.base.SuiteSpec`: its name, title,
-whether it runs by default, is counted, runs foreign programs or joins the
-thesis appendix's tables, and where it stands in reports. This face exports
+whether it runs by default, is counted, runs foreign programs or has rows of blind
+signatures in the thesis's vocabulary, and where it stands in reports. This face exports
 each as its upper-case name (:data:`BLINDSIG`, :data:`GNUNET_PERF`, …; write
 ``GNUNET_PERF.name``, never the literal) and derives from them every list the
 host uses: :data:`REGISTRY`, :data:`SUITE_NAMES`, :data:`COUNTED_SUITES`,
-:data:`NOT_COUNTED`, :data:`APPENDIX_SUITES`, :data:`SUITE_TITLES`
+:data:`NOT_COUNTED`, :data:`BLIND_SIGNATURE_SUITES`, :data:`SUITE_TITLES`
 (:func:`suite_title`), :data:`PART_ORDER`, :data:`DEFAULT_SUITES`, and
 :func:`spec` to look one up. Matrix loading, ``--suite``, the "unknown key"
 messages, counting and the reports' orders follow from them.
@@ -60,8 +60,8 @@ from archbench.suites.taler_helper import SECURITY_MODULE, TalerHelperSuite
 from archbench.suites.taler_helper import SUITE as TALER_HELPER
 
 __all__ = [
-    "APPENDIX_SUITES",
     "BLINDSIG",
+    "BLIND_SIGNATURE_SUITES",
     "COUNTED_SUITES",
     "DEFAULT_SUITES",
     "GNUNET_PERF",
@@ -208,9 +208,10 @@ NOT_COUNTED: Final = tuple(s.name for s in _BY_COUNT if not s.counted)
 """Suites never counted (they run programs archbench does not own), in the order the
 instruction tables' note names them."""
 
-APPENDIX_SUITES: Final = frozenset(s.row_suite for s in REGISTRY if s.appendix)
-"""Suites whose rows use the appendix's schemes and operations and join its tables
-(blindsig, security-module, gnunet-perf)."""
+BLIND_SIGNATURE_SUITES: Final = frozenset(s.row_suite for s in REGISTRY if s.blind_signatures)
+"""Suites whose rows are blind signatures in the thesis's vocabulary (scheme CS or RSA, an
+:data:`archbench.result.Operation`): blindsig, security-module, gnunet-perf. Result rows are
+checked against it; reports put these rows in the appendix's tables."""
 
 SUITE_TITLES: Final[dict[str, str]] = {t.name: t.title for t in _titled(REGISTRY)}
 """Suite -> the title its tables carry, in report order (result rows' suites and the
@@ -219,10 +220,11 @@ suites of the matrix); an unknown suite is titled by its name."""
 PART_ORDER: Final = tuple(
     s.name
     for s in sorted(REGISTRY, key=lambda s: s.report_rank)
-    if s.rows_as is None and not s.appendix
+    if s.rows_as is None and not s.blind_signatures
 )
-"""Suites whose rows get a report part of their own, in report order (the appendix suites'
-rows join the appendix's tables instead); unknown suites follow alphabetically."""
+"""Suites whose rows get a report part of their own, in report order (the rows of
+:data:`BLIND_SIGNATURE_SUITES` join the appendix's tables instead); unknown suites follow
+alphabetically."""
 
 
 def suite_title(suite: str) -> str:

@@ -46,9 +46,10 @@ class SuiteSpec:
     programs archbench does not own (``openssl speed``, ``gpg``, GNUnet's and
     Taler's programs): no block markers; of them only taler-helper is counted, its
     security module as a whole process (``harness/abh/suites/taler_counting.py``).
-    ``appendix``: its rows use the thesis appendix's schemes and operations and join
-    the appendix's tables (instead of a part of their own). ``rows_as``: its rows carry that suite,
-    not ``name``.
+    ``blind_signatures``: its rows are blind signatures in the thesis's vocabulary (scheme
+    CS or RSA, an operation of :data:`archbench.result.Operation`), which result rows are
+    checked against; reports put them in the appendix's tables instead of a part of their
+    own. ``rows_as``: its rows carry that suite, not ``name``.
 
     The ranks keep the orders reports have printed since these lists were
     written by hand (smaller first; gaps of 10 leave room):
@@ -67,7 +68,7 @@ class SuiteSpec:
     enabled_by_default: bool = False
     counted: bool = False
     foreign: bool = False
-    appendix: bool = False
+    blind_signatures: bool = False
     rows_as: RowSuite | None = None
 
     @property

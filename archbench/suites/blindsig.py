@@ -71,6 +71,6 @@ SUITE: Final = SuiteSpec(
     count_rank=10,
     enabled_by_default=True,
     counted=True,
-    appendix=True,
+    blind_signatures=True,
 )
 """Suite ``blindsig`` for the registry (:data:`archbench.suites.REGISTRY`)."""

@@ -51,6 +51,6 @@ SUITE: Final = SuiteSpec(
     report_rank=30,
     count_rank=60,
     foreign=True,
-    appendix=True,
+    blind_signatures=True,
 )
 """Suite ``gnunet-perf`` for the registry (:data:`archbench.suites.REGISTRY`)."""

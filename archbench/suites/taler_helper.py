@@ -53,7 +53,7 @@ SUITE: Final = SuiteSpec(
     count_rank=70,
     counted=True,
     foreign=True,
-    appendix=True,
+    blind_signatures=True,
     rows_as=SECURITY_MODULE,
 )
 """Suite ``taler-helper`` for the registry (:data:`archbench.suites.REGISTRY`)."""

@@ -101,7 +101,7 @@ def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -
             message names ``source``.
     """
     if setup_machine is None or setup_machine == "unknown":
-        return sorted(arch.uname_machines)[0] if arch is not None else "unknown"
+        return sorted(arch.value.uname_machines)[0] if arch is not None else "unknown"
     if arch is not None:
         try:
             matches = Arch.from_machine(setup_machine) is arch
@@ -110,7 +110,7 @@ def resolve_machine(setup_machine: str | None, arch: Arch | None, source: str) -
         if not matches:
             raise MatrixError(
                 f"{source}: machine {quote(setup_machine)} does not match --arch {arch.key} "
-                f"(whose uname -m prints {' or '.join(sorted(arch.uname_machines))}); "
+                f"(whose uname -m prints {' or '.join(sorted(arch.value.uname_machines))}); "
                 "fix 'machine' or --arch"
             )
     return setup_machine

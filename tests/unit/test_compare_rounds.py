@@ -504,7 +504,8 @@ def test_execution_without_interleaved_loads_as_an_ordinary_run() -> None:
 
 
 def test_the_matrixs_row_limits_win_over_fail_above_for_the_rows_they_name(tmp_path: Path) -> None:
-    from archbench.analysis import limit_for, parse_row_limit
+    from archbench.analysis import limit_for
+    from archbench.matrix import parse_row_limit
 
     root = _store(
         tmp_path,

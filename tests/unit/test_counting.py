@@ -15,10 +15,12 @@ from abh.suites import counting as C
 from helpers import result, row, run_invoke
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from archbench.analysis import counting
 from archbench.errors import MatrixError
 from archbench.images import counter as counting_image
+from archbench.matrix import Target
 from archbench.platforms import Arch
 from archbench.report import instructions
 from archbench.result import Counting, Result, ResultStore, load
@@ -169,11 +171,16 @@ def test_metrics_and_cpu_models() -> None:
         counting.parse_metrics("cycles")
     with pytest.raises(MatrixError, match="twice"):
         counting.parse_metrics("time,time")
-    assert counting.cpu_model(Arch.RISCV64, None) == "rv64"
-    assert counting.cpu_model(Arch.AMD64, None) == "max"
-    assert counting.cpu_model(Arch.ARM64, "cortex-a72") == "cortex-a72"
-    with pytest.raises(MatrixError, match="not a QEMU CPU model"):
-        counting.cpu_model(Arch.ARM64, "max; rm -rf /")
+
+    def target(arch: str, **cpu: str) -> Target:
+        return Target.model_validate({"name": "t", "arch": arch, "base": "b", **cpu})
+
+    assert target("riscv64").count_cpu == "rv64"
+    assert target("amd64").count_cpu == "max"
+    assert target("ppc64le").count_cpu == "power10"
+    assert target("arm64", cpu="cortex-a72").count_cpu == "cortex-a72"
+    with pytest.raises(ValidationError, match="cpu"):
+        target("arm64", cpu="max; rm -rf /")
 
 
 # ---------------------------------------------------------------- results v2

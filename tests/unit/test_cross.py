@@ -418,7 +418,7 @@ def test_meson_cross_file_names_the_toolchain_and_the_host_machine(
 
     ini = configparser.ConfigParser()
     ini.read_string(cross.meson_cross_file(arch))
-    triplet = cross.TRIPLETS[arch]
+    triplet = arch.value.triplet
     assert ini["binaries"]["c"] == f"'{triplet}-gcc'"
     # The build machine's pkg-config, pointed at the target's multiarch .pc folders.
     assert ini["binaries"]["pkg-config"] == "'pkg-config'"

@@ -16,8 +16,10 @@ with one face, its ``__init__``. The rules checked here:
   ``docker`` at module level, nor anything that does; only :data:`HEAVY` modules
   load matplotlib or scipy at module level;
 * the stage packages form a pipeline (:data:`STAGES`): a package imports only
-  packages before it, never a later one; ``run`` never imports ``report``, not even
-  lazily; nothing imports ``cli``, the commands;
+  packages before it, never a later one; ``run`` never imports ``report``, ``matrix``
+  and ``run`` never ``analysis`` (:data:`NEVER_READ`), not even lazily; ``result``
+  reads none of the report's vocabulary (:data:`REPORT_VOCABULARY`); nothing imports
+  ``cli``, the commands;
 * the commands live only in ``cli/``: each command of the flag registry has its body
   in a module of ``archbench.cli`` (``cli/registry.py``), and no module outside ``cli``
   takes the command line's settings;
@@ -51,21 +53,29 @@ STAGES = (
     "inputs",
     "suites",
     "result",
-    "analysis",
     "matrix",
     "upstream",
     "archive",
     "hosts",
     "images",
     "run",
+    "analysis",
     "report",
     "cli",
 )
 """The packages in pipeline order: each imports only packages before it. ``result`` (the
-stored form every later stage reads and writes) and ``analysis`` (the statistics) come
-before the matrix; the archive format before the engines (``hosts`` saves and loads
-archived images); ``report`` renders what ``run`` stored and never runs anything; ``cli``, the
-commands, drives them all and nothing imports it."""
+stored form every later stage reads and writes) comes before the matrix; the archive format
+before the engines (``hosts`` saves and loads archived images); ``analysis`` (the
+statistics of stored results) after ``run``, which plans and measures without them;
+``report`` renders what ``run`` stored and never runs anything; ``cli``, the commands,
+drives them all and nothing imports it."""
+NEVER_READ = {"matrix": "analysis", "run": "analysis"}
+"""Floors that never import another, not even lazily, whatever order :data:`STAGES` gives:
+the plan and the run need no statistics (a table of the plan's belongs to ``matrix`` or
+:mod:`archbench.platforms`)."""
+REPORT_VOCABULARY = {"PART_ORDER", "SUITE_TITLES", "suite_title", "report_rank", "count_rank"}
+"""What the suites say only for reports (orders, titles) and ``result`` never reads: a stored
+row's validity cannot depend on how a report arranges it. Nor any name with ``APPENDIX``."""
 HEAVY = {"archbench.report.plots": "matplotlib", "archbench.analysis.overhead": "scipy"}
 """Modules that import a library slow to import at module level; callers import them lazily."""
 HEAVY_LIBRARIES = {"matplotlib", "scipy", "plotly"}
@@ -440,6 +450,36 @@ def test_run_never_imports_report_not_even_lazily() -> None:
         if stage(i.module) == "archbench.report"
     ]
     _none(found, "the command (cli/) renders what run stored")
+
+
+def test_the_plan_and_the_run_never_import_the_statistics() -> None:
+    found = [
+        f"{i}: {stage(i.source)} never imports {stage(i.module)}"
+        for path in CODE
+        if path.is_relative_to(PACKAGE)
+        for i in _archbench([path])
+        if (source := stage(i.source)) is not None
+        and NEVER_READ.get(source.removeprefix("archbench.")) is not None
+        and stage(i.module) == f"archbench.{NEVER_READ[source.removeprefix('archbench.')]}"
+    ]
+    _none(found, "move what it needs to a lower floor (matrix, platforms, result)")
+
+
+def test_result_reads_none_of_the_reports_vocabulary() -> None:
+    paths = [p for p in CODE if stage(module_name(p)) == "archbench.result"]
+    assert len(paths) > 5, "the scan lost the result package"
+    found = [
+        str(i)
+        for i in _archbench(paths)
+        if i.name is not None and (i.name in REPORT_VOCABULARY or "APPENDIX" in i.name)
+    ]
+    found += [
+        f"{p.relative_to(REPO)}:{node.lineno}: .{node.attr}"
+        for p in paths
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in REPORT_VOCABULARY
+    ]
+    _none(found, "name the fact a stored row needs in suites or result, in its own words")
 
 
 def _registry() -> dict[str, str]:

@@ -16,7 +16,7 @@ from archbench.errors import MatrixError
 from archbench.inputs import Strict
 from archbench.matrix import parse
 from archbench.suites import (
-    APPENDIX_SUITES,
+    BLIND_SIGNATURE_SUITES,
     BLINDSIG,
     COUNTED_SUITES,
     DEFAULT_SUITES,
@@ -141,7 +141,7 @@ def test_every_list_derives_from_the_registry_in_todays_orders() -> None:
     # taler-helper runs Taler's programs but is counted: its secmod as a whole process.
     assert NOT_COUNTED == ("openssl-speed", "gnupg", "gnunet-perf")
     assert TALER_HELPER.foreign and TALER_HELPER.counted
-    assert {"blindsig", "security-module", "gnunet-perf"} == APPENDIX_SUITES
+    assert {"blindsig", "security-module", "gnunet-perf"} == BLIND_SIGNATURE_SUITES
     assert PART_ORDER == ("openssl-speed", "rsa-large", "sodium", "gnupg")
     assert list(SUITE_TITLES) == [
         "blindsig",
