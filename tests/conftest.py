@@ -70,13 +70,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 #: :data:`SIDE_FILES`.
 ENGINE_SCOPE = "tests/integration/"
 #: Integration tests whose images no other test builds (ppc64le's bookworm base, the
-#: symbols image, Taler's exchanges, GNUnet master): one work unit, :data:`SIDE_SCOPE`,
+#: symbols image, Taler's exchanges, GNUnet master, the autotools and tarball builds of
+#: test_gnunet_source_image_docker.py): one work unit, :data:`SIDE_SCOPE`,
 #: that the second worker runs beside :data:`ENGINE_SCOPE` before the unit tests. What
 #: they share with the rest (the amd64 and riscv64 bases, the slim images, the cross
 #: stages) is built once either way: the second worker to ask waits on the build's
 #: lock and then finds the image (:meth:`archbench.images.Builder.lock`).
 SIDE_FILES = (
     "tests/integration/test_gnunet_master_docker.py",
+    "tests/integration/test_gnunet_source_image_docker.py",
     "tests/integration/test_ppc64le_docker.py",
     "tests/integration/test_symbol_files_docker.py",
     "tests/integration/test_taler_source_docker.py",
