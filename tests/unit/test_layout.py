@@ -37,10 +37,20 @@ from pathlib import Path
 from helpers import HARNESS_DIR, REPO
 
 PACKAGE = REPO / "archbench"
-MAX_ENTRIES = 15
+MAX_ENTRIES = 16
 """Entries of ``archbench/`` (packages and modules, ``__init__.py`` included)."""
-PURE_PACKAGES = ("inputs", "suites", "matrix", "result", "analysis", "report", "upstream")
-"""Packages that never load docker: they parse, plan, compute and render."""
+PURE_PACKAGES = (
+    "inputs",
+    "suites",
+    "matrix",
+    "result",
+    "analysis",
+    "report",
+    "upstream",
+    "sources",
+)
+"""Packages that never load docker: they parse, plan, compute and render; ``sources`` reads
+files, git and HTTP, and hands the images a packed tree, never touching an engine."""
 PURE_MODULES = (
     "archbench.run.planning",
     "archbench.cli.config",
@@ -56,6 +66,7 @@ STAGES = (
     "upstream",
     "archive",
     "hosts",
+    "sources",
     "images",
     "run",
     "report",
@@ -64,8 +75,9 @@ STAGES = (
 """The packages in pipeline order: each imports only packages before it. ``result`` (the
 stored form every later stage reads and writes) and ``analysis`` (the statistics) come
 before the matrix; the archive format before the engines (``hosts`` saves and loads
-archived images); ``report`` renders what ``run`` stored and never runs anything; ``cli``, the
-commands, drives them all and nothing imports it."""
+archived images); ``sources`` (a matrix's GNUnet and exchange sources resolved, copied and
+packed) before the ``images`` built from them; ``report`` renders what ``run`` stored and
+never runs anything; ``cli``, the commands, drives them all and nothing imports it."""
 HEAVY = {"archbench.report.plots": "matplotlib", "archbench.analysis.overhead": "scipy"}
 """Modules that import a library slow to import at module level; callers import them lazily."""
 HEAVY_LIBRARIES = {"matplotlib", "scipy", "plotly"}

@@ -68,9 +68,9 @@ from typing import IO, Final, Literal
 import zstandard
 
 from archbench.errors import SourceError
-from archbench.images.builder import ContextFile
 from archbench.inputs import check_gnunet_version, did_you_mean, quote, read_bytes
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetSource, GnunetTarball
+from archbench.sources.packing import ContextFile
 
 PREPARE_VERSION: Final = 1
 """Changes with what :func:`prepare_build_tree` adds to a tree, so that the content key
