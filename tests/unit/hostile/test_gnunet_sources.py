@@ -41,7 +41,9 @@ from archbench.sources import (
     prepare_build_tree,
     resolve_gnunet,
 )
-from archbench.sources.gnunet import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
+from archbench.sources.gnunet import HANDBOOK_STUB
+from archbench.sources.model import MAX_PACKED_BYTES
+from archbench.sources.tree import hash_tree
 
 MESON_DOC = "subdir('handbook')\n"
 FAKE = {

@@ -41,7 +41,7 @@ from archbench.matrix import GnunetTarball, parse_gnunet
 from archbench.report import PAGE_FILE
 from archbench.result import BisectManifest, HistoryManifest, HistoryVersion, ResultStore
 from archbench.sources import resolve_gnunet, resolve_taler
-from archbench.sources.gnunet import MAX_PACKED_BYTES
+from archbench.sources.model import MAX_PACKED_BYTES
 
 RUN = "20261129T224000Z-1a2b3c"
 OTHER = "20261129T225000Z-4d5e6f"
