@@ -58,16 +58,14 @@ from archbench.images import (
     build_incremental,
     ensure_base,
     library_code,
-    pack_build_tree,
     plan_toolchain,
-    prepare_build_tree,
     prepare_cross,
-    resolve_gnunet,
     tree_key,
     tree_volume,
 )
 from archbench.matrix import load, parse_gnunet
 from archbench.platforms import Arch
+from archbench.sources import pack_build_tree, prepare_build_tree, resolve_gnunet
 
 SHARED = REPO_ROOT.parent / "shared" / "gnunet"
 HISTORY = "gnunet-git-v0.21.2-v0.27.0.tar.gz"
@@ -134,7 +132,7 @@ def toolchain_of(builder: Builder, arch: Arch, engine: Arch) -> Toolchain:
 
 
 def prepare_stub() -> Any:
-    from archbench.images import ResolvedSource
+    from archbench.sources import ResolvedSource
 
     return ResolvedSource(kind="tarball", version="0.0.0")
 

@@ -54,7 +54,7 @@ from archbench.hosts import (
     resume_targets,
     run_manifest,
 )
-from archbench.images import check_local_source, resolve_apt_proxy
+from archbench.images import resolve_apt_proxy
 from archbench.inputs import cpuset, path_flag
 from archbench.matrix import (
     LOCAL_HOST,
@@ -93,6 +93,7 @@ from archbench.run import (
     execute,
     plan,
 )
+from archbench.sources import check_local_source
 
 
 @dataclass(frozen=True)

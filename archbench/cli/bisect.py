@@ -80,7 +80,7 @@ from archbench.cli.flags import (
 )
 from archbench.cli.terminal import show
 from archbench.errors import Interrupted, MatrixError, ResultsError, TargetsFailed
-from archbench.images import commit_range, counter_qemu_version, resolve_apt_proxy
+from archbench.images import counter_qemu_version, resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import GnunetGit, Matrix, Target, parse, parse_gnunet, read_matrix_text
 from archbench.platforms import Arch
@@ -111,6 +111,7 @@ from archbench.run import (
     find_count,
     plan,
 )
+from archbench.sources import commit_range
 
 ROW_PATTERN: Final = re.compile(r"(?i)^\s*(CS|RSA)(?:-(\d{3,5}))?\s+([a-z][a-z _-]*[a-z])\s*$")
 """``CS signing``, ``RSA-2048 key generation``, ``CS blinding-secret derivation``."""

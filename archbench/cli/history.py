@@ -94,7 +94,7 @@ from archbench.errors import (
     ResultsError,
     SourceError,
 )
-from archbench.images import check_local_source, resolve_apt_proxy
+from archbench.images import resolve_apt_proxy
 from archbench.inputs import did_you_mean, quote
 from archbench.matrix import (
     GnunetDebian,
@@ -140,6 +140,7 @@ from archbench.run import (
     pin,
     plan,
 )
+from archbench.sources import check_local_source
 from archbench.suites import COUNTED_SUITES
 
 MAX_VERSIONS = 32

@@ -27,11 +27,8 @@ unchanged and rebuilt when any of them changes:
 Planning a spec (``plan_*``) touches no engine; everything that builds takes a
 :class:`Builder`.
 
-:mod:`~archbench.images.gnunet_source` resolves a ``gnunet:`` source (a tarball with its
-sha256, a git ref, a working tree) to a :class:`ResolvedSource` (its content key for
-image hashes and its provenance) and prepares a build copy (:func:`prepare_build_tree`)
-without touching the user's tree, packed for an image's context by
-:func:`pack_build_tree` (streaming, to a :class:`ContextFile` on disk);
+A ``gnunet:`` or ``taler:`` source comes from :mod:`archbench.sources`, resolved and
+prepared there and packed into a :class:`~archbench.sources.ContextFile`;
 :func:`plan_image` with a :class:`GnunetBuild` builds libgnunetutil from it inside a
 native target's image, or unpacks the prefix :mod:`archbench.images.incremental` built
 already in a persistent tree (:func:`build_incremental`, where :func:`incremental_applies`).
@@ -54,7 +51,6 @@ from archbench.images.benchmark import (
 )
 from archbench.images.builder import (
     Builder,
-    ContextFile,
     ImageSpec,
     build_context,
     ensure_image,
@@ -72,18 +68,6 @@ from archbench.images.counter import (
     ensure_counting_image,
 )
 from archbench.images.cross import CrossBuild, CrossPlan
-from archbench.images.gnunet_source import (
-    BuildTree,
-    CommitInfo,
-    ResolvedSource,
-    check_local_source,
-    commit_range,
-    pack_build_tree,
-    prepare_build_tree,
-    prepare_taler_tree,
-    resolve_gnunet,
-    resolve_taler,
-)
 from archbench.images.incremental import (
     IncrementalBuild,
     Toolchain,
@@ -105,10 +89,7 @@ __all__ = [
     "PLUGIN_VERSION",
     "TALER_BUILD_PACKAGES",
     "BaseImage",
-    "BuildTree",
     "Builder",
-    "CommitInfo",
-    "ContextFile",
     "CounterTools",
     "CountingImage",
     "CrossBuild",
@@ -116,7 +97,6 @@ __all__ = [
     "GnunetBuild",
     "ImageSpec",
     "IncrementalBuild",
-    "ResolvedSource",
     "SymbolFiles",
     "TalerBuild",
     "Toolchain",
@@ -125,8 +105,6 @@ __all__ = [
     "build_incremental",
     "cache_namespace",
     "cache_volumes",
-    "check_local_source",
-    "commit_range",
     "counter_qemu_version",
     "ensure_base",
     "ensure_callgrind_image",
@@ -140,16 +118,11 @@ __all__ = [
     "image_labels",
     "incremental_applies",
     "library_code",
-    "pack_build_tree",
     "plan_image",
     "plan_toolchain",
-    "prepare_build_tree",
     "prepare_cross",
-    "prepare_taler_tree",
     "remove_caches",
     "resolve_apt_proxy",
-    "resolve_gnunet",
-    "resolve_taler",
     "tree_key",
     "tree_volume",
     "warm_cross_stage",

@@ -42,16 +42,15 @@ from archbench.images import cross as cross_mod
 from archbench.images.builder import (
     Builder,
     ContextData,
-    ContextFile,
     ImageSpec,
     digest,
     ensure_image,
     image_files,
 )
-from archbench.images.gnunet_source import ResolvedSource
 from archbench.inputs import IMAGE_REFERENCE
 from archbench.matrix import Base
 from archbench.platforms import Arch
+from archbench.sources import ContextFile, ResolvedSource
 
 TEMPLATE_DIR = REPO_ROOT / "images"
 HARNESS_DIR = REPO_ROOT / "harness"
@@ -130,8 +129,8 @@ class TalerBuild:
 
     resolved: ResolvedSource
     tar: ContextData
-    """The prepared tree packed (:func:`archbench.images.gnunet_source.pack_build_tree`):
-    a :class:`~archbench.images.builder.ContextFile` on disk, never read whole."""
+    """The prepared tree packed (:func:`archbench.sources.pack_build_tree`):
+    a :class:`~archbench.sources.ContextFile` on disk, never read whole."""
 
     def provenance(self, template_dir: Path = TEMPLATE_DIR) -> dict[str, str | bool | None]:
         """:meth:`ResolvedSource.provenance` plus ``build_script_sha256`` (of
@@ -164,10 +163,10 @@ class GnunetBuild:
 
     resolved: ResolvedSource
     tar: ContextData
-    """The prepared tree packed (:func:`archbench.images.gnunet_source.pack_build_tree`):
-    a :class:`~archbench.images.builder.ContextFile` on disk, never read whole."""
+    """The prepared tree packed (:func:`archbench.sources.pack_build_tree`):
+    a :class:`~archbench.sources.ContextFile` on disk, never read whole."""
     build_system: str = "meson"
-    """``meson`` or ``autotools``, as :func:`~archbench.images.gnunet_source.prepare_build_tree`
+    """``meson`` or ``autotools``, as :func:`~archbench.sources.prepare_build_tree`
     found the tree."""
     changes: tuple[str, ...] = ()
     """What archbench changed in its copy of the tree (``BuildTree.changes``), one phrase each."""
@@ -304,7 +303,7 @@ def render_dockerfile(
     are in the context under ``cross/harness/``; the image installs these runtime
     packages instead of ``packages`` and compiles nothing.
     ``gnunet_source``: the content key of a GNUnet source
-    (:attr:`~archbench.images.gnunet_source.ResolvedSource.content_key`) whose
+    (:attr:`~archbench.sources.ResolvedSource.content_key`) whose
     libgnunetutil the image builds into :data:`GNUNET_PREFIX` from the context's
     ``gnunet-source/``; ``""``: the base's packages provide it.
     ``taler_source``: the content key of an exchange source whose ``src/util`` the image
@@ -554,7 +553,7 @@ def content_hash(
     (:func:`archbench.images.builder.digest`; a file on disk is read streaming).
 
     Raises:
-        OSError: a :class:`~archbench.images.builder.ContextFile` cannot be read."""
+        OSError: a :class:`~archbench.sources.ContextFile` cannot be read."""
     parts: list[ContextData] = [dockerfile.encode(), base_id.encode(), arch.platform.encode()]
     parts.append("\n".join(packages).encode())
     for path, data in files:

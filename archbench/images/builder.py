@@ -40,6 +40,7 @@ import docker.errors
 from archbench.errors import ImageBuildError, MatrixError
 from archbench.images import cross
 from archbench.platforms import Arch, needs_emulation
+from archbench.sources import ContextFile
 
 LABEL_INPUTS = "org.archbench.image.inputs"
 """The content hash of every input of an image built from an :class:`ImageSpec`."""
@@ -98,39 +99,8 @@ class Builder:
                 fcntl.flock(f, fcntl.LOCK_UN)
 
 
-CHUNK = 1024 * 1024
-"""What a context file on disk is read in, at most, at a time (1 MiB)."""
 SPOOL_BYTES = 4 * 1024 * 1024
 """A build context larger than this is spooled to a file of the work directory (4 MiB)."""
-
-
-@dataclass(frozen=True)
-class ContextFile:
-    """A build-context file too large to hold in memory: its bytes are in the file
-    ``path`` (``size`` bytes), read in :data:`CHUNK` pieces whenever they are hashed
-    (:func:`digest`) or packed (:func:`build_context`). Its owner does not change it
-    while a spec names it (a packed GNUnet tree is named by its sha256).
-    """
-
-    path: Path
-    size: int
-
-    def chunks(self) -> Iterator[bytes]:
-        """The file's bytes in order, :data:`CHUNK` at a time.
-
-        Raises:
-            OSError: the file cannot be read, or holds another size than :attr:`size`
-                (it changed since it was made).
-        """
-        seen = 0
-        with self.path.open("rb") as f:
-            while chunk := f.read(CHUNK):
-                seen += len(chunk)
-                if seen > self.size:
-                    break
-                yield chunk
-        if seen != self.size:
-            raise OSError(0, f"{self.path} has changed: {seen} bytes, {self.size} expected")
 
 
 ContextData: TypeAlias = bytes | ContextFile

@@ -64,8 +64,9 @@ from archbench.images.benchmark import (
     shell_word,
     source_packages,
 )
-from archbench.images.builder import Builder, ContextFile, ImageSpec, digest, ensure_image
+from archbench.images.builder import Builder, ImageSpec, digest, ensure_image
 from archbench.platforms import Arch
+from archbench.sources import ContextFile
 
 TEMPLATE_DIR = REPO_ROOT / "images"
 TOOLCHAIN_REPOSITORY = "archbench/gnunet-toolchain"

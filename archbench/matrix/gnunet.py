@@ -20,7 +20,7 @@ starting with ``-``. Paths have ``~`` expanded and are made absolute, relative
 to the matrix file's folder (``base_dir`` in the validation context; the
 current directory for ``--gnunet`` and for models built without one). Whether
 a path exists, a ref resolves or a sha256 matches is not checked here but
-when the source is resolved (:mod:`archbench.images.gnunet_source`), so that a
+when the source is resolved (:mod:`archbench.sources`), so that a
 matrix parses on a machine that does not hold the source.
 
 This module is pure: it never imports ``docker``.

@@ -61,14 +61,9 @@ from archbench.images import (
     ensure_target_image,
     harness_sha256,
     incremental_applies,
-    pack_build_tree,
     plan_image,
     plan_toolchain,
-    prepare_build_tree,
     prepare_cross,
-    prepare_taler_tree,
-    resolve_gnunet,
-    resolve_taler,
     warm_cross_stage,
 )
 from archbench.matrix import LOCAL_HOST
@@ -88,6 +83,13 @@ from archbench.run.progress import (
     suite_key,
 )
 from archbench.run.reuse import count_definition
+from archbench.sources import (
+    pack_build_tree,
+    prepare_build_tree,
+    prepare_taler_tree,
+    resolve_gnunet,
+    resolve_taler,
+)
 from archbench.suites import COUNTED_SUITES, GNUNET_PERF, Suites
 
 

@@ -38,15 +38,13 @@ from archbench.images import (
     build_incremental,
     ensure_base,
     library_code,
-    pack_build_tree,
     plan_toolchain,
-    prepare_build_tree,
-    resolve_gnunet,
     tree_key,
     tree_volume,
 )
 from archbench.matrix import load, parse_gnunet
 from archbench.platforms import Arch
+from archbench.sources import pack_build_tree, prepare_build_tree, resolve_gnunet
 
 pytestmark = pytest.mark.docker
 

@@ -10,11 +10,12 @@ import pytest
 from helpers import CI_MATRIX
 
 from archbench.cli import bisect_time
-from archbench.images import ContextFile, GnunetBuild, ResolvedSource
+from archbench.images import GnunetBuild
 from archbench.matrix import GnunetGit, load
 from archbench.platforms import Arch
 from archbench.result import ResultStore
 from archbench.run import Workspace, plan
+from archbench.sources import ContextFile, ResolvedSource
 
 RESOLVED = ResolvedSource(kind="git", commit="a" * 40, version="0.22.0")
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archbench.images import GnunetBuild, ResolvedSource, benchmark, build_context, cross
+from archbench.images import GnunetBuild, benchmark, build_context, cross
 from archbench.platforms import Arch
+from archbench.sources import ResolvedSource
 
 SLIM = (
     "gcc",

@@ -27,9 +27,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from archbench.errors import SourceError
-from archbench.images import ResolvedSource, prepare_build_tree, resolve_gnunet
-from archbench.images.gnunet_source import HANDBOOK_STUB, fetch_tarball, release_version
 from archbench.matrix import GnunetDebian, GnunetGit, GnunetPath, GnunetTarball, parse_gnunet
+from archbench.sources import ResolvedSource, prepare_build_tree, resolve_gnunet
+from archbench.sources.gnunet import HANDBOOK_STUB
+from archbench.sources.model import release_version
+from archbench.sources.tarball import fetch_tarball
 
 TARBALL_027 = GNUNET_TARBALLS / "gnunet-0.27.0.tar.gz"
 

@@ -13,16 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO, assert_golden, result, row
 
-from archbench.images import (
-    BuildTree,
-    ContextFile,
-    CrossBuild,
-    GnunetBuild,
-    ImageSpec,
-    ResolvedSource,
-    pack_build_tree,
-    plan_image,
-)
+from archbench.images import CrossBuild, GnunetBuild, ImageSpec, plan_image
 from archbench.images.benchmark import render_dockerfile, source_packages
 from archbench.images.cross import GnunetCross, plan_cross
 from archbench.matrix import Matrix, gnunet_flag, load, parse_gnunet
@@ -31,6 +22,7 @@ from archbench.report.sections import setup_items
 from archbench.result import ResultStore
 from archbench.run import Workspace, plan
 from archbench.run.target import source_build
+from archbench.sources import BuildTree, ContextFile, ResolvedSource, pack_build_tree
 
 SLIM = ("gcc", "libc6-dev", "make", "pkgconf", "python3", "libgnunet-dev", "libsodium-dev")
 SHA = "ab" * 32

@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 
 from archbench.errors import ImageBuildError
 from archbench.images import (
-    ContextFile,
     GnunetBuild,
-    ResolvedSource,
     incremental_applies,
     plan_image,
     plan_toolchain,
@@ -32,6 +30,7 @@ from archbench.images.incremental import (
     parse_ccache_stats,
 )
 from archbench.platforms import Arch
+from archbench.sources import ContextFile, ResolvedSource
 
 BASE = "archbench-base/debian-trixie:amd64"
 BASE_ID = "sha256:" + "1" * 64

@@ -39,10 +39,20 @@ from pathlib import Path
 from helpers import HARNESS_DIR, REPO
 
 PACKAGE = REPO / "archbench"
-MAX_ENTRIES = 15
+MAX_ENTRIES = 16
 """Entries of ``archbench/`` (packages and modules, ``__init__.py`` included)."""
-PURE_PACKAGES = ("inputs", "suites", "matrix", "result", "analysis", "report", "upstream")
-"""Packages that never load docker: they parse, plan, compute and render."""
+PURE_PACKAGES = (
+    "inputs",
+    "suites",
+    "matrix",
+    "result",
+    "analysis",
+    "report",
+    "upstream",
+    "sources",
+)
+"""Packages that never load docker: they parse, plan, compute and render; ``sources`` reads
+files, git and HTTP, and hands the images a packed tree, never touching an engine."""
 PURE_MODULES = (
     "archbench.run.planning",
     "archbench.cli.config",
@@ -57,6 +67,7 @@ STAGES = (
     "upstream",
     "archive",
     "hosts",
+    "sources",
     "images",
     "run",
     "analysis",
@@ -65,10 +76,11 @@ STAGES = (
 )
 """The packages in pipeline order: each imports only packages before it. ``result`` (the
 stored form every later stage reads and writes) comes before the matrix; the archive format
-before the engines (``hosts`` saves and loads archived images); ``analysis`` (the
-statistics of stored results) after ``run``, which plans and measures without them;
-``report`` renders what ``run`` stored and never runs anything; ``cli``, the commands,
-drives them all and nothing imports it."""
+before the engines (``hosts`` saves and loads archived images); ``sources`` (a matrix's
+GNUnet and exchange sources resolved, copied and packed) before the ``images`` built from
+them; ``analysis`` (the statistics of stored results) after ``run``, which plans and
+measures without them; ``report`` renders what ``run`` stored and never runs anything;
+``cli``, the commands, drives them all and nothing imports it."""
 NEVER_READ = {"matrix": "analysis", "run": "analysis"}
 """Floors that never import another, not even lazily, whatever order :data:`STAGES` gives:
 the plan and the run need no statistics (a table of the plan's belongs to ``matrix`` or

@@ -22,13 +22,10 @@ from archbench.errors import MatrixError, SourceError
 from archbench.images import (
     TALER_BUILD_PACKAGES,
     GnunetBuild,
-    ResolvedSource,
     TalerBuild,
     benchmark,
     cross,
     plan_image,
-    prepare_taler_tree,
-    resolve_taler,
 )
 from archbench.images.benchmark import source_packages
 from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball, parse, parse_taler
@@ -37,6 +34,7 @@ from archbench.report.sections import EMULATED_HELPER_NOTE, row_notes, taler_ite
 from archbench.report.versions import gnunet_label
 from archbench.result import AppendixRow, HarnessDocument, Row, Setup, SuiteRun
 from archbench.run import plan
+from archbench.sources import ResolvedSource, prepare_taler_tree, resolve_taler
 from archbench.upstream import add_taler_helper_rows
 
 LOGS = REPO / "tests" / "fixtures" / "upstream-logs"

@@ -34,9 +34,9 @@ from archbench.analysis import (
 from archbench.analysis import bisection as bisection_mod
 from archbench.cli.bisect import graph_of, outcome_lines, steps_of
 from archbench.errors import SourceError
-from archbench.images import CommitInfo, commit_range
 from archbench.report import bisect_moves
 from archbench.result import BisectCommit, BisectCount, BisectManifest, BisectStep
+from archbench.sources import CommitInfo, commit_range
 
 ARCH = "amd64"
 

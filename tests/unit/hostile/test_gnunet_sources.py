@@ -30,19 +30,20 @@ import zstandard
 from helpers import REPO, run_invoke
 
 from archbench.errors import SourceError
-from archbench.images import (
+from archbench.images import ImageSpec, build_context
+from archbench.images.builder import digest
+from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
+from archbench.platforms import Arch
+from archbench.sources import (
     BuildTree,
     ContextFile,
-    ImageSpec,
-    build_context,
     pack_build_tree,
     prepare_build_tree,
     resolve_gnunet,
 )
-from archbench.images.builder import digest
-from archbench.images.gnunet_source import HANDBOOK_STUB, MAX_PACKED_BYTES, hash_tree
-from archbench.matrix import GnunetGit, GnunetPath, GnunetTarball
-from archbench.platforms import Arch
+from archbench.sources.gnunet import HANDBOOK_STUB
+from archbench.sources.model import MAX_PACKED_BYTES
+from archbench.sources.tree import hash_tree
 
 MESON_DOC = "subdir('handbook')\n"
 FAKE = {

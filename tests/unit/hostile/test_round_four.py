@@ -36,12 +36,12 @@ from archbench.cli.bisect import BisectOptions, _count, measure_bisection
 from archbench.cli.history import HistoryOptions, measure_history
 from archbench.cli.report import ReportRequest, render_report
 from archbench.errors import MatrixError, ReportError, ResultsError, SourceError
-from archbench.images import resolve_gnunet, resolve_taler
-from archbench.images.gnunet_source import MAX_PACKED_BYTES
 from archbench.inputs import quote, redact_credentials
 from archbench.matrix import GnunetTarball, parse_gnunet
 from archbench.report import PAGE_FILE
 from archbench.result import BisectManifest, HistoryManifest, HistoryVersion, ResultStore
+from archbench.sources import resolve_gnunet, resolve_taler
+from archbench.sources.model import MAX_PACKED_BYTES
 
 RUN = "20261129T224000Z-1a2b3c"
 OTHER = "20261129T225000Z-4d5e6f"
