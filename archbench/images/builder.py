@@ -22,7 +22,6 @@ removed, never started. :func:`resolve_apt_proxy` turns ``invoke.yaml``'s
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import socket
@@ -40,7 +39,7 @@ import docker.errors
 from archbench.errors import ImageBuildError, MatrixError
 from archbench.images import cross
 from archbench.platforms import Arch, needs_emulation
-from archbench.sources import ContextFile
+from archbench.sources import ContextFile, locked
 
 LABEL_INPUTS = "org.archbench.image.inputs"
 """The content hash of every input of an image built from an :class:`ImageSpec`."""
@@ -90,13 +89,8 @@ class Builder:
         """
         key = f"{self.client.api.base_url if per_engine else ''}\n{what}"
         path = self.work_dir / "locks" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.lock"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+        with locked(path):
+            yield
 
 
 SPOOL_BYTES = 4 * 1024 * 1024

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from archbench.sources.commits import CommitInfo, commit_range
 from archbench.sources.gnunet import check_local_source, prepare_build_tree, resolve_gnunet
-from archbench.sources.model import BuildTree, ResolvedSource
+from archbench.sources.model import BuildTree, ResolvedSource, locked
 from archbench.sources.packing import ContextFile, pack_build_tree
 from archbench.sources.taler import prepare_taler_tree, resolve_taler
 
@@ -42,6 +42,7 @@ __all__ = [
     "ResolvedSource",
     "check_local_source",
     "commit_range",
+    "locked",
     "pack_build_tree",
     "prepare_build_tree",
     "prepare_taler_tree",

@@ -203,7 +203,9 @@ def exchange_version(configure_ac: str, where: str) -> str:
 
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (two builds resolving one source take turns)."""
+    """Hold an exclusive ``flock`` on ``path``, made with its folder if missing (two builds
+    resolving one source take turns; :meth:`archbench.images.Builder.lock` for images). The
+    kernel releases it when the holder dies; separately opened files exclude threads too."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
