@@ -11,7 +11,13 @@ release:
   in the benchmark image, rebuilt with ``DEB_BUILD_OPTIONS=nostrip`` (Debian's own
   flags and optimisation otherwise), cross-built for an emulated target
   (``images/symbols/build-symbols.sh rebuild``); the library is kept with its
-  ``.symtab`` and without debug sections;
+  ``.symtab`` and without debug sections. Where the cross build's code is not Debian's,
+  the package is built natively under QEMU user emulation instead, in a stage of the
+  target's own base, with Debian's own tool chain for it (:data:`EMULATED`, one entry
+  per (architecture, package) with why; :func:`build_method`): armv7's libgcrypt20,
+  whose cross-linked Thumb-to-ARM interworking stubs are laid out otherwise than
+  Debian's native armhf build's. That stage takes 20-40 min on 2 cores, against a few
+  minutes cross, so everything that cross-builds identical stays cross;
 * for libc: Debian's ``libc6-dbg`` of the installed version (detached debug files by
   build-id, ``build-symbols.sh dbg``).
 
@@ -23,7 +29,9 @@ file only when its code is the installed library's (``harness/abh/suites/count_s
 the benchmark image changes.
 
 The image's hash covers the installed versions (read from the benchmark image's dpkg
-status through the engine, no container started), the amd64 base's id and the script:
+status through the engine, no container started), the amd64 base's id, the script, how
+each package is built (the Dockerfile) and, when a stage is built under emulation, the
+target base's id:
 it is built once per architecture, Debian release and library versions, and reused by
 every later run. It is optional: when it cannot be built (no network, no cross
 toolchain), counting goes on with the libraries' own tables and says so.
@@ -35,6 +43,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 import jinja2
 
@@ -52,6 +61,20 @@ REBUILT: tuple[tuple[str, str], ...] = (
     ("libsodium23", "libsodium.so.23.*"),
 )
 """``(binary package, library file glob)`` rebuilt unstripped from their source package."""
+EMULATED: Mapping[Arch, frozenset[str]] = {
+    # armhf libgcrypt20: cross-built on amd64, 52 of its 611,584 .text bytes differ from
+    # Debian's (trixie, 1.11.0-7+deb13u1), all in the Thumb-to-ARM interworking stubs
+    # (``___gcry_*_from_thumb``) the linker adds for the ARM-mode assembly (SHA-1/256/512,
+    # AES, Keccak, GHASH) and the ``b.w`` branches into them: the cross linker lays the
+    # stubs out in another order than Debian's native armhf build, so the exact-code
+    # check refuses the file. Built with Debian's own armhf tool chain under QEMU instead.
+    # armhf libsodium23's cross build is identical to Debian's and stays cross.
+    Arch.ARMV7: frozenset({"libgcrypt20"}),
+}
+"""Per target, the binary packages of :data:`REBUILT` rebuilt natively under QEMU user
+emulation (a container of the target's own base, run through binfmt_misc) rather than
+cross-built on amd64, with why. Much slower (20-40 min for libgcrypt on 2 cores): only
+where the cross build's code is not Debian's."""
 DEBUG_PACKAGES: tuple[tuple[str, str], ...] = (("libc6", "libc6-dbg"),)
 """``(binary package, its -dbg package)`` whose detached debug files Debian ships."""
 MANIFEST = "symbols.json"
@@ -110,6 +133,22 @@ def installed_packages(status: str, wanted: tuple[str, ...]) -> dict[str, Instal
     return out
 
 
+BuildMethod: TypeAlias = Literal["native", "cross", "emulated"]
+"""How a package of :data:`REBUILT` is rebuilt for a target (:func:`build_method`)."""
+
+
+def build_method(arch: Arch, package: str) -> BuildMethod:
+    """How ``package`` of :data:`REBUILT` is rebuilt for ``arch``.
+
+    Returns:
+        ``"native"`` on amd64 (the engine's own architecture), ``"emulated"`` where
+        :data:`EMULATED` names it (natively under QEMU), ``"cross"`` otherwise.
+    """
+    if arch == Arch.AMD64:
+        return "native"
+    return "emulated" if package in EMULATED.get(arch, frozenset()) else "cross"
+
+
 def _render(**values: object) -> str:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(SYMBOLS_DIR),
@@ -121,12 +160,22 @@ def _render(**values: object) -> str:
 
 
 def plan_symbols(
-    arch: Arch, build_base_tag: str, build_base_id: str, installed: Mapping[str, Installed]
+    arch: Arch,
+    build_base_tag: str,
+    build_base_id: str,
+    installed: Mapping[str, Installed],
+    target_base: tuple[str, str] | None = None,
 ) -> ImageSpec | None:
     """The symbols image for ``arch`` over the amd64 base ``build_base_tag`` of the same
     release, for the ``installed`` versions (:func:`installed_packages`).
 
+    Packages whose :func:`build_method` is ``"emulated"`` are built in a stage of
+    ``arch``'s own base ``target_base`` (``(tag, image id)``), the rest on amd64.
+
     Returns None when none of :data:`REBUILT` and :data:`DEBUG_PACKAGES` is installed.
+
+    Raises:
+        ValueError: a package is to be built under emulation and ``target_base`` is None.
     """
     rebuilds = [
         (installed[pkg].source, installed[pkg].source_version, pkg, glob)
@@ -136,23 +185,33 @@ def plan_symbols(
     debug = [(dbg, installed[pkg].version) for pkg, dbg in DEBUG_PACKAGES if pkg in installed]
     if not rebuilds and not debug:
         return None
+    emulated = [r for r in rebuilds if build_method(arch, r[2]) == "emulated"]
+    if emulated and target_base is None:
+        raise ValueError(f"{arch.key}: {emulated[0][2]} is built under emulation: no target base")
     cross = arch != Arch.AMD64
     dockerfile = _render(
         platform=arch.platform,
         build_base=build_base_tag,
+        target_base=target_base[0] if emulated and target_base else "",
         deb_arch=arch.debian_arch,
         triplet=TRIPLETS[arch],
         cross=cross,
-        rebuilds=rebuilds,
+        rebuilds=[r for r in rebuilds if r not in emulated],
+        emulated=emulated,
         debug=debug,
     )
     script = (SYMBOLS_DIR / SCRIPT).read_bytes()
+    # The target base's id counts only when a stage is built from it: the other
+    # architectures' images keep their hashes.
+    bases = [build_base_id.encode()] + (
+        [target_base[1].encode()] if emulated and target_base else []
+    )
     return ImageSpec(
         "archbench/symbols",
         Arch.AMD64,
         dockerfile,
         ((SCRIPT, script),),
-        digest(dockerfile.encode(), build_base_id.encode(), script),
+        digest(dockerfile.encode(), *bases, script),
         for_arch=arch,
         modes=((SCRIPT, 0o755),),
     )
@@ -217,7 +276,11 @@ def ensure_symbols(
         dpkg_status(builder, bench_tag), tuple(p for p, _ in REBUILT + DEBUG_PACKAGES)
     )
     build_base = ensure_base(builder, base_name, base, Arch.AMD64)
-    spec = plan_symbols(arch, build_base.tag, build_base.image_id, installed)
+    target_base = None
+    if any(build_method(arch, pkg) == "emulated" for pkg in installed):
+        made = ensure_base(builder, base_name, base, arch)
+        target_base = (made.tag, made.image_id)
+    spec = plan_symbols(arch, build_base.tag, build_base.image_id, installed, target_base)
     if spec is None:
         return None
     image_id, reused = ensure_image(builder, spec, f"symbols-{arch.key}.build.log")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -88,6 +89,71 @@ def test_the_plan_pins_the_installed_versions_and_cross_builds() -> None:
     }
     assert len(others) == 3
     assert Y.plan_symbols(Arch.RISCV64, "t", "sha256:b", {}) is None
+
+
+def test_only_armv7s_libgcrypt_is_built_under_emulation() -> None:
+    # One declared place: amd64 builds natively, armv7's libgcrypt under QEMU (its cross
+    # build's interworking stubs differ from Debian's), everything else cross.
+    assert {(a, p): Y.build_method(a, p) for a in Arch for p, _ in Y.REBUILT} == {
+        (a, p): "native"
+        if a == Arch.AMD64
+        else "emulated"
+        if (a, p) == (Arch.ARMV7, "libgcrypt20")
+        else "cross"
+        for a in Arch
+        for p, _ in Y.REBUILT
+    }
+    rebuilt = {p for p, _ in Y.REBUILT}
+    assert all(pkgs <= rebuilt and a != Arch.AMD64 for a, pkgs in Y.EMULATED.items())
+
+
+def test_armv7_builds_libgcrypt_in_a_stage_of_its_own_base_and_the_rest_cross() -> None:
+    found = Y.installed_packages(STATUS, ("libgcrypt20", "libsodium23", "libc6"))
+    amd64, target = "archbench-base/debian-trixie:amd64", "archbench-base/debian-trixie:armv7"
+    spec = Y.plan_symbols(Arch.ARMV7, amd64, "sha256:b", found, (target, "sha256:t"))
+    assert (
+        spec is not None
+        and spec.arch == Arch.AMD64
+        and spec.tag.startswith("archbench/symbols:armv7-")
+    )
+    df = spec.dockerfile
+    stage, _, main = df.partition(f"FROM --platform=linux/amd64 {amd64}\n")
+    assert stage.startswith("# linux/arm/v7 natively under QEMU")
+    assert f"FROM --platform=linux/arm/v7 {target} AS emulated\n" in stage
+    assert (
+        "build-essential" in stage
+        and "crossbuild" not in stage
+        and "--add-architecture" not in stage
+    )
+    gcrypt = "RUN build-symbols.sh rebuild armhf arm-linux-gnueabihf /out libgcrypt20 "
+    sodium = "RUN build-symbols.sh rebuild armhf arm-linux-gnueabihf /out libsodium "
+    assert gcrypt in stage and sodium not in stage
+    assert sodium in main and gcrypt not in main and "crossbuild-essential-armhf" in main
+    assert "dbg armhf arm-linux-gnueabihf /out libc6-dbg" in main
+    # The emulated stage's files come in last, its .tsv records appended to the main /out's.
+    copy = main.index("COPY --from=emulated /out/ /emulated/")
+    assert copy > main.index(sodium) and copy > main.index("libc6-dbg")
+    assert 'cat "$f" >> "/out/$f"' in main[copy:] and "rm -rf /emulated" in main[copy:]
+    # The target base is an input: another armv7 base, another image.
+    other = Y.plan_symbols(Arch.ARMV7, amd64, "sha256:b", found, (target, "sha256:u"))
+    assert other is not None and other.content_hash != spec.content_hash
+    with pytest.raises(ValueError, match="armv7: libgcrypt20 is built under emulation"):
+        Y.plan_symbols(Arch.ARMV7, amd64, "sha256:b", found)
+    # Without libgcrypt installed nothing is emulated: no stage, no target base needed.
+    no_gcrypt = {k: v for k, v in found.items() if k != "libgcrypt20"}
+    cross_only = Y.plan_symbols(Arch.ARMV7, amd64, "sha256:b", no_gcrypt)
+    assert cross_only is not None and "AS emulated" not in cross_only.dockerfile
+
+
+def test_a_cross_built_architecture_ignores_the_target_base() -> None:
+    # The other architectures' images keep their hash (and their cached image) whatever
+    # target base is passed: only a build from it makes it an input.
+    found = Y.installed_packages(STATUS, ("libgcrypt20", "libsodium23", "libc6"))
+    for arch in (Arch.AMD64, Arch.ARM64, Arch.RISCV64, Arch.PPC64LE):
+        plain = Y.plan_symbols(arch, "t", "sha256:b", found)
+        given_base = Y.plan_symbols(arch, "t", "sha256:b", found, (f"base:{arch.key}", "sha256:t"))
+        assert plain is not None and given_base is not None
+        assert plain == given_base and "AS emulated" not in plain.dockerfile
 
 
 def test_the_manifest_names_each_files_origin_and_the_failures() -> None:
