@@ -159,60 +159,86 @@ def _render(**values: object) -> str:
     return env.get_template("Dockerfile.j2").render(**values)
 
 
-def plan_symbols(
-    arch: Arch,
-    build_base_tag: str,
-    build_base_id: str,
-    installed: Mapping[str, Installed],
-    target_base: tuple[str, str] | None = None,
-) -> ImageSpec | None:
-    """The symbols image for ``arch`` over the amd64 base ``build_base_tag`` of the same
-    release, for the ``installed`` versions (:func:`installed_packages`).
-
-    Packages whose :func:`build_method` is ``"emulated"`` are built in a stage of
-    ``arch``'s own base ``target_base`` (``(tag, image id)``), the rest on amd64.
-
-    Returns None when none of :data:`REBUILT` and :data:`DEBUG_PACKAGES` is installed.
-
-    Raises:
-        ValueError: a package is to be built under emulation and ``target_base`` is None.
-    """
-    rebuilds = [
+def _rebuilds(
+    arch: Arch, installed: Mapping[str, Installed], method: set[BuildMethod]
+) -> list[tuple[str, str, str, str]]:
+    """``(source, source version, binary package, library glob)`` of the installed packages
+    of :data:`REBUILT` whose :func:`build_method` for ``arch`` is in ``method``."""
+    return [
         (installed[pkg].source, installed[pkg].source_version, pkg, glob)
         for pkg, glob in REBUILT
-        if pkg in installed
+        if pkg in installed and build_method(arch, pkg) in method
     ]
+
+
+def plan_symbols(
+    arch: Arch, build_base_tag: str, build_base_id: str, installed: Mapping[str, Installed]
+) -> ImageSpec | None:
+    """The symbols image for ``arch`` over the amd64 base ``build_base_tag`` of the same
+    release, for the ``installed`` versions (:func:`installed_packages`): every package of
+    :data:`REBUILT` but those built under emulation (:func:`plan_emulated`), and
+    :data:`DEBUG_PACKAGES`.
+
+    Returns None when none of them is installed.
+    """
+    rebuilds = _rebuilds(arch, installed, {"native", "cross"})
     debug = [(dbg, installed[pkg].version) for pkg, dbg in DEBUG_PACKAGES if pkg in installed]
     if not rebuilds and not debug:
         return None
-    emulated = [r for r in rebuilds if build_method(arch, r[2]) == "emulated"]
-    if emulated and target_base is None:
-        raise ValueError(f"{arch.key}: {emulated[0][2]} is built under emulation: no target base")
     cross = arch != Arch.AMD64
     dockerfile = _render(
         platform=arch.platform,
+        build_platform=Arch.AMD64.platform,
         build_base=build_base_tag,
-        target_base=target_base[0] if emulated and target_base else "",
         deb_arch=arch.debian_arch,
         triplet=TRIPLETS[arch],
         cross=cross,
-        rebuilds=[r for r in rebuilds if r not in emulated],
-        emulated=emulated,
+        emulated=False,
+        rebuilds=rebuilds,
         debug=debug,
     )
     script = (SYMBOLS_DIR / SCRIPT).read_bytes()
-    # The target base's id counts only when a stage is built from it: the other
-    # architectures' images keep their hashes.
-    bases = [build_base_id.encode()] + (
-        [target_base[1].encode()] if emulated and target_base else []
-    )
     return ImageSpec(
         "archbench/symbols",
         Arch.AMD64,
         dockerfile,
         ((SCRIPT, script),),
-        digest(dockerfile.encode(), *bases, script),
+        digest(dockerfile.encode(), build_base_id.encode(), script),
         for_arch=arch,
+        modes=((SCRIPT, 0o755),),
+    )
+
+
+def plan_emulated(
+    arch: Arch, target_base_tag: str, target_base_id: str, installed: Mapping[str, Installed]
+) -> ImageSpec | None:
+    """The image of ``arch``'s own platform over its base ``target_base_tag`` that rebuilds
+    the installed packages :data:`EMULATED` names for ``arch``, natively under QEMU user
+    emulation (``archbench/symbols-emulated:<arch>-<hash>``; same template and script).
+
+    Returns None when none of them is installed.
+    """
+    rebuilds = _rebuilds(arch, installed, {"emulated"})
+    if not rebuilds:
+        return None
+    dockerfile = _render(
+        platform=arch.platform,
+        build_platform=arch.platform,
+        build_base=target_base_tag,
+        deb_arch=arch.debian_arch,
+        triplet=TRIPLETS[arch],
+        cross=False,
+        emulated=True,
+        rebuilds=rebuilds,
+        debug=[],
+    )
+    script = (SYMBOLS_DIR / SCRIPT).read_bytes()
+    return ImageSpec(
+        "archbench/symbols-emulated",
+        arch,
+        dockerfile,
+        ((SCRIPT, script),),
+        digest(dockerfile.encode(), target_base_id.encode(), script),
         modes=((SCRIPT, 0o755),),
     )
 
@@ -276,26 +302,30 @@ def ensure_symbols(
         dpkg_status(builder, bench_tag), tuple(p for p, _ in REBUILT + DEBUG_PACKAGES)
     )
     build_base = ensure_base(builder, base_name, base, Arch.AMD64)
-    target_base = None
-    if any(build_method(arch, pkg) == "emulated" for pkg in installed):
-        made = ensure_base(builder, base_name, base, arch)
-        target_base = (made.tag, made.image_id)
-    spec = plan_symbols(arch, build_base.tag, build_base.image_id, installed, target_base)
-    if spec is None:
+    specs = [plan_symbols(arch, build_base.tag, build_base.image_id, installed)]
+    if _rebuilds(arch, installed, {"emulated"}):
+        target_base = ensure_base(builder, base_name, base, arch)
+        specs.append(plan_emulated(arch, target_base.tag, target_base.image_id, installed))
+    built = [spec for spec in specs if spec is not None]
+    if not built:
         return None
-    image_id, reused = ensure_image(builder, spec, f"symbols-{arch.key}.build.log")
-    found = image_files(builder.client, spec.tag, "/out")
-    texts = {
-        name.removeprefix("out/"): blob.decode("utf-8", "replace")
-        for name, (blob, _) in found.items()
-        if name.endswith(".tsv")
-    }
-    files = [
-        (f"counter/symbols/{name.removeprefix('out/')}", blob, 0o644)
-        for name, (blob, _) in found.items()
-        if not name.endswith(".tsv")
-    ]
+    texts: dict[str, str] = {}
+    files: list[tuple[str, bytes, int]] = []
+    ids: list[str] = []
+    reused = True
+    for spec in built:
+        log = f"symbols-{'emulated-' if spec.for_arch is None else ''}{arch.key}.build.log"
+        image_id, was_reused = ensure_image(builder, spec, log)
+        ids.append(image_id)
+        reused = reused and was_reused
+        for name, (blob, _) in image_files(builder.client, spec.tag, "/out").items():
+            name = name.removeprefix("out/")
+            if name.endswith(".tsv"):
+                texts[name] = texts.get(name, "") + blob.decode("utf-8", "replace")
+            else:
+                files.append((f"counter/symbols/{name}", blob, 0o644))
+    tag = " + ".join(spec.tag for spec in built)
     meta = manifest(texts.get("origins.tsv", ""), texts.get("failures.tsv", ""))
-    meta["image"] = spec.tag
+    meta["image"] = tag
     files.append((f"counter/symbols/{MANIFEST}", json.dumps(meta, indent=2).encode(), 0o644))
-    return SymbolFiles(spec.tag, image_id, tuple(sorted(files)), reused)
+    return SymbolFiles(tag, "+".join(ids), tuple(sorted(files)), reused)
