@@ -74,6 +74,8 @@ def test_the_plan_pins_the_installed_versions_and_cross_builds() -> None:
     assert spec.tag.startswith("archbench/symbols:riscv64-") and spec.arch == Arch.AMD64
     df = spec.dockerfile
     assert "crossbuild-essential-riscv64" in df and "dpkg --add-architecture riscv64" in df
+    # The target's libc6-dev, for dpkg-shlibdeps, whatever the packages' build dependencies.
+    assert "libc6-dev:riscv64" in df
     assert "rebuild riscv64 riscv64-linux-gnu /out libgcrypt20 1.11.0-7+deb13u1 libgcrypt20" in df
     assert "rebuild riscv64 riscv64-linux-gnu /out libsodium 1.0.18-1+deb13u1 libsodium23" in df
     assert "dbg riscv64 riscv64-linux-gnu /out libc6-dbg 2.41-12+deb13u5" in df
@@ -118,7 +120,8 @@ def test_armv7s_libgcrypt_is_built_from_its_own_base_and_the_rest_cross() -> Non
         and f"FROM --platform=linux/amd64 {amd64}\n" in cross.dockerfile
     )
     assert sodium in cross.dockerfile and gcrypt not in cross.dockerfile
-    assert "crossbuild-essential-armhf" in cross.dockerfile and "libc6-dbg" in cross.dockerfile
+    assert "crossbuild-essential-armhf libc6-dev:armhf" in cross.dockerfile
+    assert "libc6-dbg" in cross.dockerfile
     # libgcrypt: an image of armv7's own platform over its own base, Debian's native tool
     # chain (no cross tools, no foreign architecture), nothing else in it.
     emulated = Y.plan_emulated(Arch.ARMV7, target, "sha256:t", found)
