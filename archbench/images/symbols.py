@@ -12,16 +12,19 @@ release:
   flags and optimisation otherwise), cross-built for an emulated target
   (``images/symbols/build-symbols.sh rebuild``); the library is kept with its
   ``.symtab`` and without debug sections. Where the cross build's code is not Debian's,
-  the package is built natively under QEMU user emulation instead, in a stage of the
-  target's own base, with Debian's own tool chain for it (:data:`EMULATED`, one entry
+  the package is built natively under QEMU user emulation instead, in an image of the
+  target's platform over the target's own base (``archbench/symbols-emulated:<arch>-<hash>``,
+  :func:`plan_emulated`), with Debian's own tool chain for it (:data:`EMULATED`, one entry
   per (architecture, package) with why; :func:`build_method`): armv7's libgcrypt20,
   whose cross-linked Thumb-to-ARM interworking stubs are laid out otherwise than
-  Debian's native armhf build's. That stage takes 20-40 min on 2 cores, against a few
-  minutes cross, so everything that cross-builds identical stays cross;
+  Debian's native armhf build's (built natively, its code sections are byte-identical).
+  That image took 51 min cold at load 4-14 on 2 cores, against 3-4 min for a cross
+  build, so everything that cross-builds identical stays cross;
 * for libc: Debian's ``libc6-dbg`` of the installed version (detached debug files by
   build-id, ``build-symbols.sh dbg``).
 
-The counting layer copies them to ``/opt/archbench/counter/symbols`` with a
+:func:`ensure_symbols` builds (or reuses) both images and merges their files. The
+counting layer copies them to ``/opt/archbench/counter/symbols`` with a
 ``symbols.json`` manifest (each file's source package, version, architecture, how it was
 made; and the packages that could not be rebuilt, with why). The harness uses a symbol
 file only when its code is the installed library's (``harness/abh/suites/count_symbols.py``,
@@ -73,8 +76,8 @@ EMULATED: Mapping[Arch, frozenset[str]] = {
 }
 """Per target, the binary packages of :data:`REBUILT` rebuilt natively under QEMU user
 emulation (a container of the target's own base, run through binfmt_misc) rather than
-cross-built on amd64, with why. Much slower (20-40 min for libgcrypt on 2 cores): only
-where the cross build's code is not Debian's."""
+cross-built on amd64, with why. Much slower (armv7's libgcrypt: 51 min cold at load
+4-14 on 2 cores, against 3-4 min cross): only where the cross build's code is not Debian's."""
 DEBUG_PACKAGES: tuple[tuple[str, str], ...] = (("libc6", "libc6-dbg"),)
 """``(binary package, its -dbg package)`` whose detached debug files Debian ships."""
 MANIFEST = "symbols.json"
@@ -284,16 +287,20 @@ def dpkg_status(builder: Builder, image: str) -> str:
 def ensure_symbols(
     builder: Builder, bench_tag: str, arch: Arch, base_name: str, base: Base
 ) -> SymbolFiles | None:
-    """Build (or reuse) the symbols image for the benchmark image ``bench_tag``.
+    """Build (or reuse) the symbols image for the benchmark image ``bench_tag`` and, where
+    a package is built under emulation (:data:`EMULATED`), the emulated image; merge the
+    files of both (``SymbolFiles.tag``: their tags joined by `` + ``; ``image_id``: their
+    ids joined by ``+``).
 
     ``base_name``/``base``: the target's base in the matrix; its amd64 twin is the
-    build's base (the one the cross stages use). Log: ``symbols-<arch>.build.log``.
+    build's base (the one the cross stages use), the base itself the emulated image's.
+    Logs: ``symbols-<arch>.build.log``, ``symbols-emulated-<arch>.build.log``.
 
     Returns:
         None when the base is not a Debian bootstrap or nothing to name is installed.
 
     Raises:
-        BaseImageError: the amd64 base cannot be bootstrapped.
+        BaseImageError: the amd64 base (or the target's) cannot be bootstrapped.
         ImageBuildError: the build fails (no network, no cross toolchain; log kept).
     """
     if base.source != "bootstrap":
