@@ -14,8 +14,9 @@ rest beyond the 25 largest, counted as unnamed: a lower bound), before and after
 min / median / max over the rows, the rows below the goal (:data:`GOAL`, issue 37: every
 blindsig row) and, for those, where their unnamed instructions went (the largest unnamed
 entries: ``(no symbol) after ...`` of which library, ``(other functions)``, ``(unknown)``);
-and the symbols image's build cost per step (from the image's layer history: each RUN's
-creation time after the previous one), and the load.
+and the symbols images' build cost per step (from each image's layer history: each RUN's
+creation time after the previous one; ``archbench/symbols-emulated`` for a package built
+under QEMU), and the load.
 
 Usage (the machine is shared: one target at a time)::
 
@@ -232,11 +233,13 @@ def main() -> int:
         )
         for label, a, why in missing:
             print(f"    {label} {a:.1%}: unnamed {why}")
+        # The amd64 image and, where a package is built under QEMU, its own-platform image.
         symbols_images = [
             t
-            for img in client.images.list("archbench/symbols")
+            for repo in ("archbench/symbols", "archbench/symbols-emulated")
+            for img in client.images.list(repo)
             for t in img.tags
-            if t.startswith(f"archbench/symbols:{plans[0].target.arch.key}-")
+            if t.startswith(f"{repo}:{plans[0].target.arch.key}-")
         ]
         for tag in symbols_images:
             costs = layer_costs(client, tag)

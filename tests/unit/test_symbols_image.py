@@ -74,6 +74,8 @@ def test_the_plan_pins_the_installed_versions_and_cross_builds() -> None:
     assert spec.tag.startswith("archbench/symbols:riscv64-") and spec.arch == Arch.AMD64
     df = spec.dockerfile
     assert "crossbuild-essential-riscv64" in df and "dpkg --add-architecture riscv64" in df
+    # The target's libc6-dev, for dpkg-shlibdeps, whatever the packages' build dependencies.
+    assert "libc6-dev:riscv64" in df
     assert "rebuild riscv64 riscv64-linux-gnu /out libgcrypt20 1.11.0-7+deb13u1 libgcrypt20" in df
     assert "rebuild riscv64 riscv64-linux-gnu /out libsodium 1.0.18-1+deb13u1 libsodium23" in df
     assert "dbg riscv64 riscv64-linux-gnu /out libc6-dbg 2.41-12+deb13u5" in df
@@ -88,6 +90,70 @@ def test_the_plan_pins_the_installed_versions_and_cross_builds() -> None:
     }
     assert len(others) == 3
     assert Y.plan_symbols(Arch.RISCV64, "t", "sha256:b", {}) is None
+
+
+def test_only_armv7s_libgcrypt_is_built_under_emulation() -> None:
+    # One declared place: amd64 builds natively, armv7's libgcrypt under QEMU (its cross
+    # build's interworking stubs differ from Debian's), everything else cross.
+    assert {(a, p): Y.build_method(a, p) for a in Arch for p, _ in Y.REBUILT} == {
+        (a, p): "native"
+        if a == Arch.AMD64
+        else "emulated"
+        if (a, p) == (Arch.ARMV7, "libgcrypt20")
+        else "cross"
+        for a in Arch
+        for p, _ in Y.REBUILT
+    }
+    rebuilt = {p for p, _ in Y.REBUILT}
+    assert all(pkgs <= rebuilt and a != Arch.AMD64 for a, pkgs in Y.EMULATED.items())
+
+
+def test_armv7s_libgcrypt_is_built_from_its_own_base_and_the_rest_cross() -> None:
+    found = Y.installed_packages(STATUS, ("libgcrypt20", "libsodium23", "libc6"))
+    amd64, target = "archbench-base/debian-trixie:amd64", "archbench-base/debian-trixie:armv7"
+    gcrypt = "RUN build-symbols.sh rebuild armhf arm-linux-gnueabihf /out libgcrypt20 "
+    sodium = "RUN build-symbols.sh rebuild armhf arm-linux-gnueabihf /out libsodium "
+    cross = Y.plan_symbols(Arch.ARMV7, amd64, "sha256:b", found)
+    assert cross is not None and cross.tag.startswith("archbench/symbols:armv7-")
+    assert (
+        cross.platform == "linux/amd64"
+        and f"FROM --platform=linux/amd64 {amd64}\n" in cross.dockerfile
+    )
+    assert sodium in cross.dockerfile and gcrypt not in cross.dockerfile
+    assert "crossbuild-essential-armhf libc6-dev:armhf" in cross.dockerfile
+    assert "libc6-dbg" in cross.dockerfile
+    # libgcrypt: an image of armv7's own platform over its own base, Debian's native tool
+    # chain (no cross tools, no foreign architecture), nothing else in it.
+    emulated = Y.plan_emulated(Arch.ARMV7, target, "sha256:t", found)
+    assert emulated is not None and emulated.tag.startswith("archbench/symbols-emulated:armv7-")
+    df = emulated.dockerfile
+    assert emulated.platform == "linux/arm/v7" and emulated.arch == Arch.ARMV7
+    assert df.startswith("# archbench symbol files for linux/arm/v7 (built natively under QEMU")
+    assert f"FROM --platform=linux/arm/v7 {target}\n" in df and "build-essential" in df
+    assert "crossbuild" not in df and "--add-architecture" not in df
+    assert gcrypt in df and sodium not in df and "libc6-dbg" not in df
+    # The target base is an input: another armv7 base, another image; same base, same one.
+    again = Y.plan_emulated(Arch.ARMV7, target, "sha256:t", found)
+    other = Y.plan_emulated(Arch.ARMV7, target, "sha256:u", found)
+    assert again == emulated and other is not None and other.content_hash != emulated.content_hash
+    # Nothing to build under emulation: no image.
+    no_gcrypt = {k: v for k, v in found.items() if k != "libgcrypt20"}
+    assert Y.plan_emulated(Arch.ARMV7, target, "sha256:t", no_gcrypt) is None
+    assert Y.plan_emulated(Arch.RISCV64, target, "sha256:t", found) is None
+
+
+def test_the_cross_built_image_keeps_its_text_where_nothing_is_emulated() -> None:
+    # The template's emulated branch renders nothing for the cross and native images:
+    # their Dockerfile (and so their hash, and their cached image) is what it was.
+    found = Y.installed_packages(STATUS, ("libgcrypt20", "libsodium23", "libc6"))
+    spec = Y.plan_symbols(Arch.RISCV64, "archbench-base/debian-trixie:amd64", "sha256:b", found)
+    assert spec is not None
+    lines = spec.dockerfile.splitlines()
+    assert lines[:2] == [
+        "# archbench symbol files for linux/riscv64 (cross-built on linux/amd64)",
+        "FROM --platform=linux/amd64 archbench-base/debian-trixie:amd64",
+    ]
+    assert "emulat" not in spec.dockerfile.lower()
 
 
 def test_the_manifest_names_each_files_origin_and_the_failures() -> None:
