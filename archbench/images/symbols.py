@@ -228,7 +228,7 @@ def plan_emulated(
         build_platform=arch.platform,
         build_base=target_base_tag,
         deb_arch=arch.debian_arch,
-        triplet=TRIPLETS[arch],
+        triplet=arch.value.triplet,
         cross=False,
         emulated=True,
         rebuilds=rebuilds,
